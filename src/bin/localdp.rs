@@ -1,0 +1,276 @@
+//! `localdp`: randomize values, aggregate reports, simulate a collection.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use localdp::simulate::Population;
+use localdp::{
+    Error, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, PostProcessing, Rejection, SecureRng,
+    SimulationRng,
+};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "localdp", version, about = "Local differential privacy for telemetry")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Randomize values, one per line (stdin if no file), into JSON Lines reports.
+    Randomize {
+        /// The metric's config (JSON).
+        #[arg(long)]
+        config: PathBuf,
+        /// Seed a reproducible generator. FOR SIMULATION ONLY: anyone who
+        /// knows the seed can undo the randomization. Without it, reports use
+        /// the operating system's CSPRNG.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Values, one per line.
+        values_file: Option<PathBuf>,
+    },
+    /// Estimate the distribution from JSON Lines reports (stdin if no file).
+    Aggregate {
+        /// The metric's config (JSON).
+        #[arg(long)]
+        config: PathBuf,
+        /// Post-processing of the reported `frequency`.
+        #[arg(long, default_value = "none", value_parser = ["none", "norm-sub", "project"])]
+        post: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+        /// Fail on the first rejected report instead of skipping and counting it.
+        #[arg(long)]
+        strict: bool,
+        /// Files of reports, one JSON object per line.
+        report_files: Vec<PathBuf>,
+    },
+    /// Simulate a collection: draw users from a skewed distribution, randomize
+    /// and aggregate, and print the estimate beside the truth.
+    Simulate {
+        /// The metric's config (JSON).
+        #[arg(long)]
+        config: PathBuf,
+        /// Number of simulated users.
+        #[arg(long, default_value_t = 100_000)]
+        users: u64,
+        /// Seed of the simulation.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How many values to show.
+        #[arg(long, default_value_t = 12)]
+        top: usize,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Json,
+    Csv,
+    Table,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Randomize { config, seed, values_file } => randomize(&config, seed, values_file.as_deref()),
+        Command::Aggregate { config, post, format, strict, report_files } => {
+            aggregate(&config, post.parse().expect("checked by clap"), format, strict, &report_files)
+        }
+        Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("localdp: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type CliResult<T = ()> = Result<T, String>;
+
+fn load_oracle(path: &Path) -> CliResult<FrequencyOracle> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    FrequencyOracle::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
+    Ok(match path {
+        Some(p) => Box::new(BufReader::new(File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)),
+        None => Box::new(BufReader::new(io::stdin())),
+    })
+}
+
+fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResult {
+    let oracle = load_oracle(config)?;
+    let source = values.map_or("stdin".to_string(), |p| p.display().to_string());
+    let mut input = Vec::new();
+    open_input(values)?.read_to_end(&mut input).map_err(|e| format!("{source}: {e}"))?;
+    // Check every value before writing anything: a bad line fails the whole
+    // run with no partial output. Errors name the line, never the value.
+    let text = input.strip_suffix(b"\n").unwrap_or(&input);
+    let indices = if input.is_empty() {
+        Vec::new()
+    } else {
+        text.split(|&b| b == b'\n')
+            .enumerate()
+            .map(|(i, line)| {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let value = std::str::from_utf8(line).map_err(|_| format!("{source}: line {}: not valid UTF-8", i + 1))?;
+                oracle.domain().index_of(value).map_err(|e| format!("{source}: line {}: {e}", i + 1))
+            })
+            .collect::<CliResult<Vec<usize>>>()?
+    };
+    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
+        Some(s) => Box::new(SimulationRng::from_seed(s)),
+        None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    for index in indices {
+        writeln!(out, "{}", oracle.randomize_index(index, &mut *rng).to_json()).map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())
+}
+
+fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, files: &[PathBuf]) -> CliResult {
+    let mut aggregator = FrequencyAggregator::new(load_oracle(config)?);
+    let inputs: Vec<Option<&Path>> =
+        if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
+    for input in inputs {
+        let source = input.map_or("stdin".to_string(), |p| p.display().to_string());
+        let mut reader = open_input(input)?;
+        let mut line = Vec::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(|e| format!("{source}: {e}"))? == 0 {
+                break;
+            }
+            number += 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if let Err(e) = aggregator.add_json(&line) {
+                if strict {
+                    return Err(format!("{source}: line {number}: {e}"));
+                }
+            }
+        }
+    }
+    let rejected = aggregator.rejected();
+    if rejected.total() > 0 {
+        let reasons: Vec<String> = Rejection::ALL
+            .iter()
+            .filter(|&&r| rejected.get(r) > 0)
+            .map(|&r| format!("{} {r}", rejected.get(r)))
+            .collect();
+        eprintln!("localdp: skipped {} rejected reports ({})", rejected.total(), reasons.join(", "));
+    }
+    let estimate = aggregator.estimate(post).map_err(|e| e.to_string())?;
+    let rendered = match format {
+        Format::Json => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
+        Format::Csv => csv(&estimate),
+        Format::Table => table(&estimate, None, usize::MAX),
+    };
+    println!("{rendered}");
+    Ok(())
+}
+
+fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
+    let oracle = load_oracle(config)?;
+    let population = Population::zipf(oracle.domain().len(), 1.1);
+    let mut rng = SimulationRng::from_seed(seed);
+    let mut aggregator = FrequencyAggregator::new(oracle.clone());
+    for _ in 0..users {
+        let report = oracle.randomize_index(population.sample(&mut rng), &mut rng);
+        aggregator.add(&report).map_err(|e: Error| e.to_string())?;
+    }
+    let estimate = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?;
+    println!(
+        "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
+        oracle.domain().len()
+    );
+    println!("{}", table(&estimate, Some(&population.frequencies()), top));
+    Ok(())
+}
+
+fn csv(estimate: &FrequencyEstimate) -> String {
+    let mut out = String::from("value,frequency,unbiased_frequency,std_error,ci95_low,ci95_high\n");
+    for e in &estimate.estimates {
+        let value = match &e.value {
+            serde_json::Value::String(s) if s.contains([',', '"', '\n', '\r']) => {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            }
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out += &format!(
+            "{value},{},{},{},{},{}\n",
+            e.frequency, e.unbiased_frequency, e.std_error, e.ci95[0], e.ci95[1]
+        );
+    }
+    out.pop();
+    out
+}
+
+/// Aligned columns, the most frequent values first.
+fn table(estimate: &FrequencyEstimate, truth: Option<&[f64]>, top: usize) -> String {
+    let mut order: Vec<usize> = (0..estimate.estimates.len()).collect();
+    order.sort_by(|&a, &b| estimate.estimates[b].frequency.total_cmp(&estimate.estimates[a].frequency));
+    let mut header = vec!["value", "frequency", "std_error", "95% interval"];
+    if truth.is_some() {
+        header.push("true");
+    }
+    let mut rows = vec![header.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    for &i in order.iter().take(top) {
+        let e = &estimate.estimates[i];
+        let value = match &e.value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let mut row = vec![
+            value,
+            format!("{:.4}", e.frequency),
+            format!("{:.4}", e.std_error),
+            format!("[{:.4}, {:.4}]", e.ci95[0], e.ci95[1]),
+        ];
+        if let Some(t) = truth {
+            row.push(format!("{:.4}", t[i]));
+        }
+        rows.push(row);
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let total_rejected = estimate.rejected.total();
+    let mut out = format!(
+        "protocol {}  epsilon {}  n {}  rejected {}  post {}\n",
+        estimate.protocol.name(),
+        estimate.epsilon,
+        estimate.n,
+        total_rejected,
+        serde_json::to_value(estimate.post).expect("serializes").as_str().unwrap_or("none"),
+    );
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                let pad = widths[c] - cell.chars().count();
+                if c == 0 { format!("{cell}{}", " ".repeat(pad)) } else { format!("{}{cell}", " ".repeat(pad)) }
+            })
+            .collect();
+        out += cells.join("  ").trim_end();
+        out.push('\n');
+    }
+    if order.len() > top {
+        out += &format!("… {} more values\n", order.len() - top);
+    }
+    out.pop();
+    out
+}

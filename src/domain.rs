@@ -1,0 +1,159 @@
+//! The set of values a categorical metric can take.
+
+use crate::error::{Error, Result};
+use crate::hash::key64;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashMap;
+
+/// The largest supported domain (values or labels).
+pub const MAX_DOMAIN: usize = 1 << 22;
+
+/// Either the integers `0..d` or a list of distinct strings.
+///
+/// In JSON: `1024` or `["chrome", "firefox", "safari"]`.
+#[derive(Debug, Clone)]
+pub enum Domain {
+    /// The integers `0..d`.
+    Size(usize),
+    /// Distinct strings; a value's index is its position in the list.
+    Labels {
+        /// The labels, in order.
+        labels: Vec<String>,
+        /// Label → index.
+        index: HashMap<String, usize>,
+    },
+}
+
+impl PartialEq for Domain {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Domain::Size(a), Domain::Size(b)) => a == b,
+            (Domain::Labels { labels: a, .. }, Domain::Labels { labels: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Domain {
+    /// `0..d`, `d ≥ 2`.
+    pub fn size(d: usize) -> Result<Self> {
+        if !(2..=MAX_DOMAIN).contains(&d) {
+            return Err(Error::InvalidConfig(format!(
+                "domain size must be between 2 and {MAX_DOMAIN}, got {d}"
+            )));
+        }
+        Ok(Domain::Size(d))
+    }
+
+    /// A list of at least two distinct labels.
+    pub fn labels(labels: Vec<String>) -> Result<Self> {
+        if !(2..=MAX_DOMAIN).contains(&labels.len()) {
+            return Err(Error::InvalidConfig(format!(
+                "a domain needs between 2 and {MAX_DOMAIN} labels, got {}",
+                labels.len()
+            )));
+        }
+        let mut index = HashMap::with_capacity(labels.len());
+        for (i, label) in labels.iter().enumerate() {
+            if index.insert(label.clone(), i).is_some() {
+                return Err(Error::InvalidConfig(format!(
+                    "domain labels must be distinct (label #{i} repeats an earlier one)"
+                )));
+            }
+        }
+        Ok(Domain::Labels { labels, index })
+    }
+
+    /// The number of values `d`.
+    pub fn len(&self) -> usize {
+        match self {
+            Domain::Size(d) => *d,
+            Domain::Labels { labels, .. } => labels.len(),
+        }
+    }
+
+    /// Never true: a domain has at least two values.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The index of a value given as text (a decimal integer for a sized
+    /// domain). The error does not repeat the value.
+    pub fn index_of(&self, value: &str) -> Result<usize> {
+        match self {
+            Domain::Size(d) => match value.parse::<usize>() {
+                Ok(i) if i < *d => Ok(i),
+                _ => Err(Error::ValueNotInDomain(format!("expected an integer in 0..{d}"))),
+            },
+            Domain::Labels { index, labels } => index.get(value).copied().ok_or_else(|| {
+                Error::ValueNotInDomain(format!("not one of the {} labels", labels.len()))
+            }),
+        }
+    }
+
+    /// The value at `index` as JSON: a number or a label.
+    pub fn value_json(&self, index: usize) -> serde_json::Value {
+        match self {
+            Domain::Size(_) => serde_json::Value::from(index),
+            Domain::Labels { labels, .. } => serde_json::Value::from(labels[index].as_str()),
+        }
+    }
+
+    /// The value at `index` as text: the form clients hash and CLIs print.
+    pub fn value_text(&self, index: usize) -> String {
+        match self {
+            Domain::Size(_) => index.to_string(),
+            Domain::Labels { labels, .. } => labels[index].clone(),
+        }
+    }
+
+    /// The hash key of every value, in index order (for local hashing).
+    pub fn keys(&self) -> Vec<u64> {
+        (0..self.len()).map(|i| key64(self.value_text(i).as_bytes())).collect()
+    }
+
+    /// A short fingerprint carried by every report, so that an aggregator can
+    /// tell a report made for another domain.
+    pub fn fingerprint(&self) -> String {
+        let mut canonical = Vec::new();
+        match self {
+            Domain::Size(d) => canonical.extend_from_slice(format!("size:{d}").as_bytes()),
+            Domain::Labels { labels, .. } => {
+                canonical.extend_from_slice(b"labels");
+                for label in labels {
+                    canonical.extend_from_slice(&(label.len() as u64).to_le_bytes());
+                    canonical.extend_from_slice(label.as_bytes());
+                }
+            }
+        }
+        format!("{:016x}", key64(&canonical))
+    }
+}
+
+impl Serialize for Domain {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Domain::Size(d) => s.serialize_u64(*d as u64),
+            Domain::Labels { labels, .. } => labels.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Domain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Size(u64),
+            Labels(Vec<String>),
+        }
+        let raw = Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom("domain must be a size (an integer ≥ 2) or a list of strings")
+        })?;
+        match raw {
+            Raw::Size(n) => Domain::size(usize::try_from(n).unwrap_or(usize::MAX)),
+            Raw::Labels(labels) => Domain::labels(labels),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,34 @@
+//! # localdp
+//!
+//! Telemetry under **local differential privacy**: each value is randomized
+//! on the user's own device before it is sent, and an aggregator debiases the
+//! collected reports into histograms with honest error bars. Nobody, the
+//! collector included, sees a raw value.
+//!
+//! * [`FrequencyOracle`]: a configured protocol (GRR, SUE, OUE, BLH, OLH,
+//!   Hadamard response, subset selection, or `auto`); its
+//!   [`randomize`](FrequencyOracle::randomize) is the client.
+//! * [`FrequencyAggregator`]: validates, counts and merges reports and returns
+//!   a [`FrequencyEstimate`].
+//! * [`SecureRng`] is the only source a client should use;
+//!   [`SimulationRng`] is seeded, for tests and simulation only.
+//!
+//! The formulas are those of `PROTOCOLS.md`; every mechanism's realized
+//! channel can be enumerated with [`FrequencyOracle::likelihood`].
+
+pub mod aggregate;
+pub mod domain;
+pub mod error;
+pub mod frequency;
+pub mod hash;
+pub mod privacy;
+pub mod report;
+pub mod rng;
+pub mod simulate;
+
+pub use aggregate::{FrequencyAggregator, FrequencyEstimate, PostProcessing, RejectionCounts, ValueEstimate};
+pub use domain::Domain;
+pub use error::{Error, Rejection, Result};
+pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood, Protocol, ProtocolChoice};
+pub use report::{Payload, Report};
+pub use rng::{SecureRng, SimulationRng};

@@ -1,0 +1,222 @@
+//! The versioned wire format of a report: one JSON object per report.
+//!
+//! Every report names the format version, the protocol, ε and a fingerprint
+//! of the domain, so an aggregator refuses reports made under another
+//! configuration instead of silently mixing them. The payload depends on the
+//! protocol:
+//!
+//! | protocol | payload | example |
+//! |---|---|---|
+//! | `grr`, `hr` | `"value"`: an index | `{"version":1,"protocol":"grr","epsilon":1.0,"domain":"…","value":3}` |
+//! | `blh`, `olh` | `"seed"` (u32) and `"value"` in `0..g` | `{…,"seed":3141592,"value":1}` |
+//! | `sue`, `oue`, `ss` | `"bits"`: `d` bits as hex, bit `i` in byte `i/8` at position `i%8` | `{…,"bits":"0a40"}` |
+//!
+//! Seeds are 32-bit so that they survive JavaScript's numbers unchanged.
+
+use crate::error::{Rejection, Result};
+use serde::{Deserialize, Serialize};
+
+/// The only report format version this build writes and reads.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The randomized part of a report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// One index (GRR: a value; HR: a Hadamard column).
+    Index(u64),
+    /// Local hashing: the hash function's seed and the randomized bucket.
+    Hashed {
+        /// Selects the hash function; drawn independently of the value.
+        seed: u32,
+        /// The randomized bucket in `0..g`.
+        value: u64,
+    },
+    /// A bit vector over the domain (unary encodings, subset selection).
+    Bits(BitVector),
+}
+
+/// A report as it travels from a client to an aggregator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Wire format version ([`REPORT_VERSION`]).
+    pub version: u32,
+    /// The resolved protocol's name, e.g. `"olh"`.
+    pub protocol: String,
+    /// The ε the report was randomized with.
+    pub epsilon: f64,
+    /// The domain's fingerprint.
+    pub domain: String,
+    /// The randomized payload.
+    pub payload: Payload,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wire {
+    version: u32,
+    protocol: String,
+    epsilon: f64,
+    domain: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seed: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bits: Option<String>,
+}
+
+impl Report {
+    /// Parses one report, classifying what is wrong with it. Only the shape is
+    /// checked here; [`crate::FrequencyOracle::validate`] checks the rest.
+    /// Bytes that are not UTF-8 are malformed.
+    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Report> {
+        let text = text.as_ref();
+        let wire: Wire = serde_json::from_slice(text).map_err(|e| {
+            #[derive(Deserialize)]
+            struct VersionOnly {
+                version: u32,
+            }
+            match serde_json::from_slice::<VersionOnly>(text) {
+                Ok(v) if v.version != REPORT_VERSION => Rejection::UnsupportedVersion
+                    .error(format!("report format version {} is not supported", v.version)),
+                // serde_json names the position and the expected shape; a
+                // report is already randomized, so echoing a field is harmless.
+                _ => Rejection::Malformed.error(format!("not a report: {e}")),
+            }
+        })?;
+        Report::from_wire(wire)
+    }
+
+    /// Converts a parsed JSON value (e.g. from JavaScript) into a report.
+    pub fn from_value(value: serde_json::Value) -> Result<Report> {
+        Report::from_json(value.to_string())
+    }
+
+    fn from_wire(w: Wire) -> Result<Report> {
+        if w.version != REPORT_VERSION {
+            return Err(Rejection::UnsupportedVersion
+                .error(format!("report format version {} is not supported", w.version)));
+        }
+        let payload = match (w.seed, w.value, w.bits) {
+            (None, Some(v), None) => Payload::Index(v),
+            (Some(seed), Some(value), None) => Payload::Hashed { seed, value },
+            (None, None, Some(hex)) => Payload::Bits(BitVector::from_hex(&hex)?),
+            _ => {
+                return Err(Rejection::Malformed
+                    .error("a report carries either value, seed and value, or bits"))
+            }
+        };
+        Ok(Report { version: w.version, protocol: w.protocol, epsilon: w.epsilon, domain: w.domain, payload })
+    }
+
+    /// The report as a JSON object.
+    pub fn to_json_value(&self) -> serde_json::Value {
+        serde_json::to_value(self.to_wire()).expect("a report always serializes")
+    }
+
+    /// The report as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.to_wire()).expect("a report always serializes")
+    }
+
+    fn to_wire(&self) -> Wire {
+        let (seed, value, bits) = match &self.payload {
+            Payload::Index(v) => (None, Some(*v), None),
+            Payload::Hashed { seed, value } => (Some(*seed), Some(*value), None),
+            Payload::Bits(b) => (None, None, Some(b.to_hex())),
+        };
+        Wire {
+            version: self.version,
+            protocol: self.protocol.clone(),
+            epsilon: self.epsilon,
+            domain: self.domain.clone(),
+            seed,
+            value,
+            bits,
+        }
+    }
+}
+
+/// A packed bit vector, least significant bit first within each byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitVector {
+    bytes: Vec<u8>,
+}
+
+impl BitVector {
+    /// `len` zero bits.
+    pub fn zeros(len: usize) -> Self {
+        BitVector { bytes: vec![0; len.div_ceil(8)] }
+    }
+
+    /// Sets bit `i`.
+    pub fn set(&mut self, i: usize) {
+        self.bytes[i / 8] |= 1 << (i % 8);
+    }
+
+    /// Bit `i`.
+    pub fn get(&self, i: usize) -> bool {
+        self.bytes[i / 8] >> (i % 8) & 1 == 1
+    }
+
+    /// The number of bytes.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.bytes.iter().map(|b| u64::from(b.count_ones())).sum()
+    }
+
+    /// True when no bit at or beyond `len` is set (the padding is clean).
+    pub fn fits(&self, len: usize) -> bool {
+        self.bytes.len() == len.div_ceil(8)
+            && (len % 8 == 0 || self.bytes.last().is_none_or(|&b| b >> (len % 8) == 0))
+    }
+
+    /// The indices of the set bits, in increasing order.
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bytes.iter().enumerate().flat_map(|(i, &byte)| {
+            let mut rest = byte;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    i * 8 + bit
+                })
+            })
+        })
+    }
+
+    /// Lower-case hex, two digits per byte.
+    pub fn to_hex(&self) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(self.bytes.len() * 2);
+        for &b in &self.bytes {
+            out.push(DIGITS[usize::from(b >> 4)] as char);
+            out.push(DIGITS[usize::from(b & 15)] as char);
+        }
+        out
+    }
+
+    /// Parses hex (either case); an odd length or a non-hex digit is malformed.
+    pub fn from_hex(hex: &str) -> Result<Self> {
+        let digit = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        };
+        let raw = hex.as_bytes();
+        if raw.len() % 2 != 0 {
+            return Err(Rejection::BadLength.error("bits must hold a whole number of bytes"));
+        }
+        let bytes = raw
+            .chunks_exact(2)
+            .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or_else(|| Rejection::Malformed.error("bits must be hexadecimal"))?;
+        Ok(BitVector { bytes })
+    }
+}

@@ -1,0 +1,55 @@
+//! Synthetic populations for simulation, benchmarks and tests.
+//!
+//! Nothing here is on a privacy path: it draws the *true* values of
+//! simulated users, which a real deployment never has.
+
+use crate::rng::{uniform_below, RngCore};
+
+/// A distribution over `0..d` with integer weights, sampled exactly.
+#[derive(Debug, Clone)]
+pub struct Population {
+    cumulative: Vec<u64>,
+}
+
+impl Population {
+    /// From non-negative integer weights (at least one positive).
+    pub fn from_weights(weights: &[u64]) -> Self {
+        let cumulative = weights
+            .iter()
+            .scan(0u64, |total, &w| {
+                *total += w;
+                Some(*total)
+            })
+            .collect::<Vec<_>>();
+        assert!(cumulative.last().is_some_and(|&t| t > 0), "weights must not all be zero");
+        Population { cumulative }
+    }
+
+    /// A Zipf-like skewed distribution: weight of `v` ∝ `1/(v+1)^s`.
+    pub fn zipf(d: usize, s: f64) -> Self {
+        let weights: Vec<u64> =
+            (0..d).map(|v| (1e9 / libm::pow(v as f64 + 1.0, s)).round().max(1.0) as u64).collect();
+        Self::from_weights(&weights)
+    }
+
+    /// The true frequency of every value.
+    pub fn frequencies(&self) -> Vec<f64> {
+        let total = *self.cumulative.last().expect("non-empty") as f64;
+        let mut previous = 0;
+        self.cumulative
+            .iter()
+            .map(|&c| {
+                let f = (c - previous) as f64 / total;
+                previous = c;
+                f
+            })
+            .collect()
+    }
+
+    /// One simulated user's value.
+    pub fn sample(&self, rng: &mut dyn RngCore) -> usize {
+        let total = *self.cumulative.last().expect("non-empty");
+        let u = uniform_below(rng, total);
+        self.cumulative.partition_point(|&c| c <= u)
+    }
+}
