@@ -152,6 +152,11 @@ impl Likelihood {
             + (self.exponent - other.exponent) as f64 * std::f64::consts::LN_2
     }
 
+    /// The probability as a plain number (0 if it underflows).
+    pub fn probability(self) -> f64 {
+        libm::ldexp(self.mantissa, self.exponent.clamp(-2000, 2000) as i32)
+    }
+
     /// True for probability zero.
     pub fn is_zero(self) -> bool {
         self.mantissa == 0.0

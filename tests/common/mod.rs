@@ -1,0 +1,38 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use localdp::{FrequencyOracle, Protocol};
+
+/// The oracle for `protocol` at `epsilon` over the integers `0..d`.
+pub fn oracle(protocol: Protocol, epsilon: f64, d: usize) -> FrequencyOracle {
+    FrequencyOracle::from_json(&format!(
+        r#"{{"protocol":"{}","epsilon":{epsilon},"domain":{d}}}"#,
+        protocol.name()
+    ))
+    .expect("a valid config")
+}
+
+/// The two-sided normal critical value for a false-alarm rate `alpha`
+/// shared (Bonferroni) among `tests` tests: `Φ^{-1}(1 − alpha/(2·tests))`.
+pub fn z_critical(alpha: f64, tests: usize) -> f64 {
+    let tail = alpha / tests as f64; // two-sided: P[|Z| > z] = erfc(z/√2)
+    let (mut lo, mut hi) = (0.0f64, 40.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if libm::erfc(mid / std::f64::consts::SQRT_2) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// Upper `alpha` quantile of χ² with `k` degrees of freedom
+/// (Wilson–Hilferty; accurate to a few percent for k ≥ 2).
+pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
+    let z = z_critical(2.0 * alpha, 1);
+    let k = k as f64;
+    let c = 2.0 / (9.0 * k);
+    k * (1.0 - c + z * c.sqrt()).powi(3)
+}
