@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::key64;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::HashMap;
 
 /// The largest supported domain (values or labels).
@@ -35,6 +35,14 @@ impl PartialEq for Domain {
 }
 
 impl Domain {
+    /// Validates a domain from its config form.
+    pub fn new(spec: &DomainSpec) -> Result<Self> {
+        match spec {
+            DomainSpec::Size(n) => Domain::size(usize::try_from(*n).unwrap_or(usize::MAX)),
+            DomainSpec::Labels(labels) => Domain::labels(labels.clone()),
+        }
+    }
+
     /// `0..d`, `d ≥ 2`.
     pub fn size(d: usize) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&d) {
@@ -130,16 +138,18 @@ impl Domain {
     }
 }
 
-impl Serialize for Domain {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Domain::Size(d) => s.serialize_u64(*d as u64),
-            Domain::Labels { labels, .. } => labels.serialize(s),
-        }
-    }
+/// A domain as written in a config: `1024` or `["a", "b", …]`. Only its
+/// shape is checked when it is parsed; [`Domain::new`] checks its values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum DomainSpec {
+    /// The integers `0..d`.
+    Size(u64),
+    /// Distinct labels.
+    Labels(Vec<String>),
 }
 
-impl<'de> Deserialize<'de> for Domain {
+impl<'de> Deserialize<'de> for DomainSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -147,13 +157,12 @@ impl<'de> Deserialize<'de> for Domain {
             Size(u64),
             Labels(Vec<String>),
         }
-        let raw = Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("domain must be a size (an integer ≥ 2) or a list of strings")
-        })?;
-        match raw {
-            Raw::Size(n) => Domain::size(usize::try_from(n).unwrap_or(usize::MAX)),
-            Raw::Labels(labels) => Domain::labels(labels),
+        match Raw::deserialize(d) {
+            Ok(Raw::Size(n)) => Ok(DomainSpec::Size(n)),
+            Ok(Raw::Labels(labels)) => Ok(DomainSpec::Labels(labels)),
+            Err(_) => Err(serde::de::Error::custom(
+                "domain must be a size (a whole number) or a list of strings",
+            )),
         }
-        .map_err(serde::de::Error::custom)
     }
 }

@@ -8,7 +8,11 @@ use thiserror::Error;
 /// Everything that can go wrong in localdp.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum Error {
-    /// A configuration parameter is missing, malformed or out of range.
+    /// A configuration has the wrong shape: not an object, a missing or
+    /// unknown key, a value of the wrong type (a `TypeError` in JavaScript).
+    #[error("malformed configuration: {0}")]
+    MalformedConfig(String),
+    /// A configuration parameter is out of range (a `RangeError` in JavaScript).
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
     /// A value handed to a client is not in the configured domain.

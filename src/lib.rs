@@ -27,7 +27,7 @@ pub mod rng;
 pub mod simulate;
 
 pub use aggregate::{FrequencyAggregator, FrequencyEstimate, PostProcessing, RejectionCounts, ValueEstimate};
-pub use domain::Domain;
+pub use domain::{Domain, DomainSpec};
 pub use error::{Error, Rejection, Result};
 pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood, Protocol, ProtocolChoice};
 pub use report::{Payload, Report};

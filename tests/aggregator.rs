@@ -5,7 +5,7 @@ mod common;
 
 use common::oracle;
 use localdp::{
-    Domain, Error, FrequencyAggregator, FrequencyConfig, FrequencyOracle, PostProcessing, Protocol,
+    DomainSpec, Error, FrequencyAggregator, FrequencyConfig, FrequencyOracle, PostProcessing, Protocol,
     ProtocolChoice, Rejection, SimulationRng,
 };
 
@@ -120,24 +120,36 @@ fn bad_configs_are_refused_with_a_reason() {
     let config = |epsilon: f64| FrequencyConfig {
         protocol: ProtocolChoice::Grr,
         epsilon,
-        domain: Domain::size(4).unwrap(),
+        domain: DomainSpec::Size(4),
     };
     for epsilon in [0.0, -1.0, f64::NAN, f64::INFINITY, 31.0] {
         assert!(matches!(FrequencyOracle::new(&config(epsilon)), Err(Error::InvalidConfig(_))), "{epsilon}");
     }
+    // Out-of-range values: a RangeError in JavaScript.
     for text in [
         r#"{"protocol":"grr","epsilon":1,"domain":1}"#,
         r#"{"protocol":"grr","epsilon":1,"domain":0}"#,
         r#"{"protocol":"grr","epsilon":1,"domain":["a"]}"#,
         r#"{"protocol":"grr","epsilon":1,"domain":["a","a"]}"#,
         r#"{"protocol":"grr","epsilon":1,"domain":[]}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":99999999999}"#,
+        r#"{"protocol":"grr","epsilon":0,"domain":4}"#,
+        r#"{"protocol":"grr","epsilon":-2,"domain":4}"#,
+    ] {
+        assert!(matches!(FrequencyOracle::from_json(text), Err(Error::InvalidConfig(_))), "{text}");
+    }
+    // Wrong shapes: a TypeError in JavaScript.
+    for text in [
         r#"{"protocol":"nope","epsilon":1,"domain":4}"#,
         r#"{"protocol":"grr","epsilon":"1","domain":4}"#,
         r#"{"protocol":"grr","domain":4}"#,
         r#"{"protocol":"grr","epsilon":1,"domain":4,"typo":1}"#,
-        r#"{"protocol":"grr","epsilon":1,"domain":99999999999}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":[1,2]}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":-3}"#,
+        r#"[1]"#,
+        r#"not json"#,
     ] {
-        assert!(matches!(FrequencyOracle::from_json(text), Err(Error::InvalidConfig(_))), "{text}");
+        assert!(matches!(FrequencyOracle::from_json(text), Err(Error::MalformedConfig(_))), "{text}");
     }
 }
 

@@ -9,7 +9,7 @@
 //! * `p* = p`, `q* = (1−p)/(d−1)`; `Var[ĉ_v]/n ≈ (e^ε+d−2)/(e^ε−1)²`.
 //! * Report: one index, `⌈log2 d⌉` bits. Best when `d < 3e^ε + 2`.
 
-use super::{validate_index, Likelihood, Mechanism};
+use super::{ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -93,7 +93,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         }
     }
 
-    fn report_bits(&self) -> f64 {
-        (self.m as f64).log2().ceil()
+    fn report_bits(&self) -> u64 {
+        ceil_log2(self.m)
     }
 }

@@ -13,7 +13,7 @@
 //! * Decoding: histogram the columns, one fast Walsh–Hadamard transform
 //!   (`O(K log K)`), then `S_v = (n + (H·counts)[v+1]) / 2`.
 
-use super::{validate_index, Likelihood, Mechanism};
+use super::{ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -102,7 +102,7 @@ impl Mechanism for HadamardResponse {
         }
     }
 
-    fn report_bits(&self) -> f64 {
-        (self.k as f64).log2()
+    fn report_bits(&self) -> u64 {
+        ceil_log2(self.k)
     }
 }

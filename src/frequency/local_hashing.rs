@@ -24,7 +24,7 @@
 //! The client hashes the value's text itself ([`crate::hash::key64`]), so it
 //! needs no dictionary; the aggregator can score any candidate list.
 
-use super::{GeneralizedRandomizedResponse, Likelihood, Mechanism};
+use super::{ceil_log2, GeneralizedRandomizedResponse, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::hash::bucket;
 use crate::privacy::exp;
@@ -105,7 +105,7 @@ impl Mechanism for LocalHashing {
         }
     }
 
-    fn report_bits(&self) -> f64 {
-        32.0 + (self.g as f64).log2().ceil()
+    fn report_bits(&self) -> u64 {
+        32 + ceil_log2(self.g)
     }
 }

@@ -26,7 +26,7 @@ mod local_hashing;
 mod subset;
 mod unary;
 
-use crate::domain::Domain;
+use crate::domain::{Domain, DomainSpec};
 use crate::error::{Error, Rejection, Result};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Report, REPORT_VERSION};
@@ -122,7 +122,7 @@ pub struct FrequencyConfig {
     /// The privacy parameter of one report.
     pub epsilon: f64,
     /// The values.
-    pub domain: Domain,
+    pub domain: DomainSpec,
 }
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
@@ -183,7 +183,7 @@ pub(crate) trait Mechanism: Send + Sync + std::fmt::Debug {
     /// `P[payload | value at index]` under the realized channel.
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood;
     /// The payload's size in bits, for `auto`'s tie-break.
-    fn report_bits(&self) -> f64;
+    fn report_bits(&self) -> u64;
 }
 
 /// A configured frequency protocol: the client's randomizer and the
@@ -227,6 +227,7 @@ impl FrequencyOracle {
         if epsilon > MAX_EPSILON {
             return Err(Error::InvalidConfig(format!("epsilon must be at most {MAX_EPSILON}, got {epsilon}")));
         }
+        let domain = Domain::new(&config.domain)?;
         let protocol = match config.protocol {
             ProtocolChoice::Grr => Protocol::Grr,
             ProtocolChoice::Sue => Protocol::Sue,
@@ -235,15 +236,15 @@ impl FrequencyOracle {
             ProtocolChoice::Olh => Protocol::Olh,
             ProtocolChoice::Hr => Protocol::Hr,
             ProtocolChoice::Ss => Protocol::Ss,
-            ProtocolChoice::Auto => return Self::best(epsilon, &config.domain),
+            ProtocolChoice::Auto => return Ok(Self::best(epsilon, &domain)),
         };
-        Ok(Self::with_protocol(protocol, epsilon, config.domain.clone()))
+        Ok(Self::with_protocol(protocol, epsilon, domain))
     }
 
     /// Parses a JSON config and builds the oracle.
     pub fn from_json(text: &str) -> Result<Self> {
         let config: FrequencyConfig =
-            serde_json::from_str(text).map_err(|e| Error::InvalidConfig(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| Error::MalformedConfig(e.to_string()))?;
         Self::new(&config)
     }
 
@@ -264,8 +265,8 @@ impl FrequencyOracle {
     /// `auto`: the protocol whose total variance `Σ_v Var[f̂_v]` (which does
     /// not depend on the data, PROTOCOLS.md §7) is smallest; a smaller report
     /// breaks ties (relative difference below 1e-9).
-    fn best(epsilon: f64, domain: &Domain) -> Result<Self> {
-        let mut best: Option<(f64, f64, FrequencyOracle)> = None;
+    fn best(epsilon: f64, domain: &Domain) -> Self {
+        let mut best: Option<(f64, u64, FrequencyOracle)> = None;
         for protocol in Protocol::ALL {
             let oracle = Self::with_protocol(protocol, epsilon, domain.clone());
             let variance = oracle.total_variance(1);
@@ -280,7 +281,7 @@ impl FrequencyOracle {
                 best = Some((variance, bits, oracle));
             }
         }
-        Ok(best.expect("at least one protocol").2)
+        best.expect("at least one protocol").2
     }
 
     /// The resolved protocol.
@@ -305,7 +306,7 @@ impl FrequencyOracle {
     }
 
     /// The report size in bits (payload only).
-    pub fn report_bits(&self) -> f64 {
+    pub fn report_bits(&self) -> u64 {
         self.mechanism.report_bits()
     }
 
@@ -377,6 +378,11 @@ impl FrequencyOracle {
     pub(crate) fn mechanism(&self) -> &dyn Mechanism {
         &*self.mechanism
     }
+}
+
+/// `⌈log2 n⌉` for `n ≥ 2`, in integers (so native and wasm agree).
+fn ceil_log2(n: u64) -> u64 {
+    u64::from(64 - (n - 1).leading_zeros())
 }
 
 /// Checks a bit-vector payload's length and padding.

@@ -120,7 +120,7 @@ impl Mechanism for SubsetSelection {
         }
     }
 
-    fn report_bits(&self) -> f64 {
-        self.d as f64
+    fn report_bits(&self) -> u64 {
+        self.d as u64
     }
 }
