@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+need_rust
 cargo run --release --quiet --example bench -- "$@"

@@ -1,7 +1,31 @@
 #!/usr/bin/env bash
-# Installs what the build needs, idempotently. Sourced by the other scripts.
-set -euo pipefail
-if ! command -v cargo >/dev/null 2>&1; then
-  if [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
-fi
-command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found (install Rust with rustup)" >&2; exit 1; }
+# Installs what the build and the tests need, idempotently; sourced by the
+# other scripts. `need_rust` is enough for the CLI; `need_wasm` adds the wasm
+# target, the wasm-bindgen CLI (the exact version Cargo.lock pins) and the npm
+# dev tools (binaryen's wasm-opt, vite, playwright-core); `need_browser` adds
+# Debian's Chromium and chromedriver.
+
+need_rust() {
+  if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
+  command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found (install Rust with rustup)" >&2; exit 1; }
+}
+
+need_wasm() {
+  need_rust
+  rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print }' Cargo.lock)
+  if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $want" ]; then
+    # Without --locked: its lockfile pins a crate the registry mirror lacks.
+    cargo install wasm-bindgen-cli --version "$want" --force
+  fi
+  if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    npm ci --no-audit --no-fund
+  fi
+}
+
+need_browser() {
+  if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+}

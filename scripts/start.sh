@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+need_rust
 cargo build --release --quiet
 ./target/release/localdp simulate --config examples/configs/browsers.json --users 200000

@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Every test. The test profile is optimized (Cargo.toml), so the statistical
-# tests run at release speed.
+# Every test; installs what it needs first (scripts/setup.sh, idempotent).
+#  1. native Rust: unit, exact-channel, statistical (optimized test profile),
+#     aggregator, CLI and golden tests, and the doc examples;
+#  2. wasm-bindgen tests in Node and in headless Chromium;
+#  3. the npm package, packed and installed into a scratch project: Node (ESM
+#     and CommonJS), CLI interoperability, TypeScript types, a page and a
+#     Worker in Chromium (with a strict CSP), and a Vite build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-cargo test --all-targets --quiet
+need_rust
+cargo test --all-targets
 cargo test --doc --quiet
+
+need_wasm
+need_browser
+bash scripts/build.sh
+cargo build --release --quiet
+bash scripts/test-wasm.sh
+bash scripts/test-js.sh

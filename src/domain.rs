@@ -161,7 +161,7 @@ impl<'de> Deserialize<'de> for DomainSpec {
             Ok(Raw::Size(n)) => Ok(DomainSpec::Size(n)),
             Ok(Raw::Labels(labels)) => Ok(DomainSpec::Labels(labels)),
             Err(_) => Err(serde::de::Error::custom(
-                "domain must be a size (a whole number) or a list of strings",
+                "domain is missing, or is neither a size (a whole number) nor a list of strings",
             )),
         }
     }

@@ -25,6 +25,8 @@ pub mod privacy;
 pub mod report;
 pub mod rng;
 pub mod simulate;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub mod wasm;
 
 pub use aggregate::{FrequencyAggregator, FrequencyEstimate, PostProcessing, RejectionCounts, ValueEstimate};
 pub use domain::{Domain, DomainSpec};

@@ -2,12 +2,22 @@
 
 use crate::error::{Error, Result};
 
+/// A number as text, shortest round-trip form (as in JSON). Used instead of
+/// `{}` formatting, whose float code would add kilobytes to the wasm build.
+pub fn number_text(x: f64) -> String {
+    if x.is_finite() {
+        serde_json::Value::from(x).to_string()
+    } else {
+        (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string()
+    }
+}
+
 /// Checks that ε is a finite, positive number.
 pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
     if epsilon.is_finite() && epsilon > 0.0 {
         Ok(epsilon)
     } else {
-        Err(Error::InvalidConfig(format!("epsilon must be a finite number > 0, got {epsilon}")))
+        Err(Error::InvalidConfig(format!("epsilon must be a finite number > 0, got {}", number_text(epsilon))))
     }
 }
 

@@ -121,7 +121,7 @@ impl Bernoulli {
     /// coins are "leave the truth" events, and a larger one only adds noise.
     pub fn rounded_up(p: f64) -> Result<Self> {
         if !(0.0..=1.0).contains(&p) {
-            return Err(Error::InvalidConfig(format!("probability {p} is outside [0, 1]")));
+            return Err(Error::InvalidConfig(format!("probability {} is outside [0, 1]", crate::privacy::number_text(p))));
         }
         // p * 2^64 is exact (a power-of-two scaling); ceil of an f64 is exact.
         Ok(Bernoulli { threshold: (p * Self::SCALE).ceil() as u128 })

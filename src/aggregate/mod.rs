@@ -34,6 +34,15 @@ impl RejectionCounts {
         self.0.iter().sum()
     }
 
+    /// The rejections counted after `earlier` was taken.
+    pub fn since(&self, earlier: &RejectionCounts) -> RejectionCounts {
+        let mut out = *self;
+        for (a, b) in out.0.iter_mut().zip(earlier.0) {
+            *a -= b;
+        }
+        out
+    }
+
     fn merge(&mut self, other: &RejectionCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             *a += b;

@@ -28,7 +28,7 @@ mod unary;
 
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{Error, Rejection, Result};
-use crate::privacy::validate_epsilon;
+use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Report, REPORT_VERSION};
 use crate::rng::RngCore;
 use serde::{Deserialize, Serialize};
@@ -225,7 +225,11 @@ impl FrequencyOracle {
     pub fn new(config: &FrequencyConfig) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
         if epsilon > MAX_EPSILON {
-            return Err(Error::InvalidConfig(format!("epsilon must be at most {MAX_EPSILON}, got {epsilon}")));
+            return Err(Error::InvalidConfig(format!(
+                "epsilon must be at most {}, got {}",
+                number_text(MAX_EPSILON),
+                number_text(epsilon)
+            )));
         }
         let domain = Domain::new(&config.domain)?;
         let protocol = match config.protocol {
@@ -361,7 +365,11 @@ impl FrequencyOracle {
         }
         if report.epsilon.to_bits() != self.epsilon.to_bits() {
             return Err(Rejection::ConfigMismatch
-                .error(format!("report made with epsilon {}, expected {}", report.epsilon, self.epsilon)));
+                .error(format!(
+                "report made with epsilon {}, expected {}",
+                number_text(report.epsilon),
+                number_text(self.epsilon)
+            )));
         }
         if report.domain != self.fingerprint {
             return Err(Rejection::ConfigMismatch.error("report made for another domain"));

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Tests the npm package as a user gets it: pack it, install the tarball into
+# a scratch project, and run the JS tests there with node --test (in Node, in
+# headless Chromium, through a Vite build). Expects dist/ and the CLI built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+scratch=$root/target/js-scratch
+rm -rf "$scratch" && mkdir -p "$scratch"
+tarball=$(npm pack --silent --pack-destination "$scratch" | tail -n 1)
+cp -r tests/js/. "$scratch/"
+cd "$scratch"
+echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > package.json
+npm install --no-audit --no-fund --silent "./$tarball"
+# playwright-core and vite resolve from the repository's node_modules above.
+LOCALDP_CLI=$root/target/release/localdp ARTIFACTS=$root/target/artifacts \
+  node --test --test-reporter=spec ./*.test.mjs

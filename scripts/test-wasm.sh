@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# wasm-bindgen tests (tests/wasm.rs) in Node and in headless Chromium. A run
+# that executes no test fails: the Chrome runner skips silently when it is not
+# told to use a browser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+
+run() {
+  local label=$1 out
+  shift
+  if ! out=$(env "$@" cargo test --target wasm32-unknown-unknown --no-default-features --test wasm 2>&1); then
+    echo "$out"
+    echo "wasm tests failed ($label)" >&2
+    exit 1
+  fi
+  echo "$out" | grep -E '^(test |running|test result)'
+  if ! echo "$out" | grep -Eq 'test result: ok\. [1-9][0-9]* passed'; then
+    echo "wasm tests ($label) executed no test" >&2
+    exit 1
+  fi
+}
+
+run node
+# Chromium as root needs --no-sandbox; the runner reads webdriver.json here.
+run chromium WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER="$(command -v chromedriver)"

@@ -1,0 +1,40 @@
+//! Golden outputs for fixed seeds: any change to the samplers, the hash or
+//! the wire format changes them. Asserted natively (tests/golden.rs) and in
+//! wasm (tests/wasm.rs), so both builds produce identical reports.
+
+/// The first word of `SimulationRng::from_seed(42)`.
+pub const SEED_42_FIRST_WORD: u64 = 9482535800248027256;
+
+const LABELS: &str = r#"["alpha","beta","gamma","delta","epsilon","zeta","eta","theta","iota","kappa"]"#;
+
+/// `(protocol, the three reports of values 0, 1, 2 from SimulationRng::from_seed(42))`
+/// at ε = 1.5 over [`LABELS`].
+pub const REPORTS: [(&str, [&str; 3]); 7] = [
+    ("grr", [r#""value":6"#, r#""value":6"#, r#""value":6"#]),
+    ("sue", [r#""bits":"1d01""#, r#""bits":"6301""#, r#""bits":"8501""#]),
+    ("oue", [r#""bits":"1d01""#, r#""bits":"2300""#, r#""bits":"0500""#]),
+    ("blh", [r#""seed":3618982008,"value":0"#, r#""seed":1761790457,"value":0"#, r#""seed":2844979797,"value":0"#]),
+    ("olh", [r#""seed":3618982008,"value":0"#, r#""seed":1761790457,"value":0"#, r#""seed":2844979797,"value":1"#]),
+    ("hr", [r#""value":8"#, r#""value":10"#, r#""value":10"#]),
+    ("ss", [r#""bits":"4100""#, r#""bits":"4002""#, r#""bits":"2800""#]),
+];
+
+/// The config of a golden protocol.
+pub fn config(protocol: &str) -> String {
+    format!(r#"{{"protocol":"{protocol}","epsilon":1.5,"domain":{LABELS}}}"#)
+}
+
+/// The full expected report lines of a golden protocol.
+pub fn expected(protocol: &str, payloads: &[&str; 3]) -> Vec<String> {
+    payloads
+        .iter()
+        .map(|p| format!(r#"{{"version":1,"protocol":"{protocol}","epsilon":1.5,"domain":"823749ec98376e13",{p}}}"#))
+        .collect()
+}
+
+/// The reports the current build produces for a golden protocol.
+pub fn produced(protocol: &str) -> Vec<String> {
+    let oracle = localdp::FrequencyOracle::from_json(&config(protocol)).expect("valid");
+    let mut rng = localdp::SimulationRng::from_seed(42);
+    (0..3).map(|i| oracle.randomize_index(i, &mut rng).to_json()).collect()
+}

@@ -1,0 +1,20 @@
+//! Value stability: fixed seeds give fixed reports, natively as in wasm
+//! (tests/wasm.rs asserts the same data from tests/common/golden.rs).
+
+mod common;
+
+use common::golden;
+use localdp::rng::RngCore;
+use localdp::SimulationRng;
+
+#[test]
+fn the_seeded_stream_is_stable() {
+    assert_eq!(SimulationRng::from_seed(42).next_u64(), golden::SEED_42_FIRST_WORD);
+}
+
+#[test]
+fn reports_for_a_fixed_seed_are_stable() {
+    for (protocol, payloads) in golden::REPORTS {
+        assert_eq!(golden::produced(protocol), golden::expected(protocol, &payloads), "{protocol}");
+    }
+}

@@ -1,0 +1,46 @@
+// Reports made by the package are aggregated by the CLI and the reverse, with
+// identical estimates, to the last bit, for identical report sets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Aggregator } from 'localdp';
+import { cli } from './helpers.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'localdp-interop-'));
+const CONFIGS = [
+  ...['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'auto'].map((protocol) => ({
+    protocol, epsilon: 1.25, domain: ['chrome', 'safari', 'edge', 'firefox', 'other'],
+  })),
+  { protocol: 'olh', epsilon: 0.7, domain: 64 },
+  { protocol: 'auto', epsilon: 3, domain: 1000 },
+];
+
+CONFIGS.forEach((config, i) => {
+  const name = `${config.protocol} ε=${config.epsilon} d=${Array.isArray(config.domain) ? config.domain.length : config.domain}`;
+  const file = join(dir, `config-${i}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  const values = Array.from({ length: 3000 }, (_, j) =>
+    Array.isArray(config.domain) ? config.domain[(j * j) % config.domain.length] : (j * 7) % config.domain);
+
+  test(`${name}: JS reports → CLI estimate equals JS estimate`, () => {
+    const client = new Client(config);
+    const reports = values.map((v) => client.randomize(v));
+    const lines = reports.map((r) => JSON.stringify(r)).join('\n') + '\n{"broken": true}\n';
+    for (const post of ['none', 'norm-sub', 'project']) {
+      const fromCli = JSON.parse(cli(['aggregate', '--config', file, '--post', post], lines));
+      const aggregator = new Aggregator(config);
+      aggregator.addMany(lines.trim().split('\n'));
+      assert.deepEqual(aggregator.estimate({ post }), fromCli);
+    }
+  });
+
+  test(`${name}: CLI reports → JS estimate equals CLI estimate`, () => {
+    const lines = cli(['randomize', '--config', file, '--seed', String(i)], values.join('\n') + '\n');
+    const aggregator = new Aggregator(config);
+    for (const line of lines.trim().split('\n')) aggregator.add(JSON.parse(line));
+    assert.deepEqual(aggregator.estimate(), JSON.parse(cli(['aggregate', '--config', file], lines)));
+    assert.equal(new Client(config).protocol, JSON.parse(lines.split('\n')[0]).protocol, 'auto resolves identically');
+  });
+});

@@ -1,0 +1,78 @@
+//! wasm-bindgen tests: the bindings and the core, compiled to wasm32 and run
+//! in Node and in headless Chromium (scripts/test-wasm.sh runs both and fails
+//! if either executed no test).
+#![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+
+mod common;
+
+use common::golden;
+use js_sys::{RangeError, TypeError, JSON};
+use localdp::rng::RngCore;
+use localdp::wasm::{Aggregator, Client};
+use localdp::{SecureRng, SimulationRng};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn js(text: &str) -> JsValue {
+    JSON::parse(text).unwrap()
+}
+
+#[wasm_bindgen_test]
+fn the_secure_source_is_the_browser_or_node_csprng() {
+    let mut rng = SecureRng::new().unwrap();
+    let words: Vec<u64> = (0..600).map(|_| rng.next_u64()).collect();
+    let mut distinct = words.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), words.len());
+}
+
+#[wasm_bindgen_test]
+fn seeded_streams_and_reports_match_native() {
+    assert_eq!(SimulationRng::from_seed(42).next_u64(), golden::SEED_42_FIRST_WORD);
+    for (protocol, payloads) in golden::REPORTS {
+        assert_eq!(golden::produced(protocol), golden::expected(protocol, &payloads), "{protocol}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn client_and_aggregator_round_trip_every_protocol() {
+    for protocol in ["grr", "sue", "oue", "blh", "olh", "hr", "ss", "auto"] {
+        let config = format!(r#"{{"protocol":"{protocol}","epsilon":2,"domain":["x","y","z"]}}"#);
+        let mut client = Client::new(js(&config).unchecked_into()).unwrap();
+        let mut aggregator = Aggregator::new(js(&config).unchecked_into()).unwrap();
+        for i in 0..3000 {
+            let value: JsValue = ["x", "y", "x"][i % 3].into();
+            let report: JsValue = client.randomize(value.unchecked_into()).unwrap().into();
+            aggregator.add(report.unchecked_into()).unwrap();
+        }
+        assert_eq!(aggregator.n(), 3000.0);
+        let estimate: JsValue = aggregator.estimate(None).unwrap().into();
+        let text = JSON::stringify(&estimate).unwrap().as_string().unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let x = parsed["estimates"][0]["frequency"].as_f64().unwrap();
+        assert!((x - 2.0 / 3.0).abs() < 0.1, "{protocol}: {x}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn errors_are_typed() {
+    let range = |v: JsValue| v.is_instance_of::<RangeError>();
+    let type_ = |v: JsValue| v.is_instance_of::<TypeError>();
+    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":0,"domain":3}"#).unchecked_into()).err().unwrap()));
+    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into()).err().unwrap()));
+    assert!(type_(Client::new(js(r#"{"protocol":"grr","domain":3}"#).unchecked_into()).err().unwrap()));
+    assert!(type_(Client::new(JsValue::from(3).unchecked_into()).err().unwrap()));
+    let mut client = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into()).unwrap();
+    assert!(range(client.randomize(JsValue::from(3).unchecked_into()).err().unwrap()));
+    assert!(range(client.randomize(JsValue::from(1.5).unchecked_into()).err().unwrap()));
+    assert!(type_(client.randomize(JsValue::NULL.unchecked_into()).err().unwrap()));
+    let mut aggregator =
+        Aggregator::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into()).unwrap();
+    assert!(type_(aggregator.add(js(r#"{"version":1}"#).unchecked_into()).err().unwrap()));
+    let mismatched = js(r#"{"version":1,"protocol":"grr","epsilon":2,"domain":"x","value":0}"#);
+    let error = aggregator.add(mismatched.unchecked_into()).err().unwrap();
+    assert!(range(error.clone()));
+    assert_eq!(js_sys::Reflect::get(&error, &"reason".into()).unwrap(), JsValue::from("config_mismatch"));
+    assert_eq!(aggregator.n(), 0.0);
+}
