@@ -1,0 +1,43 @@
+// Throughput of the npm package (wasm in Node), per protocol: client
+// randomize() calls per second and aggregator reports per second through
+// addMany + estimate. Single-threaded; run after `npm run build`.
+//   node bench/wasm.mjs [--n 200000] [--d 1024] [--epsilon 1]
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { Client, Aggregator } = require('../dist/node/localdp.js');
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const n = arg('n', 200000);
+const d = arg('d', 1024);
+const epsilon = arg('epsilon', 1);
+
+const wasm = readFileSync(new URL('../dist/node/localdp_bg.wasm', import.meta.url));
+console.log(`wasm in Node ${process.version}: d=${d}, n=${n}, ε=${epsilon}, one thread`);
+console.log(`localdp.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
+console.log(`${'protocol'.padEnd(9)}${'client reports/s'.padStart(18)}${'aggregator reports/s'.padStart(22)}`);
+
+// Zipf-like true values, drawn deterministically (the values are not private here).
+const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.6180339887) % 1) ** 3));
+
+for (const protocol of ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss']) {
+  const config = { protocol, epsilon, domain: d };
+  const client = new Client(config);
+  let start = process.hrtime.bigint();
+  const reports = values.map((v) => client.randomize(v));
+  const clientRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const aggregator = new Aggregator(config);
+  start = process.hrtime.bigint();
+  aggregator.addMany(reports);
+  aggregator.estimate();
+  const aggregatorRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
+  console.log(`${protocol.padEnd(9)}${fmt(clientRate).padStart(18)}${fmt(aggregatorRate).padStart(22)}`);
+  client.free();
+  aggregator.free();
+}
