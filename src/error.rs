@@ -18,6 +18,10 @@ pub enum Error {
     /// A value handed to a client is not in the configured domain.
     #[error("value is not in the domain ({0})")]
     ValueNotInDomain(String),
+    /// A numeric value handed to a client is not a finite number, or a
+    /// record has the wrong number of values.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
     /// A report was refused by the aggregator; the reason is also counted.
     #[error("report rejected ({reason}): {detail}")]
     Rejected {

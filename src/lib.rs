@@ -10,6 +10,11 @@
 //!   [`randomize`](FrequencyOracle::randomize) is the client.
 //! * [`FrequencyAggregator`]: validates, counts and merges reports and returns
 //!   a [`FrequencyEstimate`].
+//! * [`NumericMetric`]: the mean of a bounded number (Duchi, Laplace,
+//!   Piecewise, Hybrid, 1BitMean, or `auto`), every report on a public grid;
+//!   [`NumericAggregator`] returns a [`NumericEstimate`].
+//! * [`Metric`], [`Aggregator`], [`Estimate`]: either kind behind one config
+//!   format, as the CLI and the JavaScript package use them.
 //! * [`SecureRng`] is the only source a client should use;
 //!   [`SimulationRng`] is seeded, for tests and simulation only.
 //!
@@ -21,6 +26,8 @@ pub mod domain;
 pub mod error;
 pub mod frequency;
 pub mod hash;
+pub mod metric;
+pub mod numeric;
 pub mod privacy;
 pub mod report;
 pub mod rng;
@@ -28,9 +35,14 @@ pub mod simulate;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
 
-pub use aggregate::{FrequencyAggregator, FrequencyEstimate, PostProcessing, RejectionCounts, ValueEstimate};
+pub use aggregate::{
+    FrequencyAggregator, FrequencyEstimate, MeanEstimate, NumericAggregator, NumericEstimate, PostProcessing,
+    RejectionCounts, ValueEstimate,
+};
 pub use domain::{Domain, DomainSpec};
 pub use error::{Error, Rejection, Result};
 pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood, Protocol, ProtocolChoice};
+pub use metric::{Aggregator, Estimate, Metric};
+pub use numeric::{NumericChoice, NumericConfig, NumericMetric, NumericProtocol, RangeSpec};
 pub use report::{Payload, Report};
 pub use rng::{SecureRng, SimulationRng};

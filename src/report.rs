@@ -10,10 +10,13 @@
 //! | `grr`, `hr` | `"value"`: an index | `{"version":1,"protocol":"grr","epsilon":1.0,"domain":"…","value":3}` |
 //! | `blh`, `olh` | `"seed"` (u32) and `"value"` in `0..g` | `{…,"seed":3141592,"value":1}` |
 //! | `sue`, `oue`, `ss` | `"bits"`: `d` bits as hex, bit `i` in byte `i/8` at position `i%8` | `{…,"bits":"0a40"}` |
+//! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
+//! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!
 //! Seeds are 32-bit so that they survive JavaScript's numbers unchanged.
 
 use crate::error::{Rejection, Result};
+use crate::privacy::number_text;
 use serde::{Deserialize, Serialize};
 
 /// The only report format version this build writes and reads.
@@ -33,6 +36,14 @@ pub enum Payload {
     },
     /// A bit vector over the domain (unary encodings, subset selection).
     Bits(BitVector),
+    /// A numeric record: the sampled attributes (increasing) and each one's
+    /// output index.
+    Sampled {
+        /// The attributes reported, in increasing order.
+        attributes: Vec<u32>,
+        /// One output index per reported attribute.
+        values: Vec<u64>,
+    },
 }
 
 /// A report as it travels from a client to an aggregator.
@@ -63,6 +74,10 @@ struct Wire {
     value: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bits: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    attributes: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    values: Option<Vec<u64>>,
 }
 
 impl Report {
@@ -97,13 +112,14 @@ impl Report {
             return Err(Rejection::UnsupportedVersion
                 .error(format!("report format version {} is not supported", w.version)));
         }
-        let payload = match (w.seed, w.value, w.bits) {
-            (None, Some(v), None) => Payload::Index(v),
-            (Some(seed), Some(value), None) => Payload::Hashed { seed, value },
-            (None, None, Some(hex)) => Payload::Bits(BitVector::from_hex(&hex)?),
+        let payload = match (w.seed, w.value, w.bits, w.attributes, w.values) {
+            (None, Some(v), None, None, None) => Payload::Index(v),
+            (Some(seed), Some(value), None, None, None) => Payload::Hashed { seed, value },
+            (None, None, Some(hex), None, None) => Payload::Bits(BitVector::from_hex(&hex)?),
+            (None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
             _ => {
                 return Err(Rejection::Malformed
-                    .error("a report carries either value, seed and value, or bits"))
+                    .error("a report carries either value, seed and value, bits, or attributes and values"))
             }
         };
         Ok(Report { version: w.version, protocol: w.protocol, epsilon: w.epsilon, domain: w.domain, payload })
@@ -120,11 +136,13 @@ impl Report {
     }
 
     fn to_wire(&self) -> Wire {
-        let (seed, value, bits) = match &self.payload {
-            Payload::Index(v) => (None, Some(*v), None),
-            Payload::Hashed { seed, value } => (Some(*seed), Some(*value), None),
-            Payload::Bits(b) => (None, None, Some(b.to_hex())),
-        };
+        let (mut seed, mut value, mut bits, mut attributes, mut values) = (None, None, None, None, None);
+        match &self.payload {
+            Payload::Index(v) => value = Some(*v),
+            Payload::Hashed { seed: s, value: v } => (seed, value) = (Some(*s), Some(*v)),
+            Payload::Bits(b) => bits = Some(b.to_hex()),
+            Payload::Sampled { attributes: a, values: v } => (attributes, values) = (Some(a.clone()), Some(v.clone())),
+        }
         Wire {
             version: self.version,
             protocol: self.protocol.clone(),
@@ -133,8 +151,33 @@ impl Report {
             seed,
             value,
             bits,
+            attributes,
+            values,
         }
     }
+}
+
+/// Checks a report's envelope against a configuration: format version,
+/// protocol, ε (bit for bit) and the domain or range fingerprint.
+pub(crate) fn check_envelope(report: &Report, protocol: &str, epsilon: f64, fingerprint: &str) -> Result<()> {
+    if report.version != REPORT_VERSION {
+        return Err(Rejection::UnsupportedVersion.error("unsupported report version"));
+    }
+    if report.protocol != protocol {
+        return Err(Rejection::ConfigMismatch
+            .error(format!("report made with protocol {:?}, expected {protocol:?}", report.protocol)));
+    }
+    if report.epsilon.to_bits() != epsilon.to_bits() {
+        return Err(Rejection::ConfigMismatch.error(format!(
+            "report made with epsilon {}, expected {}",
+            number_text(report.epsilon),
+            number_text(epsilon)
+        )));
+    }
+    if report.domain != fingerprint {
+        return Err(Rejection::ConfigMismatch.error("report made for another domain or range"));
+    }
+    Ok(())
 }
 
 /// A packed bit vector, least significant bit first within each byte.

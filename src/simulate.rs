@@ -53,3 +53,17 @@ impl Population {
         self.cumulative.partition_point(|&c| c <= u)
     }
 }
+
+/// A record of true values, one per range, each from a bimodal mixture: 70%
+/// uniform on the lowest fifth of its range, 30% uniform on the top tenth.
+/// Floating point is fine here: these are the simulated *inputs*.
+pub fn bimodal_record<R: RngCore + ?Sized>(ranges: &[[f64; 2]], rng: &mut R) -> Vec<f64> {
+    ranges
+        .iter()
+        .map(|&[lo, hi]| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let position = if uniform_below(rng, 10) < 7 { 0.2 * u } else { 0.9 + 0.1 * u };
+            lo + (hi - lo) * position
+        })
+        .collect()
+}

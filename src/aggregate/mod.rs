@@ -1,7 +1,10 @@
 //! The server side: streaming, validating, mergeable aggregation and
 //! estimates with honest error bars.
 
+mod numeric;
 mod post;
+
+pub use numeric::{MeanEstimate, NumericAggregator, NumericEstimate};
 
 pub use post::{norm_sub, project_onto_simplex, PostProcessing};
 
@@ -43,7 +46,15 @@ impl RejectionCounts {
         out
     }
 
-    fn merge(&mut self, other: &RejectionCounts) {
+    /// Counts a rejection error by its reason and hands it back.
+    pub(crate) fn count_error(&mut self, e: Error) -> Error {
+        if let Error::Rejected { reason, .. } = e {
+            self.count(reason);
+        }
+        e
+    }
+
+    pub(crate) fn merge(&mut self, other: &RejectionCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0) {
             *a += b;
         }
@@ -140,7 +151,7 @@ impl FrequencyAggregator {
                 self.n += 1;
                 Ok(())
             }
-            Err(e) => Err(self.count(e)),
+            Err(e) => Err(self.rejected.count_error(e)),
         }
     }
 
@@ -149,15 +160,8 @@ impl FrequencyAggregator {
     pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
         match Report::from_json(text) {
             Ok(report) => self.add(&report),
-            Err(e) => Err(self.count(e)),
+            Err(e) => Err(self.rejected.count_error(e)),
         }
-    }
-
-    fn count(&mut self, e: Error) -> Error {
-        if let Error::Rejected { reason, .. } = e {
-            self.rejected.count(reason);
-        }
-        e
     }
 
     /// Adds everything `other` accepted and rejected. Both must have the same

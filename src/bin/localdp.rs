@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
 use localdp::{
-    Error, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, PostProcessing, Rejection, SecureRng,
+    Aggregator, Estimate, FrequencyEstimate, Metric, NumericEstimate, PostProcessing, Rejection, SecureRng,
     SimulationRng,
 };
 use std::fs::File;
@@ -95,9 +95,9 @@ fn main() -> ExitCode {
 
 type CliResult<T = ()> = Result<T, String>;
 
-fn load_oracle(path: &Path) -> CliResult<FrequencyOracle> {
+fn load_metric(path: &Path) -> CliResult<Metric> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    FrequencyOracle::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    Metric::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
@@ -108,14 +108,18 @@ fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
 }
 
 fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResult {
-    let oracle = load_oracle(config)?;
+    let metric = load_metric(config)?;
     let source = values.map_or("stdin".to_string(), |p| p.display().to_string());
     let mut input = Vec::new();
     open_input(values)?.read_to_end(&mut input).map_err(|e| format!("{source}: {e}"))?;
     // Check every value before writing anything: a bad line fails the whole
     // run with no partial output. Errors name the line, never the value.
     let text = input.strip_suffix(b"\n").unwrap_or(&input);
-    let indices = if input.is_empty() {
+    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
+        Some(s) => Box::new(SimulationRng::from_seed(s)),
+        None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
+    };
+    let reports = if input.is_empty() {
         Vec::new()
     } else {
         text.split(|&b| b == b'\n')
@@ -123,23 +127,19 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
             .map(|(i, line)| {
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
                 let value = std::str::from_utf8(line).map_err(|_| format!("{source}: line {}: not valid UTF-8", i + 1))?;
-                oracle.domain().index_of(value).map_err(|e| format!("{source}: line {}: {e}", i + 1))
+                metric.randomize_text(value, &mut *rng).map_err(|e| format!("{source}: line {}: {e}", i + 1))
             })
-            .collect::<CliResult<Vec<usize>>>()?
-    };
-    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
-        Some(s) => Box::new(SimulationRng::from_seed(s)),
-        None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
+            .collect::<CliResult<Vec<_>>>()?
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    for index in indices {
-        writeln!(out, "{}", oracle.randomize_index(index, &mut *rng).to_json()).map_err(|e| e.to_string())?;
+    for report in reports {
+        writeln!(out, "{}", report.to_json()).map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())
 }
 
 fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, files: &[PathBuf]) -> CliResult {
-    let mut aggregator = FrequencyAggregator::new(load_oracle(config)?);
+    let mut aggregator = Aggregator::new(load_metric(config)?);
     let inputs: Vec<Option<&Path>> =
         if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
     for input in inputs {
@@ -173,30 +173,54 @@ fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, 
         eprintln!("localdp: skipped {} rejected reports ({})", rejected.total(), reasons.join(", "));
     }
     let estimate = aggregator.estimate(post).map_err(|e| e.to_string())?;
-    let rendered = match format {
-        Format::Json => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
-        Format::Csv => csv(&estimate),
-        Format::Table => table(&estimate, None, usize::MAX),
+    let rendered = match (format, &estimate) {
+        (Format::Json, _) => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
+        (Format::Csv, Estimate::Frequency(e)) => csv(e),
+        (Format::Csv, Estimate::Numeric(e)) => numeric_csv(e),
+        (Format::Table, Estimate::Frequency(e)) => table(e, None, usize::MAX),
+        (Format::Table, Estimate::Numeric(e)) => numeric_table(e, None),
     };
     println!("{rendered}");
     Ok(())
 }
 
 fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
-    let oracle = load_oracle(config)?;
-    let population = Population::zipf(oracle.domain().len(), 1.1);
+    let metric = load_metric(config)?;
     let mut rng = SimulationRng::from_seed(seed);
-    let mut aggregator = FrequencyAggregator::new(oracle.clone());
-    for _ in 0..users {
-        let report = oracle.randomize_index(population.sample(&mut rng), &mut rng);
-        aggregator.add(&report).map_err(|e: Error| e.to_string())?;
+    let mut aggregator = Aggregator::new(metric.clone());
+    match &metric {
+        Metric::Frequency(oracle) => {
+            let population = Population::zipf(oracle.domain().len(), 1.1);
+            for _ in 0..users {
+                aggregator.add(&oracle.randomize_index(population.sample(&mut rng), &mut rng)).map_err(|e| e.to_string())?;
+            }
+            let Estimate::Frequency(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
+            else {
+                unreachable!("a frequency metric")
+            };
+            println!(
+                "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
+                oracle.domain().len()
+            );
+            println!("{}", table(&estimate, Some(&population.frequencies()), top));
+        }
+        Metric::Numeric(numeric) => {
+            let ranges = numeric.ranges();
+            let mut totals = vec![0.0; ranges.len()];
+            for _ in 0..users {
+                let record = localdp::simulate::bimodal_record(ranges, &mut rng);
+                totals.iter_mut().zip(&record).for_each(|(t, x)| *t += x);
+                aggregator.add(&numeric.randomize(&record, &mut rng).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            }
+            let Estimate::Numeric(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
+            else {
+                unreachable!("a numeric metric")
+            };
+            let truth: Vec<f64> = totals.iter().map(|t| t / users as f64).collect();
+            println!("Simulated {users} users with a bimodal distribution on each range (seed {seed}).");
+            println!("{}", numeric_table(&estimate, Some(&truth)));
+        }
     }
-    let estimate = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?;
-    println!(
-        "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
-        oracle.domain().len()
-    );
-    println!("{}", table(&estimate, Some(&population.frequencies()), top));
     Ok(())
 }
 
@@ -245,32 +269,77 @@ fn table(estimate: &FrequencyEstimate, truth: Option<&[f64]>, top: usize) -> Str
         }
         rows.push(row);
     }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    let total_rejected = estimate.rejected.total();
     let mut out = format!(
         "protocol {}  epsilon {}  n {}  rejected {}  post {}\n",
         estimate.protocol.name(),
         estimate.epsilon,
         estimate.n,
-        total_rejected,
+        estimate.rejected.total(),
         serde_json::to_value(estimate.post).expect("serializes").as_str().unwrap_or("none"),
     );
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                let pad = widths[c] - cell.chars().count();
-                if c == 0 { format!("{cell}{}", " ".repeat(pad)) } else { format!("{}{cell}", " ".repeat(pad)) }
-            })
-            .collect();
-        out += cells.join("  ").trim_end();
-        out.push('\n');
-    }
+    out += &align(&rows);
+    out.push('\n');
     if order.len() > top {
         out += &format!("… {} more values\n", order.len() - top);
     }
     out.pop();
     out
+}
+
+
+fn numeric_csv(estimate: &NumericEstimate) -> String {
+    let mut out = String::from("attribute,mean,std_error,ci95_low,ci95_high");
+    for (i, a) in estimate.attributes.iter().enumerate() {
+        out += &format!("\n{i},{},{},{},{}", a.mean, a.std_error, a.ci95[0], a.ci95[1]);
+    }
+    out
+}
+
+/// Aligned columns, one row per attribute.
+fn numeric_table(estimate: &NumericEstimate, truth: Option<&[f64]>) -> String {
+    let mut rows = vec![vec!["attribute".to_string(), "mean".into(), "std_error".into(), "95% interval".into()]];
+    if truth.is_some() {
+        rows[0].push("true".into());
+    }
+    for (i, a) in estimate.attributes.iter().enumerate() {
+        let mut row = vec![
+            i.to_string(),
+            format!("{:.4}", a.mean),
+            format!("{:.4}", a.std_error),
+            format!("[{:.4}, {:.4}]", a.ci95[0], a.ci95[1]),
+        ];
+        if let Some(t) = truth {
+            row.push(format!("{:.4}", t[i]));
+        }
+        rows.push(row);
+    }
+    let header = format!(
+        "protocol {}  epsilon {}  n {}  rejected {}",
+        estimate.protocol.name(),
+        estimate.epsilon,
+        estimate.n,
+        estimate.rejected.total()
+    );
+    format!("{header}\n{}", align(&rows))
+}
+
+/// Rows as aligned columns: the first left-aligned, the others right-aligned.
+fn align(rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(c, cell)| {
+                    let pad = " ".repeat(widths[c] - cell.chars().count());
+                    if c == 0 { format!("{cell}{pad}") } else { format!("{pad}{cell}") }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect();
+    lines.join("\n")
 }

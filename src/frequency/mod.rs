@@ -165,7 +165,7 @@ impl Likelihood {
 
 /// What every protocol provides; the oracle adds the config checks, the report
 /// envelope and the estimator on top.
-pub(crate) trait Mechanism: Send + Sync + std::fmt::Debug {
+pub(crate) trait Mechanism: Send + Sync {
     /// The randomized payload for the value at `index`.
     fn randomize(&self, index: usize, rng: &mut dyn RngCore) -> Payload;
     /// Checks the payload's shape and ranges.
@@ -203,13 +203,25 @@ pub(crate) trait Mechanism: Send + Sync + std::fmt::Debug {
 /// let estimate = aggregator.estimate(localdp::PostProcessing::None).unwrap();
 /// assert_eq!(estimate.n, 3000);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FrequencyOracle {
     protocol: Protocol,
     epsilon: f64,
     domain: Domain,
     fingerprint: String,
     mechanism: Arc<dyn Mechanism>,
+}
+
+/// The config (the mechanism is kept out: debug output of trait objects
+/// would add float formatting to the wasm build).
+impl std::fmt::Debug for FrequencyOracle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrequencyOracle")
+            .field("protocol", &self.protocol)
+            .field("d", &self.domain.len())
+            .field("fingerprint", &self.fingerprint)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for FrequencyOracle {
@@ -353,27 +365,7 @@ impl FrequencyOracle {
     /// Checks that a report was made under this configuration and is well
     /// formed; the error carries the counted reason.
     pub fn validate(&self, report: &Report) -> Result<()> {
-        if report.version != REPORT_VERSION {
-            return Err(Rejection::UnsupportedVersion.error("unsupported report version"));
-        }
-        if report.protocol != self.protocol.name() {
-            return Err(Rejection::ConfigMismatch.error(format!(
-                "report made with protocol {:?}, expected {:?}",
-                report.protocol,
-                self.protocol.name()
-            )));
-        }
-        if report.epsilon.to_bits() != self.epsilon.to_bits() {
-            return Err(Rejection::ConfigMismatch
-                .error(format!(
-                "report made with epsilon {}, expected {}",
-                number_text(report.epsilon),
-                number_text(self.epsilon)
-            )));
-        }
-        if report.domain != self.fingerprint {
-            return Err(Rejection::ConfigMismatch.error("report made for another domain"));
-        }
+        crate::report::check_envelope(report, self.protocol.name(), self.epsilon, &self.fingerprint)?;
         self.mechanism.validate(&report.payload)
     }
 

@@ -1,0 +1,198 @@
+//! Aggregation of numeric reports: means with standard errors.
+
+use super::{RejectionCounts, Z95};
+use crate::error::{Error, Result};
+use crate::numeric::{NumericMetric, NumericProtocol};
+use crate::report::{Payload, Report};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// One attribute's mean.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeanEstimate {
+    /// The unbiased mean, in the range's units (it may fall outside the
+    /// range by chance: clamping it would bias it).
+    pub mean: f64,
+    /// Its standard error: the sample standard deviation of the debiased
+    /// reports over `√n` (from the mechanism's worst case when `n = 1`).
+    pub std_error: f64,
+    /// The 95% normal interval.
+    pub ci95: [f64; 2],
+}
+
+/// The estimate of a numeric metric: the JSON that `localdp aggregate`
+/// prints and the JavaScript `Aggregator.estimate` returns:
+/// `{"protocol","epsilon","n","rejected","mean","std_error","ci95"}`, or for a
+/// record metric `"attributes": [{"mean","std_error","ci95"}, …]` instead of
+/// the last three.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumericEstimate {
+    /// The resolved protocol.
+    pub protocol: NumericProtocol,
+    /// ε of one report.
+    pub epsilon: f64,
+    /// Accepted reports.
+    pub n: u64,
+    /// Rejected reports by reason.
+    pub rejected: RejectionCounts,
+    /// One entry per attribute (one for a scalar metric).
+    pub attributes: Vec<MeanEstimate>,
+    /// True for a record metric.
+    pub vector: bool,
+}
+
+impl Serialize for NumericEstimate {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("protocol", self.protocol.name())?;
+        map.serialize_entry("epsilon", &self.epsilon)?;
+        map.serialize_entry("n", &self.n)?;
+        map.serialize_entry("rejected", &self.rejected)?;
+        if self.vector {
+            map.serialize_entry("attributes", &self.attributes)?;
+        } else {
+            let a = &self.attributes[0];
+            map.serialize_entry("mean", &a.mean)?;
+            map.serialize_entry("std_error", &a.std_error)?;
+            map.serialize_entry("ci95", &a.ci95)?;
+        }
+        map.end()
+    }
+}
+
+/// Exact integer sums of output indices: mergeable without rounding, so an
+/// estimate does not depend on the order reports arrived in.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Sums {
+    count: u64,
+    sum: u128,
+    sum_of_squares: u128,
+}
+
+/// Aggregates reports of one numeric metric in `O(D)` memory, with the same
+/// contract as [`crate::FrequencyAggregator`]: bad reports are counted by
+/// reason and refused, nothing accepted is lost, aggregators merge.
+#[derive(Debug, Clone)]
+pub struct NumericAggregator {
+    metric: NumericMetric,
+    n: u64,
+    /// Per attribute, per decoding component.
+    sums: Vec<Sums>,
+    rejected: RejectionCounts,
+}
+
+impl NumericAggregator {
+    /// An empty aggregator for the metric.
+    pub fn new(metric: NumericMetric) -> Self {
+        let sums = vec![Sums::default(); metric.ranges().len() * metric.components().len()];
+        NumericAggregator { metric, n: 0, sums, rejected: RejectionCounts::default() }
+    }
+
+    /// The configuration.
+    pub fn metric(&self) -> &NumericMetric {
+        &self.metric
+    }
+
+    /// Accepted reports.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Rejected reports by reason.
+    pub fn rejected(&self) -> &RejectionCounts {
+        &self.rejected
+    }
+
+    /// Validates and adds one report; a bad one is counted and returned as
+    /// [`Error::Rejected`].
+    pub fn add(&mut self, report: &Report) -> Result<()> {
+        if let Err(e) = self.metric.validate(report) {
+            return Err(self.rejected.count_error(e));
+        }
+        match &report.payload {
+            Payload::Index(k) => self.accumulate(0, *k),
+            Payload::Sampled { attributes, values } => {
+                for (&a, &k) in attributes.iter().zip(values) {
+                    self.accumulate(a as usize, k);
+                }
+            }
+            _ => unreachable!("validated"),
+        }
+        self.n += 1;
+        Ok(())
+    }
+
+    fn accumulate(&mut self, attribute: usize, k: u64) {
+        let components = self.metric.components();
+        let c = components.iter().position(|c| k < c.end).expect("validated");
+        let sums = &mut self.sums[attribute * components.len() + c];
+        sums.count += 1;
+        sums.sum += u128::from(k);
+        sums.sum_of_squares += u128::from(k) * u128::from(k);
+    }
+
+    /// Parses, validates and adds one JSON report.
+    pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
+        match Report::from_json(text) {
+            Ok(report) => self.add(&report),
+            Err(e) => Err(self.rejected.count_error(e)),
+        }
+    }
+
+    /// Adds everything `other` accepted and rejected (same configuration only).
+    pub fn merge(&mut self, other: &NumericAggregator) -> Result<()> {
+        if self.metric != other.metric {
+            return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
+        }
+        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
+            a.count += b.count;
+            a.sum += b.sum;
+            a.sum_of_squares += b.sum_of_squares;
+        }
+        self.n += other.n;
+        self.rejected.merge(&other.rejected);
+        Ok(())
+    }
+
+    /// Every attribute's unbiased mean, standard error and 95% interval.
+    pub fn estimate(&self) -> Result<NumericEstimate> {
+        if self.n == 0 {
+            return Err(Error::NoReports);
+        }
+        let n = self.n as f64;
+        let components = self.metric.components();
+        let ranges = self.metric.ranges();
+        let scale = ranges.len() as f64 / self.metric.sampled() as f64;
+        let attributes = ranges
+            .iter()
+            .enumerate()
+            .map(|(a, &[lo, hi])| {
+                // Σy and Σy² of the debiased reports (t units), y = s·k + o.
+                let (mut sum, mut squares) = (0.0, 0.0);
+                for (c, sums) in components.iter().zip(&self.sums[a * components.len()..]) {
+                    let (count, s1, s2) = (sums.count as f64, sums.sum as f64, sums.sum_of_squares as f64);
+                    sum += c.scale * s1 + c.offset * count;
+                    squares += c.scale * c.scale * s2 + 2.0 * c.scale * c.offset * s1 + c.offset * c.offset * count;
+                }
+                let mean = scale * sum / n;
+                let variance = if self.n >= 2 {
+                    ((scale * scale * squares - n * mean * mean) / (n - 1.0)).max(0.0)
+                } else {
+                    self.metric.worst_case_variance()
+                };
+                let half = 0.5 * (hi - lo);
+                let mean = lo + half * (mean + 1.0);
+                let std_error = half * (variance / n).sqrt();
+                MeanEstimate { mean, std_error, ci95: [mean - Z95 * std_error, mean + Z95 * std_error] }
+            })
+            .collect();
+        Ok(NumericEstimate {
+            protocol: self.metric.protocol(),
+            epsilon: self.metric.epsilon(),
+            n: self.n,
+            rejected: self.rejected,
+            attributes,
+            vector: self.metric.is_vector(),
+        })
+    }
+}

@@ -1,0 +1,535 @@
+//! Numeric values: the mean of a bounded number, estimated from reports that
+//! lie on a public grid.
+//!
+//! A value `x` is clipped to the configured `[lo, hi]` (clipping is part of
+//! the guarantee: whatever the device holds, only a number in the range is
+//! randomized) and mapped to `t = 2(x − lo)/(hi − lo) − 1 ∈ [−1, 1]`. Then
+//!
+//! 1. `t` is rounded **at random** to one of its two neighbours on the
+//!    mechanism's *input grid* `t_i = −1 + 2i/G`, up with probability equal to
+//!    the fractional position: `E[t_i] = t`, so nothing is biased, and the
+//!    rounding needs no privacy (any mixture of ε-DP rows is ε-DP);
+//! 2. the grid point's row of a **finite channel** is sampled with exact
+//!    integer coins ([`crate::rng::Bernoulli`], [`crate::rng::uniform_below`]):
+//!    the report is an integer *output index*, and every output index decodes
+//!    to a public number.
+//!
+//! No floating-point sampling happens anywhere (Mironov, CCS 2012): the
+//! released values form a finite public set, and the realized channel — rows
+//! by grid input, columns by output index — can be enumerated and its
+//! log-ratios checked exactly ([`NumericMetric::channel`]).
+//!
+//! | protocol | output | grid | cost vs. the continuous mechanism |
+//! |---|---|---|---|
+//! | `duchi` (Duchi, Jordan, Wainwright, JASA 2018) | `±B` | `G = 1` (t is rounded to ±1, which *is* Duchi's channel) | none |
+//! | `one_bit_mean` (Ding, Kulkarni, Yekhanin, NeurIPS 2017) | one bit | as `duchi`: the same channel written in `[0, m]` | none |
+//! | `laplace` | `t_i + Δ·Z`, `Z` two-sided geometric | `G = max(2, ⌈16 ε⌉)`, step `Δ = 2/G` | discrete noise has variance `(a/2)²/sinh²(a/2)` ≥ 99.9% of `8/ε²` (`a = ε/G ≤ 1/16`); rounding adds at most `1/G²` |
+//! | `piecewise` (Wang et al., ICDE 2019) | one of `G + m` cells | `G = max(256, ⌈64 e^{ε/2}⌉)` (≤ 2^20), window `m = round(G e^{−ε/2})` cells | window width rounded to a cell: below 1% at ε ≤ 8 |
+//! | `hybrid` (same paper) | a piecewise cell w.p. `α = 1 − e^{−ε/2}` (ε > 0.61), else Duchi | as `piecewise` | as `piecewise` |
+//!
+//! The per-report variances are the *exact* ones of the discrete channels
+//! ([`NumericMetric::variance`]); `tests/numeric.rs` prints them beside the
+//! continuous closed forms of PROTOCOLS.md §3. The Laplace output is clamped
+//! to a window of `M` grid steps beyond the range (clamping is
+//! post-processing); `M` is chosen so that a clamp happens with probability
+//! below `2^-40`, which bounds the bias it causes by `2^-40 · M · Δ`.
+//!
+//! **Vectors** (Wang et al., ICDE 2019): with `"range": [[lo, hi], …]` a
+//! record of `D` attributes is reported by sampling `k = max(1, min(D,
+//! ⌊ε/2.5⌋))` attributes uniformly without replacement, each randomized with
+//! `ε/k`; the aggregator scales them by `D/k`, so every attribute's mean is
+//! unbiased and the record costs ε in all.
+
+mod duchi;
+mod hybrid;
+mod laplace;
+mod piecewise;
+
+use crate::error::{Error, Rejection, Result};
+use crate::hash::key64;
+use crate::privacy::{number_text, validate_epsilon};
+use crate::report::{Payload, Report, REPORT_VERSION};
+use crate::rng::{uniform_below, Bernoulli, RngCore};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+pub use duchi::Duchi;
+pub use hybrid::Hybrid;
+pub use laplace::Laplace;
+pub use piecewise::Piecewise;
+
+/// The largest ε accepted for a numeric metric (per record).
+pub const MAX_EPSILON: f64 = 30.0;
+
+/// A numeric mechanism, as named in configs and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumericProtocol {
+    /// Duchi et al.'s one-dimensional mechanism: `±B`.
+    Duchi,
+    /// Discrete Laplace noise on a grid.
+    Laplace,
+    /// The piecewise mechanism on a grid.
+    Piecewise,
+    /// Piecewise or Duchi, at random.
+    Hybrid,
+    /// Microsoft's 1BitMean: Duchi's channel, reported as one bit.
+    OneBitMean,
+}
+
+impl NumericProtocol {
+    /// The protocols `auto` considers, smaller reports first (ties go to the
+    /// first). 1BitMean is Duchi's channel and never wins over it.
+    pub const AUTO: [NumericProtocol; 4] =
+        [NumericProtocol::Duchi, NumericProtocol::Piecewise, NumericProtocol::Hybrid, NumericProtocol::Laplace];
+
+    /// The name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            NumericProtocol::Duchi => "duchi",
+            NumericProtocol::Laplace => "laplace",
+            NumericProtocol::Piecewise => "piecewise",
+            NumericProtocol::Hybrid => "hybrid",
+            NumericProtocol::OneBitMean => "one_bit_mean",
+        }
+    }
+
+    /// The channel for one attribute at `epsilon`, on the default grid or on
+    /// one of `steps` steps (Duchi's grid is always `±1`).
+    fn scalar(self, epsilon: f64, steps: Option<u64>) -> Arc<dyn Scalar> {
+        match (self, steps) {
+            (NumericProtocol::Duchi | NumericProtocol::OneBitMean, _) => Arc::new(Duchi::new(epsilon)),
+            (NumericProtocol::Laplace, None) => Arc::new(Laplace::new(epsilon)),
+            (NumericProtocol::Laplace, Some(g)) => Arc::new(Laplace::with_steps(epsilon, g)),
+            (NumericProtocol::Piecewise, None) => Arc::new(Piecewise::new(epsilon)),
+            (NumericProtocol::Piecewise, Some(g)) => Arc::new(Piecewise::with_steps(epsilon, g)),
+            (NumericProtocol::Hybrid, None) => Arc::new(Hybrid::new(epsilon)),
+            (NumericProtocol::Hybrid, Some(g)) => Arc::new(Hybrid::with_steps(epsilon, g)),
+        }
+    }
+}
+
+/// A numeric protocol named in a config: one of the protocols, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumericChoice {
+    /// Duchi et al.
+    Duchi,
+    /// Discrete Laplace.
+    Laplace,
+    /// Piecewise.
+    Piecewise,
+    /// Hybrid.
+    Hybrid,
+    /// 1BitMean.
+    OneBitMean,
+    /// The smallest worst-case variance at this ε.
+    Auto,
+}
+
+/// `[lo, hi]` for a single number, or one such pair per attribute.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RangeSpec {
+    /// One number in `[lo, hi]`.
+    Scalar([f64; 2]),
+    /// A record of numbers, attribute `i` in `ranges[i]`.
+    Vector(Vec<[f64; 2]>),
+}
+
+impl<'de> Deserialize<'de> for RangeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Scalar([f64; 2]),
+            Vector(Vec<[f64; 2]>),
+        }
+        match Raw::deserialize(d) {
+            Ok(Raw::Scalar(r)) => Ok(RangeSpec::Scalar(r)),
+            Ok(Raw::Vector(rs)) => Ok(RangeSpec::Vector(rs)),
+            Err(_) => Err(serde::de::Error::custom(
+                "range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute",
+            )),
+        }
+    }
+}
+
+/// A numeric metric's configuration: `{"protocol": "piecewise", "epsilon":
+/// 1.0, "range": [0, 100]}`, or `"range": [[0, 100], [0, 5]]` for records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumericConfig {
+    /// The mechanism, or `auto`.
+    pub protocol: NumericChoice,
+    /// ε of one report (of one whole record for vectors).
+    pub epsilon: f64,
+    /// The range(s).
+    pub range: RangeSpec,
+}
+
+/// One output index range whose values decode affinely: output `k` in
+/// `start..end` estimates `t` as `scale · k + offset`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Component {
+    pub start: u64,
+    pub end: u64,
+    pub scale: f64,
+    pub offset: f64,
+}
+
+/// A one-dimensional channel on a grid, as described in the module docs.
+pub(crate) trait Scalar: Send + Sync {
+    /// `G`: the input grid is `t_i = −1 + 2i/G`, `i = 0..=G`.
+    fn steps(&self) -> u64;
+    /// The number of output indices.
+    fn outputs(&self) -> u64;
+    /// An output index for grid input `i`.
+    fn sample(&self, input: u64, rng: &mut dyn RngCore) -> u64;
+    /// `P[output | grid input]` under the realized coins.
+    fn probability(&self, input: u64, output: u64) -> f64;
+    /// `E[y² | grid input]`, `y` the decoded output.
+    fn second_moment(&self, input: u64) -> f64;
+    /// How output indices decode (at most two pieces).
+    fn components(&self) -> &[Component];
+}
+
+/// The decoded value (in `t` units) of an output index.
+fn decode(scalar: &dyn Scalar, output: u64) -> f64 {
+    let c = scalar.components().iter().find(|c| output < c.end).expect("output in range");
+    c.scale * output as f64 + c.offset
+}
+
+/// Rounds `t ∈ [−1, 1]` at random to a neighbouring grid input.
+fn round_to_grid(steps: u64, t: f64, rng: &mut dyn RngCore) -> u64 {
+    let (lower, up) = grid_position(steps, t);
+    // Not privacy-critical (see the module docs); the coin is exact anyway.
+    let coin = Bernoulli::rounded_up(up).expect("a fraction in [0, 1]");
+    lower + u64::from(coin.sample(rng))
+}
+
+/// The grid input below `t` and the probability of rounding up from it.
+fn grid_position(steps: u64, t: f64) -> (u64, f64) {
+    let u = (t + 1.0) * 0.5 * steps as f64;
+    let lower = (u.floor().max(0.0) as u64).min(steps - 1);
+    (lower, (u - lower as f64).clamp(0.0, 1.0))
+}
+
+/// Maps a finite `x` into `t ∈ [−1, 1]`, clipping to `[lo, hi]`.
+fn to_unit(x: f64, [lo, hi]: [f64; 2]) -> f64 {
+    let clipped = x.clamp(lo, hi);
+    (2.0 * ((clipped - lo) / (hi - lo)) - 1.0).clamp(-1.0, 1.0)
+}
+
+/// A configured numeric metric: the client's randomizer and the
+/// aggregator's parameters in one value.
+///
+/// ```
+/// use localdp::{NumericMetric, NumericAggregator, SimulationRng};
+/// let metric = NumericMetric::from_json(r#"{"protocol":"auto","epsilon":1.0,"range":[0,100]}"#).unwrap();
+/// let mut rng = SimulationRng::from_seed(7); // simulation only; clients use SecureRng
+/// let mut aggregator = NumericAggregator::new(metric.clone());
+/// for i in 0..20_000 {
+///     let report = metric.randomize(&[f64::from(i % 50)], &mut rng).unwrap();
+///     aggregator.add(&report).unwrap();
+/// }
+/// let estimate = aggregator.estimate().unwrap();
+/// let mean = &estimate.attributes[0];
+/// assert!((mean.mean - 24.5).abs() < 5.0 * mean.std_error);
+/// ```
+#[derive(Clone)]
+pub struct NumericMetric {
+    protocol: NumericProtocol,
+    epsilon: f64,
+    ranges: Vec<[f64; 2]>,
+    vector: bool,
+    sampled: usize,
+    fingerprint: String,
+    scalar: Arc<dyn Scalar>,
+}
+
+/// The config and grid (the channel itself is kept out: debug output of
+/// trait objects would add float formatting to the wasm build).
+impl std::fmt::Debug for NumericMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NumericMetric")
+            .field("protocol", &self.protocol)
+            .field("ranges", &self.ranges.len())
+            .field("sampled", &self.sampled)
+            .field("fingerprint", &self.fingerprint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for NumericMetric {
+    fn eq(&self, other: &Self) -> bool {
+        self.protocol == other.protocol
+            && self.epsilon.to_bits() == other.epsilon.to_bits()
+            && self.fingerprint == other.fingerprint
+    }
+}
+
+impl NumericMetric {
+    /// Validates the config and resolves `auto`.
+    pub fn new(config: &NumericConfig) -> Result<Self> {
+        Self::build(config, None)
+    }
+
+    /// The metric on a grid of `steps` steps instead of the default, for
+    /// tests that enumerate a coarse channel. Its reports carry another
+    /// fingerprint, so they never mix with the default grid's.
+    pub fn with_grid_steps(config: &NumericConfig, steps: u64) -> Result<Self> {
+        if steps < 2 {
+            return Err(Error::InvalidConfig("a grid needs at least 2 steps".into()));
+        }
+        Self::build(config, Some(steps))
+    }
+
+    fn build(config: &NumericConfig, steps: Option<u64>) -> Result<Self> {
+        let epsilon = validate_epsilon(config.epsilon)?;
+        if epsilon > MAX_EPSILON {
+            return Err(Error::InvalidConfig(format!(
+                "epsilon must be at most {}, got {}",
+                number_text(MAX_EPSILON),
+                number_text(epsilon)
+            )));
+        }
+        let (ranges, vector) = match &config.range {
+            RangeSpec::Scalar(r) => (vec![*r], false),
+            RangeSpec::Vector(rs) => (rs.clone(), true),
+        };
+        if ranges.is_empty() {
+            return Err(Error::InvalidConfig("range must list at least one attribute".into()));
+        }
+        for (i, &[lo, hi]) in ranges.iter().enumerate() {
+            let name = if vector { format!("range[{i}]") } else { "range".into() };
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(Error::InvalidConfig(format!("{name} must hold two finite numbers")));
+            }
+            if lo >= hi || !(hi - lo).is_finite() {
+                return Err(Error::InvalidConfig(format!(
+                    "{name} is empty: lo {} must be below hi {}",
+                    number_text(lo),
+                    number_text(hi)
+                )));
+            }
+        }
+        let d = ranges.len();
+        let sampled = ((epsilon / 2.5).floor() as usize).clamp(1, d);
+        let per_attribute = epsilon / sampled as f64;
+        let protocol = match config.protocol {
+            NumericChoice::Duchi => NumericProtocol::Duchi,
+            NumericChoice::Laplace => NumericProtocol::Laplace,
+            NumericChoice::Piecewise => NumericProtocol::Piecewise,
+            NumericChoice::Hybrid => NumericProtocol::Hybrid,
+            NumericChoice::OneBitMean => NumericProtocol::OneBitMean,
+            NumericChoice::Auto => Self::best(per_attribute, steps),
+        };
+        let scalar = protocol.scalar(per_attribute, steps);
+        let mut canonical = format!("numeric:{vector}:{sampled}:{}:{}", scalar.steps(), scalar.outputs()).into_bytes();
+        for [lo, hi] in &ranges {
+            canonical.extend_from_slice(&lo.to_bits().to_le_bytes());
+            canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
+        }
+        let fingerprint = format!("{:016x}", key64(&canonical));
+        Ok(NumericMetric { protocol, epsilon, ranges, vector, sampled, fingerprint, scalar })
+    }
+
+    /// Parses a JSON config and builds the metric.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let config: NumericConfig =
+            serde_json::from_str(text).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        Self::new(&config)
+    }
+
+    /// `auto`: the smallest worst-case per-report variance at ε.
+    fn best(epsilon: f64, steps: Option<u64>) -> NumericProtocol {
+        let mut best = (f64::INFINITY, NumericProtocol::Duchi);
+        for protocol in NumericProtocol::AUTO {
+            let v = worst_case_variance(&*protocol.scalar(epsilon, steps));
+            if v < best.0 * (1.0 - 1e-9) {
+                best = (v, protocol);
+            }
+        }
+        best.1
+    }
+
+    /// The resolved protocol.
+    pub fn protocol(&self) -> NumericProtocol {
+        self.protocol
+    }
+
+    /// ε of one report.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// The attributes' ranges (one for a scalar metric).
+    pub fn ranges(&self) -> &[[f64; 2]] {
+        &self.ranges
+    }
+
+    /// True for a record metric (`"range": [[lo, hi], …]`).
+    pub fn is_vector(&self) -> bool {
+        self.vector
+    }
+
+    /// Attributes randomized per record (`k`), each with `ε/k`.
+    pub fn sampled(&self) -> usize {
+        self.sampled
+    }
+
+    /// The number of output indices of one attribute's channel.
+    pub fn outputs(&self) -> u64 {
+        self.scalar.outputs()
+    }
+
+    /// `G`, the number of steps of the input grid.
+    pub fn grid_steps(&self) -> u64 {
+        self.scalar.steps()
+    }
+
+    /// The public number (in the attribute's units) that output index
+    /// `output` of attribute `attribute` stands for, before the `D/k` scaling
+    /// of vectors. Every released value is one of these.
+    pub fn grid_value(&self, attribute: usize, output: u64) -> f64 {
+        from_unit(decode(&*self.scalar, output), self.ranges[attribute])
+    }
+
+    /// The exact variance (in `t` units, `t ∈ [−1, 1]`) of one report's
+    /// unbiased estimate of one attribute whose value maps to `t`, including
+    /// the random rounding to the grid and, for vectors, the attribute
+    /// sampling.
+    pub fn variance(&self, t: f64) -> f64 {
+        let (lower, up) = grid_position(self.scalar.steps(), t);
+        let second = (1.0 - up) * self.scalar.second_moment(lower) + up * self.scalar.second_moment(lower + 1);
+        let scale = self.ranges.len() as f64 / self.sampled as f64;
+        scale * second - t * t
+    }
+
+    /// The same variance in the attribute's own units for a value `x`.
+    pub fn variance_at(&self, attribute: usize, x: f64) -> f64 {
+        let [lo, hi] = self.ranges[attribute];
+        let half = 0.5 * (hi - lo);
+        self.variance(to_unit(x, [lo, hi])) * half * half
+    }
+
+    /// The largest per-report variance over `t ∈ [−1, 1]` (`t` units).
+    pub fn worst_case_variance(&self) -> f64 {
+        worst_case_variance(&*self.scalar) * self.ranges.len() as f64 / self.sampled as f64
+    }
+
+    /// The realized channel of one attribute, for the exact tests:
+    /// `P[output | grid input]`, for `input ≤ G` and `output <` [`Self::outputs`].
+    /// Any value's output distribution is a mixture of two adjacent rows.
+    pub fn channel_probability(&self, input: u64, output: u64) -> f64 {
+        self.scalar.probability(input, output)
+    }
+
+    /// Randomizes one record (a single number for a scalar metric). Values
+    /// are clipped to their range; NaN and infinities are refused.
+    pub fn randomize(&self, values: &[f64], rng: &mut dyn RngCore) -> Result<Report> {
+        if values.len() != self.ranges.len() {
+            return Err(Error::InvalidValue(format!(
+                "expected {} number{}, got {}",
+                self.ranges.len(),
+                if self.ranges.len() == 1 { "" } else { "s" },
+                values.len()
+            )));
+        }
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidValue("a value must be a finite number".into()));
+        }
+        let randomize = |attribute: usize, rng: &mut dyn RngCore| {
+            let t = to_unit(values[attribute], self.ranges[attribute]);
+            let input = round_to_grid(self.scalar.steps(), t, rng);
+            self.scalar.sample(input, rng)
+        };
+        let payload = if self.vector {
+            let attributes = sample_attributes(self.ranges.len(), self.sampled, rng);
+            let values = attributes.iter().map(|&a| randomize(a as usize, rng)).collect();
+            Payload::Sampled { attributes, values }
+        } else {
+            Payload::Index(randomize(0, rng))
+        };
+        Ok(Report {
+            version: REPORT_VERSION,
+            protocol: self.protocol.name().to_string(),
+            epsilon: self.epsilon,
+            domain: self.fingerprint.clone(),
+            payload,
+        })
+    }
+
+    /// Checks that a report was made under this configuration and is well
+    /// formed; the error carries the counted reason.
+    pub fn validate(&self, report: &Report) -> Result<()> {
+        crate::report::check_envelope(report, self.protocol.name(), self.epsilon, &self.fingerprint)?;
+        let outputs = self.scalar.outputs();
+        let check = |v: u64| {
+            if v < outputs {
+                Ok(())
+            } else {
+                Err(Rejection::OutOfRange.error(format!("value must be below {outputs}")))
+            }
+        };
+        match (&report.payload, self.vector) {
+            (Payload::Index(v), false) => check(*v),
+            (Payload::Sampled { attributes, values }, true) => {
+                if attributes.len() != self.sampled || values.len() != self.sampled {
+                    return Err(Rejection::BadSubsetSize
+                        .error(format!("expected {} sampled attributes and as many values", self.sampled)));
+                }
+                if attributes.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(Rejection::Malformed.error("attributes must be strictly increasing"));
+                }
+                if attributes.iter().any(|&a| a as usize >= self.ranges.len()) {
+                    return Err(Rejection::OutOfRange
+                        .error(format!("attributes must be below {}", self.ranges.len())));
+                }
+                values.iter().try_for_each(|&v| check(v))
+            }
+            (_, false) => Err(Rejection::Malformed.error("expected a single value")),
+            (_, true) => Err(Rejection::Malformed.error("expected attributes and values")),
+        }
+    }
+
+    pub(crate) fn components(&self) -> &[Component] {
+        self.scalar.components()
+    }
+}
+
+/// Maps `t` back to the range's units.
+fn from_unit(t: f64, [lo, hi]: [f64; 2]) -> f64 {
+    lo + (hi - lo) * (t + 1.0) * 0.5
+}
+
+/// `k` distinct attributes of `d`, uniformly, in increasing order (a partial
+/// Fisher–Yates shuffle with exact uniform draws).
+fn sample_attributes(d: usize, k: usize, rng: &mut dyn RngCore) -> Vec<u32> {
+    let mut all: Vec<u32> = (0..d as u32).collect();
+    for i in 0..k {
+        let j = i + uniform_below(rng, (d - i) as u64) as usize;
+        all.swap(i, j);
+    }
+    all.truncate(k);
+    all.sort_unstable();
+    all
+}
+
+/// The largest per-report variance of one channel over `t ∈ [−1, 1]`.
+/// Between grid inputs `t0 < t1` the variance is `(1−u)·m0 + u·m1 − t²`
+/// (`m` the second moments, `u` the position): concave, so its maximum is at
+/// `t* = (m1 − m0)/(2(t1 − t0))` clamped to the interval.
+fn worst_case_variance(s: &dyn Scalar) -> f64 {
+    let g = s.steps();
+    let grid = |i: u64| -1.0 + 2.0 * i as f64 / g as f64;
+    let mut worst = f64::NEG_INFINITY;
+    for i in 0..g {
+        let (t0, t1, m0, m1) = (grid(i), grid(i + 1), s.second_moment(i), s.second_moment(i + 1));
+        let t = ((m1 - m0) / (2.0 * (t1 - t0))).clamp(t0, t1);
+        let u = (t - t0) / (t1 - t0);
+        worst = worst.max((1.0 - u) * m0 + u * m1 - t * t);
+    }
+    worst
+}
