@@ -17,6 +17,7 @@ done
 cmp -s dist/node/localdp_bg.wasm dist/web/localdp_bg.wasm || { echo "build: node and web wasm differ" >&2; exit 1; }
 node_modules/.bin/wasm-opt -Oz dist/web/localdp_bg.wasm -o dist/web/localdp_bg.wasm
 cp dist/web/localdp_bg.wasm dist/node/localdp_bg.wasm
+node scripts/types.mjs dist/node/localdp.d.ts dist/web/localdp.d.ts
 cp -r js/. dist/
 raw=$(wc -c < dist/web/localdp_bg.wasm)
 gz=$(gzip -9c dist/web/localdp_bg.wasm | wc -c)

@@ -4,6 +4,8 @@
 # headless Chromium, through a Vite build). Expects dist/ and the CLI built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/setup.sh
+need_browser
 root=$PWD
 scratch=$root/target/js-scratch
 rm -rf "$scratch" && mkdir -p "$scratch"
@@ -14,4 +16,4 @@ echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > packag
 npm install --no-audit --no-fund --silent "./$tarball"
 # playwright-core and vite resolve from the repository's node_modules above.
 LOCALDP_CLI=$root/target/release/localdp ARTIFACTS=$root/target/artifacts \
-  node --test --test-reporter=spec ./*.test.mjs
+  node --test --test-timeout=300000 --test-reporter=spec ./*.test.mjs

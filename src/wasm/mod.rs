@@ -9,7 +9,7 @@
 
 use crate::aggregate::RejectionCounts;
 use crate::error::{Error, Rejection};
-use crate::{FrequencyAggregator, FrequencyOracle, PostProcessing, SecureRng};
+use crate::{Aggregator as CoreAggregator, Metric, PostProcessing, SecureRng};
 use js_sys::{Reflect, JSON};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -30,22 +30,42 @@ export interface FrequencyConfig {
   domain: number | string[];
 }
 
+/** A numeric mechanism, as resolved and named in reports. */
+export type NumericProtocol = "duchi" | "laplace" | "piecewise" | "hybrid" | "one_bit_mean";
+
+/** A numeric metric: the mean of a bounded number, or of each attribute of a record. */
+export interface NumericConfig {
+  /** A mechanism, or "auto" for the smallest worst-case variance at this ε. */
+  protocol: NumericProtocol | "auto";
+  /** ε of one report (of one whole record): 0 < ε ≤ 30. */
+  epsilon: number;
+  /** [lo, hi] for one number, or one [lo, hi] per attribute of a record. Values are clipped to it. */
+  range: [number, number] | Array<[number, number]>;
+}
+
 /** Any config the package accepts. */
-export type Config = FrequencyConfig;
+export type Config = FrequencyConfig | NumericConfig;
+
+/** Any resolved protocol. */
+export type Protocol = FrequencyProtocol | NumericProtocol;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
   version: 1;
-  protocol: FrequencyProtocol;
+  protocol: Protocol;
   epsilon: number;
-  /** Fingerprint of the domain. */
+  /** Fingerprint of the domain or range. */
   domain: string;
-  /** grr, hr: an index; blh, olh: the randomized bucket. */
+  /** grr, hr: an index; blh, olh: the randomized bucket; numeric: an output index on the public grid. */
   value?: number;
   /** blh, olh: the 32-bit seed of the hash function. */
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
+  /** Numeric records: the sampled attributes, increasing. */
+  attributes?: number[];
+  /** Numeric records: each sampled attribute's output index. */
+  values?: number[];
 }
 
 /** Why a report was rejected. */
@@ -86,6 +106,48 @@ export interface FrequencyEstimate {
   estimates: ValueEstimate[];
 }
 
+/** One attribute's mean, in the range's units. */
+export interface MeanEstimate {
+  mean: number;
+  std_error: number;
+  ci95: [number, number];
+}
+
+/** The same object as `localdp aggregate --format json` for a numeric metric of one number. */
+export interface NumericEstimate extends MeanEstimate {
+  protocol: NumericProtocol;
+  epsilon: number;
+  n: number;
+  rejected: RejectionCounts;
+}
+
+/** The same object as `localdp aggregate --format json` for a record metric. */
+export interface RecordEstimate {
+  protocol: NumericProtocol;
+  epsilon: number;
+  n: number;
+  rejected: RejectionCounts;
+  /** One entry per attribute, in the config's order. */
+  attributes: MeanEstimate[];
+}
+
+/** Any estimate. */
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate;
+
+/** The estimate an `Aggregator<C>` returns. */
+export type EstimateFor<C extends Config> =
+  C extends FrequencyConfig ? FrequencyEstimate
+  : C extends { range: [number, number] } ? NumericEstimate
+  : C extends { range: Array<[number, number]> } ? RecordEstimate
+  : NumericEstimate | RecordEstimate;
+
+/** The values a `Client<C>` randomizes. */
+export type ValueFor<C extends Config> =
+  C extends FrequencyConfig ? string | number
+  : C extends { range: [number, number] } ? number
+  : C extends { range: Array<[number, number]> } ? number[]
+  : number | number[];
+
 /** What `addMany` accepted and rejected in this call. */
 export interface AddManyResult {
   accepted: number;
@@ -103,11 +165,11 @@ extern "C" {
     pub type ReportInputJs;
     #[wasm_bindgen(typescript_type = "Iterable<Report | string>")]
     pub type ReportsJs;
-    #[wasm_bindgen(typescript_type = "string | number")]
+    #[wasm_bindgen(typescript_type = "string | number | number[]")]
     pub type ValueJs;
     #[wasm_bindgen(typescript_type = "EstimateOptions")]
     pub type EstimateOptionsJs;
-    #[wasm_bindgen(typescript_type = "FrequencyEstimate")]
+    #[wasm_bindgen(typescript_type = "Estimate")]
     pub type EstimateJs;
     #[wasm_bindgen(typescript_type = "AddManyResult")]
     pub type AddManyResultJs;
@@ -138,7 +200,7 @@ fn js_error(error: Error) -> JsValue {
             let _ = Reflect::set(&e, &"reason".into(), &reason.as_str().into());
             e
         }
-        Error::InvalidConfig(_) | Error::ValueNotInDomain(_) | Error::MergeMismatch(_) => {
+        Error::InvalidConfig(_) | Error::ValueNotInDomain(_) | Error::InvalidValue(_) | Error::MergeMismatch(_) => {
             range_error(&message)
         }
         Error::NoReports | Error::Randomness(_) => js_sys::Error::new(&message).into(),
@@ -153,7 +215,7 @@ fn stringify(value: &JsValue, what: &str) -> Result<String, JsValue> {
         .ok_or_else(|| type_error(&format!("{what} must be a JSON object")))
 }
 
-fn oracle_from(config: &JsValue) -> Result<FrequencyOracle, JsValue> {
+fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
     if !config.is_object() {
         return Err(type_error("config must be an object"));
     }
@@ -165,7 +227,7 @@ fn oracle_from(config: &JsValue) -> Result<FrequencyOracle, JsValue> {
             "invalid configuration: epsilon must be a finite number > 0",
         ));
     }
-    FrequencyOracle::from_json(&stringify(config, "config")?).map_err(js_error)
+    Metric::from_json(&stringify(config, "config")?).map_err(js_error)
 }
 
 /// A Rust value as a plain JS object, through JSON (the CLI's exact output).
@@ -177,7 +239,7 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
 /// The client: randomizes values on this device with `crypto.getRandomValues`.
 #[wasm_bindgen]
 pub struct Client {
-    oracle: FrequencyOracle,
+    metric: Metric,
     rng: SecureRng,
 }
 
@@ -186,59 +248,71 @@ impl Client {
     /// `new Client(config)`: `config` is the CLI's CONFIG.json object.
     #[wasm_bindgen(constructor)]
     pub fn new(config: ConfigJs) -> Result<Client, JsValue> {
-        let oracle = oracle_from(&config)?;
-        Ok(Client {
-            oracle,
-            rng: SecureRng::new().map_err(js_error)?,
-        })
+        let metric = metric_from(&config)?;
+        Ok(Client { metric, rng: SecureRng::new().map_err(js_error)? })
     }
 
     /// The resolved protocol (what `"auto"` chose).
-    #[wasm_bindgen(getter, unchecked_return_type = "FrequencyProtocol")]
+    #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
     pub fn protocol(&self) -> String {
-        self.oracle.protocol().name().to_string()
+        self.metric.protocol_name().to_string()
     }
 
     /// ε of one report.
     #[wasm_bindgen(getter)]
     pub fn epsilon(&self) -> f64 {
-        self.oracle.epsilon()
+        self.metric.epsilon()
     }
 
-    /// Randomizes one value (a string, or an integer for a sized domain) into
-    /// a report ready to send. Only the report leaves the device.
+    /// Randomizes one value into a report ready to send: a string, or an
+    /// integer for a sized domain; a number for a numeric metric (clipped to
+    /// its range), an array of numbers for a record. Only the report leaves
+    /// the device.
     pub fn randomize(&mut self, value: ValueJs) -> Result<ReportJs, JsValue> {
         let value: JsValue = value.into();
-        let text = if let Some(s) = value.as_string() {
-            s
-        } else if let Some(n) = value.as_f64() {
-            if !matches!(self.oracle.domain(), crate::Domain::Size(_)) {
-                return Err(type_error("this domain's values are strings"));
+        let report = match &self.metric {
+            Metric::Frequency(oracle) => {
+                let text = if let Some(s) = value.as_string() {
+                    s
+                } else if let Some(n) = value.as_f64() {
+                    if !matches!(oracle.domain(), crate::Domain::Size(_)) {
+                        return Err(type_error("this domain's values are strings"));
+                    }
+                    if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
+                        return Err(js_error(Error::ValueNotInDomain(format!(
+                            "expected an integer in 0..{}",
+                            oracle.domain().len()
+                        ))));
+                    }
+                    (n as u64).to_string()
+                } else {
+                    return Err(type_error("a value must be a string or a number"));
+                };
+                oracle.randomize(&text, &mut self.rng)
             }
-            if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
-                return Err(js_error(Error::ValueNotInDomain(format!(
-                    "expected an integer in 0..{}",
-                    self.oracle.domain().len()
-                ))));
+            Metric::Numeric(numeric) => {
+                let values: Vec<f64> = if let Some(n) = value.as_f64() {
+                    vec![n]
+                } else if js_sys::Array::is_array(&value) {
+                    js_sys::Array::from(&value)
+                        .iter()
+                        .map(|v| v.as_f64().ok_or_else(|| type_error("a record must be an array of numbers")))
+                        .collect::<Result<_, _>>()?
+                } else {
+                    return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
+                };
+                numeric.randomize(&values, &mut self.rng)
             }
-            (n as u64).to_string()
-        } else {
-            return Err(type_error("a value must be a string or a number"));
-        };
-        let report = self
-            .oracle
-            .randomize(&text, &mut self.rng)
-            .map_err(js_error)?;
-        Ok(JSON::parse(&report.to_json())
-            .expect("valid JSON")
-            .unchecked_into())
+        }
+        .map_err(js_error)?;
+        Ok(JSON::parse(&report.to_json()).expect("valid JSON").unchecked_into())
     }
 }
 
 /// The aggregator: validates and counts reports, merges, and estimates.
 #[wasm_bindgen]
 pub struct Aggregator {
-    inner: FrequencyAggregator,
+    inner: CoreAggregator,
 }
 
 #[wasm_bindgen]
@@ -247,14 +321,14 @@ impl Aggregator {
     #[wasm_bindgen(constructor)]
     pub fn new(config: ConfigJs) -> Result<Aggregator, JsValue> {
         Ok(Aggregator {
-            inner: FrequencyAggregator::new(oracle_from(&config)?),
+            inner: CoreAggregator::new(metric_from(&config)?),
         })
     }
 
     /// The resolved protocol.
-    #[wasm_bindgen(getter, unchecked_return_type = "FrequencyProtocol")]
+    #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
     pub fn protocol(&self) -> String {
-        self.inner.oracle().protocol().name().to_string()
+        self.inner.protocol_name().to_string()
     }
 
     /// Accepted reports so far.

@@ -140,3 +140,60 @@ test('the browser build draws from crypto.getRandomValues: no two clients agree'
   const seeds = new Set(Array.from({ length: 200 }, () => new Client(config).randomize(5).seed));
   assert.ok(seeds.size > 190);
 });
+
+const NUMERIC = ['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean'];
+
+for (const protocol of [...NUMERIC, 'auto']) {
+  test(`${protocol}: numeric reports round-trip to the mean`, () => {
+    const config = { protocol, epsilon: 2, range: [0, 1000] };
+    const client = new Client(config);
+    assert.ok(NUMERIC.includes(client.protocol));
+    const aggregator = new Aggregator(config);
+    const n = 20000;
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const value = i % 10 < 7 ? (i % 200) : 900 + (i % 100); // bimodal
+      total += value;
+      aggregator.add(client.randomize(value));
+    }
+    const estimate = aggregator.estimate();
+    assert.deepEqual(Object.keys(estimate), ['protocol', 'epsilon', 'n', 'rejected', 'mean', 'std_error', 'ci95']);
+    assert.equal(estimate.n, n);
+    // 6 standard errors: a false alarm has probability ~2e-9.
+    assert.ok(Math.abs(estimate.mean - total / n) < 6 * estimate.std_error, `${estimate.mean} vs ${total / n}`);
+    assert.throws(() => aggregator.estimate({ post: 'project' }), RangeError);
+  });
+}
+
+test('records: every attribute has its mean', () => {
+  const config = { protocol: 'piecewise', epsilon: 5, range: [[0, 10], [100, 200], [-1, 1]] };
+  const client = new Client(config);
+  const aggregator = new Aggregator(config);
+  for (let i = 0; i < 30000; i++) aggregator.add(client.randomize([i % 11, 150, -0.5]));
+  const { attributes, n } = aggregator.estimate();
+  assert.equal(n, 30000);
+  assert.equal(attributes.length, 3);
+  const truth = [5, 150, -0.5];
+  attributes.forEach((a, i) => assert.ok(Math.abs(a.mean - truth[i]) < 6 * a.std_error, `attribute ${i}`));
+  assert.throws(() => client.randomize([1, 2]), RangeError);
+  assert.throws(() => client.randomize([1, '2', 3]), TypeError);
+});
+
+test('numeric values: clipped to the range; NaN, infinities and non-numbers refused', () => {
+  const client = new Client({ protocol: 'duchi', epsilon: 1, range: [0, 10] });
+  for (const value of [NaN, Infinity, -Infinity]) {
+    assert.throws(() => client.randomize(value), (e) => e instanceof RangeError && /finite/.test(e.message));
+  }
+  for (const value of ['3', {}, null, undefined]) assert.throws(() => client.randomize(value), TypeError);
+  assert.equal(typeof client.randomize(1e300).value, 'number', 'out-of-range values are clipped, not refused');
+  for (const config of [
+    { protocol: 'duchi', epsilon: 1, range: [5, 5] },
+    { protocol: 'duchi', epsilon: 1, range: [6, 5] },
+    { protocol: 'laplace', epsilon: 0, range: [0, 1] },
+    { protocol: 'hybrid', epsilon: 1, range: [] },
+  ]) {
+    assert.throws(() => new Client(config), (e) => e instanceof RangeError || e instanceof TypeError, JSON.stringify(config));
+  }
+  assert.throws(() => new Client({ protocol: 'duchi', epsilon: 1, range: [0, 1, 2] }), TypeError);
+  assert.throws(() => new Client({ protocol: 'grr', epsilon: 1, range: [0, 1] }), (e) => e instanceof TypeError && /protocol/.test(e.message));
+});

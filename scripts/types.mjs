@@ -1,0 +1,24 @@
+// Makes the generated classes generic in their config, so that TypeScript
+// knows which estimate an Aggregator returns and which values a Client
+// takes (wasm-bindgen cannot emit generic classes). Fails if the generated
+// declarations no longer look as expected.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const EDITS = [
+  ['export class Aggregator {', 'export class Aggregator<C extends Config = Config> {'],
+  ['merge(other: Aggregator): void;', 'merge(other: Aggregator<C>): void;'],
+  ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
+  ['export class Client {', 'export class Client<C extends Config = Config> {'],
+  ['randomize(value: string | number | number[]): Report;', 'randomize(value: ValueFor<C>): Report;'],
+];
+
+for (const file of process.argv.slice(2)) {
+  let text = readFileSync(file, 'utf8');
+  for (const [from, to] of EDITS) {
+    if (!text.includes(from)) throw new Error(`${file}: expected ${JSON.stringify(from)}`);
+    text = text.replace(from, to);
+  }
+  const constructors = text.split('constructor(config: Config);').length - 1;
+  if (constructors !== 2) throw new Error(`${file}: expected two constructors, found ${constructors}`);
+  writeFileSync(file, text.replaceAll('constructor(config: Config);', 'constructor(config: C);'));
+}
