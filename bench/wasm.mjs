@@ -41,3 +41,21 @@ for (const protocol of ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss']) {
   client.free();
   aggregator.free();
 }
+
+const numbers = values.map((v) => (v * 100) / d);
+for (const protocol of ['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean']) {
+  const config = { protocol, epsilon, range: [0, 100] };
+  const client = new Client(config);
+  let start = process.hrtime.bigint();
+  const reports = numbers.map((x) => client.randomize(x));
+  const clientRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const aggregator = new Aggregator(config);
+  start = process.hrtime.bigint();
+  aggregator.addMany(reports);
+  aggregator.estimate();
+  const aggregatorRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
+  console.log(`${protocol.padEnd(13)}${fmt(clientRate).padStart(14)}${fmt(aggregatorRate).padStart(22)}`);
+  client.free();
+  aggregator.free();
+}
