@@ -364,6 +364,10 @@ fn configs_and_values_are_validated() {
     for (text, message) in [
         (r#"{"protocol":"duchi","epsilon":0,"range":[0,1]}"#, "epsilon"),
         (r#"{"protocol":"duchi","epsilon":31,"range":[0,1]}"#, "epsilon"),
+        // Found by fuzzing: tiny ε made Laplace panic or hang.
+        (r#"{"protocol":"laplace","epsilon":1e-13,"range":[0,1]}"#, "epsilon"),
+        (r#"{"protocol":"auto","epsilon":5e-324,"range":[0,5000]}"#, "epsilon"),
+        (r#"{"protocol":"laplace","epsilon":1e-12,"range":[0,1]}"#, "epsilon"),
         (r#"{"protocol":"duchi","epsilon":1,"range":[1,1]}"#, "empty"),
         (r#"{"protocol":"duchi","epsilon":1,"range":[2,1]}"#, "empty"),
         (r#"{"protocol":"duchi","epsilon":1,"range":[]}"#, "range"),

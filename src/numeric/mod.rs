@@ -61,6 +61,12 @@ pub use piecewise::Piecewise;
 /// The largest ε accepted for a numeric metric (per record).
 pub const MAX_EPSILON: f64 = 30.0;
 
+/// The smallest ε accepted for a numeric metric (per record). Below it a
+/// report carries almost nothing, and the discrete Laplace's geometric noise
+/// would need about `1/ε` coins per report (fuzzing found ε = 1e-12 hanging
+/// and ε < 5e-13 pushing `e^{ε/G}` below one).
+pub const MIN_EPSILON: f64 = 0.01;
+
 /// A numeric mechanism, as named in configs and reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -287,9 +293,10 @@ impl NumericMetric {
 
     fn build(config: &NumericConfig, steps: Option<u64>) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
-        if epsilon > MAX_EPSILON {
+        if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
             return Err(Error::InvalidConfig(format!(
-                "epsilon must be at most {}, got {}",
+                "epsilon of a numeric metric must be in [{}, {}], got {}",
+                number_text(MIN_EPSILON),
                 number_text(MAX_EPSILON),
                 number_text(epsilon)
             )));
