@@ -22,6 +22,7 @@
 //! channel can be enumerated with [`FrequencyOracle::likelihood`].
 
 pub mod aggregate;
+pub mod audit;
 pub mod domain;
 pub mod error;
 pub mod frequency;

@@ -50,6 +50,24 @@ enum Command {
         /// Files of reports, one JSON object per line.
         report_files: Vec<PathBuf>,
     },
+    /// Audit the configured randomizer as a black box: a lower bound on its
+    /// realized ε from its reports on two neighbouring inputs (JSON). Exits
+    /// with 1 when the bound exceeds the claimed ε.
+    Audit {
+        /// The metric's config (JSON).
+        #[arg(long)]
+        config: PathBuf,
+        /// Reports drawn per input (half choose the witness, half measure it).
+        #[arg(long, default_value_t = 200_000)]
+        samples: u64,
+        /// Confidence of the lower bound.
+        #[arg(long, default_value_t = 0.999999)]
+        confidence: f64,
+        /// Seed the randomizer's generator (reproducible audits); by default
+        /// the OS CSPRNG, as in production.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// Simulate a collection: draw users from a skewed distribution, randomize
     /// and aggregate, and print the estimate beside the truth.
     Simulate {
@@ -83,6 +101,7 @@ fn main() -> ExitCode {
             aggregate(&config, post.parse().expect("checked by clap"), format, strict, &report_files)
         }
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
+        Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -181,6 +200,29 @@ fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, 
         (Format::Table, Estimate::Numeric(e)) => numeric_table(e, None),
     };
     println!("{rendered}");
+    Ok(())
+}
+
+fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> CliResult {
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err("--confidence must be strictly between 0 and 1".into());
+    }
+    if samples < 2 {
+        return Err("--samples must be at least 2".into());
+    }
+    let metric = load_metric(config)?;
+    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
+        Some(s) => Box::new(SimulationRng::from_seed(s)),
+        None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
+    };
+    let result = localdp::audit::audit(&metric, samples, confidence, &mut *rng);
+    println!("{}", serde_json::to_string_pretty(&result).expect("serializes"));
+    if result.violated() {
+        return Err(format!(
+            "the realized epsilon is at least {} (confidence {confidence}), above the claimed {}",
+            result.epsilon_lower_bound, result.epsilon
+        ));
+    }
     Ok(())
 }
 

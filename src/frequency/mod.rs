@@ -369,6 +369,15 @@ impl FrequencyOracle {
         self.mechanism.validate(&report.payload)
     }
 
+    /// The values a valid report supports (counts toward), by the public
+    /// decoding rule the aggregator applies.
+    pub fn supported_values(&self, report: &Report) -> Vec<usize> {
+        let mut counts = vec![0; self.mechanism.counts_len()];
+        self.mechanism.accumulate(&report.payload, &mut counts);
+        let support = self.mechanism.support_counts(&counts, 1);
+        (0..self.domain.len()).filter(|&v| support[v] > 0.5).collect()
+    }
+
     /// `P[report | value at index]` under the realized channel, for the
     /// exact channel tests.
     pub fn likelihood(&self, index: usize, report: &Report) -> Likelihood {

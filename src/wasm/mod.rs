@@ -37,7 +37,7 @@ export type NumericProtocol = "duchi" | "laplace" | "piecewise" | "hybrid" | "on
 export interface NumericConfig {
   /** A mechanism, or "auto" for the smallest worst-case variance at this ε. */
   protocol: NumericProtocol | "auto";
-  /** ε of one report (of one whole record): 0 < ε ≤ 30. */
+  /** ε of one report (of one whole record): 0.01 ≤ ε ≤ 30. */
   epsilon: number;
   /** [lo, hi] for one number, or one [lo, hi] per attribute of a record. Values are clipped to it. */
   range: [number, number] | Array<[number, number]>;

@@ -1,0 +1,266 @@
+//! A black-box privacy auditor: a statistical lower bound on the ε a
+//! randomizer actually provides, from its reports alone.
+//!
+//! The randomizer is run `samples` times on each of two neighbouring inputs
+//! (for a frequency metric the first and the last value of the domain, where
+//! off-by-one mistakes show; for a numeric one the two ends of every range). Each report is reduced to *events* by
+//! the public decoding alone: the exact output, and the domain values it
+//! supports (frequency metrics) or `output index ≥ c` for every threshold
+//! `c` of every attribute (numeric metrics). The first half of the samples
+//! chooses the *witness*, the event whose probability differs most between
+//! the two inputs (in either direction); the second half, independent of
+//! that choice, measures it. With Clopper–Pearson intervals at the requested
+//! confidence (split between the two probabilities),
+//!
+//! ```text
+//! ε ≥ ln( P̲[witness | x] / P̄[witness | x'] )
+//! ```
+//!
+//! holds with at least that confidence for the randomizer that ran. A correct
+//! mechanism keeps the bound below its claimed ε; the bound above the claim
+//! is proof of a privacy bug (at that confidence).
+//!
+//! Following Jagielski, Ullman, Oprea (NeurIPS 2020) and Ding et al.,
+//! "Detecting violations of differential privacy" (CCS 2018).
+
+use crate::metric::Metric;
+use crate::report::{Payload, Report};
+use crate::rng::RngCore;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// What `localdp audit` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditResult {
+    /// The claimed ε.
+    pub epsilon: f64,
+    /// The lower bound on the realized ε (0 when no event separates the inputs).
+    pub epsilon_lower_bound: f64,
+    /// The confidence of the bound.
+    pub confidence: f64,
+    /// Reports drawn per input.
+    pub samples: u64,
+    /// The witness event and the inputs it separates.
+    pub witness: String,
+}
+
+impl AuditResult {
+    /// True when the bound proves the claimed ε wrong.
+    pub fn violated(&self) -> bool {
+        self.epsilon_lower_bound > self.epsilon
+    }
+}
+
+/// The two neighbouring inputs the auditor uses for a metric, as text values
+/// (what `Metric::randomize_text` takes).
+pub fn neighbours(metric: &Metric) -> [String; 2] {
+    match metric {
+        Metric::Frequency(o) => [0, o.domain().len() - 1].map(|i| match o.domain().value_json(i) {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        }),
+        Metric::Numeric(m) => {
+            let ends = |end: usize| {
+                m.ranges().iter().map(|r| crate::privacy::number_text(r[end])).collect::<Vec<_>>().join(",")
+            };
+            [ends(0), ends(1)]
+        }
+    }
+}
+
+/// The events a report belongs to, by the public decoding only.
+pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
+    let mut out = vec![format!("output {}", payload_text(report))];
+    match (metric, &report.payload) {
+        (Metric::Frequency(o), _) => {
+            // The neighbours' support is the witness that matters, whatever
+            // the domain's size.
+            let last = o.domain().len() - 1;
+            let supported = o.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
+            out.extend(supported.map(|v| format!("supports value {v}")));
+        }
+        (Metric::Numeric(_), Payload::Index(k)) => out.push(format!("attribute 0 output {k}")),
+        (Metric::Numeric(_), Payload::Sampled { attributes, values }) => {
+            out.extend(attributes.iter().zip(values).map(|(a, k)| format!("attribute {a} output {k}")));
+        }
+        _ => {}
+    }
+    out
+}
+
+fn payload_text(report: &Report) -> String {
+    let mut value = report.to_json_value();
+    if let Some(map) = value.as_object_mut() {
+        for envelope in ["version", "protocol", "epsilon", "domain"] {
+            map.remove(envelope);
+        }
+    }
+    value.to_string()
+}
+
+/// Audits the metric's own randomizer (the production code path).
+pub fn audit(metric: &Metric, samples: u64, confidence: f64, rng: &mut dyn RngCore) -> AuditResult {
+    let inputs = neighbours(metric);
+    let mut randomize = |which: usize, rng: &mut dyn RngCore| {
+        metric.randomize_text(&inputs[which], rng).expect("the neighbours are valid values")
+    };
+    audit_with(metric, metric.epsilon(), samples, confidence, &mut randomize, rng)
+}
+
+/// Audits any randomizer against `claimed` ε, decoding its reports with
+/// `metric`'s public rules: `randomize(0 or 1, rng)` must return a report for
+/// the first or second neighbouring input. Tests use this to audit
+/// deliberately broken randomizers.
+pub fn audit_with(
+    metric: &Metric,
+    claimed: f64,
+    samples: u64,
+    confidence: f64,
+    randomize: &mut dyn FnMut(usize, &mut dyn RngCore) -> Report,
+    rng: &mut dyn RngCore,
+) -> AuditResult {
+    let half = samples / 2;
+    // Selection: event counts under each input on the first half.
+    let mut counts: HashMap<String, [u64; 2]> = HashMap::new();
+    for which in 0..2 {
+        for _ in 0..half {
+            for event in expand(metric, events(metric, &randomize(which, rng))) {
+                counts.entry(event).or_default()[which] += 1;
+            }
+        }
+    }
+    let alpha = 1.0 - confidence;
+    // The candidate whose bound on the selection half is largest, either way.
+    let mut best: Option<(f64, String, usize)> = None;
+    // Events seen a handful of times cannot bound anything (and outputs
+    // with a 32-bit seed are nearly all unique): skip them.
+    for (event, c) in counts.iter().filter(|(_, c)| c[0].max(c[1]) >= 10) {
+        for (hi, lo) in [(0, 1), (1, 0)] {
+            let bound = log_ratio_bound(c[hi], c[lo], half, alpha);
+            if best.as_ref().is_none_or(|(b, _, _)| bound > *b) {
+                best = Some((bound, event.clone(), hi));
+            }
+        }
+    }
+    let Some((_, witness, hi)) = best else {
+        return AuditResult { epsilon: claimed, epsilon_lower_bound: 0.0, confidence, samples, witness: "none".into() };
+    };
+    // Measurement on fresh samples.
+    let rest = samples - half;
+    let mut hits = [0u64; 2];
+    for (which, hit) in hits.iter_mut().enumerate() {
+        for _ in 0..rest {
+            *hit += u64::from(expand(metric, events(metric, &randomize(which, rng))).contains(&witness));
+        }
+    }
+    let bound = log_ratio_bound(hits[hi], hits[1 - hi], rest, alpha).max(0.0);
+    let inputs = neighbours(metric);
+    AuditResult {
+        epsilon: claimed,
+        epsilon_lower_bound: bound,
+        confidence,
+        samples,
+        witness: format!(
+            "{witness}: {} of {rest} reports of input {:?}, {} of {rest} of input {:?}",
+            hits[hi],
+            inputs[hi],
+            hits[1 - hi],
+            inputs[1 - hi]
+        ),
+    }
+}
+
+/// Adds the threshold events `output ≥ c` of numeric attributes.
+fn expand(metric: &Metric, events: Vec<String>) -> Vec<String> {
+    let mut out = events;
+    if let Metric::Numeric(m) = metric {
+        let outputs: Vec<(String, u64)> = out
+            .iter()
+            .filter_map(|e| {
+                let rest = e.strip_prefix("attribute ")?;
+                let (a, k) = rest.split_once(" output ")?;
+                Some((a.to_string(), k.parse().ok()?))
+            })
+            .collect();
+        // Thresholds on a coarse set of cut points keep the event count small.
+        let step = (m.outputs() / 16).max(1);
+        for (a, k) in outputs {
+            let cuts = (1..m.outputs()).step_by(step as usize).filter(|&c| k >= c);
+            out.extend(cuts.map(|c| format!("attribute {a} output ≥ {c}")));
+        }
+    }
+    out
+}
+
+/// `ln(P̲_hi / P̄_lo)` from `k_hi`, `k_lo` successes of `n` each, each bound
+/// at confidence `1 − α/2`.
+fn log_ratio_bound(k_hi: u64, k_lo: u64, n: u64, alpha: f64) -> f64 {
+    let lower = clopper_pearson_lower(k_hi, n, alpha / 2.0);
+    let upper = 1.0 - clopper_pearson_lower(n - k_lo, n, alpha / 2.0);
+    if lower <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    (lower / upper).ln()
+}
+
+/// The Clopper–Pearson lower bound for `k` successes of `n`: the `p` with
+/// `P[Bin(n, p) ≥ k] = α`, i.e. the `α` quantile of Beta(k, n−k+1).
+pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> f64 {
+    if k == 0 {
+        return 0.0;
+    }
+    let (a, b) = (k as f64, (n - k + 1) as f64);
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if regularized_beta(mid, a, b) < alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// `I_x(a, b)`, the regularized incomplete beta function (continued
+/// fraction, Numerical Recipes §6.4).
+fn regularized_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = libm::lgamma(a + b) - libm::lgamma(a) - libm::lgamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        ln_front.exp() * beta_fraction(x, a, b) / a
+    } else {
+        1.0 - ln_front.exp() * beta_fraction(1.0 - x, b, a) / b
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    d = if d.abs() < TINY { TINY } else { d };
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..10_000 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        for aa in [m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))] {
+            d = 1.0 + aa * d;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = 1.0 + aa / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            h *= d * c;
+        }
+        if (d * c - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
