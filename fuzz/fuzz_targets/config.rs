@@ -1,0 +1,49 @@
+//! Untrusted config text: `Metric::from_json`; a config it accepts must
+//! produce a report that a fresh aggregator of the same config accepts.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use localdp::{Aggregator, Metric, SimulationRng};
+
+/// Longer inputs are skipped: they only slow the fuzzer down.
+const MAX_INPUT: usize = 4096;
+/// Domains (or records) larger than this are skipped to keep runs fast; the
+/// library itself accepts up to 2^22 values.
+const MAX_SIZE: u64 = 1 << 16;
+
+/// True when the config names a domain or a record too large to build quickly.
+fn too_large(text: &str) -> bool {
+    let Ok(serde_json::Value::Object(object)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false; // Metric::from_json refuses it cheaply
+    };
+    let size = |v: &serde_json::Value| match v {
+        serde_json::Value::Number(n) => n.as_u64().is_some_and(|d| d > MAX_SIZE),
+        serde_json::Value::Array(items) => items.len() as u64 > MAX_SIZE,
+        _ => false,
+    };
+    object.get("domain").is_some_and(size) || object.get("range").is_some_and(size)
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if too_large(text) {
+        return;
+    }
+    let Ok(metric) = Metric::from_json(text) else { return };
+    let mut rng = SimulationRng::from_seed(0);
+    let report = match &metric {
+        Metric::Frequency(o) => o.randomize_index(0, &mut rng),
+        Metric::Numeric(m) => {
+            m.randomize(&vec![0.5; m.ranges().len()], &mut rng).expect("a finite record of the right length")
+        }
+    };
+    let line = report.to_json();
+    let mut aggregator = Aggregator::new(metric.clone());
+    if let Err(e) = aggregator.add_json(&line) {
+        panic!("the aggregator of an accepted config refused its own report: {e}\nreport: {line}");
+    }
+    assert_eq!(aggregator.n(), 1);
+});
