@@ -5,7 +5,9 @@
 #  2. wasm-bindgen tests in Node and in headless Chromium;
 #  3. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
-#     Worker in Chromium (with a strict CSP), and a Vite build.
+#     Worker in Chromium (with a strict CSP), and a Vite build;
+#  4. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
+#     target (longer runs: bash scripts/fuzz.sh SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -19,3 +21,4 @@ bash scripts/build.sh
 cargo build --release --quiet
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh
+bash scripts/fuzz.sh 20

@@ -2,8 +2,10 @@
 //! its claimed ε, and deliberately broken randomizers are caught.
 
 use localdp::audit::{audit, audit_with, clopper_pearson_lower, neighbours};
-use localdp::report::Payload;
-use localdp::rng::RngCore;
+mod common;
+
+use localdp::report::{BitVector, Payload};
+use localdp::rng::{uniform_below, Bernoulli, RngCore};
 use localdp::{Metric, Report, SimulationRng};
 
 const FREQUENCY: [&str; 7] = ["grr", "sue", "oue", "blh", "olh", "hr", "ss"];
@@ -46,82 +48,226 @@ fn every_mechanism_stays_within_its_claimed_epsilon() {
     }
 }
 
-/// The mutants: randomizers with a deliberate privacy bug, audited against
-/// the ε they claim. Each returns `(name, killed)`.
-fn mutants() -> Vec<(&'static str, bool)> {
-    let mut out = Vec::new();
-    let mut rng = SimulationRng::from_seed(5);
+/// A randomizer under test: report for neighbour 0 or 1.
+type Randomizer<'a> = Box<dyn FnMut(usize, &mut dyn RngCore) -> Report + 'a>;
 
-    // ε scaled by 1.1: the randomizer of ε = 1.1 claiming ε = 1.
-    let claimed = metric(r#"{"protocol":"grr","epsilon":1,"domain":2}"#);
-    let actual = metric(r#"{"protocol":"grr","epsilon":1.1,"domain":2}"#);
-    let inputs = neighbours(&claimed);
-    let mut scaled = |which: usize, rng: &mut dyn RngCore| {
-        let Metric::Frequency(a) = &actual else { unreachable!() };
-        let mut r = a.randomize(&inputs[which], rng).unwrap();
-        r.epsilon = 1.0;
-        r
-    };
-    out.push(("epsilon × 1.1", audit_with(&claimed, 1.0, 1_000_000, CONFIDENCE, &mut scaled, &mut rng).violated()));
+/// The checks a mutant must not pass; each returns true when it flags the
+/// randomizer. Every check holds for the real mechanisms (the tests above and
+/// `correct_mechanisms_pass_every_check` below).
+mod checks {
+    use super::*;
 
-    // A constant RNG: every draw is the same word (zero, so that rejection
-    // samplers terminate: any other constant can make them spin forever).
-    struct Constant;
-    impl RngCore for Constant {
-        fn next_u32(&mut self) -> u32 {
-            0
-        }
-        fn next_u64(&mut self) -> u64 {
-            0
-        }
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            dst.fill(0)
+    /// The black-box auditor's bound exceeds the claimed ε.
+    pub fn auditor(m: &Metric, claimed: f64, r: &mut Randomizer, samples: u64) -> bool {
+        audit_with(m, claimed, samples, CONFIDENCE, r, &mut SimulationRng::from_seed(31)).violated()
+    }
+
+    /// The sampler's output distribution for neighbour 0 differs from the
+    /// mechanism's enumerated channel: for frequency metrics the rate at
+    /// which reports support each value must be `p*` (its own) or `q*`
+    /// (z-tests); for numeric ones the output index histogram must fit the
+    /// channel's row (χ² over bins of expected count ≥ 50). α = 1e-6 each.
+    pub fn channel(m: &Metric, r: &mut Randomizer, samples: u64) -> bool {
+        let mut rng = SimulationRng::from_seed(41);
+        match m {
+            Metric::Frequency(o) => {
+                let d = o.domain().len();
+                let mut support = vec![0u64; d];
+                for _ in 0..samples {
+                    for v in o.supported_values(&r(0, &mut rng)) {
+                        support[v] += 1;
+                    }
+                }
+                let (p, q) = o.support_probabilities();
+                let z = common::z_critical(1e-6, d);
+                support.iter().enumerate().any(|(v, &c)| {
+                    let expected = if v == 0 { p } else { q };
+                    let se = (expected * (1.0 - expected) / samples as f64).sqrt();
+                    (c as f64 / samples as f64 - expected).abs() > z * se
+                })
+            }
+            Metric::Numeric(n) => {
+                let mut counts = vec![0u64; n.outputs() as usize];
+                for _ in 0..samples {
+                    match r(0, &mut rng).payload {
+                        Payload::Index(k) if k < n.outputs() => counts[k as usize] += 1,
+                        _ => return true,
+                    }
+                }
+                let (mut chi, mut bins, mut observed, mut expected) = (0.0, 0usize, 0.0, 0.0);
+                for (k, &c) in counts.iter().enumerate() {
+                    observed += c as f64;
+                    expected += samples as f64 * n.channel_probability(0, k as u64);
+                    if expected >= 50.0 || k + 1 == counts.len() {
+                        chi += (observed - expected).powi(2) / expected.max(1e-300);
+                        bins += 1;
+                        (observed, expected) = (0.0, 0.0);
+                    }
+                }
+                chi > common::chi_square_critical(1e-6, bins.saturating_sub(1).max(1))
+            }
         }
     }
-    for config in configs(1.0) {
-        let m = metric(&config);
+
+    /// Two fresh instances of the client must not produce the same reports:
+    /// flags a fixed or predictable seed (and a constant source).
+    pub fn predictable(mut fresh: impl FnMut() -> Randomizer<'static>) -> bool {
+        let mut rng = SimulationRng::from_seed(51);
+        let a: Vec<Report> = (0..50).map(|_| fresh()(0, &mut rng)).collect();
+        let b: Vec<Report> = (0..50).map(|_| fresh()(0, &mut rng)).collect();
+        let mut one = fresh();
+        let c: Vec<Report> = (0..50).map(|_| one(0, &mut rng)).collect();
+        a == b || c.windows(2).all(|w| w[0] == w[1])
+    }
+}
+
+/// A client over its own random source: `source` makes the generator a
+/// fresh client would open.
+fn client_with<R: RngCore + 'static>(m: Metric, source: impl Fn() -> R + 'static) -> impl FnMut() -> Randomizer<'static> {
+    move || {
+        let (m, mut rng) = (m.clone(), source());
         let inputs = neighbours(&m);
-        let mut constant = |which: usize, _: &mut dyn RngCore| m.randomize_text(&inputs[which], &mut Constant).unwrap();
-        // Killed by the auditor, or (when the constant output happens not to
-        // depend on the input) by the randomness check: a hundred reports of
-        // one value must not all be equal.
-        let first = constant(0, &mut rng);
-        let repeats = (0..100).all(|_| constant(0, &mut rng) == first);
-        let killed = repeats || audit_with(&m, 1.0, 20_000, CONFIDENCE, &mut constant, &mut rng).violated();
-        out.push((if config.contains("range") { "constant RNG (numeric)" } else { "constant RNG (frequency)" }, killed));
+        Box::new(move |which, _: &mut dyn RngCore| m.randomize_text(&inputs[which], &mut rng).unwrap())
+    }
+}
+
+/// The real randomizer of `m`, drawing from the rng it is handed.
+fn real(m: &Metric) -> Randomizer<'_> {
+    let inputs = neighbours(m);
+    Box::new(move |which, rng| m.randomize_text(&inputs[which], rng).unwrap())
+}
+
+fn all_configs(epsilon: f64) -> Vec<Metric> {
+    configs(epsilon).iter().map(|c| metric(c)).collect()
+}
+
+/// The mutants, each with the checks that flagged it (empty: it survived).
+fn mutants() -> Vec<(String, Vec<&'static str>)> {
+    let mut out: Vec<(String, Vec<&'static str>)> = Vec::new();
+    let mut record = |name: String, flags: &[(&'static str, bool)]| {
+        out.push((name, flags.iter().filter(|(_, f)| *f).map(|(n, _)| *n).collect()));
+    };
+
+    // ε scaled by 1.1, for every mechanism: the randomizer of 1.1ε claiming ε.
+    for (claimed, actual) in all_configs(1.0).into_iter().zip(all_configs(1.1)) {
+        let mut scaled: Randomizer = Box::new(|which, rng| {
+            let mut r = real(&actual)(which, rng);
+            (r.epsilon, r.domain) = (1.0, template(&claimed).domain);
+            r
+        });
+        let audited = checks::auditor(&claimed, 1.0, &mut scaled, 400_000);
+        let channel = checks::channel(&claimed, &mut scaled, 400_000);
+        record(format!("ε × 1.1 ({})", claimed.protocol_name()), &[("auditor", audited), ("channel", channel)]);
     }
 
-    // Off by one: GRR drawing the "other" value from 0..d−1 instead of the
-    // d − 1 values other than the input, so the last value is never reported
-    // unless it is the input.
+    // p and q swapped in the unary encodings: the input's bit is set with
+    // the others' probability and the others with the input's.
+    for protocol in ["sue", "oue"] {
+        let m = metric(&format!(r#"{{"protocol":"{protocol}","epsilon":1,"domain":6}}"#));
+        let Metric::Frequency(o) = &m else { unreachable!() };
+        let (p, q) = o.support_probabilities();
+        let (as_own, as_other) = (Bernoulli::rounded_up(q).unwrap(), Bernoulli::rounded_up(p).unwrap());
+        let mut swapped: Randomizer = Box::new(|which, rng| {
+            let v = [0, 5][which];
+            let mut bits = BitVector::zeros(6);
+            for i in 0..6 {
+                if if i == v { as_own.sample(rng) } else { as_other.sample(rng) } {
+                    bits.set(i);
+                }
+            }
+            Report { payload: Payload::Bits(bits), ..template(&m) }
+        });
+        let audited = checks::auditor(&m, 1.0, &mut swapped, 200_000);
+        let channel = checks::channel(&m, &mut swapped, 200_000);
+        record(format!("p and q swapped ({protocol})"), &[("auditor", audited), ("channel", channel)]);
+    }
+
+    // GRR's "other value" drawn wrongly: from one value too few (the last
+    // is never reported unless it is the input), or by modulo (biased).
     let grr = metric(r#"{"protocol":"grr","epsilon":1,"domain":6}"#);
     let Metric::Frequency(oracle) = &grr else { unreachable!() };
-    let template = oracle.randomize_index(0, &mut rng);
-    let keep = oracle.support_probabilities().0;
-    let mut off_by_one = |which: usize, rng: &mut dyn RngCore| {
-        let v = [0u64, 5][which];
-        let coin = localdp::rng::Bernoulli::rounded_up(1.0 - keep).unwrap();
-        let out = if coin.sample(rng) {
-            let j = localdp::rng::uniform_below(rng, 4); // should be 5
-            if j >= v { j + 1 } else { j }
-        } else {
-            v
-        };
-        Report { payload: Payload::Index(out), ..template.clone() }
-    };
-    out.push(("off-by-one domain", audit_with(&grr, 1.0, 200_000, CONFIDENCE, &mut off_by_one, &mut rng).violated()));
+    let leave = Bernoulli::rounded_up(1.0 - oracle.support_probabilities().0).unwrap();
+    type Other = fn(&mut dyn RngCore) -> u64;
+    let off_by_one: Other = |rng| uniform_below(rng, 4);
+    let modulo: Other = |rng| (rng.next_u64() & 7) % 5;
+    for (name, other) in [("off-by-one domain (grr)", off_by_one), ("biased uniform draw, modulo (grr)", modulo)] {
+        let mut wrong: Randomizer = Box::new(|which, rng| {
+            let v = [0u64, 5][which];
+            let out = if leave.sample(rng) {
+                let j = other(rng);
+                if j >= v { j + 1 } else { j }
+            } else {
+                v
+            };
+            Report { payload: Payload::Index(out), ..template(&grr) }
+        });
+        let audited = checks::auditor(&grr, 1.0, &mut wrong, 200_000);
+        let channel = checks::channel(&grr, &mut wrong, 200_000);
+        record(name.to_string(), &[("auditor", audited), ("channel", channel)]);
+    }
+
+    // A constant random source, and a non-cryptographic generator with a
+    // fixed seed (what `SimulationRng` is, used where `SecureRng` belongs).
+    for m in all_configs(1.0) {
+        let constant = checks::predictable(client_with(m.clone(), || Constant));
+        let mut always: Randomizer = Box::new(|which, _| real(&m)(which, &mut Constant));
+        let audited = checks::auditor(&m, 1.0, &mut always, 20_000);
+        record(format!("constant RNG ({})", m.protocol_name()), &[("predictable", constant), ("auditor", audited)]);
+        let seeded = checks::predictable(client_with(m.clone(), || SimulationRng::from_seed(0)));
+        record(format!("non-cryptographic seeded RNG ({})", m.protocol_name()), &[("predictable", seeded)]);
+    }
+
+    // Textbook floating-point Laplace: x + Lap(2/ε) by inverse CDF. Its
+    // output cannot even be written as a report; the grid check flags it.
+    let laplace = metric(r#"{"protocol":"laplace","epsilon":1,"range":[0,10]}"#);
+    let Metric::Numeric(n) = &laplace else { unreachable!() };
+    let step = 10.0 / n.grid_steps() as f64;
+    let mut rng = SimulationRng::from_seed(61);
+    let off_grid = (0..1000).any(|i| {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        let y = 0.001 * i as f64 - 10.0 * u.signum() * (1.0 - 2.0 * u.abs()).ln();
+        (y / step - (y / step).round()).abs() > 1e-9
+    });
+    record("textbook float Laplace".into(), &[("grid", off_grid)]);
     out
 }
 
-#[test]
-fn the_auditor_kills_every_mutant() {
-    let results = mutants();
-    let killed = results.iter().filter(|(_, k)| *k).count();
-    for (name, k) in &results {
-        println!("{name:28} {}", if *k { "killed" } else { "SURVIVED" });
+/// A valid report of `m` whose envelope the mutants reuse.
+fn template(m: &Metric) -> Report {
+    real(m)(0, &mut SimulationRng::from_seed(0))
+}
+
+/// Every draw is zero (a non-zero constant can make rejection samplers spin).
+struct Constant;
+impl RngCore for Constant {
+    fn next_u32(&mut self) -> u32 {
+        0
     }
-    println!("kill rate {killed}/{}", results.len());
-    assert_eq!(killed, results.len(), "{results:?}");
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        dst.fill(0)
+    }
+}
+
+#[test]
+fn every_mutant_is_killed() {
+    let results = mutants();
+    for (name, flags) in &results {
+        println!("{name:45} {}", if flags.is_empty() { "SURVIVED".to_string() } else { format!("killed by {}", flags.join(", ")) });
+    }
+    let killed = results.iter().filter(|(_, f)| !f.is_empty()).count();
+    println!("kill rate {killed}/{} = {:.0}%", results.len(), 100.0 * killed as f64 / results.len() as f64);
+    assert_eq!(killed, results.len());
+}
+
+#[test]
+fn correct_mechanisms_pass_every_check() {
+    for m in all_configs(1.0) {
+        assert!(!checks::channel(&m, &mut real(&m), 200_000), "{}", m.protocol_name());
+        assert!(!checks::predictable(client_with(m.clone(), || localdp::SecureRng::new().unwrap())), "{}", m.protocol_name());
+    }
 }
 
 #[test]
