@@ -10,6 +10,8 @@ const EDITS = [
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
   ['export class Client {', 'export class Client<C extends Config = Config> {'],
   ['randomize(value: string | number | number[]): Report;', 'randomize(value: ValueFor<C>): Report;'],
+  ['constructor(config: Config, options?: ClientOptions | null);', 'constructor(config: C, options?: ClientOptions | null);'],
+  ['constructor(config: Config);', 'constructor(config: C);'],
 ];
 
 for (const file of process.argv.slice(2)) {
@@ -18,7 +20,5 @@ for (const file of process.argv.slice(2)) {
     if (!text.includes(from)) throw new Error(`${file}: expected ${JSON.stringify(from)}`);
     text = text.replace(from, to);
   }
-  const constructors = text.split('constructor(config: Config);').length - 1;
-  if (constructors !== 2) throw new Error(`${file}: expected two constructors, found ${constructors}`);
-  writeFileSync(file, text.replaceAll('constructor(config: Config);', 'constructor(config: C);'));
+  writeFileSync(file, text);
 }

@@ -22,6 +22,10 @@ pub enum Error {
     /// record has the wrong number of values.
     #[error("invalid value: {0}")]
     InvalidValue(String),
+    /// A report would take the ε spent in the budget window above the
+    /// budget; nothing was released (`PrivacyBudgetExceeded` in JavaScript).
+    #[error("privacy budget exceeded: {0}")]
+    PrivacyBudgetExceeded(String),
     /// A report was refused by the aggregator; the reason is also counted.
     #[error("report rejected ({reason}): {detail}")]
     Rejected {

@@ -23,6 +23,7 @@
 
 pub mod aggregate;
 pub mod audit;
+pub mod client;
 pub mod domain;
 pub mod error;
 pub mod frequency;

@@ -3,7 +3,9 @@
 //! what the CLI and the JavaScript package use.
 
 use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing};
+use crate::client::{ClientSettings, CLIENT_KEYS};
 use crate::error::{Error, Result};
+use crate::privacy::number_text;
 use crate::numeric::{NumericConfig, NumericMetric};
 use crate::report::Report;
 use crate::rng::RngCore;
@@ -34,11 +36,21 @@ impl Metric {
     /// Parses a config: `"range"` makes it numeric, otherwise it is a
     /// frequency config. Shape errors name the key at fault.
     pub fn from_json(text: &str) -> Result<Self> {
-        let value: serde_json::Value =
+        Self::with_client_settings(text).map(|(metric, _)| metric)
+    }
+
+    /// Parses a config with its client-only keys ([`crate::client::CLIENT_KEYS`]:
+    /// memoization, budget), which [`Metric::from_json`] validates and ignores.
+    pub fn with_client_settings(text: &str) -> Result<(Self, ClientSettings)> {
+        let mut value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::MalformedConfig(format!("not JSON: {e}")))?;
         let object = value
-            .as_object()
+            .as_object_mut()
             .ok_or_else(|| Error::MalformedConfig("a configuration must be a JSON object".into()))?;
+        let settings = ClientSettings::from_config(object)?;
+        for key in CLIENT_KEYS {
+            object.remove(key);
+        }
         let numeric = object.contains_key("range");
         let known = if numeric { NUMERIC_PROTOCOLS } else { FREQUENCY_PROTOCOLS };
         match object.get("protocol") {
@@ -55,11 +67,35 @@ impl Metric {
             return Err(Error::MalformedConfig("\"epsilon\" must be a number".into()));
         }
         let malformed = |e: serde_json::Error| Error::MalformedConfig(e.to_string());
-        Ok(if numeric {
+        let metric = if numeric {
             Metric::Numeric(NumericMetric::new(&serde_json::from_value::<NumericConfig>(value).map_err(malformed)?)?)
         } else {
             Metric::Frequency(FrequencyOracle::new(&serde_json::from_value::<FrequencyConfig>(value).map_err(malformed)?)?)
-        })
+        };
+        Ok((metric, settings))
+    }
+
+    /// Identifies the metric's randomization: protocol, ε and the domain's or
+    /// range's fingerprint (what a report's envelope carries).
+    pub fn id(&self) -> String {
+        let (protocol, epsilon, fingerprint) = match self {
+            Metric::Frequency(o) => (o.protocol().name(), o.epsilon(), o.fingerprint()),
+            Metric::Numeric(m) => (m.protocol().name(), m.epsilon(), m.fingerprint()),
+        };
+        format!("{protocol}:{}:{fingerprint}", number_text(epsilon))
+    }
+
+    /// True where memoization applies: frequency protocols and scalar 1BitMean.
+    pub fn memoizable(&self) -> bool {
+        match self {
+            Metric::Frequency(_) => true,
+            Metric::Numeric(m) => m.protocol() == crate::NumericProtocol::OneBitMean && !m.is_vector(),
+        }
+    }
+
+    /// The ε one fresh report spends (a memoized repeat spends nothing).
+    pub fn long_run_epsilon(&self) -> f64 {
+        self.epsilon()
     }
 
     /// The resolved protocol's name.
@@ -84,16 +120,17 @@ impl Metric {
     pub fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
         match self {
             Metric::Frequency(o) => o.randomize(text, rng),
-            Metric::Numeric(m) => {
-                let values = text
-                    .split(',')
-                    .map(|v| v.trim().parse::<f64>())
-                    .collect::<std::result::Result<Vec<f64>, _>>()
-                    .map_err(|_| Error::InvalidValue("not a number".into()))?;
-                m.randomize(&values, rng)
-            }
+            Metric::Numeric(m) => m.randomize(&parse_numbers(text)?, rng),
         }
     }
+}
+
+/// Numbers separated by commas (one for a scalar metric).
+pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|v| v.trim().parse::<f64>())
+        .collect::<std::result::Result<Vec<f64>, _>>()
+        .map_err(|_| Error::InvalidValue("not a number".into()))
 }
 
 /// The aggregator of any metric.

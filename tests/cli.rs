@@ -383,3 +383,25 @@ fn records_take_comma_separated_numbers_and_report_every_attribute() {
     let out = run(&["randomize", "--config", c], "1,150,0\n1,150\n");
     assert!(!out.status.success() && stderr(&out).contains("line 2") && stderr(&out).contains("expected 3 numbers"));
 }
+
+#[test]
+fn user_tab_value_input_simulates_users_with_memos_and_ledgers() {
+    let dir = Scratch::new("users");
+    let config = dir.file(
+        "memo.json",
+        r#"{"protocol":"oue","epsilon":1,"domain":["a","b","c"],"memoize":true,"budget":{"epsilon":2,"window":"1h"}}"#,
+    );
+    let c = config.to_str().unwrap();
+    let input = "ann\ta\nann\ta\nbob\ta\nann\tb\nann\tc\t1000\nann\ta\t1000\nann\tc\t3600000\n";
+    let out = run(&["randomize", "--config", c, "--seed", "9"], input);
+    let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 6, "ann's third value within the hour is refused");
+    assert_eq!(lines[0], lines[1], "ann's memo for a");
+    assert_eq!(lines[0], lines[4], "still ann's memo for a, free of charge");
+    assert!(stderr(&out).contains("1 reports refused by the privacy budget"), "{}", stderr(&out));
+    let out = run(&["randomize", "--config", c], "ann\ta\nann\n");
+    assert!(!out.status.success() && stderr(&out).contains("line 2") && out.stdout.is_empty());
+    // Without a user column every line is its own fresh report.
+    let json = aggregate_json(&["--config", c], &randomize(&config, 1, &"a\n".repeat(50)));
+    assert_eq!(json["n"], 50, "the aggregator ignores memoize and budget");
+}

@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
 use localdp::{
-    Aggregator, Estimate, FrequencyEstimate, Metric, NumericEstimate, PostProcessing, Rejection, SecureRng,
+    Aggregator, Error, Estimate, FrequencyEstimate, Metric, NumericEstimate, PostProcessing, Rejection, SecureRng,
     SimulationRng,
 };
 use std::fs::File;
@@ -20,7 +20,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Randomize values, one per line (stdin if no file), into JSON Lines reports.
+    /// Randomize values, one per line (stdin if no file), into JSON Lines
+    /// reports. Lines of the form `user<TAB>value[<TAB>time in ms]` simulate
+    /// many users, each with their own memos and ledger.
     Randomize {
         /// The metric's config (JSON).
         #[arg(long)]
@@ -127,6 +129,7 @@ fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
 }
 
 fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResult {
+    let config_text = std::fs::read_to_string(config).map_err(|e| format!("{}: {e}", config.display()))?;
     let metric = load_metric(config)?;
     let source = values.map_or("stdin".to_string(), |p| p.display().to_string());
     let mut input = Vec::new();
@@ -138,18 +141,41 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
         Some(s) => Box::new(SimulationRng::from_seed(s)),
         None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
     };
-    let reports = if input.is_empty() {
-        Vec::new()
-    } else {
-        text.split(|&b| b == b'\n')
-            .enumerate()
-            .map(|(i, line)| {
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                let value = std::str::from_utf8(line).map_err(|_| format!("{source}: line {}: not valid UTF-8", i + 1))?;
-                metric.randomize_text(value, &mut *rng).map_err(|e| format!("{source}: line {}: {e}", i + 1))
-            })
-            .collect::<CliResult<Vec<_>>>()?
-    };
+    let lines: Vec<&[u8]> = if input.is_empty() { Vec::new() } else { text.split(|&b| b == b'\n').collect() };
+    // `user<TAB>value[<TAB>time in ms]`: simulated users, each with their own
+    // secret, memos and ledger (the config's memoize and budget apply).
+    let users = lines.first().is_some_and(|l| l.contains(&b'\t'));
+    let mut clients: std::collections::HashMap<String, localdp::client::Client> = std::collections::HashMap::new();
+    let mut refused = 0u64;
+    let mut reports = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let at = |e: &dyn std::fmt::Display| format!("{source}: line {}: {e}", i + 1);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = std::str::from_utf8(line).map_err(|_| at(&"not valid UTF-8"))?;
+        if !users {
+            reports.push(metric.randomize_text(line, &mut *rng).map_err(|e| at(&e))?);
+            continue;
+        }
+        let mut fields = line.split('\t');
+        let (user, value, time) = (fields.next().unwrap_or(""), fields.next(), fields.next());
+        let value = value.filter(|_| fields.next().is_none()).ok_or_else(|| at(&"expected user<TAB>value[<TAB>time in ms]"))?;
+        let now: u64 = time.map_or(Ok(0), str::parse).map_err(|_| at(&"the time must be whole milliseconds"))?;
+        let client = match clients.entry(user.to_string()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let secret = localdp::client::new_secret(&mut *rng);
+                e.insert(localdp::client::Client::new(&config_text, &secret, None).map_err(|e| at(&e))?)
+            }
+        };
+        match client.randomize_text(value, now, &mut *rng) {
+            Ok(report) => reports.push(report),
+            Err(Error::PrivacyBudgetExceeded(_)) => refused += 1,
+            Err(e) => return Err(at(&e)),
+        }
+    }
+    if refused > 0 {
+        eprintln!("localdp: {refused} reports refused by the privacy budget (nothing written for them)");
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     for report in reports {
         writeln!(out, "{}", report.to_json()).map_err(|e| e.to_string())?;

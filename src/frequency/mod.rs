@@ -310,6 +310,11 @@ impl FrequencyOracle {
         self.epsilon
     }
 
+    /// The fingerprint of the domain or range that reports carry.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
     /// The domain.
     pub fn domain(&self) -> &Domain {
         &self.domain

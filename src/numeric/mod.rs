@@ -376,6 +376,11 @@ impl NumericMetric {
         &self.ranges
     }
 
+    /// The fingerprint of the domain or range that reports carry.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
     /// True for a record metric (`"range": [[lo, hi], …]`).
     pub fn is_vector(&self) -> bool {
         self.vector

@@ -43,8 +43,31 @@ export interface NumericConfig {
   range: [number, number] | Array<[number, number]>;
 }
 
+/** Client-only keys, on any config; the Aggregator ignores them. */
+export interface RepeatedCollection {
+  /** Draw one permanent response per value and resend it (frequency protocols, one_bit_mean). */
+  memoize?: boolean;
+  /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"). */
+  budget?: { epsilon: number; window: string };
+  /** Memoized one_bit_mean: steps of the α-point rounding grid (default 32). */
+  granularity?: number;
+}
+
 /** Any config the package accepts. */
-export type Config = FrequencyConfig | NumericConfig;
+export type Config = (FrequencyConfig | NumericConfig) & RepeatedCollection;
+
+/** Web Storage's shape: `localStorage` works as is. */
+export interface ClientStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
+export interface ClientOptions {
+  /** Keeps the install's secret, memos and ledger across sessions (default: in memory). */
+  storage?: ClientStorage;
+  /** The ledger's clock in ms since 1970 (default `Date.now`). */
+  now?: () => number;
+}
 
 /** Any resolved protocol. */
 export type Protocol = FrequencyProtocol | NumericProtocol;
@@ -167,6 +190,8 @@ extern "C" {
     pub type ReportsJs;
     #[wasm_bindgen(typescript_type = "string | number | number[]")]
     pub type ValueJs;
+    #[wasm_bindgen(typescript_type = "ClientOptions")]
+    pub type ClientOptionsJs;
     #[wasm_bindgen(typescript_type = "EstimateOptions")]
     pub type EstimateOptionsJs;
     #[wasm_bindgen(typescript_type = "Estimate")]
@@ -203,6 +228,11 @@ fn js_error(error: Error) -> JsValue {
         Error::InvalidConfig(_) | Error::ValueNotInDomain(_) | Error::InvalidValue(_) | Error::MergeMismatch(_) => {
             range_error(&message)
         }
+        Error::PrivacyBudgetExceeded(_) => {
+            let e = js_sys::Error::new(&message);
+            e.set_name("PrivacyBudgetExceeded");
+            e.into()
+        }
         Error::NoReports | Error::Randomness(_) => js_sys::Error::new(&message).into(),
     }
 }
@@ -236,41 +266,129 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
     JSON::parse(&text).expect("valid JSON")
 }
 
-/// The client: randomizes values on this device with `crypto.getRandomValues`.
+/// Where a client keeps its secret, memos and ledger: `localStorage`,
+/// `sessionStorage`, or anything with `getItem`/`setItem`; in memory without.
+struct Storage(Option<JsValue>);
+
+impl Storage {
+    fn get(&self, key: &str) -> Result<Option<String>, JsValue> {
+        let Some(storage) = &self.0 else { return Ok(None) };
+        let get: js_sys::Function = Reflect::get(storage, &"getItem".into())?.dyn_into()?;
+        Ok(get.call1(storage, &key.into())?.as_string())
+    }
+
+    /// Writes, or throws: a client must not release a report whose memo or
+    /// ledger entry could not be kept.
+    fn set(&self, key: &str, value: &str) -> Result<(), JsValue> {
+        let Some(storage) = &self.0 else { return Ok(()) };
+        let set: js_sys::Function = Reflect::get(storage, &"setItem".into())?.dyn_into()?;
+        set.call2(storage, &key.into(), &value.into()).map(drop)
+    }
+}
+
+/// The client: randomizes values on this device with `crypto.getRandomValues`,
+/// memoizing and keeping its privacy ledger as the config asks.
 #[wasm_bindgen]
 pub struct Client {
-    metric: Metric,
+    core: crate::client::Client,
+    storage: Storage,
+    state_key: String,
+    resets: u64,
+    now: Option<js_sys::Function>,
     rng: SecureRng,
 }
 
 #[wasm_bindgen]
 impl Client {
-    /// `new Client(config)`: `config` is the CLI's CONFIG.json object.
+    /// `new Client(config, { storage, now })`: `config` is the CLI's
+    /// CONFIG.json object; `storage` (e.g. `localStorage`) keeps the
+    /// install's secret, memos and ledger across sessions; `now` (ms, default
+    /// `Date.now`) is the ledger's clock.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: ConfigJs) -> Result<Client, JsValue> {
-        let metric = metric_from(&config)?;
-        Ok(Client { metric, rng: SecureRng::new().map_err(js_error)? })
+    pub fn new(config: ConfigJs, options: Option<ClientOptionsJs>) -> Result<Client, JsValue> {
+        let config: JsValue = config.into();
+        metric_from(&config)?; // the shape checks and NaN guard
+        let text = stringify(&config, "config")?;
+        let options: JsValue = options.map_or(JsValue::UNDEFINED, Into::into);
+        let get = |key: &str| -> Result<JsValue, JsValue> {
+            if options.is_object() { Reflect::get(&options, &key.into()) } else { Ok(JsValue::UNDEFINED) }
+        };
+        let storage = get("storage")?;
+        let storage = if storage.is_undefined() || storage.is_null() {
+            Storage(None)
+        } else if Reflect::get(&storage, &"getItem".into())?.is_function() && Reflect::get(&storage, &"setItem".into())?.is_function() {
+            Storage(Some(storage))
+        } else {
+            return Err(type_error("options.storage must have getItem and setItem (like localStorage)"));
+        };
+        let now = get("now")?;
+        let now = if now.is_undefined() { None } else { Some(now.dyn_into::<js_sys::Function>().map_err(|_| type_error("options.now must be a function"))?) };
+        let mut rng = SecureRng::new().map_err(js_error)?;
+        let mut resets = 0;
+        let secret = match storage.get(SECRET_KEY)? {
+            Some(s) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => s,
+            found => {
+                resets += u64::from(found.is_some());
+                let s = crate::client::new_secret(&mut rng);
+                storage.set(SECRET_KEY, &s)?;
+                s
+            }
+        };
+        let id = crate::Metric::with_client_settings(&text).map_err(js_error)?.0.id();
+        let state_key = format!("localdp:state:{id}");
+        let resets_key = format!("localdp:resets:{id}");
+        let core = crate::client::Client::new(&text, &secret, storage.get(&state_key)?.as_deref()).map_err(js_error)?;
+        resets += core.resets();
+        let earlier: u64 = storage.get(&resets_key)?.and_then(|r| r.parse().ok()).unwrap_or(0);
+        if resets > 0 {
+            storage.set(&resets_key, &(earlier + resets).to_string())?;
+            storage.set(&state_key, &core.state_json())?;
+        }
+        Ok(Client { core, storage, state_key, resets: earlier + resets, now, rng })
     }
 
     /// The resolved protocol (what `"auto"` chose).
     #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
     pub fn protocol(&self) -> String {
-        self.metric.protocol_name().to_string()
+        self.core.metric().protocol_name().to_string()
     }
 
     /// ε of one report.
     #[wasm_bindgen(getter)]
     pub fn epsilon(&self) -> f64 {
-        self.metric.epsilon()
+        self.core.metric().epsilon()
+    }
+
+    /// True when the secret, memos and ledger live in a storage; false when
+    /// they last only as long as this object (each new client is a reset).
+    #[wasm_bindgen(getter)]
+    pub fn persistent(&self) -> bool {
+        self.storage.0.is_some()
+    }
+
+    /// How many times the stored state was found corrupt and started afresh.
+    /// Each reset means new permanent responses: a value reported across `r`
+    /// resets has cost `(r+1)·ε`.
+    #[wasm_bindgen(getter)]
+    pub fn resets(&self) -> f64 {
+        self.resets as f64
+    }
+
+    /// ε spent in the budget window ending now.
+    #[wasm_bindgen(getter)]
+    pub fn spent(&self) -> Result<f64, JsValue> {
+        Ok(self.core.spent(self.now_ms()?))
     }
 
     /// Randomizes one value into a report ready to send: a string, or an
     /// integer for a sized domain; a number for a numeric metric (clipped to
     /// its range), an array of numbers for a record. Only the report leaves
-    /// the device.
+    /// the device. Throws `PrivacyBudgetExceeded` (an `Error` of that name)
+    /// when the budget is spent, releasing nothing.
     pub fn randomize(&mut self, value: ValueJs) -> Result<ReportJs, JsValue> {
         let value: JsValue = value.into();
-        let report = match &self.metric {
+        let now = self.now_ms()?;
+        let report = match self.core.metric() {
             Metric::Frequency(oracle) => {
                 let text = if let Some(s) = value.as_string() {
                     s
@@ -288,9 +406,9 @@ impl Client {
                 } else {
                     return Err(type_error("a value must be a string or a number"));
                 };
-                oracle.randomize(&text, &mut self.rng)
+                self.core.randomize_text(&text, now, &mut self.rng)
             }
-            Metric::Numeric(numeric) => {
+            Metric::Numeric(_) => {
                 let values: Vec<f64> = if let Some(n) = value.as_f64() {
                     vec![n]
                 } else if js_sys::Array::is_array(&value) {
@@ -301,13 +419,28 @@ impl Client {
                 } else {
                     return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
                 };
-                numeric.randomize(&values, &mut self.rng)
+                self.core.randomize_numbers(&values, now, &mut self.rng)
             }
         }
         .map_err(js_error)?;
+        self.storage.set(&self.state_key, &self.core.state_json())?;
         Ok(JSON::parse(&report.to_json()).expect("valid JSON").unchecked_into())
     }
+
+    fn now_ms(&self) -> Result<u64, JsValue> {
+        let ms = match &self.now {
+            Some(f) => f.call0(&JsValue::NULL)?.as_f64().ok_or_else(|| type_error("options.now must return a number"))?,
+            None => js_sys::Date::now(),
+        };
+        if !(ms.is_finite() && ms >= 0.0) {
+            return Err(range_error("the clock must give a time in ms since 1970"));
+        }
+        Ok(ms as u64)
+    }
 }
+
+/// The storage key of the per-install secret.
+const SECRET_KEY: &str = "localdp:secret";
 
 /// The aggregator: validates and counts reports, merges, and estimates.
 #[wasm_bindgen]

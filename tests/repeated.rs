@@ -1,0 +1,166 @@
+//! Repeated collection: the averaging attack with and without memoization,
+//! the ledger, persistence and resets.
+
+mod common;
+
+use localdp::client::{new_secret, Client};
+use localdp::report::Payload;
+use localdp::{Error, Metric, NumericAggregator, SimulationRng};
+
+const DAY: u64 = 86_400_000;
+
+fn client(config: &str, rng: &mut SimulationRng) -> Client {
+    Client::new(config, &new_secret(rng), None).unwrap()
+}
+
+/// Each of `users` users holds a bit and reports it `reports` times; the
+/// attacker takes the majority of each user's reports. Returns the share of
+/// users whose bit the attacker recovers.
+fn majority_attack(config: &str, users: usize, reports: usize, seed: u64) -> f64 {
+    let mut rng = SimulationRng::from_seed(seed);
+    let mut right = 0;
+    for u in 0..users {
+        let truth = u % 2;
+        let mut c = client(config, &mut rng);
+        let ones = (0..reports)
+            .filter(|_| {
+                let r = c.randomize_text(&truth.to_string(), 0, &mut rng).unwrap();
+                matches!(r.payload, Payload::Index(1))
+            })
+            .count();
+        right += usize::from((2 * ones > reports) == (truth == 1));
+    }
+    right as f64 / users as f64
+}
+
+#[test]
+fn memoization_defeats_the_averaging_attack() {
+    let (users, reports) = (2000, 301);
+    let fresh = majority_attack(r#"{"protocol":"grr","epsilon":1,"domain":2}"#, users, reports, 1);
+    let memo = majority_attack(r#"{"protocol":"grr","epsilon":1,"domain":2,"memoize":true}"#, users, reports, 2);
+    // One report of randomized response at ε = 1 is right with p* ≈ e/(e+1).
+    let Metric::Frequency(o) = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":2}"#).unwrap() else {
+        unreachable!()
+    };
+    let p = o.support_probabilities().0;
+    let tolerance = common::z_critical(1e-6, 1) * (p * (1.0 - p) / users as f64).sqrt();
+    println!("majority vote over {reports} reports: fresh {fresh:.4}, memoized {memo:.4} (one report: {p:.4} ± {tolerance:.4})");
+    assert!(fresh > 0.999, "without memoization the attack should win: {fresh}");
+    assert!((memo - p).abs() < tolerance, "with memoization no better than one report: {memo} vs {p}");
+}
+
+#[test]
+fn memo_keys_reveal_nothing_and_differ_per_install() {
+    let config = r#"{"protocol":"oue","epsilon":1,"domain":["secret-label-xyz","other"],"memoize":true}"#;
+    let mut rng = SimulationRng::from_seed(3);
+    let (mut a, mut b) = (client(config, &mut rng), client(config, &mut rng));
+    let first = a.randomize_text("secret-label-xyz", 0, &mut rng).unwrap();
+    for _ in 0..20 {
+        assert_eq!(a.randomize_text("secret-label-xyz", 0, &mut rng).unwrap(), first, "a memo hit resends the report");
+    }
+    b.randomize_text("secret-label-xyz", 0, &mut rng).unwrap();
+    let (sa, sb) = (a.state_json(), b.state_json());
+    assert!(!sa.contains("secret-label-xyz") && !sa.contains("\"0\""), "{sa}");
+    let key = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["memos"].as_object().unwrap().keys().next().unwrap().clone();
+    assert_ne!(key(&sa), key(&sb), "keys are per-install");
+}
+
+#[test]
+fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
+    let mut rng = SimulationRng::from_seed(4);
+    let config = r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":2.5,"window":"1d"}}"#;
+    let mut c = client(config, &mut rng);
+    let t0 = 1_700_000_000_000;
+    c.randomize_text("1", t0, &mut rng).unwrap();
+    c.randomize_text("1", t0 + 1000, &mut rng).unwrap();
+    assert!(matches!(c.randomize_text("1", t0 + 2000, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    assert_eq!(c.spent(t0 + 2000), 2.0, "a refused report spends nothing");
+    assert!(matches!(c.randomize_text("2", t0 + DAY - 1, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    c.randomize_text("1", t0 + DAY, &mut rng).expect("the first report left the window");
+    assert!(matches!(c.randomize_text("1", t0 + DAY + 10, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    c.randomize_text("3", t0 + DAY + 1000, &mut rng).expect("the second left too");
+
+    // Memoized: an unchanged value costs nothing more; a changed one costs again.
+    let config = r#"{"protocol":"olh","epsilon":1,"domain":4,"memoize":true,"budget":{"epsilon":2,"window":"12h"}}"#;
+    let mut m = client(config, &mut rng);
+    for i in 0..100 {
+        m.randomize_text("0", t0 + i, &mut rng).unwrap();
+    }
+    assert_eq!(m.spent(t0 + 100), 1.0);
+    m.randomize_text("1", t0 + 200, &mut rng).unwrap();
+    assert!(matches!(m.randomize_text("2", t0 + 300, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    m.randomize_text("0", t0 + 400, &mut rng).expect("a memo hit is free");
+}
+
+#[test]
+fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
+    let mut rng = SimulationRng::from_seed(5);
+    let config = r#"{"protocol":"ss","epsilon":2,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    let mut first = Client::new(config, &secret, None).unwrap();
+    let report = first.randomize_text("3", 10, &mut rng).unwrap_err();
+    assert!(matches!(report, Error::PrivacyBudgetExceeded(_)), "ε 2 > budget 1: refused");
+    let config = r#"{"protocol":"ss","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
+    let mut first = Client::new(config, &secret, None).unwrap();
+    let report = first.randomize_text("3", 10, &mut rng).unwrap();
+    let stored = first.state_json();
+
+    let mut second = Client::new(config, &secret, Some(&stored)).unwrap();
+    assert_eq!(second.resets(), 0);
+    assert_eq!(second.randomize_text("3", 20, &mut rng).unwrap(), report, "the memo came back");
+    assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded(_))), "so did the ledger");
+
+    for corrupt in ["", "{", "[]", r#"{"version":9}"#, &stored.replace("\"ss:1.0:", "\"ss:2.0:"), &stored.replace("\"version\":1", "\"version\":2")] {
+        let mut c = Client::new(config, &secret, Some(corrupt)).unwrap();
+        assert_eq!(c.resets(), 1, "{corrupt}");
+        assert_eq!(c.spent(40), 0.0, "a fresh ledger");
+        c.randomize_text("4", 40, &mut rng).unwrap();
+    }
+    assert!(Client::new(config, "not hex", None).is_err());
+}
+
+#[test]
+fn memoized_one_bit_mean_is_unbiased_with_alpha_point_rounding() {
+    // Many installs (each with its own α) report 37.3 on [0, 100] twenty
+    // times; one report per install is aggregated.
+    let config = r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"granularity":8}"#;
+    let Metric::Numeric(m) = Metric::from_json(config).unwrap() else { unreachable!() };
+    let mut rng = SimulationRng::from_seed(6);
+    let mut aggregator = NumericAggregator::new(m.clone());
+    let installs = 200_000;
+    for _ in 0..installs {
+        let mut c = client(config, &mut rng);
+        let first = c.randomize_numbers(&[37.3], 0, &mut rng).unwrap();
+        for _ in 0..3 {
+            assert_eq!(c.randomize_numbers(&[37.3], 0, &mut rng).unwrap(), first);
+        }
+        // A slowly changing value stays on the same α-point most of the time.
+        aggregator.add(&first).unwrap();
+    }
+    let e = &aggregator.estimate().unwrap().attributes[0];
+    let z = common::z_critical(1e-6, 1);
+    println!("memoized 1BitMean: mean {:.3} ± {:.3} for 37.3", e.mean, e.std_error);
+    assert!((e.mean - 37.3).abs() < z * e.std_error, "{} vs 37.3", e.mean);
+    let mut c = client(config, &mut rng);
+    assert!(c.randomize_numbers(&[f64::NAN], 0, &mut rng).is_err());
+    let bad = r#"{"protocol":"piecewise","epsilon":1,"range":[0,100],"memoize":true}"#;
+    assert!(Client::new(bad, &new_secret(&mut rng), None).is_err(), "memoize needs a memoizable protocol");
+}
+
+#[test]
+fn the_aggregator_ignores_client_only_keys_and_budget_shapes_are_checked() {
+    let with = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4,"memoize":true,"budget":{"epsilon":3,"window":"7d"}}"#).unwrap();
+    let without = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+    assert_eq!(with, without);
+    for bad in [
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"memoize":"yes"}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":3}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":3}}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":0,"window":"1d"}}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1 day"}}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"0d"}}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1d","extra":1}}"#,
+    ] {
+        assert!(Metric::from_json(bad).is_err(), "{bad}");
+    }
+}
