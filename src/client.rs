@@ -140,6 +140,9 @@ pub struct ClientState {
     /// Memoized 1BitMean: this install's α-point offset.
     #[serde(default)]
     pub alpha: Option<u64>,
+    /// Memoized dBitFlip: this install's sampled buckets.
+    #[serde(default)]
+    pub buckets: Option<Vec<u32>>,
 }
 
 /// One metric's client with memoization and a ledger. The per-install
@@ -183,7 +186,7 @@ impl Client {
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::InvalidConfig("the client secret must be 64 hex digits".into()))?;
         let id = metric.id();
-        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), alpha: None };
+        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), alpha: None, buckets: None };
         let (state, resets) = match stored.map(serde_json::from_str::<ClientState>) {
             None => (fresh, 0),
             Some(Ok(s)) if s.version == STATE_VERSION && s.metric == id && s.ledger.iter().all(|(_, e)| e.is_finite()) => (s, 0),
@@ -233,13 +236,18 @@ impl Client {
                 let numbers = crate::metric::parse_numbers(value)?;
                 self.randomize_numbers(&numbers, now_ms, rng)
             }
-            _ => {
-                let key = match &self.metric {
-                    Metric::Frequency(o) => o.domain().index_of(value)?.to_string(),
-                    _ => value.to_string(),
-                };
-                let metric = self.metric.clone();
-                self.release(&key, now_ms, rng, |rng| metric.randomize_text(value, rng))
+            Metric::Frequency(o) => {
+                let o = o.clone();
+                let index = o.domain().index_of(value)?;
+                if self.settings.memoize {
+                    if let Some(sampled) = o.sample_buckets(rng) {
+                        // dBitFlip: permanent buckets, one response per pattern.
+                        let buckets = self.state.buckets.get_or_insert(sampled).clone();
+                        let key = buckets.iter().position(|&j| j as usize == index).map_or("none".into(), |p| p.to_string());
+                        return self.release(&key, now_ms, rng, |rng| Ok(o.randomize_with_buckets(index, buckets, rng)));
+                    }
+                }
+                self.release(&index.to_string(), now_ms, rng, |rng| Ok(o.randomize_index(index, rng)))
             }
         }
     }

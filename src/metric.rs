@@ -12,7 +12,7 @@ use crate::rng::RngCore;
 use crate::{FrequencyConfig, FrequencyOracle, RejectionCounts};
 use serde::Serialize;
 
-const FREQUENCY_PROTOCOLS: &str = "grr, sue, oue, blh, olh, hr, ss, auto";
+const FREQUENCY_PROTOCOLS: &str = "grr, sue, oue, blh, olh, hr, ss, dbitflip, auto";
 const NUMERIC_PROTOCOLS: &str = "duchi, laplace, piecewise, hybrid, one_bit_mean, auto";
 
 /// A configured metric: a frequency oracle or a numeric mechanism.

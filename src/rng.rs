@@ -107,6 +107,19 @@ pub fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
     }
 }
 
+/// `k` distinct elements of `0..n`, uniformly, in increasing order (a
+/// partial Fisher–Yates shuffle with exact uniform draws).
+pub fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R) -> Vec<u32> {
+    let mut all: Vec<u32> = (0..n as u32).collect();
+    for i in 0..k {
+        let j = i + uniform_below(rng, (n - i) as u64) as usize;
+        all.swap(i, j);
+    }
+    all.truncate(k);
+    all.sort_unstable();
+    all
+}
+
 /// A coin with probability exactly `threshold / 2^64`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bernoulli {

@@ -67,6 +67,8 @@ fn outputs(oracle: &FrequencyOracle) -> Vec<Payload> {
             all_bit_vectors(d, Some(k))
         }
         Protocol::Sue | Protocol::Oue | Protocol::Ss => sampled(12, &mut rng),
+        // Enumerated exhaustively in tests/repeated.rs.
+        Protocol::DBitFlip => sampled(64, &mut rng),
     }
 }
 

@@ -164,3 +164,74 @@ fn the_aggregator_ignores_client_only_keys_and_budget_shapes_are_checked() {
         assert!(Metric::from_json(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
+    use localdp::report::Report;
+    for epsilon in [0.5, 1.0, 2.0, 4.0] {
+        for (k, d) in [(5usize, 1usize), (5, 2), (6, 3), (4, 4)] {
+            let config = format!(r#"{{"protocol":"dbitflip","epsilon":{epsilon},"domain":{k},"d":{d}}}"#);
+            let Metric::Frequency(o) = Metric::from_json(&config).unwrap() else { unreachable!() };
+            let template = o.randomize_index(0, &mut SimulationRng::from_seed(1));
+            // Every d-subset of buckets with every bit pattern.
+            let mut worst: f64 = 0.0;
+            let mut totals = vec![0.0; k];
+            for mask in 0u32..(1 << k) {
+                if mask.count_ones() as usize != d {
+                    continue;
+                }
+                let attributes: Vec<u32> = (0..k as u32).filter(|j| mask >> j & 1 == 1).collect();
+                for bits in 0u32..(1 << d) {
+                    let values = (0..d).map(|i| u64::from(bits >> i & 1)).collect();
+                    let report = Report { payload: Payload::Sampled { attributes: attributes.clone(), values }, ..template.clone() };
+                    let probabilities: Vec<f64> = (0..k).map(|v| o.likelihood(v, &report).probability()).collect();
+                    for (t, p) in totals.iter_mut().zip(&probabilities) {
+                        *t += p;
+                    }
+                    let (lo, hi) = probabilities.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &p| (l.min(p), h.max(p)));
+                    worst = worst.max((hi / lo).ln());
+                }
+            }
+            assert!(totals.iter().all(|t| (t - 1.0).abs() < 1e-12), "{config}: {totals:?}");
+            assert!(worst <= epsilon + 1e-12, "{config}: {worst}");
+            // Tight when two values' buckets can both be sampled (d ≥ 2);
+            // with d = 1 a report differs in one bit only: ε/2.
+            let tight = if d >= 2 { epsilon } else { epsilon / 2.0 };
+            assert!(worst >= tight - 1e-9, "{config}: only {worst}");
+        }
+    }
+    let config = r#"{"protocol":"dbitflip","epsilon":2,"domain":8,"d":3}"#;
+    let Metric::Frequency(o) = Metric::from_json(config).unwrap() else { unreachable!() };
+    let mut rng = SimulationRng::from_seed(8);
+    let mut aggregator = localdp::FrequencyAggregator::new(o.clone());
+    let n = 80_000;
+    for i in 0..n {
+        aggregator.add(&o.randomize_index([0, 0, 0, 1, 1, 2, 3, 7][i % 8], &mut rng)).unwrap();
+    }
+    let truth = [0.375, 0.25, 0.125, 0.125, 0.0, 0.0, 0.0, 0.125];
+    let z = common::z_critical(1e-6, 8);
+    for (e, t) in aggregator.estimate(localdp::PostProcessing::None).unwrap().estimates.iter().zip(truth) {
+        assert!((e.frequency - t).abs() < z * e.std_error, "{e:?} vs {t}");
+    }
+    for bad in [
+        r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":5}"#,
+        r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":0}"#,
+        r#"{"protocol":"grr","epsilon":1,"domain":4,"d":2}"#,
+    ] {
+        assert!(Metric::from_json(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn memoized_dbitflip_keeps_its_buckets_and_one_response_per_pattern() {
+    let config = r#"{"protocol":"dbitflip","epsilon":1,"domain":10,"d":2,"memoize":true,"budget":{"epsilon":3,"window":"1d"}}"#;
+    let mut rng = SimulationRng::from_seed(9);
+    let mut c = client(config, &mut rng);
+    let reports: Vec<_> = (0..10).map(|v| c.randomize_text(&v.to_string(), 0, &mut rng).unwrap()).collect();
+    let Payload::Sampled { attributes, .. } = &reports[0].payload else { panic!() };
+    let outside: Vec<usize> = (0..10).filter(|v| !attributes.contains(&(*v as u32))).collect();
+    for pair in outside.windows(2) {
+        assert_eq!(reports[pair[0]], reports[pair[1]], "values outside the buckets share one response");
+    }
+    assert_eq!(c.spent(0), 3.0, "three patterns: each bucket, and none");
+}

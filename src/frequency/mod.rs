@@ -20,6 +20,7 @@
 //! *realized* probabilities of the integer-threshold coins, so the estimator is
 //! exactly unbiased for the channel that actually runs.
 
+mod dbitflip;
 mod grr;
 mod hadamard;
 mod local_hashing;
@@ -34,6 +35,7 @@ use crate::rng::RngCore;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+pub use dbitflip::DBitFlip;
 pub use grr::GeneralizedRandomizedResponse;
 pub use hadamard::HadamardResponse;
 pub use local_hashing::LocalHashing;
@@ -62,6 +64,10 @@ pub enum Protocol {
     Hr,
     /// Subset selection.
     Ss,
+    /// dBitFlip (never chosen by `auto`: it trades variance for repeated
+    /// collection).
+    #[serde(rename = "dbitflip")]
+    DBitFlip,
 }
 
 impl Protocol {
@@ -86,6 +92,7 @@ impl Protocol {
             Protocol::Olh => "olh",
             Protocol::Hr => "hr",
             Protocol::Ss => "ss",
+            Protocol::DBitFlip => "dbitflip",
         }
     }
 }
@@ -108,6 +115,9 @@ pub enum ProtocolChoice {
     Hr,
     /// Subset selection.
     Ss,
+    /// dBitFlip, with `"d"` buckets per report.
+    #[serde(rename = "dbitflip")]
+    DBitFlip,
     /// The protocol with the smallest variance for this ε and domain.
     Auto,
 }
@@ -123,6 +133,9 @@ pub struct FrequencyConfig {
     pub epsilon: f64,
     /// The values.
     pub domain: DomainSpec,
+    /// dBitFlip only: buckets sampled per report (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d: Option<u64>,
 }
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
@@ -209,6 +222,8 @@ pub struct FrequencyOracle {
     epsilon: f64,
     domain: Domain,
     fingerprint: String,
+    /// dBitFlip's `d` (1 for the others).
+    sampled: usize,
     mechanism: Arc<dyn Mechanism>,
 }
 
@@ -229,6 +244,7 @@ impl PartialEq for FrequencyOracle {
         self.protocol == other.protocol
             && self.epsilon.to_bits() == other.epsilon.to_bits()
             && self.domain == other.domain
+            && self.sampled == other.sampled
     }
 }
 
@@ -252,9 +268,24 @@ impl FrequencyOracle {
             ProtocolChoice::Olh => Protocol::Olh,
             ProtocolChoice::Hr => Protocol::Hr,
             ProtocolChoice::Ss => Protocol::Ss,
-            ProtocolChoice::Auto => return Ok(Self::best(epsilon, &domain)),
+            ProtocolChoice::DBitFlip => Protocol::DBitFlip,
+            ProtocolChoice::Auto => Protocol::Grr,
         };
-        Ok(Self::with_protocol(protocol, epsilon, domain))
+        let sampled = match (protocol, config.d) {
+            (Protocol::DBitFlip, d) => {
+                let d = d.unwrap_or(1);
+                if d == 0 || d > domain.len() as u64 {
+                    return Err(Error::InvalidConfig(format!("d must be in 1..={} (the domain's size)", domain.len())));
+                }
+                d as usize
+            }
+            (_, None) => 1,
+            (_, Some(_)) => return Err(Error::InvalidConfig("\"d\" applies to dbitflip only".into())),
+        };
+        if config.protocol == ProtocolChoice::Auto {
+            return Ok(Self::best(epsilon, &domain));
+        }
+        Ok(Self::with_protocol(protocol, epsilon, domain, sampled))
     }
 
     /// Parses a JSON config and builds the oracle.
@@ -264,7 +295,7 @@ impl FrequencyOracle {
         Self::new(&config)
     }
 
-    fn with_protocol(protocol: Protocol, epsilon: f64, domain: Domain) -> Self {
+    fn with_protocol(protocol: Protocol, epsilon: f64, domain: Domain, sampled: usize) -> Self {
         let d = domain.len();
         let mechanism: Arc<dyn Mechanism> = match protocol {
             Protocol::Grr => Arc::new(GeneralizedRandomizedResponse::new(epsilon, d)),
@@ -274,8 +305,9 @@ impl FrequencyOracle {
             Protocol::Olh => Arc::new(LocalHashing::new(epsilon, LocalHashing::optimal_g(epsilon), domain.keys())),
             Protocol::Hr => Arc::new(HadamardResponse::new(epsilon, d)),
             Protocol::Ss => Arc::new(SubsetSelection::new(epsilon, d)),
+            Protocol::DBitFlip => Arc::new(DBitFlip::new(epsilon, d, sampled)),
         };
-        FrequencyOracle { protocol, epsilon, fingerprint: domain.fingerprint(), domain, mechanism }
+        FrequencyOracle { protocol, epsilon, fingerprint: domain.fingerprint(), domain, sampled, mechanism }
     }
 
     /// `auto`: the protocol whose total variance `Σ_v Var[f̂_v]` (which does
@@ -284,7 +316,7 @@ impl FrequencyOracle {
     fn best(epsilon: f64, domain: &Domain) -> Self {
         let mut best: Option<(f64, u64, FrequencyOracle)> = None;
         for protocol in Protocol::ALL {
-            let oracle = Self::with_protocol(protocol, epsilon, domain.clone());
+            let oracle = Self::with_protocol(protocol, epsilon, domain.clone(), 1);
             let variance = oracle.total_variance(1);
             let bits = oracle.mechanism.report_bits();
             let better = match &best {
@@ -372,6 +404,17 @@ impl FrequencyOracle {
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, self.protocol.name(), self.epsilon, &self.fingerprint)?;
         self.mechanism.validate(&report.payload)
+    }
+
+    /// dBitFlip: a fresh sample of this client's permanent buckets.
+    pub fn sample_buckets(&self, rng: &mut dyn RngCore) -> Option<Vec<u32>> {
+        (self.protocol == Protocol::DBitFlip).then(|| DBitFlip::new(self.epsilon, self.domain.len(), self.sampled).sample_buckets(rng))
+    }
+
+    /// dBitFlip: the report of the value at `index` over fixed buckets.
+    pub fn randomize_with_buckets(&self, index: usize, buckets: Vec<u32>, rng: &mut dyn RngCore) -> Report {
+        let dbitflip = DBitFlip::new(self.epsilon, self.domain.len(), self.sampled);
+        self.envelope(dbitflip.randomize_with(index, buckets, rng))
     }
 
     /// The values a valid report supports (counts toward), by the public

@@ -49,7 +49,7 @@ use crate::error::{Error, Rejection, Result};
 use crate::hash::key64;
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Report, REPORT_VERSION};
-use crate::rng::{uniform_below, Bernoulli, RngCore};
+use crate::rng::{Bernoulli, RngCore};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -458,7 +458,7 @@ impl NumericMetric {
             self.scalar.sample(input, rng)
         };
         let payload = if self.vector {
-            let attributes = sample_attributes(self.ranges.len(), self.sampled, rng);
+            let attributes = crate::rng::sample_subset(self.ranges.len(), self.sampled, rng);
             let values = attributes.iter().map(|&a| randomize(a as usize, rng)).collect();
             Payload::Sampled { attributes, values }
         } else {
@@ -514,19 +514,6 @@ impl NumericMetric {
 /// Maps `t` back to the range's units.
 fn from_unit(t: f64, [lo, hi]: [f64; 2]) -> f64 {
     lo + (hi - lo) * (t + 1.0) * 0.5
-}
-
-/// `k` distinct attributes of `d`, uniformly, in increasing order (a partial
-/// Fisher–Yates shuffle with exact uniform draws).
-fn sample_attributes(d: usize, k: usize, rng: &mut dyn RngCore) -> Vec<u32> {
-    let mut all: Vec<u32> = (0..d as u32).collect();
-    for i in 0..k {
-        let j = i + uniform_below(rng, (d - i) as u64) as usize;
-        all.swap(i, j);
-    }
-    all.truncate(k);
-    all.sort_unstable();
-    all
 }
 
 /// The largest per-report variance of one channel over `t ∈ [−1, 1]`.

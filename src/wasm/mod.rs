@@ -18,7 +18,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
 /** A frequency protocol, as resolved and named in reports. */
-export type FrequencyProtocol = "grr" | "sue" | "oue" | "blh" | "olh" | "hr" | "ss";
+export type FrequencyProtocol = "grr" | "sue" | "oue" | "blh" | "olh" | "hr" | "ss" | "dbitflip";
 
 /** The same object as the CLI's CONFIG.json. */
 export interface FrequencyConfig {
@@ -28,6 +28,8 @@ export interface FrequencyConfig {
   epsilon: number;
   /** A size d (values are the integers 0..d) or a list of distinct strings. */
   domain: number | string[];
+  /** dbitflip only: buckets sampled per report (default 1). */
+  d?: number;
 }
 
 /** A numeric mechanism, as resolved and named in reports. */
@@ -85,9 +87,9 @@ export interface Report {
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
-  /** Numeric records: the sampled attributes, increasing. */
+  /** Numeric records: the sampled attributes, increasing; dbitflip: the sampled buckets. */
   attributes?: number[];
-  /** Numeric records: each sampled attribute's output index. */
+  /** Numeric records: each sampled attribute's output index; dbitflip: each bucket's bit. */
   values?: number[];
 }
 

@@ -1,0 +1,110 @@
+//! dBitFlip (Ding, Kulkarni, Yekhanin, NeurIPS 2017), Microsoft's histogram
+//! protocol for repeated collection.
+//!
+//! Each report samples `d` of the `k` buckets uniformly (without
+//! replacement) and sends one bit per sampled bucket: 1 with probability
+//! `e^{ε/2}/(e^{ε/2}+1)` for the value's own bucket, `1/(e^{ε/2}+1)` for the
+//! others. A report supports bucket `v` when `v` is sampled and its bit is 1,
+//! so it is a pure protocol with `p* = (d/k)·e^{ε/2}/(e^{ε/2}+1)` and
+//! `q* = (d/k)/(e^{ε/2}+1)`.
+//!
+//! * ε: the sampled buckets do not depend on the value, and two values change
+//!   at most two bits, each by a ratio of at most `e^{ε/2}`.
+//! * Variance: the pure-protocol formula with these `p*`, `q*`:
+//!   `Var[ĉ_v]/n ≈ (k/d)·e^{ε/2}/(e^{ε/2}−1)²` for small frequencies.
+//! * Report: `{"attributes": [sampled buckets], "values": [bits]}`.
+//! * Memoized (`"memoize": true`), a client samples its buckets once and keeps
+//!   one permanent response per *pattern* (which of its buckets holds the
+//!   value, or none): values outside its buckets share one response, so the
+//!   long-run cost is at most `(d+1)` permanent responses, whatever the value
+//!   does.
+
+use super::{Likelihood, Mechanism};
+use crate::error::{Rejection, Result};
+use crate::privacy::exp_epsilon_safe;
+use crate::report::Payload;
+use crate::rng::{sample_subset, Bernoulli, RngCore};
+
+/// dBitFlip over `k` buckets, `d` sampled per report.
+#[derive(Debug, Clone)]
+pub struct DBitFlip {
+    k: usize,
+    d: usize,
+    /// A sampled bucket's bit is the truth flipped with this probability.
+    flip: Bernoulli,
+}
+
+impl DBitFlip {
+    /// The protocol at ε over `k` buckets with `d` sampled per report.
+    pub fn new(epsilon: f64, k: usize, d: usize) -> Self {
+        let half = exp_epsilon_safe(epsilon).sqrt();
+        DBitFlip { k, d, flip: Bernoulli::rounded_up(1.0 / (half + 1.0)).expect("a probability") }
+    }
+
+    /// The report for the value at `index` over the given sampled buckets.
+    pub fn randomize_with(&self, index: usize, buckets: Vec<u32>, rng: &mut dyn RngCore) -> Payload {
+        let values = buckets.iter().map(|&j| u64::from((j as usize == index) ^ self.flip.sample(rng))).collect();
+        Payload::Sampled { attributes: buckets, values }
+    }
+
+    /// A fresh sample of buckets.
+    pub fn sample_buckets(&self, rng: &mut dyn RngCore) -> Vec<u32> {
+        sample_subset(self.k, self.d, rng)
+    }
+}
+
+impl Mechanism for DBitFlip {
+    fn randomize(&self, index: usize, rng: &mut dyn RngCore) -> Payload {
+        let buckets = self.sample_buckets(rng);
+        self.randomize_with(index, buckets, rng)
+    }
+
+    fn validate(&self, payload: &Payload) -> Result<()> {
+        let Payload::Sampled { attributes, values } = payload else {
+            return Err(Rejection::Malformed.error("expected attributes (the sampled buckets) and values (their bits)"));
+        };
+        if attributes.len() != self.d || values.len() != self.d {
+            return Err(Rejection::BadSubsetSize.error(format!("expected {} sampled buckets and as many bits", self.d)));
+        }
+        if attributes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Rejection::Malformed.error("sampled buckets must be strictly increasing"));
+        }
+        if attributes.iter().any(|&j| j as usize >= self.k) || values.iter().any(|&b| b > 1) {
+            return Err(Rejection::OutOfRange.error(format!("buckets must be below {} and bits 0 or 1", self.k)));
+        }
+        Ok(())
+    }
+
+    fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
+        if let Payload::Sampled { attributes, values } = payload {
+            for (&j, &b) in attributes.iter().zip(values) {
+                counts[j as usize] += b;
+            }
+        }
+    }
+
+    fn counts_len(&self) -> usize {
+        self.k
+    }
+
+    fn support_probabilities(&self) -> (f64, f64) {
+        let share = self.d as f64 / self.k as f64;
+        let flip = self.flip.probability();
+        (share * (1.0 - flip), share * flip)
+    }
+
+    fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
+        let Payload::Sampled { attributes, values } = payload else { return Likelihood::new(0.0) };
+        // Each d-subset has probability 1/C(k, d).
+        let subset = (0..self.d).fold(Likelihood::new(1.0), |l, i| l.times((i + 1) as f64 / (self.k - i) as f64));
+        let flip = self.flip.probability();
+        attributes.iter().zip(values).fold(subset, |l, (&j, &b)| {
+            let truth = u64::from(j as usize == index);
+            l.times(if b == truth { 1.0 - flip } else { flip })
+        })
+    }
+
+    fn report_bits(&self) -> u64 {
+        self.d as u64 * (super::ceil_log2(self.k as u64) + 1)
+    }
+}
