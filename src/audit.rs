@@ -59,6 +59,10 @@ pub fn neighbours(metric: &Metric) -> [String; 2] {
             serde_json::Value::String(s) => s,
             other => other.to_string(),
         }),
+        Metric::Rappor(r) => match r.candidates() {
+            [a, b, ..] => [a.clone(), b.clone()],
+            _ => ["a".into(), "b".into()],
+        },
         Metric::Numeric(m) => {
             let ends = |end: usize| {
                 m.ranges().iter().map(|r| crate::privacy::number_text(r[end])).collect::<Vec<_>>().join(",")

@@ -32,7 +32,7 @@
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::privacy::number_text;
-use crate::report::Report;
+use crate::report::{BitVector, Report};
 use crate::rng::{uniform_below, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,9 @@ pub struct ClientState {
     /// Memoized dBitFlip: this install's sampled buckets.
     #[serde(default)]
     pub buckets: Option<Vec<u32>>,
+    /// RAPPOR: this install's cohort.
+    #[serde(default)]
+    pub cohort: Option<u32>,
 }
 
 /// One metric's client with memoization and a ledger. The per-install
@@ -186,7 +189,7 @@ impl Client {
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::InvalidConfig("the client secret must be 64 hex digits".into()))?;
         let id = metric.id();
-        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), alpha: None, buckets: None };
+        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), alpha: None, buckets: None, cohort: None };
         let (state, resets) = match stored.map(serde_json::from_str::<ClientState>) {
             None => (fresh, 0),
             Some(Ok(s)) if s.version == STATE_VERSION && s.metric == id && s.ledger.iter().all(|(_, e)| e.is_finite()) => (s, 0),
@@ -235,6 +238,23 @@ impl Client {
             Metric::Numeric(_) => {
                 let numbers = crate::metric::parse_numbers(value)?;
                 self.randomize_numbers(&numbers, now_ms, rng)
+            }
+            Metric::Rappor(r) => {
+                // RAPPOR always memoizes: the memo holds the permanent
+                // response (PRR); every report is a fresh IRR of it.
+                let r = r.clone();
+                let cohort = *self.state.cohort.get_or_insert_with(|| r.draw_cohort(rng));
+                let key = self.memo_key(value);
+                let permanent = match self.state.memos.get(&key) {
+                    Some(hex) => BitVector::from_hex(hex).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))?,
+                    None => {
+                        self.charge(now_ms)?;
+                        let permanent = r.permanent(&r.bloom(cohort, value), rng);
+                        self.state.memos.insert(key, permanent.to_hex());
+                        permanent
+                    }
+                };
+                Ok(r.instantaneous(cohort, &permanent, rng))
             }
             Metric::Frequency(o) => {
                 let o = o.clone();
@@ -289,25 +309,30 @@ impl Client {
         if let Some(stored) = memo_key.as_ref().and_then(|k| self.state.memos.get(k)) {
             return Report::from_json(stored).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()));
         }
-        let cost = self.metric.long_run_epsilon();
-        if let Some(budget) = self.settings.budget {
-            let spent = self.spent(now_ms);
-            if spent + cost > budget.epsilon * (1.0 + 1e-12) {
-                return Err(Error::PrivacyBudgetExceeded(format!(
-                    "this report would spend {} more, with {} of {} spent in the window",
-                    number_text(cost),
-                    number_text(spent),
-                    number_text(budget.epsilon)
-                )));
-            }
-            self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < budget.window_ms);
-            self.state.ledger.push((now_ms, cost));
-        }
+        self.charge(now_ms)?;
         let report = fresh(rng)?;
         if let Some(k) = memo_key {
             self.state.memos.insert(k, report.to_json());
         }
         Ok(report)
+    }
+
+    /// Records a fresh response's ε in the ledger, or refuses it.
+    fn charge(&mut self, now_ms: u64) -> Result<()> {
+        let Some(budget) = self.settings.budget else { return Ok(()) };
+        let cost = self.metric.long_run_epsilon();
+        let spent = self.spent(now_ms);
+        if spent + cost > budget.epsilon * (1.0 + 1e-12) {
+            return Err(Error::PrivacyBudgetExceeded(format!(
+                "this report would spend {} more, with {} of {} spent in the window",
+                number_text(cost),
+                number_text(spent),
+                number_text(budget.epsilon)
+            )));
+        }
+        self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < budget.window_ms);
+        self.state.ledger.push((now_ms, cost));
+        Ok(())
     }
 
     /// HMAC-SHA256(secret, metric id ‖ 0 ‖ key), first 128 bits, as hex.

@@ -31,6 +31,7 @@ pub mod hash;
 pub mod metric;
 pub mod numeric;
 pub mod privacy;
+pub mod rappor;
 pub mod report;
 pub mod rng;
 pub mod simulate;

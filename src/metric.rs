@@ -7,6 +7,7 @@ use crate::client::{ClientSettings, CLIENT_KEYS};
 use crate::error::{Error, Result};
 use crate::privacy::number_text;
 use crate::numeric::{NumericConfig, NumericMetric};
+use crate::rappor::{RapporAggregator, RapporConfig, RapporEstimate, RapporMetric};
 use crate::report::Report;
 use crate::rng::RngCore;
 use crate::{FrequencyConfig, FrequencyOracle, RejectionCounts};
@@ -30,6 +31,8 @@ pub enum Metric {
     Frequency(FrequencyOracle),
     /// Bounded numbers (`"range"`).
     Numeric(NumericMetric),
+    /// Strings from an open domain (`"protocol": "rappor"`).
+    Rappor(RapporMetric),
 }
 
 impl Metric {
@@ -50,6 +53,11 @@ impl Metric {
         let settings = ClientSettings::from_config(object)?;
         for key in CLIENT_KEYS {
             object.remove(key);
+        }
+        if object.get("protocol").and_then(serde_json::Value::as_str) == Some("rappor") {
+            let config: RapporConfig =
+                serde_json::from_value(value).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+            return Ok((Metric::Rappor(RapporMetric::new(&config)?), settings));
         }
         let numeric = object.contains_key("range");
         let known = if numeric { NUMERIC_PROTOCOLS } else { FREQUENCY_PROTOCOLS };
@@ -81,6 +89,7 @@ impl Metric {
         let (protocol, epsilon, fingerprint) = match self {
             Metric::Frequency(o) => (o.protocol().name(), o.epsilon(), o.fingerprint()),
             Metric::Numeric(m) => (m.protocol().name(), m.epsilon(), m.fingerprint()),
+            Metric::Rappor(r) => ("rappor", r.epsilon_one(), r.fingerprint()),
         };
         format!("{protocol}:{}:{fingerprint}", number_text(epsilon))
     }
@@ -88,14 +97,18 @@ impl Metric {
     /// True where memoization applies: frequency protocols and scalar 1BitMean.
     pub fn memoizable(&self) -> bool {
         match self {
-            Metric::Frequency(_) => true,
+            Metric::Frequency(_) | Metric::Rappor(_) => true,
             Metric::Numeric(m) => m.protocol() == crate::NumericProtocol::OneBitMean && !m.is_vector(),
         }
     }
 
-    /// The ε one fresh report spends (a memoized repeat spends nothing).
+    /// The ε one fresh report spends (a memoized repeat spends nothing):
+    /// RAPPOR's `ε_∞` for a new value, ε otherwise.
     pub fn long_run_epsilon(&self) -> f64 {
-        self.epsilon()
+        match self {
+            Metric::Rappor(r) => r.epsilon_infinity(),
+            _ => self.epsilon(),
+        }
     }
 
     /// The resolved protocol's name.
@@ -103,14 +116,16 @@ impl Metric {
         match self {
             Metric::Frequency(o) => o.protocol().name(),
             Metric::Numeric(m) => m.protocol().name(),
+            Metric::Rappor(_) => "rappor",
         }
     }
 
-    /// ε of one report.
+    /// ε of one report (RAPPOR: `ε_1`).
     pub fn epsilon(&self) -> f64 {
         match self {
             Metric::Frequency(o) => o.epsilon(),
             Metric::Numeric(m) => m.epsilon(),
+            Metric::Rappor(r) => r.epsilon_one(),
         }
     }
 
@@ -121,6 +136,7 @@ impl Metric {
         match self {
             Metric::Frequency(o) => o.randomize(text, rng),
             Metric::Numeric(m) => m.randomize(&parse_numbers(text)?, rng),
+            Metric::Rappor(r) => Ok(r.randomize(text, rng)),
         }
     }
 }
@@ -140,6 +156,8 @@ pub enum Aggregator {
     Frequency(FrequencyAggregator),
     /// Of a numeric metric.
     Numeric(NumericAggregator),
+    /// Of a RAPPOR metric.
+    Rappor(RapporAggregator),
 }
 
 /// The estimate of any metric; serializes as the one it holds.
@@ -150,6 +168,8 @@ pub enum Estimate {
     Frequency(FrequencyEstimate),
     /// Means per attribute.
     Numeric(NumericEstimate),
+    /// Candidates' frequencies.
+    Rappor(RapporEstimate),
 }
 
 impl Aggregator {
@@ -158,6 +178,7 @@ impl Aggregator {
         match metric {
             Metric::Frequency(o) => Aggregator::Frequency(FrequencyAggregator::new(o)),
             Metric::Numeric(m) => Aggregator::Numeric(NumericAggregator::new(m)),
+            Metric::Rappor(r) => Aggregator::Rappor(RapporAggregator::new(r)),
         }
     }
 
@@ -166,6 +187,7 @@ impl Aggregator {
         match self {
             Aggregator::Frequency(a) => a.n(),
             Aggregator::Numeric(a) => a.n(),
+            Aggregator::Rappor(a) => a.n(),
         }
     }
 
@@ -174,6 +196,7 @@ impl Aggregator {
         match self {
             Aggregator::Frequency(a) => a.rejected(),
             Aggregator::Numeric(a) => a.rejected(),
+            Aggregator::Rappor(a) => a.rejected(),
         }
     }
 
@@ -182,6 +205,7 @@ impl Aggregator {
         match self {
             Aggregator::Frequency(a) => a.oracle().protocol().name(),
             Aggregator::Numeric(a) => a.metric().protocol().name(),
+            Aggregator::Rappor(_) => "rappor",
         }
     }
 
@@ -190,6 +214,7 @@ impl Aggregator {
         match self {
             Aggregator::Frequency(a) => a.add(report),
             Aggregator::Numeric(a) => a.add(report),
+            Aggregator::Rappor(a) => a.add(report),
         }
     }
 
@@ -198,6 +223,7 @@ impl Aggregator {
         match self {
             Aggregator::Frequency(a) => a.add_json(text),
             Aggregator::Numeric(a) => a.add_json(text),
+            Aggregator::Rappor(a) => a.add_json(text),
         }
     }
 
@@ -206,7 +232,8 @@ impl Aggregator {
         match (self, other) {
             (Aggregator::Frequency(a), Aggregator::Frequency(b)) => a.merge(b),
             (Aggregator::Numeric(a), Aggregator::Numeric(b)) => a.merge(b),
-            _ => Err(Error::MergeMismatch("a frequency and a numeric aggregator".into())),
+            (Aggregator::Rappor(a), Aggregator::Rappor(b)) => a.merge(b),
+            _ => Err(Error::MergeMismatch("aggregators of different kinds of metric".into())),
         }
     }
 
@@ -214,10 +241,11 @@ impl Aggregator {
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate> {
         match self {
             Aggregator::Frequency(a) => Ok(Estimate::Frequency(a.estimate(post)?)),
-            Aggregator::Numeric(_) if post != PostProcessing::None => {
+            _ if post != PostProcessing::None => {
                 Err(Error::InvalidConfig("post-processing applies to frequency estimates only".into()))
             }
             Aggregator::Numeric(a) => Ok(Estimate::Numeric(a.estimate()?)),
+            Aggregator::Rappor(a) => Ok(Estimate::Rappor(a.estimate()?)),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! | `grr`, `hr` | `"value"`: an index | `{"version":1,"protocol":"grr","epsilon":1.0,"domain":"…","value":3}` |
 //! | `blh`, `olh` | `"seed"` (u32) and `"value"` in `0..g` | `{…,"seed":3141592,"value":1}` |
 //! | `sue`, `oue`, `ss` | `"bits"`: `d` bits as hex, bit `i` in byte `i/8` at position `i%8` | `{…,"bits":"0a40"}` |
+//! | `rappor` | `"cohort"` and `"bits"` (the Bloom filter's instantaneous response) | `{…,"cohort":12,"bits":"…"}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!
@@ -36,6 +37,13 @@ pub enum Payload {
     },
     /// A bit vector over the domain (unary encodings, subset selection).
     Bits(BitVector),
+    /// RAPPOR: the client's cohort and the report's Bloom filter bits.
+    Cohort {
+        /// The cohort, drawn once per install.
+        cohort: u32,
+        /// The instantaneous response.
+        bits: BitVector,
+    },
     /// A numeric record: the sampled attributes (increasing) and each one's
     /// output index.
     Sampled {
@@ -75,6 +83,8 @@ struct Wire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bits: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    cohort: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     attributes: Option<Vec<u32>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     values: Option<Vec<u64>>,
@@ -112,14 +122,15 @@ impl Report {
             return Err(Rejection::UnsupportedVersion
                 .error(format!("report format version {} is not supported", w.version)));
         }
-        let payload = match (w.seed, w.value, w.bits, w.attributes, w.values) {
-            (None, Some(v), None, None, None) => Payload::Index(v),
-            (Some(seed), Some(value), None, None, None) => Payload::Hashed { seed, value },
-            (None, None, Some(hex), None, None) => Payload::Bits(BitVector::from_hex(&hex)?),
-            (None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
+        let payload = match (w.seed, w.value, w.bits, w.cohort, w.attributes, w.values) {
+            (None, Some(v), None, None, None, None) => Payload::Index(v),
+            (Some(seed), Some(value), None, None, None, None) => Payload::Hashed { seed, value },
+            (None, None, Some(hex), None, None, None) => Payload::Bits(BitVector::from_hex(&hex)?),
+            (None, None, Some(hex), Some(cohort), None, None) => Payload::Cohort { cohort, bits: BitVector::from_hex(&hex)? },
+            (None, None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
             _ => {
                 return Err(Rejection::Malformed
-                    .error("a report carries either value, seed and value, bits, or attributes and values"))
+                    .error("a report carries either value, seed and value, bits, cohort and bits, or attributes and values"))
             }
         };
         Ok(Report { version: w.version, protocol: w.protocol, epsilon: w.epsilon, domain: w.domain, payload })
@@ -136,11 +147,12 @@ impl Report {
     }
 
     fn to_wire(&self) -> Wire {
-        let (mut seed, mut value, mut bits, mut attributes, mut values) = (None, None, None, None, None);
+        let (mut seed, mut value, mut bits, mut cohort, mut attributes, mut values) = (None, None, None, None, None, None);
         match &self.payload {
             Payload::Index(v) => value = Some(*v),
             Payload::Hashed { seed: s, value: v } => (seed, value) = (Some(*s), Some(*v)),
             Payload::Bits(b) => bits = Some(b.to_hex()),
+            Payload::Cohort { cohort: c, bits: b } => (cohort, bits) = (Some(*c), Some(b.to_hex())),
             Payload::Sampled { attributes: a, values: v } => (attributes, values) = (Some(a.clone()), Some(v.clone())),
         }
         Wire {
@@ -151,6 +163,7 @@ impl Report {
             seed,
             value,
             bits,
+            cohort,
             attributes,
             values,
         }

@@ -86,6 +86,27 @@ mod checks {
                     (c as f64 / samples as f64 - expected).abs() > z * se
                 })
             }
+            Metric::Rappor(rappor) => {
+                // Each report bit is 1 with q* where the value's Bloom bit (in
+                // the report's cohort) is set, p* elsewhere.
+                let value = &neighbours(m)[0];
+                let (one, zero) = rappor.report_bit_probabilities();
+                let (mut ones, mut trials) = ([0u64; 2], [0u64; 2]);
+                for _ in 0..samples {
+                    let Payload::Cohort { cohort, bits } = r(0, &mut rng).payload else { return true };
+                    let bloom = rappor.bloom(cohort, value);
+                    for i in 0..rappor.bits() {
+                        let set = usize::from(bloom.get(i));
+                        trials[set] += 1;
+                        ones[set] += u64::from(bits.get(i));
+                    }
+                }
+                let z = common::z_critical(1e-6, 2);
+                [(zero, 0), (one, 1)].iter().any(|&(p, s)| {
+                    let n = trials[s] as f64;
+                    (ones[s] as f64 / n - p).abs() > z * (p * (1.0 - p) / n).sqrt()
+                })
+            }
             Metric::Numeric(n) => {
                 let mut counts = vec![0u64; n.outputs() as usize];
                 for _ in 0..samples {

@@ -235,3 +235,145 @@ fn memoized_dbitflip_keeps_its_buckets_and_one_response_per_pattern() {
     }
     assert_eq!(c.spent(0), 3.0, "three patterns: each bucket, and none");
 }
+
+fn rappor(config: &str) -> localdp::rappor::RapporMetric {
+    match Metric::from_json(config).unwrap() {
+        Metric::Rappor(r) => r,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn rappor_epsilons_match_enumeration_for_small_bloom_filters() {
+    for (f, p, q, h) in [(0.5, 0.5, 0.75, 1u64), (0.5, 0.5, 0.75, 2), (0.25, 0.25, 0.75, 2), (0.75, 0.4, 0.6, 3)] {
+        let config = format!(r#"{{"protocol":"rappor","bits":6,"hashes":{h},"cohorts":1,"f":{f},"p":{p},"q":{q}}}"#);
+        let r = rappor(&config);
+        let (f, _, _) = r.parameters();
+        let (one, zero) = r.report_bit_probabilities();
+        // Every Bloom pattern with h bits set, every output: the PRR's and one
+        // report's probability, bit by bit, under the realized coins.
+        let patterns: Vec<u32> = (0u32..64).filter(|b| b.count_ones() as u64 == h).collect();
+        let (mut prr, mut single) = (0.0f64, 0.0f64);
+        for &a in &patterns {
+            for &b in &patterns {
+                for out in 0u32..64 {
+                    let likelihood = |bloom: u32, keep: f64, flip: f64, set: f64, unset: f64| {
+                        (0..6).map(|i| {
+                            let (bit, o) = (bloom >> i & 1 == 1, out >> i & 1 == 1);
+                            if keep > 0.0 { if bit == o { keep } else { flip } } else if o { if bit { set } else { unset } } else if bit { 1.0 - set } else { 1.0 - unset }
+                        })
+                        .product::<f64>()
+                    };
+                    let permanent = |bloom| likelihood(bloom, 1.0 - f / 2.0, f / 2.0, 0.0, 0.0);
+                    let report = |bloom| likelihood(bloom, 0.0, 0.0, one, zero);
+                    prr = prr.max((permanent(a) / permanent(b)).ln());
+                    single = single.max((report(a) / report(b)).ln());
+                }
+            }
+        }
+        assert!((prr - r.epsilon_infinity()).abs() < 1e-9, "{config}: ε_∞ {} vs enumerated {prr}", r.epsilon_infinity());
+        assert!((single - r.epsilon_one()).abs() < 1e-9, "{config}: ε_1 {} vs enumerated {single}", r.epsilon_one());
+    }
+}
+
+#[test]
+fn rappor_samplers_draw_the_stated_bit_probabilities() {
+    let r = rappor(r#"{"protocol":"rappor","bits":64,"hashes":2,"cohorts":4,"f":0.5,"p":0.25,"q":0.75}"#);
+    let (one, zero) = r.report_bit_probabilities();
+    let mut rng = SimulationRng::from_seed(12);
+    let bloom = r.bloom(1, "value");
+    let (mut set, mut unset, mut n_set, mut n_unset) = (0u64, 0u64, 0u64, 0u64);
+    for _ in 0..20_000 {
+        let permanent = r.permanent(&bloom, &mut rng);
+        let Payload::Cohort { bits, .. } = r.instantaneous(1, &permanent, &mut rng).payload else { panic!() };
+        for i in 0..64 {
+            if bloom.get(i) {
+                n_set += 1;
+                set += u64::from(bits.get(i));
+            } else {
+                n_unset += 1;
+                unset += u64::from(bits.get(i));
+            }
+        }
+    }
+    let z = common::z_critical(1e-6, 2);
+    for (k, n, p) in [(set, n_set, one), (unset, n_unset, zero)] {
+        assert!((k as f64 / n as f64 - p).abs() < z * (p * (1.0 - p) / n as f64).sqrt(), "{k}/{n} vs {p}");
+    }
+}
+
+#[test]
+fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
+    // Five values present, three absent candidates; 32-bit Bloom filters,
+    // 2 hashes, 8 cohorts, the paper's f, p, q.
+    let candidates = ["alpha", "bravo", "charlie", "delta", "echo", "absent-1", "absent-2", "absent-3"];
+    let truth = [0.4, 0.25, 0.15, 0.1, 0.1, 0.0, 0.0, 0.0];
+    let list: Vec<String> = candidates.iter().map(|c| format!("\"{c}\"")).collect();
+    let config = format!(r#"{{"protocol":"rappor","bits":32,"hashes":2,"cohorts":8,"f":0.5,"p":0.5,"q":0.75,"candidates":[{}]}}"#, list.join(","));
+    let metric = Metric::from_json(&config).unwrap();
+    let (runs, n) = (30, 100_000);
+    let mut estimates: Vec<Vec<f64>> = vec![Vec::new(); 5];
+    let mut reported_se = vec![0.0; 5];
+    let z = common::z_critical(1e-6, 5 * runs);
+    let mut rng = SimulationRng::from_seed(13);
+    let mut false_detections = 0;
+    for _ in 0..runs {
+        let mut aggregator = localdp::Aggregator::new(metric.clone());
+        for i in 0..n {
+            let u = (i % 20) as f64 / 20.0;
+            let v = truth.iter().scan(0.0, |acc, t| { *acc += t; Some(*acc) }).position(|c| u < c - 1e-12).unwrap();
+            aggregator.add(&metric.randomize_text(candidates[v], &mut rng).unwrap()).unwrap();
+        }
+        let localdp::Estimate::Rappor(e) = aggregator.estimate(localdp::PostProcessing::None).unwrap() else { unreachable!() };
+        for (v, name) in candidates.iter().enumerate().take(5) {
+            let found = e.estimates.iter().find(|c| c.value == *name).unwrap_or_else(|| panic!("{name} not detected: {e:?}"));
+            assert!((found.frequency - truth[v]).abs() < z * found.std_error, "{name}: {} ± {} vs {}", found.frequency, found.std_error, truth[v]);
+            estimates[v].push(found.frequency);
+            reported_se[v] += found.std_error / runs as f64;
+        }
+        false_detections += e.estimates.iter().filter(|c| c.value.starts_with("absent")).count();
+    }
+    // The spread over runs against the reported standard error and against
+    // the variance the RAPPOR paper's model predicts: Var t_ij =
+    // N_j P_ij (1 − P_ij) / ((1−f)(q−p))², propagated through least squares.
+    let predicted = rappor_predicted_se(&metric, &candidates[..5], &truth[..5], n);
+    for v in 0..5 {
+        let mean = estimates[v].iter().sum::<f64>() / runs as f64;
+        let sd = (estimates[v].iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (runs - 1) as f64).sqrt();
+        println!("{:8} true {:.3} mean {mean:.4} sd {sd:.5} reported se {:.5} paper-model se {:.5}", candidates[v], truth[v], reported_se[v], predicted[v]);
+        // 30 runs estimate an SD to ±13% (1σ): a factor 2 either way is a failure.
+        assert!(sd / reported_se[v] > 0.5 && sd / reported_se[v] < 2.0, "{}: sd {sd} vs se {}", candidates[v], reported_se[v]);
+    }
+    println!("absent candidates reported in {false_detections} of {} chances", 3 * runs);
+    assert!(false_detections <= 3 * runs / 5, "too many false detections: {false_detections}");
+}
+
+/// The standard errors the RAPPOR paper's noise model predicts for the least
+/// squares on the present candidates (equal cohorts).
+fn rappor_predicted_se(metric: &Metric, candidates: &[&str], truth: &[f64], n: usize) -> Vec<f64> {
+    let Metric::Rappor(r) = metric else { unreachable!() };
+    let (f, p, q) = r.parameters();
+    let (one, zero) = r.report_bit_probabilities();
+    let (m, k, c) = (r.cohorts() as usize, 32, candidates.len());
+    let n_j = n as f64 / m as f64;
+    let blooms: Vec<Vec<localdp::report::BitVector>> =
+        (0..m).map(|j| candidates.iter().map(|v| r.bloom(j as u32, v)).collect()).collect();
+    // Fisher information XᵀΣ⁻¹X with X in counts per cohort (1/m of the total).
+    let mut info = vec![vec![0.0; c]; c];
+    for j in 0..m {
+        for i in 0..k {
+            let share_set: f64 = (0..c).filter(|&v| blooms[j][v].get(i)).map(|v| truth[v]).sum::<f64>().min(1.0);
+            let rate = zero + (one - zero) * share_set;
+            let variance = n_j * rate * (1.0 - rate) / ((1.0 - f) * (q - p)).powi(2);
+            for a in 0..c {
+                for b in 0..c {
+                    if blooms[j][a].get(i) && blooms[j][b].get(i) {
+                        info[a][b] += 1.0 / (m * m) as f64 / variance;
+                    }
+                }
+            }
+        }
+    }
+    let inverse = nalgebra::DMatrix::from_fn(c, c, |a, b| info[a][b]).try_inverse().unwrap();
+    (0..c).map(|v| inverse[(v, v)].sqrt() / n as f64).collect()
+}

@@ -224,6 +224,8 @@ fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, 
         (Format::Csv, Estimate::Numeric(e)) => numeric_csv(e),
         (Format::Table, Estimate::Frequency(e)) => table(e, None, usize::MAX),
         (Format::Table, Estimate::Numeric(e)) => numeric_table(e, None),
+        (Format::Csv, Estimate::Rappor(e)) => rappor_csv(e),
+        (Format::Table, Estimate::Rappor(e)) => rappor_table(e, None),
     };
     println!("{rendered}");
     Ok(())
@@ -287,6 +289,26 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
             let truth: Vec<f64> = totals.iter().map(|t| t / users as f64).collect();
             println!("Simulated {users} users with a bimodal distribution on each range (seed {seed}).");
             println!("{}", numeric_table(&estimate, Some(&truth)));
+        }
+        Metric::Rappor(rappor) => {
+            // Zipf over the candidates; one user in ten holds a value outside them.
+            let candidates = rappor.candidates();
+            if candidates.is_empty() {
+                return Err("simulating RAPPOR needs \"candidates\" in the config".into());
+            }
+            let population = Population::zipf(candidates.len(), 1.1);
+            for u in 0..users {
+                let value = if u % 10 == 9 { format!("unlisted-{u}") } else { candidates[population.sample(&mut rng)].clone() };
+                aggregator.add(&rappor.randomize(&value, &mut rng)).map_err(|e| e.to_string())?;
+            }
+            let Estimate::Rappor(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
+            else {
+                unreachable!("a RAPPOR metric")
+            };
+            let truth: Vec<(String, f64)> =
+                candidates.iter().cloned().zip(population.frequencies().iter().map(|f| f * 0.9)).collect();
+            println!("Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).");
+            println!("{}", rappor_table(&estimate, Some(&truth)));
         }
     }
     Ok(())
@@ -410,4 +432,34 @@ fn align(rows: &[Vec<String>]) -> String {
         })
         .collect();
     lines.join("\n")
+}
+
+fn rappor_csv(estimate: &localdp::rappor::RapporEstimate) -> String {
+    let mut out = String::from("value,frequency,std_error,ci95_low,ci95_high");
+    for e in &estimate.estimates {
+        out += &format!("\n{},{},{},{},{}", e.value, e.frequency, e.std_error, e.ci95[0], e.ci95[1]);
+    }
+    out
+}
+
+/// The detected candidates, most frequent first, then the undetected.
+fn rappor_table(estimate: &localdp::rappor::RapporEstimate, truth: Option<&[(String, f64)]>) -> String {
+    let mut rows = vec![vec!["value".to_string(), "frequency".into(), "std_error".into(), "95% interval".into()]];
+    if truth.is_some() {
+        rows[0].push("true".into());
+    }
+    let true_of = |v: &str| truth.and_then(|t| t.iter().find(|(c, _)| c == v)).map(|(_, f)| format!("{f:.4}"));
+    for e in &estimate.estimates {
+        let mut row = vec![e.value.clone(), format!("{:.4}", e.frequency), format!("{:.4}", e.std_error), format!("[{:.4}, {:.4}]", e.ci95[0], e.ci95[1])];
+        row.extend(true_of(&e.value));
+        rows.push(row);
+    }
+    let header = format!(
+        "protocol rappor  epsilon_1 {:.4}  epsilon_inf {:.4}  n {}  rejected {}",
+        estimate.epsilon,
+        estimate.epsilon_infinity,
+        estimate.n,
+        estimate.rejected.total()
+    );
+    format!("{header}\n{}\nnot detected: {}", align(&rows), estimate.not_detected.join(", "))
 }

@@ -45,6 +45,25 @@ export interface NumericConfig {
   range: [number, number] | Array<[number, number]>;
 }
 
+/** RAPPOR over an open domain of strings; the defaults are the paper's. */
+export interface RapporConfig {
+  protocol: "rappor";
+  /** Bloom filter bits k (default 128). */
+  bits?: number;
+  /** Hash functions h (default 2). */
+  hashes?: number;
+  /** Cohorts m (default 64). */
+  cohorts?: number;
+  /** Permanent response: a bit becomes a fair coin with probability f (default 0.5). */
+  f?: number;
+  /** Instantaneous response: P[1] for a 0 bit (default 0.5). */
+  p?: number;
+  /** Instantaneous response: P[1] for a 1 bit (default 0.75). */
+  q?: number;
+  /** The values to decode against (the aggregator's; clients ignore it). */
+  candidates?: string[];
+}
+
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, one_bit_mean). */
@@ -56,7 +75,7 @@ export interface RepeatedCollection {
 }
 
 /** Any config the package accepts. */
-export type Config = (FrequencyConfig | NumericConfig) & RepeatedCollection;
+export type Config = (FrequencyConfig | NumericConfig | RapporConfig) & RepeatedCollection;
 
 /** Web Storage's shape: `localStorage` works as is. */
 export interface ClientStorage {
@@ -72,7 +91,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol;
+export type Protocol = FrequencyProtocol | NumericProtocol | "rappor";
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -87,6 +106,8 @@ export interface Report {
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
+  /** rappor: the install's cohort (with `bits`). */
+  cohort?: number;
   /** Numeric records: the sampled attributes, increasing; dbitflip: the sampled buckets. */
   attributes?: number[];
   /** Numeric records: each sampled attribute's output index; dbitflip: each bucket's bit. */
@@ -156,19 +177,43 @@ export interface RecordEstimate {
   attributes: MeanEstimate[];
 }
 
+/** A RAPPOR candidate's estimate. */
+export interface CandidateEstimate {
+  value: string;
+  frequency: number;
+  std_error: number;
+  ci95: [number, number];
+}
+
+/** The same object as `localdp aggregate --format json` for RAPPOR. */
+export interface RapporEstimate {
+  protocol: "rappor";
+  /** ε of one report (ε_1). */
+  epsilon: number;
+  /** The long-run bound per value (ε_∞). */
+  epsilon_infinity: number;
+  n: number;
+  rejected: RejectionCounts;
+  /** The candidates the regression selected, most frequent first. */
+  estimates: CandidateEstimate[];
+  not_detected: string[];
+}
+
 /** Any estimate. */
-export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate;
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate;
 
 /** The estimate an `Aggregator<C>` returns. */
 export type EstimateFor<C extends Config> =
-  C extends FrequencyConfig ? FrequencyEstimate
+  C extends RapporConfig ? RapporEstimate
+  : C extends FrequencyConfig ? FrequencyEstimate
   : C extends { range: [number, number] } ? NumericEstimate
   : C extends { range: Array<[number, number]> } ? RecordEstimate
   : NumericEstimate | RecordEstimate;
 
 /** The values a `Client<C>` randomizes. */
 export type ValueFor<C extends Config> =
-  C extends FrequencyConfig ? string | number
+  C extends RapporConfig ? string
+  : C extends FrequencyConfig ? string | number
   : C extends { range: [number, number] } ? number
   : C extends { range: Array<[number, number]> } ? number[]
   : number | number[];
@@ -391,6 +436,10 @@ impl Client {
         let value: JsValue = value.into();
         let now = self.now_ms()?;
         let report = match self.core.metric() {
+            Metric::Rappor(_) => {
+                let text = value.as_string().ok_or_else(|| type_error("a RAPPOR value must be a string"))?;
+                self.core.randomize_text(&text, now, &mut self.rng)
+            }
             Metric::Frequency(oracle) => {
                 let text = if let Some(s) = value.as_string() {
                     s

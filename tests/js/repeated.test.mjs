@@ -75,3 +75,25 @@ test('a storage that cannot write fails closed: no report is released', () => {
   storage.setItem = () => { throw new Error('QuotaExceededError'); };
   assert.throws(() => client.randomize(1), /QuotaExceeded/);
 });
+
+test('RAPPOR: one cohort per install, a fresh instantaneous response per report, decoded by candidates', () => {
+  const storage = memoryStorage();
+  const config = { protocol: 'rappor', bits: 32, hashes: 2, cohorts: 8, candidates: ['alpha', 'bravo', 'absent'], budget: { epsilon: 10, window: '1d' } };
+  const client = new Client(config, { storage });
+  const reports = Array.from({ length: 20 }, () => client.randomize('alpha'));
+  assert.equal(new Set(reports.map((r) => r.cohort)).size, 1);
+  assert.ok(new Set(reports.map((r) => r.bits)).size > 1, 'the instantaneous response is fresh');
+  assert.ok(client.spent > 4 && client.spent < 5, `one ε_∞ for one value, got ${client.spent}`);
+  assert.throws(() => client.randomize(3), TypeError);
+  const aggregator = new Aggregator(config);
+  for (let i = 0; i < 30000; i++) {
+    aggregator.add(new Client(config).randomize(i % 3 === 0 ? 'bravo' : 'alpha'));
+  }
+  const estimate = aggregator.estimate();
+  assert.equal(estimate.protocol, 'rappor');
+  assert.deepEqual(estimate.estimates.map((e) => e.value).sort(), ['alpha', 'bravo']);
+  for (const e of estimate.estimates) {
+    const truth = e.value === 'alpha' ? 2 / 3 : 1 / 3;
+    assert.ok(Math.abs(e.frequency - truth) < 6 * e.std_error, `${e.value} ${e.frequency} ± ${e.std_error}`);
+  }
+});

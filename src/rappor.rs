@@ -1,0 +1,530 @@
+//! RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014): a Bloom filter per
+//! value, a permanent randomized response memoized per value, and an
+//! instantaneous one on every report; decoded against a candidate list.
+//!
+//! * Client: the value's string is hashed by `h` functions of its cohort (one
+//!   of `m`, drawn once per install) into a `k`-bit Bloom filter. The
+//!   *permanent* response (PRR) replaces each bit by a fair coin with
+//!   probability `f`, and is memoized per value; every report then sends each
+//!   PRR bit 1 as 1 with probability `q` and 0 as 1 with probability `p` (the
+//!   *instantaneous* response, IRR). All coins are exact integer thresholds,
+//!   and `f`, `p`, `q` below are their realized values.
+//! * ε: long-run (the PRR) `ε_∞ = 2h ln((1−f/2)/(f/2))`; one report
+//!   `ε_1 = h ln(q*(1−p*)/(p*(1−q*)))` with `q* = f(p+q)/2 + (1−f)q`,
+//!   `p* = f(p+q)/2 + (1−f)p`. Reports carry `ε_1` as their `epsilon`; the
+//!   ledger charges `ε_∞` for each new value (repeats are free).
+//! * Decoding: per cohort `j` and bit `i`, the unbiased count of reports
+//!   whose Bloom bit is set, `t_ij = (c_ij − (p + fq/2 − fp/2) N_j) /
+//!   ((1−f)(q−p))`, then a non-negative LASSO of `t` on the candidates' Bloom
+//!   bits (each row weighted by its noise) selects candidates, and least
+//!   squares on the selected ones (nalgebra's Cholesky) gives their counts and
+//!   standard errors, scaled by the residual variance.
+//!
+//! ```
+//! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};
+//! let config = r#"{"protocol":"rappor","bits":32,"hashes":2,"cohorts":8,"f":0.5,"p":0.5,"q":0.75,
+//!                  "candidates":["a","b","c","d"]}"#;
+//! let metric = Metric::from_json(config).unwrap();
+//! let mut aggregator = Aggregator::new(metric.clone());
+//! let mut rng = SimulationRng::from_seed(1); // simulation only
+//! for i in 0..20_000 {
+//!     aggregator.add(&metric.randomize_text(["a", "a", "b", "x"][i % 4], &mut rng).unwrap()).unwrap();
+//! }
+//! let estimate = serde_json::to_value(aggregator.estimate(PostProcessing::None).unwrap()).unwrap();
+//! assert_eq!(estimate["estimates"][0]["value"], "a");
+//! ```
+
+use crate::aggregate::{RejectionCounts, Z95};
+use crate::error::{Error, Rejection, Result};
+use crate::hash::{bucket, key64};
+use crate::report::{BitVector, Payload, Report, REPORT_VERSION};
+use crate::rng::{uniform_below, Bernoulli, RngCore};
+use serde::{Deserialize, Serialize};
+
+/// A RAPPOR metric's configuration (defaults: the paper's `k = 128`,
+/// `h = 2`, `m = 64`, `f = 0.5`, `p = 0.5`, `q = 0.75`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RapporConfig {
+    /// `"rappor"`.
+    pub protocol: String,
+    /// `k`, the Bloom filter's bits.
+    #[serde(default = "defaults::bits")]
+    pub bits: u64,
+    /// `h`, hash functions per value.
+    #[serde(default = "defaults::hashes")]
+    pub hashes: u64,
+    /// `m`, cohorts.
+    #[serde(default = "defaults::cohorts")]
+    pub cohorts: u64,
+    /// PRR: probability of replacing a bit by a fair coin.
+    #[serde(default = "defaults::f")]
+    pub f: f64,
+    /// IRR: probability of sending 1 for a PRR bit 0.
+    #[serde(default = "defaults::p")]
+    pub p: f64,
+    /// IRR: probability of sending 1 for a PRR bit 1.
+    #[serde(default = "defaults::q")]
+    pub q: f64,
+    /// The values to decode against (the aggregator's; clients ignore it).
+    #[serde(default)]
+    pub candidates: Vec<String>,
+}
+
+mod defaults {
+    pub fn bits() -> u64 {
+        128
+    }
+    pub fn hashes() -> u64 {
+        2
+    }
+    pub fn cohorts() -> u64 {
+        64
+    }
+    pub fn f() -> f64 {
+        0.5
+    }
+    pub fn p() -> f64 {
+        0.5
+    }
+    pub fn q() -> f64 {
+        0.75
+    }
+}
+
+/// A configured RAPPOR metric.
+#[derive(Debug, Clone)]
+pub struct RapporMetric {
+    bits: usize,
+    hashes: u64,
+    cohorts: u64,
+    replace: Bernoulli,
+    irr_zero: Bernoulli,
+    irr_one: Bernoulli,
+    candidates: Vec<String>,
+    fingerprint: String,
+}
+
+impl PartialEq for RapporMetric {
+    fn eq(&self, other: &Self) -> bool {
+        self.fingerprint == other.fingerprint && self.candidates == other.candidates
+    }
+}
+
+impl RapporMetric {
+    /// Validates the parameters.
+    pub fn new(config: &RapporConfig) -> Result<Self> {
+        let invalid = |m: &str| Err(Error::InvalidConfig(m.into()));
+        if !(1..=4096).contains(&config.bits) {
+            return invalid("bits must be in 1..=4096");
+        }
+        if !(1..=config.bits).contains(&config.hashes) || config.hashes > 64 {
+            return invalid("hashes must be in 1..=min(bits, 64)");
+        }
+        if !(1..=1024).contains(&config.cohorts) {
+            return invalid("cohorts must be in 1..=1024");
+        }
+        if !(config.f > 0.0 && config.f < 1.0) {
+            return invalid("f must be in (0, 1)");
+        }
+        if !(config.p >= 0.0 && config.p < config.q && config.q <= 1.0) {
+            return invalid("p and q must satisfy 0 ≤ p < q ≤ 1");
+        }
+        let mut seen = std::collections::HashSet::new();
+        if !config.candidates.iter().all(|c| seen.insert(c)) {
+            return invalid("candidates must be distinct");
+        }
+        let coin = |x: f64| Bernoulli::rounded_up(x).expect("checked above");
+        let mut metric = RapporMetric {
+            bits: config.bits as usize,
+            hashes: config.hashes,
+            cohorts: config.cohorts,
+            replace: coin(config.f),
+            irr_zero: coin(config.p),
+            irr_one: coin(config.q),
+            candidates: config.candidates.clone(),
+            fingerprint: String::new(),
+        };
+        let (f, p, q) = metric.parameters();
+        let canonical = format!("rappor:{}:{}:{}:{:x}:{:x}:{:x}", config.bits, config.hashes, config.cohorts, f.to_bits(), p.to_bits(), q.to_bits());
+        metric.fingerprint = format!("{:016x}", key64(canonical.as_bytes()));
+        if !(metric.epsilon_infinity() <= 60.0) {
+            return invalid("f is too small: the long-run epsilon exceeds 60");
+        }
+        Ok(metric)
+    }
+
+    /// The realized `(f, p, q)`.
+    pub fn parameters(&self) -> (f64, f64, f64) {
+        (self.replace.probability(), self.irr_zero.probability(), self.irr_one.probability())
+    }
+
+    /// `ε_∞ = 2h ln((1−f/2)/(f/2))`, the long-run guarantee of the PRR.
+    pub fn epsilon_infinity(&self) -> f64 {
+        let (f, _, _) = self.parameters();
+        2.0 * self.hashes as f64 * crate::privacy::ln((1.0 - f / 2.0) / (f / 2.0))
+    }
+
+    /// `ε_1`, the guarantee of one report (PRR then IRR).
+    pub fn epsilon_one(&self) -> f64 {
+        let (one, zero) = self.report_bit_probabilities();
+        self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one)))
+    }
+
+    /// `(q*, p*)`: a report bit is 1 with `q*` where the Bloom bit is set and
+    /// `p*` where it is not.
+    pub fn report_bit_probabilities(&self) -> (f64, f64) {
+        let (f, p, q) = self.parameters();
+        (f * (p + q) / 2.0 + (1.0 - f) * q, f * (p + q) / 2.0 + (1.0 - f) * p)
+    }
+
+    /// The fingerprint reports carry.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// `k`, the Bloom filter's size.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// `m`, the number of cohorts.
+    pub fn cohorts(&self) -> u64 {
+        self.cohorts
+    }
+
+    /// The candidates decoded against.
+    pub fn candidates(&self) -> &[String] {
+        &self.candidates
+    }
+
+    /// The Bloom filter of `value` in `cohort`.
+    pub fn bloom(&self, cohort: u32, value: &str) -> BitVector {
+        let key = key64(value.as_bytes());
+        let mut bloom = BitVector::zeros(self.bits);
+        for i in 0..self.hashes as u32 {
+            let seed = cohort.wrapping_mul(64).wrapping_add(i);
+            bloom.set(bucket(seed, key, self.bits as u64) as usize);
+        }
+        bloom
+    }
+
+    /// A cohort for a new install.
+    pub fn draw_cohort(&self, rng: &mut dyn RngCore) -> u32 {
+        uniform_below(rng, self.cohorts) as u32
+    }
+
+    /// The permanent randomized response of a Bloom filter.
+    pub fn permanent(&self, bloom: &BitVector, rng: &mut dyn RngCore) -> BitVector {
+        let mut out = BitVector::zeros(self.bits);
+        for i in 0..self.bits {
+            let bit = if self.replace.sample(rng) { rng.next_u64() & 1 == 1 } else { bloom.get(i) };
+            if bit {
+                out.set(i);
+            }
+        }
+        out
+    }
+
+    /// A report: the instantaneous randomized response of a PRR.
+    pub fn instantaneous(&self, cohort: u32, permanent: &BitVector, rng: &mut dyn RngCore) -> Report {
+        let mut out = BitVector::zeros(self.bits);
+        for i in 0..self.bits {
+            let coin = if permanent.get(i) { &self.irr_one } else { &self.irr_zero };
+            if coin.sample(rng) {
+                out.set(i);
+            }
+        }
+        Report {
+            version: REPORT_VERSION,
+            protocol: "rappor".into(),
+            epsilon: self.epsilon_one(),
+            domain: self.fingerprint.clone(),
+            payload: Payload::Cohort { cohort, bits: out },
+        }
+    }
+
+    /// A one-time report (fresh cohort, PRR and IRR), for simulation and for
+    /// clients without memoization state.
+    pub fn randomize(&self, value: &str, rng: &mut dyn RngCore) -> Report {
+        let cohort = self.draw_cohort(rng);
+        let permanent = self.permanent(&self.bloom(cohort, value), rng);
+        self.instantaneous(cohort, &permanent, rng)
+    }
+
+    /// Checks a report against this configuration.
+    pub fn validate(&self, report: &Report) -> Result<()> {
+        crate::report::check_envelope(report, "rappor", self.epsilon_one(), &self.fingerprint)?;
+        match &report.payload {
+            Payload::Cohort { cohort, bits } => {
+                if u64::from(*cohort) >= self.cohorts {
+                    return Err(Rejection::OutOfRange.error(format!("cohort must be below {}", self.cohorts)));
+                }
+                if !bits.fits(self.bits) {
+                    return Err(Rejection::BadLength.error(format!("expected {} bits", self.bits)));
+                }
+                Ok(())
+            }
+            _ => Err(Rejection::Malformed.error("expected cohort and bits")),
+        }
+    }
+}
+
+/// One candidate's estimate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateEstimate {
+    /// The candidate.
+    pub value: String,
+    /// Its estimated frequency (share of reports).
+    pub frequency: f64,
+    /// The standard error of the frequency.
+    pub std_error: f64,
+    /// The 95% normal interval.
+    pub ci95: [f64; 2],
+}
+
+/// The estimate of a RAPPOR metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RapporEstimate {
+    /// `"rappor"`.
+    pub protocol: &'static str,
+    /// `ε_1`, of one report.
+    pub epsilon: f64,
+    /// `ε_∞`, the long-run bound per value.
+    pub epsilon_infinity: f64,
+    /// Accepted reports.
+    pub n: u64,
+    /// Rejected reports by reason.
+    pub rejected: RejectionCounts,
+    /// The candidates the regression selected, most frequent first.
+    pub estimates: Vec<CandidateEstimate>,
+    /// The candidates it did not.
+    pub not_detected: Vec<String>,
+}
+
+/// Aggregates RAPPOR reports: per cohort, the count of reports and of each
+/// set bit.
+#[derive(Debug, Clone)]
+pub struct RapporAggregator {
+    metric: RapporMetric,
+    n: u64,
+    per_cohort: Vec<u64>,
+    counts: Vec<u64>,
+    rejected: RejectionCounts,
+}
+
+impl RapporAggregator {
+    /// An empty aggregator.
+    pub fn new(metric: RapporMetric) -> Self {
+        let (m, k) = (metric.cohorts as usize, metric.bits);
+        RapporAggregator { metric, n: 0, per_cohort: vec![0; m], counts: vec![0; m * k], rejected: RejectionCounts::default() }
+    }
+
+    /// The configuration.
+    pub fn metric(&self) -> &RapporMetric {
+        &self.metric
+    }
+
+    /// Accepted reports.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Rejected reports by reason.
+    pub fn rejected(&self) -> &RejectionCounts {
+        &self.rejected
+    }
+
+    /// Validates and adds one report.
+    pub fn add(&mut self, report: &Report) -> Result<()> {
+        if let Err(e) = self.metric.validate(report) {
+            return Err(self.rejected.count_error(e));
+        }
+        if let Payload::Cohort { cohort, bits } = &report.payload {
+            let j = *cohort as usize;
+            self.per_cohort[j] += 1;
+            for i in bits.ones() {
+                self.counts[j * self.metric.bits + i] += 1;
+            }
+        }
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Parses, validates and adds one JSON report.
+    pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
+        match Report::from_json(text) {
+            Ok(report) => self.add(&report),
+            Err(e) => Err(self.rejected.count_error(e)),
+        }
+    }
+
+    /// Adds everything `other` accepted and rejected.
+    pub fn merge(&mut self, other: &RapporAggregator) -> Result<()> {
+        if self.metric.fingerprint != other.metric.fingerprint {
+            return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        for (a, b) in self.per_cohort.iter_mut().zip(&other.per_cohort) {
+            *a += b;
+        }
+        self.n += other.n;
+        self.rejected.merge(&other.rejected);
+        Ok(())
+    }
+
+    /// Decodes against the candidates (see the module docs).
+    pub fn estimate(&self) -> Result<RapporEstimate> {
+        if self.n == 0 {
+            return Err(Error::NoReports);
+        }
+        let metric = &self.metric;
+        if metric.candidates.is_empty() {
+            return Err(Error::InvalidConfig("RAPPOR decoding needs \"candidates\" in the config".into()));
+        }
+        let (f, p, q) = metric.parameters();
+        let (k, m, c) = (metric.bits, metric.cohorts as usize, metric.candidates.len());
+        let scale = (1.0 - f) * (q - p);
+        let background = p + f * q / 2.0 - f * p / 2.0;
+        // Rows (cohort, bit): the unbiased target and its noise weight.
+        let mut target = Vec::with_capacity(m * k);
+        let mut weight = Vec::with_capacity(m * k);
+        for j in 0..m {
+            let n_j = self.per_cohort[j] as f64;
+            let sigma = (n_j * 0.25).sqrt().max(0.5) / scale;
+            for i in 0..k {
+                target.push((self.counts[j * k + i] as f64 - background * n_j) / scale);
+                weight.push(1.0 / sigma);
+            }
+        }
+        // The design: candidate v's Bloom bits, per cohort, times the cohort's
+        // share of the reports (a value's count in cohort j is about its
+        // total count times N_j/n).
+        let n = self.n as f64;
+        let design: Vec<Vec<(usize, f64)>> = metric
+            .candidates
+            .iter()
+            .map(|v| {
+                (0..m)
+                    .flat_map(|j| {
+                        let share = self.per_cohort[j] as f64 / n;
+                        metric.bloom(j as u32, v).ones().map(move |i| (j * k + i, share)).collect::<Vec<_>>()
+                    })
+                    .collect()
+            })
+            .collect();
+        let selected = lasso(&design, &target, &weight, c);
+        let mut estimates = Vec::new();
+        let mut not_detected = Vec::new();
+        if !selected.is_empty() {
+            let (beta, covariance) = least_squares(&design, &selected, &target, &weight, m * k);
+            for (s, &v) in selected.iter().enumerate() {
+                let frequency = beta[s] / n;
+                let std_error = covariance[s].max(0.0).sqrt() / n;
+                estimates.push(CandidateEstimate {
+                    value: metric.candidates[v].clone(),
+                    frequency,
+                    std_error,
+                    ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
+                });
+            }
+        }
+        for (v, name) in metric.candidates.iter().enumerate() {
+            if !selected.contains(&v) {
+                not_detected.push(name.clone());
+            }
+        }
+        estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
+        Ok(RapporEstimate {
+            protocol: "rappor",
+            epsilon: metric.epsilon_one(),
+            epsilon_infinity: metric.epsilon_infinity(),
+            n: self.n,
+            rejected: self.rejected,
+            estimates,
+            not_detected,
+        })
+    }
+}
+
+/// Non-negative LASSO by coordinate descent on the weighted problem
+/// `½ Σ_r w_r² (t_r − Σ_v X_rv β_v)² + Σ_v λ_v β_v`, with `λ_v` the
+/// Bonferroni normal threshold (α = 0.05 over the candidates) times the
+/// noise of `X_vᵀ W² r`. Returns the candidates with `β > 0`.
+fn lasso(design: &[Vec<(usize, f64)>], target: &[f64], weight: &[f64], c: usize) -> Vec<usize> {
+    let z = normal_quantile(1.0 - 0.05 / (2.0 * c as f64));
+    let norms: Vec<f64> =
+        design.iter().map(|rows| rows.iter().map(|&(r, x)| (weight[r] * x).powi(2)).sum()).collect();
+    let mut beta = vec![0.0; c];
+    let mut residual: Vec<f64> = target.to_vec();
+    for _ in 0..200 {
+        let mut change: f64 = 0.0;
+        for v in 0..c {
+            if norms[v] == 0.0 {
+                continue;
+            }
+            let gradient: f64 =
+                design[v].iter().map(|&(r, x)| weight[r] * weight[r] * x * residual[r]).sum::<f64>() + norms[v] * beta[v];
+            let updated = ((gradient - z * norms[v].sqrt()) / norms[v]).max(0.0);
+            let delta = updated - beta[v];
+            if delta != 0.0 {
+                for &(r, x) in &design[v] {
+                    residual[r] -= delta * x;
+                }
+                beta[v] = updated;
+                change = change.max(delta.abs());
+            }
+        }
+        if change < 1e-6 {
+            break;
+        }
+    }
+    (0..c).filter(|&v| beta[v] > 0.0).collect()
+}
+
+/// Weighted least squares on the selected candidates: the counts and their
+/// variances, scaled by the residual variance.
+fn least_squares(
+    design: &[Vec<(usize, f64)>],
+    selected: &[usize],
+    target: &[f64],
+    weight: &[f64],
+    rows: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    use nalgebra::{DMatrix, DVector};
+    let s = selected.len();
+    let mut x = DMatrix::<f64>::zeros(rows, s);
+    for (col, &v) in selected.iter().enumerate() {
+        for &(r, coefficient) in &design[v] {
+            x[(r, col)] += weight[r] * coefficient;
+        }
+    }
+    let y = DVector::from_iterator(rows, target.iter().zip(weight).map(|(t, w)| t * w));
+    // The normal equations by Cholesky: candidates whose Bloom bits coincide
+    // in every cohort cannot be told apart, and are reported with no estimate.
+    let Some(cholesky) = (x.transpose() * &x).cholesky() else {
+        return (vec![f64::NAN; s], vec![f64::NAN; s]);
+    };
+    let beta = cholesky.solve(&(x.transpose() * &y));
+    let residual = &y - &x * &beta;
+    let dof = rows.saturating_sub(s).max(1) as f64;
+    let sigma2 = residual.norm_squared() / dof;
+    let inverse = cholesky.inverse();
+    (beta.iter().copied().collect(), (0..s).map(|i| sigma2 * inverse[(i, i)]).collect())
+}
+
+/// `Φ^{-1}(p)` by bisection on `erfc`.
+fn normal_quantile(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0f64, 40.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 0.5 * libm::erfc(-mid / std::f64::consts::SQRT_2) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
