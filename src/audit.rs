@@ -87,6 +87,15 @@ pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
         (Metric::Numeric(_), Payload::Sampled { attributes, values }) => {
             out.extend(attributes.iter().zip(values).map(|(a, k)| format!("attribute {a} output {k}")));
         }
+        (Metric::Rappor(r), Payload::Cohort { cohort, bits }) => {
+            // Bits the two neighbours' Bloom filters disagree on.
+            let inputs = neighbours(metric);
+            let (a, b) = (r.bloom(*cohort, &inputs[0]), r.bloom(*cohort, &inputs[1]));
+            let differs = |i: &usize| a.get(*i) != b.get(*i);
+            out.extend(bits.ones().filter(differs).map(|i| format!("cohort {cohort} bit {i} set")));
+            let zeros = (0..r.bits()).filter(|i| differs(i) && !bits.get(*i));
+            out.extend(zeros.map(|i| format!("cohort {cohort} bit {i} clear")));
+        }
         _ => {}
     }
     out
@@ -102,9 +111,19 @@ fn payload_text(report: &Report) -> String {
     value.to_string()
 }
 
-/// Audits the metric's own randomizer (the production code path).
+/// Audits the metric's own randomizer (the production code path). For
+/// RAPPOR it audits the permanent response, whose claim is `ε_∞` (the
+/// instantaneous step is post-processing of it).
 pub fn audit(metric: &Metric, samples: u64, confidence: f64, rng: &mut dyn RngCore) -> AuditResult {
     let inputs = neighbours(metric);
+    if let Metric::Rappor(r) = metric {
+        let mut permanent = |which: usize, rng: &mut dyn RngCore| {
+            let cohort = r.draw_cohort(rng);
+            let bits = r.permanent(&r.bloom(cohort, &inputs[which]), rng);
+            Report { payload: Payload::Cohort { cohort, bits }, ..r.randomize(&inputs[which], rng) }
+        };
+        return audit_with(metric, r.epsilon_infinity(), samples, confidence, &mut permanent, rng);
+    }
     let mut randomize = |which: usize, rng: &mut dyn RngCore| {
         metric.randomize_text(&inputs[which], rng).expect("the neighbours are valid values")
     };

@@ -301,3 +301,15 @@ fn correct_randomizers_pass_the_randomness_check() {
         assert!((0..100).any(|_| m.randomize_text(value, &mut rng).unwrap() != first), "{config}");
     }
 }
+
+#[test]
+fn rappor_is_audited_on_its_permanent_response() {
+    for f in [0.25, 0.5, 0.75] {
+        let m = metric(&format!(r#"{{"protocol":"rappor","bits":16,"hashes":2,"cohorts":2,"f":{f},"candidates":["a","b"]}}"#));
+        let Metric::Rappor(r) = &m else { unreachable!() };
+        let result = audit(&m, 100_000, CONFIDENCE, &mut SimulationRng::from_seed(23));
+        println!("rappor f={f}: ε_∞ {:.4}, lower bound {:.4} ({})", r.epsilon_infinity(), result.epsilon_lower_bound, result.witness);
+        assert_eq!(result.epsilon, r.epsilon_infinity());
+        assert!(!result.violated() && result.epsilon_lower_bound > 0.0, "{result:?}");
+    }
+}
