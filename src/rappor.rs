@@ -148,7 +148,7 @@ impl RapporMetric {
         let (f, p, q) = metric.parameters();
         let canonical = format!("rappor:{}:{}:{}:{:x}:{:x}:{:x}", config.bits, config.hashes, config.cohorts, f.to_bits(), p.to_bits(), q.to_bits());
         metric.fingerprint = format!("{:016x}", key64(canonical.as_bytes()));
-        if !(metric.epsilon_infinity() <= 60.0) {
+        if metric.epsilon_infinity().is_nan() || metric.epsilon_infinity() > 60.0 {
             return invalid("f is too small: the long-run epsilon exceeds 60");
         }
         Ok(metric)

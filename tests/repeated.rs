@@ -356,18 +356,17 @@ fn rappor_predicted_se(metric: &Metric, candidates: &[&str], truth: &[f64], n: u
     let (one, zero) = r.report_bit_probabilities();
     let (m, k, c) = (r.cohorts() as usize, 32, candidates.len());
     let n_j = n as f64 / m as f64;
-    let blooms: Vec<Vec<localdp::report::BitVector>> =
-        (0..m).map(|j| candidates.iter().map(|v| r.bloom(j as u32, v)).collect()).collect();
     // Fisher information XᵀΣ⁻¹X with X in counts per cohort (1/m of the total).
     let mut info = vec![vec![0.0; c]; c];
     for j in 0..m {
+        let bloom: Vec<localdp::report::BitVector> = candidates.iter().map(|v| r.bloom(j as u32, v)).collect();
         for i in 0..k {
-            let share_set: f64 = (0..c).filter(|&v| blooms[j][v].get(i)).map(|v| truth[v]).sum::<f64>().min(1.0);
+            let share_set: f64 = (0..c).filter(|&v| bloom[v].get(i)).map(|v| truth[v]).sum::<f64>().min(1.0);
             let rate = zero + (one - zero) * share_set;
             let variance = n_j * rate * (1.0 - rate) / ((1.0 - f) * (q - p)).powi(2);
             for a in 0..c {
                 for b in 0..c {
-                    if blooms[j][a].get(i) && blooms[j][b].get(i) {
+                    if bloom[a].get(i) && bloom[b].get(i) {
                         info[a][b] += 1.0 / (m * m) as f64 / variance;
                     }
                 }
