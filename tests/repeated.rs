@@ -313,7 +313,7 @@ fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
     let metric = Metric::from_json(&config).unwrap();
     let (runs, n) = (30, 100_000);
     let mut estimates: Vec<Vec<f64>> = vec![Vec::new(); 5];
-    let mut reported_se = vec![0.0; 5];
+    let mut reported_se = [0.0; 5];
     let z = common::z_critical(1e-6, 5 * runs);
     let mut rng = SimulationRng::from_seed(13);
     let mut false_detections = 0;
