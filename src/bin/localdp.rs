@@ -11,6 +11,10 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+// The binary's own modules (src/bin/localdp/; not separate binaries).
+#[path = "localdp/serve.rs"]
+mod serve;
+
 #[derive(Parser)]
 #[command(name = "localdp", version, about = "Local differential privacy for telemetry")]
 struct Cli {
@@ -86,6 +90,10 @@ enum Command {
         #[arg(long, default_value_t = 12)]
         top: usize,
     },
+    /// Run the collector: an HTTP server that stores reports in SQLite, keeps
+    /// each metric's running estimate, and serves the demo page. Prints its
+    /// URL as the first line of stdout.
+    Serve(serve::ServeArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -102,6 +110,7 @@ fn main() -> ExitCode {
         Command::Aggregate { config, post, format, strict, report_files } => {
             aggregate(&config, post.parse().expect("checked by clap"), format, strict, &report_files)
         }
+        Command::Serve(args) => serve::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),
     };

@@ -1,0 +1,201 @@
+//! What the collector knows, apart from HTTP: its named metrics, the
+//! running aggregate of each, and the rule for a batch of reports.
+//!
+//! **The batch rule.** A body is one report object or an array of them.
+//! Every report in it is validated on its own: a valid one is stored and
+//! counted; an invalid one is counted by reason in the metric's `rejected`
+//! and never stored. A body that is not JSON, or JSON that is neither an
+//! object nor an array, counts nothing (it is not a report).
+
+use super::store::{add_counts, Store};
+use localdp::{Aggregator, Error, Estimate, Metric, PostProcessing, Rejection, RejectionCounts, Report};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// How many rejected reports a response describes one by one.
+pub const DESCRIBED_REJECTIONS: usize = 10;
+
+/// One entry of the metrics file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSpec {
+    /// Names the metric in URLs: 1–64 of `A-Z a-z 0-9 _ -`.
+    pub name: String,
+    /// A human title (the demo's question).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The same object as the CLI's `--config`, kept verbatim.
+    pub config: Box<RawValue>,
+}
+
+/// Reads a metrics file: a JSON array of `{"name", "title", "config"}`.
+pub fn read_metrics_file(path: &Path) -> Result<Vec<MetricSpec>, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+    let specs: Vec<MetricSpec> = serde_json::from_str(&text)
+        .map_err(|e| at(&format!("expected an array of {{\"name\", \"title\", \"config\"}}: {e}")))?;
+    if specs.is_empty() {
+        return Err(at(&"no metrics"));
+    }
+    for (i, spec) in specs.iter().enumerate() {
+        let valid = (1..=64).contains(&spec.name.len())
+            && spec.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(at(&format!("metric {:?}: a name is 1 to 64 letters, digits, '_' or '-'", spec.name)));
+        }
+        if specs[..i].iter().any(|s| s.name == spec.name) {
+            return Err(at(&format!("metric {:?} is named twice", spec.name)));
+        }
+    }
+    Ok(specs)
+}
+
+/// A metric being collected.
+pub struct Collected {
+    /// As configured.
+    pub spec: MetricSpec,
+    /// The parsed config.
+    pub metric: Metric,
+    /// Its key in the database.
+    pub key: i64,
+    totals: Mutex<Totals>,
+}
+
+/// Everything accepted and rejected so far (and on disk).
+struct Totals {
+    /// Accepted reports only: the server keeps the rejection counts itself,
+    /// because counts persisted by earlier runs cannot be put back into an
+    /// aggregator through the library's API.
+    aggregator: Aggregator,
+    rejected: RejectionCounts,
+}
+
+/// A validated batch, not yet stored.
+pub struct Batch {
+    /// Accepted reports, as canonical JSON.
+    pub reports: Vec<String>,
+    /// The aggregate of the accepted reports.
+    pub aggregator: Aggregator,
+    /// Rejected reports by reason.
+    pub rejected: RejectionCounts,
+    /// The first few rejected reports: index in the batch, reason, why.
+    pub described: Vec<(usize, Rejection, String)>,
+}
+
+/// A body that holds no reports.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Not JSON (or not UTF-8).
+    NotJson(String),
+    /// JSON, but neither an object nor an array.
+    NotReports,
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // serde_json names a line and column, never the input.
+            BodyError::NotJson(e) => write!(f, "the body is not JSON: {e}"),
+            BodyError::NotReports => f.write_str("the body must be a report object or an array of reports"),
+        }
+    }
+}
+
+impl Collected {
+    /// The metric's running aggregate, rebuilt from the database. Fails if a
+    /// stored report no longer validates under the config.
+    pub fn rebuild(spec: MetricSpec, metric: Metric, key: i64, store: &Store) -> Result<Collected, String> {
+        let mut aggregator = Aggregator::new(metric.clone());
+        let mut stale = RejectionCounts::default();
+        let mut first = None;
+        store.replay(key, |report| {
+            if let Err(e) = aggregator.add_json(report) {
+                if let Error::Rejected { reason, .. } = &e {
+                    stale.count(*reason);
+                }
+                first.get_or_insert(e.to_string());
+            }
+        })?;
+        if let Some(first) = first {
+            return Err(format!(
+                "metric {:?}: {} stored reports do not validate under its config (first: {first}); the config \
+                 changed since they were stored: restore it, rename the metric, or use another --db",
+                spec.name,
+                stale.total().max(1)
+            ));
+        }
+        let rejected = store.rejections(key)?;
+        Ok(Collected { spec, metric, key, totals: Mutex::new(Totals { aggregator, rejected }) })
+    }
+
+    /// Validates every report of a body (see the module's batch rule).
+    pub fn validate(&self, body: &[u8]) -> Result<Batch, BodyError> {
+        let raw: &RawValue = serde_json::from_slice(body).map_err(|e| BodyError::NotJson(e.to_string()))?;
+        let items: Vec<&RawValue> = match raw.get().trim_start().as_bytes().first() {
+            Some(b'[') => serde_json::from_str(raw.get()).map_err(|e| BodyError::NotJson(e.to_string()))?,
+            Some(b'{') => vec![raw],
+            _ => return Err(BodyError::NotReports),
+        };
+        let mut batch = Batch {
+            reports: Vec::with_capacity(items.len()),
+            aggregator: Aggregator::new(self.metric.clone()),
+            rejected: RejectionCounts::default(),
+            described: Vec::new(),
+        };
+        for (index, item) in items.into_iter().enumerate() {
+            let added = Report::from_json(item.get()).and_then(|r| batch.aggregator.add(&r).map(|()| r));
+            match added {
+                Ok(report) => batch.reports.push(report.to_json()),
+                Err(e) => {
+                    let (reason, detail) = match e {
+                        Error::Rejected { reason, detail } => (reason, detail),
+                        other => (Rejection::Malformed, other.to_string()),
+                    };
+                    batch.rejected.count(reason);
+                    if batch.described.len() < DESCRIBED_REJECTIONS {
+                        batch.described.push((index, reason, detail));
+                    }
+                }
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Adds a stored batch to the running aggregate.
+    pub fn absorb(&self, batch: &Batch) {
+        let mut totals = self.totals.lock().expect("no panics while holding the lock");
+        totals.aggregator.merge(&batch.aggregator).expect("a batch has the metric's config");
+        for reason in Rejection::ALL {
+            add_counts(&mut totals.rejected, reason, batch.rejected.get(reason));
+        }
+    }
+
+    /// Accepted reports so far.
+    pub fn n(&self) -> u64 {
+        self.totals.lock().expect("no panics while holding the lock").aggregator.n()
+    }
+
+    /// Rejected reports so far, by reason.
+    pub fn rejected(&self) -> RejectionCounts {
+        self.totals.lock().expect("no panics while holding the lock").rejected
+    }
+
+    /// The estimate over everything stored: the same value as `localdp
+    /// aggregate` computes from the same reports (the accepted ones, and the
+    /// rejected ones counted by reason).
+    pub fn estimate(&self, post: PostProcessing) -> Result<Estimate, (Error, u64, RejectionCounts)> {
+        let totals = self.totals.lock().expect("no panics while holding the lock");
+        let mut estimate = totals
+            .aggregator
+            .estimate(post)
+            .map_err(|e| (e, totals.aggregator.n(), totals.rejected))?;
+        match &mut estimate {
+            Estimate::Frequency(e) => e.rejected = totals.rejected,
+            Estimate::Numeric(e) => e.rejected = totals.rejected,
+            Estimate::Rappor(e) => e.rejected = totals.rejected,
+        }
+        Ok(estimate)
+    }
+}

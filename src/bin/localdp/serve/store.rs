@@ -1,0 +1,212 @@
+//! The collector's storage: one SQLite file (WAL, `synchronous = FULL`,
+//! exclusive locking), holding every accepted report and the rejection
+//! counts, never a rejected report.
+//!
+//! ```sql
+//! metrics    (id, name UNIQUE, randomizer, config)   -- randomizer = Metric::id()
+//! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
+//! rejections (metric, reason, count)                 -- rejected reports, counted by reason
+//! ```
+//!
+//! A batch is one transaction: its accepted reports and its rejection counts
+//! are written together or not at all, and the running aggregate in memory
+//! is updated only after the commit, so everything an estimate counts is on
+//! disk. Exclusive locking makes a second collector on the same file fail at
+//! start instead of silently diverging from the first one's aggregate.
+
+use localdp::{Rejection, RejectionCounts};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// The schema version in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS metrics (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    randomizer TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reports (
+    id INTEGER PRIMARY KEY,
+    metric INTEGER NOT NULL REFERENCES metrics(id),
+    report TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reports_by_metric ON reports(metric, id);
+CREATE TABLE IF NOT EXISTS rejections (
+    metric INTEGER NOT NULL REFERENCES metrics(id),
+    reason TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (metric, reason)
+) WITHOUT ROWID;
+";
+
+/// An open database.
+pub struct Store {
+    connection: Connection,
+}
+
+type StoreResult<T> = Result<T, String>;
+
+impl Store {
+    /// Opens (or creates) the database and takes its exclusive lock.
+    pub fn open(path: &Path) -> StoreResult<Store> {
+        let at = |e: rusqlite::Error| format!("{}: {e}", path.display());
+        let connection = Connection::open(path).map_err(at)?;
+        // Exclusive before WAL: no shared-memory index, and the lock is held
+        // from the first write (below) until the collector exits.
+        connection
+            .execute_batch("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DatabaseBusy) => {
+                    format!("{}: the database is in use (another `localdp serve`?)", path.display())
+                }
+                _ => at(e),
+            })?;
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(at)?;
+        if version > SCHEMA_VERSION {
+            return Err(format!(
+                "{}: made by a newer localdp (schema version {version}, this build reads {SCHEMA_VERSION})",
+                path.display()
+            ));
+        }
+        let busy = |e: rusqlite::Error| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy) => {
+                format!("{}: the database is in use (another `localdp serve`?)", path.display())
+            }
+            _ => at(e),
+        };
+        connection
+            .execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))
+            .map_err(busy)?;
+        Ok(Store { connection })
+    }
+
+    /// The key of the metric `name`, registering it if new. A metric that
+    /// already holds reports or rejections must keep its randomizer
+    /// (protocol, ε, domain or range): the stored reports were made with it.
+    pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let existing: Option<(i64, String)> = self
+            .connection
+            .query_row("SELECT id, randomizer FROM metrics WHERE name = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()
+            .map_err(db)?;
+        match existing {
+            None => {
+                self.connection
+                    .execute("INSERT INTO metrics (name, randomizer, config) VALUES (?1, ?2, ?3)", params![name, randomizer, config])
+                    .map_err(db)?;
+                Ok(self.connection.last_insert_rowid())
+            }
+            Some((key, stored)) => {
+                if stored != randomizer {
+                    let (reports, rejected) = self.held(key)?;
+                    if reports + rejected > 0 {
+                        return Err(format!(
+                            "metric {name:?}: its config changed (randomizer {stored} when its {reports} stored \
+                             reports and {rejected} rejections were counted, {randomizer} now); restore the old \
+                             config, rename the metric, or use another --db"
+                        ));
+                    }
+                }
+                self.connection
+                    .execute("UPDATE metrics SET randomizer = ?2, config = ?3 WHERE id = ?1", params![key, randomizer, config])
+                    .map_err(db)?;
+                Ok(key)
+            }
+        }
+    }
+
+    /// Stored reports and counted rejections of a metric.
+    fn held(&self, key: i64) -> StoreResult<(u64, u64)> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let reports: i64 =
+            self.connection.query_row("SELECT count(*) FROM reports WHERE metric = ?1", [key], |r| r.get(0)).map_err(db)?;
+        let rejected: i64 = self
+            .connection
+            .query_row("SELECT coalesce(sum(count), 0) FROM rejections WHERE metric = ?1", [key], |r| r.get(0))
+            .map_err(db)?;
+        Ok((reports as u64, rejected as u64))
+    }
+
+    /// Calls `each` on every stored report of a metric, oldest first.
+    pub fn replay(&self, key: i64, mut each: impl FnMut(&str)) -> StoreResult<()> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement =
+            self.connection.prepare("SELECT report FROM reports WHERE metric = ?1 ORDER BY id").map_err(db)?;
+        let mut rows = statement.query([key]).map_err(db)?;
+        while let Some(row) = rows.next().map_err(db)? {
+            each(row.get_ref(0).map_err(db)?.as_str().map_err(|e| format!("database: {e}"))?);
+        }
+        Ok(())
+    }
+
+    /// The counted rejections of a metric.
+    pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT reason, count FROM rejections WHERE metric = ?1").map_err(db)?;
+        let rows = statement
+            .query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(db)?;
+        let mut counts = RejectionCounts::default();
+        for row in rows {
+            let (reason, count) = row.map_err(db)?;
+            let reason = Rejection::ALL
+                .into_iter()
+                .find(|r| r.as_str() == reason)
+                .ok_or_else(|| format!("database: unknown rejection reason {reason:?}"))?;
+            add_counts(&mut counts, reason, count as u64);
+        }
+        Ok(counts)
+    }
+
+    /// Names and report counts of stored metrics not in `configured`.
+    pub fn unconfigured(&self, configured: &[&str]) -> StoreResult<Vec<(String, u64)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self
+            .connection
+            .prepare("SELECT name, (SELECT count(*) FROM reports WHERE metric = metrics.id) FROM metrics ORDER BY name")
+            .map_err(db)?;
+        let rows = statement.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, count) = row.map_err(db)?;
+            if !configured.contains(&name.as_str()) {
+                out.push((name, count as u64));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stores one batch in one transaction: its accepted reports (canonical
+    /// JSON) and its rejection counts.
+    pub fn append(&mut self, key: i64, reports: &[String], rejected: &RejectionCounts) -> rusqlite::Result<()> {
+        let transaction = self.connection.transaction()?;
+        {
+            let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
+            for report in reports {
+                insert.execute(params![key, report])?;
+            }
+            let mut count = transaction.prepare_cached(
+                "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count",
+            )?;
+            for reason in Rejection::ALL {
+                let n = rejected.get(reason);
+                if n > 0 {
+                    count.execute(params![key, reason.as_str(), n as i64])?;
+                }
+            }
+        }
+        transaction.commit()
+    }
+}
+
+/// Adds `n` rejections for `reason` (the library counts one at a time).
+pub fn add_counts(counts: &mut RejectionCounts, reason: Rejection, n: u64) {
+    for _ in 0..n {
+        counts.count(reason);
+    }
+}

@@ -1,0 +1,650 @@
+//! The collector (`localdp serve`) as a client sees it: the real binary on a
+//! free local port, spoken to over plain HTTP/1.1. Accepting, rejecting by
+//! every reason, refusing bodies that are not JSON or too large, unknown
+//! metrics, estimates byte-identical to `localdp aggregate` on the same
+//! reports, a killed and restarted server that lost nothing, concurrent
+//! clients all counted, a changed config refused, and the static files.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_localdp");
+
+/// The metrics every test collects: one per kind of payload and rejection.
+const METRICS: &[(&str, &str)] = &[
+    ("colors", r#"{"protocol":"grr","epsilon":1.0,"domain":["red","green","blue","cyan","magenta"]}"#),
+    ("bits", r#"{"protocol":"oue","epsilon":1.0,"domain":["a","b","c","d","e","f","g","h","i","j"]}"#),
+    ("subset", r#"{"protocol":"ss","epsilon":1.0,"domain":16}"#),
+    ("hashed", r#"{"protocol":"olh","epsilon":2.0,"domain":64}"#),
+    ("latency", r#"{"protocol":"auto","epsilon":1.0,"range":[0,5000]}"#),
+];
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("localdp-server-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = Scratch(dir);
+        let entries: Vec<String> = METRICS
+            .iter()
+            .map(|(name, config)| {
+                scratch.file(&format!("{name}.json"), config);
+                format!(r#"{{"name":"{name}","title":"The {name}","config":{config}}}"#)
+            })
+            .collect();
+        scratch.file("metrics.json", &format!("[{}]", entries.join(",\n")));
+        scratch
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `localdp serve`; killed (SIGKILL, no clean shutdown) on drop.
+struct Server {
+    child: Child,
+    address: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(scratch: &Scratch, extra: &[&str]) -> Server {
+        Server::try_start(scratch, extra).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
+    }
+
+    /// Starts the server; its stderr if it exits instead.
+    fn try_start(scratch: &Scratch, extra: &[&str]) -> Result<Server, String> {
+        let db = scratch.path("reports.sqlite");
+        let metrics = scratch.path("metrics.json");
+        let mut args: Vec<&str> = vec!["serve", "--port", "0", "--db", db.to_str().unwrap()];
+        if !extra.contains(&"--www") {
+            args.extend(["--metrics", metrics.to_str().unwrap()]);
+        }
+        args.extend(extra);
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .current_dir(&scratch.0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let sink = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stderr.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        if first.is_empty() {
+            child.wait().unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            return Err(log.lock().unwrap().clone());
+        }
+        let url = first.trim_end();
+        let address = url.strip_prefix("http://").and_then(|a| a.strip_suffix('/')).expect("http://HOST:PORT/");
+        Ok(Server { child, address: address.parse().unwrap(), log })
+    }
+
+    fn get(&self, path: &str) -> Response {
+        http(self.address, "GET", path, None)
+    }
+
+    fn post(&self, path: &str, body: &[u8]) -> Response {
+        http(self.address, "POST", path, Some(body))
+    }
+
+    fn post_reports(&self, metric: &str, body: &str) -> Response {
+        self.post(&format!("/api/metrics/{metric}/reports"), body.as_bytes())
+    }
+
+    fn estimate(&self, metric: &str, post: &str) -> Response {
+        self.get(&format!("/api/metrics/{metric}/estimate?post={post}"))
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).unwrap()
+    }
+
+    fn json(&self) -> Value {
+        assert_eq!(self.header("content-type"), Some("application/json"), "{self:?}");
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection.
+fn http(address: SocketAddr, method: &str, path: &str, body: Option<&[u8]>) -> Response {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let body = body.unwrap_or_default();
+    let head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    read_response(&mut stream)
+}
+
+fn read_response(stream: &mut TcpStream) -> Response {
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete response head");
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .map(|l| {
+            let (n, v) = l.split_once(':').unwrap();
+            (n.trim().to_string(), v.trim().to_string())
+        })
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
+        let mut decoded = Vec::new();
+        let mut rest = &body[..];
+        loop {
+            let end = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size = usize::from_str_radix(std::str::from_utf8(&rest[..end]).unwrap().trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            decoded.extend_from_slice(&rest[end + 2..end + 2 + size]);
+            rest = &rest[end + 4 + size..];
+        }
+        body = decoded;
+    }
+    Response { status, headers, body }
+}
+
+/// Runs the CLI; its stdout.
+fn cli(args: &[&str], input: &str) -> String {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "localdp {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `count` seeded reports of `metric` (values cycling through its domain or range).
+fn reports(scratch: &Scratch, metric: &str, count: usize, seed: u64) -> Vec<String> {
+    let values: Vec<String> = (0..count)
+        .map(|i| match metric {
+            "colors" => ["red", "green", "blue", "red", "red"][i % 5].to_string(),
+            "bits" => ["a", "b", "a", "c", "j"][i % 5].to_string(),
+            "subset" | "hashed" => ((i * i) % 16).to_string(),
+            "latency" => format!("{}", (i * 37) % 5000),
+            _ => unreachable!(),
+        })
+        .collect();
+    let config = scratch.path(&format!("{metric}.json"));
+    let out = cli(&["randomize", "--config", config.to_str().unwrap(), "--seed", &seed.to_string()], &(values.join("\n") + "\n"));
+    out.lines().map(str::to_string).collect()
+}
+
+/// The CLI's `aggregate --format json` of these JSON lines.
+fn cli_estimate(scratch: &Scratch, metric: &str, lines: &[String], post: &str) -> String {
+    let config = scratch.path(&format!("{metric}.json"));
+    cli(&["aggregate", "--config", config.to_str().unwrap(), "--post", post], &(lines.join("\n") + "\n"))
+}
+
+fn array(reports: &[String]) -> String {
+    format!("[{}]", reports.join(","))
+}
+
+fn edit(report: &str, change: impl FnOnce(&mut serde_json::Map<String, Value>)) -> String {
+    let mut value: Value = serde_json::from_str(report).unwrap();
+    change(value.as_object_mut().unwrap());
+    value.to_string()
+}
+
+fn rejected(counts: &[(&str, u64)]) -> Value {
+    let mut all = json!({"malformed": 0, "unsupported_version": 0, "config_mismatch": 0,
+                         "out_of_range": 0, "bad_length": 0, "bad_subset_size": 0});
+    for (reason, n) in counts {
+        all[*reason] = json!(n);
+    }
+    all
+}
+
+/// Every metric's estimate, as the server answers it.
+fn all_estimates(server: &Server) -> Vec<String> {
+    let mut out = Vec::new();
+    for (metric, _) in METRICS {
+        let posts: &[&str] = if *metric == "latency" { &["none"] } else { &["none", "norm-sub", "project"] };
+        for post in posts {
+            let response = server.estimate(metric, post);
+            assert_eq!(response.status, 200, "{metric}: {}", response.text());
+            out.push(response.text());
+        }
+    }
+    out
+}
+
+#[test]
+fn accepts_counts_every_rejection_and_estimates_like_the_cli() {
+    let scratch = Scratch::new("accept");
+    let server = Server::start(&scratch, &[]);
+    // Everything sent in JSON bodies, per metric: what `aggregate` must see.
+    let mut sent: Vec<(&str, Vec<String>)> = Vec::new();
+
+    for (i, (metric, _)) in METRICS.iter().enumerate() {
+        let good = reports(&scratch, metric, 600, 10 + i as u64);
+        // One report alone, then arrays.
+        let response = server.post_reports(metric, &good[0]);
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert_eq!(response.json(), json!({"accepted": 1, "rejected": rejected(&[])}));
+        for chunk in good[1..].chunks(150) {
+            let response = server.post_reports(metric, &array(chunk));
+            assert_eq!(response.status, 200);
+            assert_eq!(response.json()["accepted"], json!(chunk.len()));
+        }
+        sent.push((metric, good));
+    }
+    let firsts: Vec<(&str, String)> = sent.iter().map(|(m, lines)| (*m, lines[0].clone())).collect();
+    let valid = |metric: &str| firsts.iter().find(|(m, _)| *m == metric).unwrap().1.clone();
+    let sent_to = |sent: &mut Vec<(&str, Vec<String>)>, metric: &str, lines: &[String]| {
+        sent.iter_mut().find(|(m, _)| *m == metric).unwrap().1.extend_from_slice(lines);
+    };
+
+    // A mixed batch: the valid reports are stored, each bad one counted by reason.
+    let colors = valid("colors");
+    let mixed = vec![
+        colors.clone(),
+        r#"{"hello":"world"}"#.to_string(),
+        "5".to_string(),
+        edit(&colors, |r| {
+            r.insert("version".into(), json!(2));
+        }),
+        edit(&colors, |r| {
+            r.insert("epsilon".into(), json!(0.5));
+        }),
+        edit(&colors, |r| {
+            r.insert("value".into(), json!(7));
+        }),
+        colors.clone(),
+    ];
+    let response = server.post_reports("colors", &array(&mixed));
+    assert_eq!(response.status, 200);
+    let answer = response.json();
+    assert_eq!(answer["accepted"], json!(2));
+    assert_eq!(
+        answer["rejected"],
+        rejected(&[("malformed", 2), ("unsupported_version", 1), ("config_mismatch", 1), ("out_of_range", 1)])
+    );
+    let described: Vec<(u64, &str)> = answer["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["index"].as_u64().unwrap(), e["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        described,
+        [(1, "malformed"), (2, "malformed"), (3, "unsupported_version"), (4, "config_mismatch"), (5, "out_of_range")]
+    );
+    assert!(answer.get("error").is_none());
+    sent_to(&mut sent, "colors", &mixed);
+
+    // Bit vectors of the wrong length; subsets of the wrong size.
+    let bits = valid("bits");
+    let bad_length = edit(&bits, |r| {
+        r.insert("bits".into(), json!("ff"));
+    });
+    let padded = edit(&bits, |r| {
+        r.insert("bits".into(), json!("ffff"));
+    });
+    let response = server.post_reports("bits", &array(&[bits.clone(), bad_length.clone(), padded.clone()]));
+    assert_eq!(response.status, 200);
+    assert_eq!(response.json()["rejected"], rejected(&[("bad_length", 2)]));
+    sent_to(&mut sent, "bits", &[bits, bad_length, padded]);
+
+    let subset = valid("subset");
+    let too_many = edit(&subset, |r| {
+        r.insert("bits".into(), json!("ffff"));
+    });
+    // All bad: a 400, nothing stored, the rejection still counted.
+    let response = server.post_reports("subset", &array(std::slice::from_ref(&too_many)));
+    assert_eq!(response.status, 400);
+    let answer = response.json();
+    assert_eq!(answer["accepted"], json!(0));
+    assert_eq!(answer["rejected"], rejected(&[("bad_subset_size", 1)]));
+    assert!(answer["error"].as_str().unwrap().contains("no report"));
+    sent_to(&mut sent, "subset", &[too_many]);
+
+    let hashed = valid("hashed");
+    let outside = edit(&hashed, |r| {
+        r.insert("value".into(), json!(1u64 << 40));
+    });
+    let response = server.post_reports("hashed", &array(std::slice::from_ref(&outside)));
+    assert_eq!(response.status, 400);
+    assert_eq!(response.json()["rejected"], rejected(&[("out_of_range", 1)]));
+    sent_to(&mut sent, "hashed", &[outside]);
+
+    // One report made for another config: a 400 with a JSON error.
+    let response = server.post_reports("latency", &valid("colors"));
+    assert_eq!(response.status, 400);
+    let answer = response.json();
+    assert_eq!(answer["rejected"], rejected(&[("config_mismatch", 1)]));
+    assert_eq!(answer["errors"][0]["reason"], json!("config_mismatch"));
+    sent_to(&mut sent, "latency", &[valid("colors")]);
+
+    // Bodies that hold no reports count nothing.
+    for body in ["not json", "{\"version\":1,", "", "\"a string\"", "42", "[]", "null"] {
+        let response = server.post_reports("colors", body);
+        assert_eq!(response.status, 400, "{body:?}: {}", response.text());
+        assert!(response.json()["error"].is_string(), "{body:?}");
+    }
+
+    // The estimates: byte for byte what `localdp aggregate` prints for the
+    // same lines, every post-processing.
+    for (metric, lines) in &sent {
+        let posts: &[&str] = if *metric == "latency" { &["none"] } else { &["none", "norm-sub", "project"] };
+        for post in posts {
+            let response = server.estimate(metric, post);
+            assert_eq!(response.status, 200, "{metric} {post}: {}", response.text());
+            assert_eq!(response.header("content-type"), Some("application/json"));
+            let expected = cli_estimate(&scratch, metric, lines, post);
+            assert_eq!(response.text(), expected, "{metric} --post {post}");
+            assert_eq!(response.json(), serde_json::from_str::<Value>(&expected).unwrap());
+        }
+    }
+    // Without ?post, the unbiased estimate.
+    assert_eq!(server.get("/api/metrics/colors/estimate").text(), server.estimate("colors", "none").text());
+
+    // The listing: names, configs verbatim, resolved protocols, counts.
+    let list = server.get("/api/metrics").json();
+    let listed = list["metrics"].as_array().unwrap();
+    assert_eq!(listed.len(), METRICS.len());
+    for ((name, config), entry) in METRICS.iter().zip(listed) {
+        assert_eq!(entry["name"], json!(name));
+        assert_eq!(entry["title"], json!(format!("The {name}")));
+        assert_eq!(entry["config"], serde_json::from_str::<Value>(config).unwrap());
+        let lines = &sent.iter().find(|(m, _)| m == name).unwrap().1;
+        let estimate: Value = serde_json::from_str(&cli_estimate(&scratch, name, lines, "none")).unwrap();
+        assert_eq!(entry["n"], estimate["n"]);
+        assert_eq!(entry["rejected"], estimate["rejected"]);
+        assert_eq!(entry["protocol"], estimate["protocol"]);
+    }
+    assert_eq!(listed[4]["kind"], json!("numeric"));
+    assert_eq!(listed[0]["kind"], json!("frequency"));
+    assert_eq!(server.get("/api/metrics/bits").json(), listed[1].clone());
+
+    // The log holds counts, never a report or a payload.
+    let log = server.log();
+    assert!(log.contains("colors: 2 accepted, 5 rejected"), "{log}");
+    for needle in ["\"bits\"", "\"seed\"", "\"value\"", "\"domain\"", "ffff", "hello"] {
+        assert!(!log.contains(needle), "the log mentions {needle}: {log}");
+    }
+}
+
+#[test]
+fn refuses_oversized_bodies_before_parsing() {
+    let scratch = Scratch::new("oversized");
+    let server = Server::start(&scratch, &["--max-body", "4096"]);
+    let good = reports(&scratch, "colors", 200, 3);
+
+    // A declared length over the limit: refused from the head alone (the
+    // body is never sent).
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n").unwrap();
+    let response = read_response(&mut stream);
+    assert_eq!(response.status, 413);
+    assert_eq!(response.json()["max_body"], json!(4096));
+
+    // Chunked, no declared length: refused once it passes the limit.
+    let body = array(&good);
+    assert!(body.len() > 4096);
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n").unwrap();
+    for chunk in body.as_bytes().chunks(1000) {
+        write!(stream, "{:x}\r\n", chunk.len()).unwrap();
+        stream.write_all(chunk).unwrap();
+        stream.write_all(b"\r\n").unwrap();
+    }
+    stream.write_all(b"0\r\n\r\n").unwrap();
+    let response = read_response(&mut stream);
+    assert_eq!(response.status, 413);
+
+    // With a length: also 413; and nothing of any of them was counted.
+    assert_eq!(server.post_reports("colors", &body).status, 413);
+    assert_eq!(server.estimate("colors", "none").status, 409);
+
+    // A body of exactly the limit is read.
+    let mut fits = array(&good[..10]);
+    assert!(fits.len() < 4096);
+    fits.push_str(&" ".repeat(4096 - fits.len()));
+    let response = server.post_reports("colors", &fits);
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.json()["accepted"], json!(10));
+}
+
+#[test]
+fn answers_json_errors_for_unknown_metrics_and_bad_requests() {
+    let scratch = Scratch::new("errors");
+    let server = Server::start(&scratch, &[]);
+    for response in [
+        server.post_reports("nope", "[]"),
+        server.get("/api/metrics/nope/estimate"),
+        server.get("/api/metrics/nope"),
+    ] {
+        assert_eq!(response.status, 404);
+        let answer = response.json();
+        assert!(answer["error"].as_str().unwrap().contains("nope"));
+        assert_eq!(answer["metrics"], json!(["colors", "bits", "subset", "hashed", "latency"]));
+    }
+    assert_eq!(server.get("/api/nothing").status, 404);
+    assert!(server.get("/api/nothing").json()["error"].is_string());
+
+    // No reports yet: 409, with the counts.
+    let response = server.estimate("colors", "none");
+    assert_eq!(response.status, 409);
+    assert_eq!(response.json()["n"], json!(0));
+
+    let good = reports(&scratch, "latency", 20, 5);
+    assert_eq!(server.post_reports("latency", &array(&good)).status, 200);
+    for path in [
+        "/api/metrics/latency/estimate?post=project",
+        "/api/metrics/latency/estimate?post=bogus",
+        "/api/metrics/latency/estimate?top=3",
+    ] {
+        let response = server.get(path);
+        assert_eq!(response.status, 400, "{path}");
+        assert!(response.json()["error"].is_string());
+    }
+    assert_eq!(server.get("/api/metrics/latency/reports").status, 405);
+    assert_eq!(server.get("/api/metrics/latency/reports").json()["error"], json!("method not allowed"));
+}
+
+#[test]
+fn a_killed_server_restarts_with_nothing_lost() {
+    let scratch = Scratch::new("restart");
+    let server = Server::start(&scratch, &[]);
+    let mut sent: Vec<Vec<String>> = Vec::new();
+    for (i, (metric, _)) in METRICS.iter().enumerate() {
+        let mut lines = reports(&scratch, metric, 400, 100 + i as u64);
+        lines.push(r#"{"not":"a report"}"#.to_string());
+        for chunk in lines.chunks(90) {
+            server.post_reports(metric, &array(chunk));
+        }
+        sent.push(lines);
+    }
+    let before = all_estimates(&server);
+    drop(server); // SIGKILL: no clean shutdown, no final checkpoint
+
+    let server = Server::start(&scratch, &[]);
+    assert_eq!(all_estimates(&server), before);
+    // And it goes on counting from there.
+    for (i, (metric, _)) in METRICS.iter().enumerate() {
+        let more = reports(&scratch, metric, 50, 200 + i as u64);
+        assert_eq!(server.post_reports(metric, &array(&more)).json()["accepted"], json!(50));
+        sent[i].extend(more);
+        assert_eq!(server.estimate(metric, "none").text(), cli_estimate(&scratch, metric, &sent[i], "none"));
+    }
+    assert!(server.log().contains("colors: grr ε=1 n=400 rejected=1"), "{}", server.log());
+}
+
+#[test]
+fn concurrent_clients_are_all_counted() {
+    let scratch = Scratch::new("concurrent");
+    let server = Server::start(&scratch, &[]);
+    let lines = reports(&scratch, "hashed", 4000, 7);
+    let address = server.address;
+    std::thread::scope(|scope| {
+        for client in lines.chunks(500) {
+            scope.spawn(move || {
+                for batch in client.chunks(25) {
+                    let response = http(address, "POST", "/api/metrics/hashed/reports", Some(array(batch).as_bytes()));
+                    assert_eq!(response.status, 200);
+                    assert_eq!(response.json()["accepted"], json!(25));
+                }
+            });
+        }
+    });
+    let estimate = server.estimate("hashed", "none");
+    assert_eq!(estimate.json()["n"], json!(4000));
+    // Arrival order does not matter: the same bytes as the CLI in file order.
+    assert_eq!(estimate.text(), cli_estimate(&scratch, "hashed", &lines, "none"));
+}
+
+#[test]
+fn refuses_a_changed_config_and_a_second_server() {
+    let scratch = Scratch::new("changed");
+    let server = Server::start(&scratch, &[]);
+    assert_eq!(server.post_reports("colors", &array(&reports(&scratch, "colors", 10, 1))).status, 200);
+
+    // One collector per database.
+    let second = Server::try_start(&scratch, &[]).err().expect("a second server on the same database must fail");
+    assert!(second.contains("in use"), "{second}");
+    drop(server);
+
+    // The stored reports were made under ε = 1: ε = 2 is another metric.
+    let original = std::fs::read_to_string(scratch.path("metrics.json")).unwrap();
+    scratch.file("metrics.json", &original.replace(r#""protocol":"grr","epsilon":1.0"#, r#""protocol":"grr","epsilon":2.0"#));
+    let log = Server::try_start(&scratch, &[]).err().expect("a changed config must be refused");
+    assert!(log.contains("metric \"colors\": its config changed"), "{log}");
+
+    // A metric without reports may change; the original config still works.
+    scratch.file("metrics.json", &original.replace(r#""protocol":"ss","epsilon":1.0"#, r#""protocol":"ss","epsilon":3.0"#));
+    let server = Server::start(&scratch, &[]);
+    assert_eq!(server.get("/api/metrics/subset").json()["epsilon"], json!(3.0));
+    assert_eq!(server.estimate("colors", "none").json()["n"], json!(10));
+}
+
+#[test]
+fn serves_the_demo_and_the_package_with_their_types() {
+    let scratch = Scratch::new("static");
+    let www = scratch.path("www");
+    let pkg = scratch.path("pkg");
+    std::fs::create_dir_all(www.join("css")).unwrap();
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::copy(scratch.path("metrics.json"), www.join("metrics.json")).unwrap();
+    std::fs::write(www.join("index.html"), "<!doctype html><title>demo</title>").unwrap();
+    std::fs::write(www.join("app.js"), "export {};").unwrap();
+    std::fs::write(www.join("css/style.css"), "body{}").unwrap();
+    std::fs::write(pkg.join("localdp.js"), "export default function init() {}").unwrap();
+    std::fs::write(pkg.join("localdp_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    std::fs::write(scratch.path("secret.txt"), "outside").unwrap();
+    // --metrics defaults to WWW/metrics.json.
+    let server = Server::start(&scratch, &["--www", www.to_str().unwrap(), "--pkg", pkg.to_str().unwrap()]);
+
+    let page = server.get("/");
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    let policy = page.header("content-security-policy").unwrap();
+    assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval'") && policy.contains("connect-src 'self'"), "{policy}");
+    assert_eq!(page.text(), "<!doctype html><title>demo</title>");
+    for (path, kind) in [
+        ("/app.js", "text/javascript; charset=utf-8"),
+        ("/css/style.css", "text/css; charset=utf-8"),
+        ("/metrics.json", "application/json"),
+        ("/pkg/localdp.js", "text/javascript; charset=utf-8"),
+        ("/pkg/localdp_bg.wasm", "application/wasm"),
+    ] {
+        let response = server.get(path);
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(response.header("content-type"), Some(kind), "{path}");
+        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
+    }
+    assert_eq!(server.get("/pkg/localdp_bg.wasm").body, b"\0asm\x01\0\0\0");
+    for path in ["/../secret.txt", "/%2e%2e/secret.txt", "/css/../../secret.txt", "/.hidden", "/missing.js", "/pkg/"] {
+        assert_eq!(server.get(path).status, 404, "{path}");
+    }
+    assert_eq!(server.get("/api/metrics").json()["metrics"].as_array().unwrap().len(), METRICS.len());
+}
+
+#[test]
+fn prints_only_the_url_on_stdout() {
+    let scratch = Scratch::new("stdout");
+    let db = scratch.path("reports.sqlite");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--db", db.to_str().unwrap(), "--metrics"])
+        .arg(scratch.path("metrics.json"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    stdout.read_line(&mut url).unwrap();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/\n"), "{url:?}");
+    // SIGTERM: a clean stop, nothing more on stdout.
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(rest, "");
+    assert!(Path::new(&db).exists());
+}
