@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 // The binary's own modules (src/bin/localdp/; not separate binaries).
+#[path = "localdp/plot.rs"]
+mod plot;
+#[path = "localdp/progress.rs"]
+mod progress;
 #[path = "localdp/serve.rs"]
 mod serve;
 
@@ -53,6 +57,10 @@ enum Command {
         /// Fail on the first rejected report instead of skipping and counting it.
         #[arg(long)]
         strict: bool,
+        /// Also draw the estimate into this SVG file: bars with 95% intervals
+        /// (frequency), or means with 95% intervals (numeric).
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
         /// Files of reports, one JSON object per line.
         report_files: Vec<PathBuf>,
     },
@@ -107,8 +115,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Randomize { config, seed, values_file } => randomize(&config, seed, values_file.as_deref()),
-        Command::Aggregate { config, post, format, strict, report_files } => {
-            aggregate(&config, post.parse().expect("checked by clap"), format, strict, &report_files)
+        Command::Aggregate { config, post, format, strict, plot, report_files } => {
+            aggregate(&config, post.parse().expect("checked by clap"), format, strict, plot.as_deref(), &report_files)
         }
         Command::Serve(args) => serve::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
@@ -192,10 +200,20 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
     out.flush().map_err(|e| e.to_string())
 }
 
-fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, files: &[PathBuf]) -> CliResult {
+fn aggregate(
+    config: &Path,
+    post: PostProcessing,
+    format: Format,
+    strict: bool,
+    plot: Option<&Path>,
+    files: &[PathBuf],
+) -> CliResult {
     let mut aggregator = Aggregator::new(load_metric(config)?);
     let inputs: Vec<Option<&Path>> =
         if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
+    // A progress line on a terminal; the total is known when reading files.
+    let size: Option<u64> = files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum();
+    let mut progress = progress::Progress::new(size.filter(|_| !files.is_empty()));
     for input in inputs {
         let source = input.map_or("stdin".to_string(), |p| p.display().to_string());
         let mut reader = open_input(input)?;
@@ -207,16 +225,19 @@ fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, 
                 break;
             }
             number += 1;
+            progress.advance(line.len());
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             if let Err(e) = aggregator.add_json(&line) {
                 if strict {
+                    progress.finish();
                     return Err(format!("{source}: line {number}: {e}"));
                 }
             }
         }
     }
+    progress.finish();
     let rejected = aggregator.rejected();
     if rejected.total() > 0 {
         let reasons: Vec<String> = Rejection::ALL
@@ -236,6 +257,9 @@ fn aggregate(config: &Path, post: PostProcessing, format: Format, strict: bool, 
         (Format::Csv, Estimate::Rappor(e)) => rappor_csv(e),
         (Format::Table, Estimate::Rappor(e)) => rappor_table(e, None),
     };
+    if let Some(path) = plot {
+        plot::write(path, &aggregator, &estimate)?;
+    }
     println!("{rendered}");
     Ok(())
 }
