@@ -41,8 +41,9 @@ pub struct ServeArgs {
     /// The SQLite database of stored reports (created if missing).
     #[arg(long, default_value = "localdp.sqlite")]
     db: PathBuf,
-    /// The metrics: a JSON array of {"name", "title", "config"}, each config
-    /// the same object as the CLI's --config. Default: WWW/metrics.json.
+    /// The metrics: a JSON array of {"name", "title", "unit", "config"}, each
+    /// config the same object as the CLI's --config (title and unit are
+    /// optional, for display). Default: WWW/metrics.json.
     #[arg(long)]
     metrics: Option<PathBuf>,
     /// The demo page, served at /.
@@ -183,6 +184,7 @@ fn unknown_metric(app: &App, name: &str) -> Response {
 struct Described<'a> {
     name: &'a str,
     title: Option<&'a str>,
+    unit: Option<&'a str>,
     /// `frequency` (a "domain"), `numeric` (a "range") or `rappor`.
     kind: &'static str,
     /// The resolved protocol.
@@ -203,6 +205,7 @@ fn describe(m: &Collected) -> Described<'_> {
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
+        unit: m.spec.unit.as_deref(),
         kind,
         protocol: m.metric.protocol_name(),
         epsilon: m.metric.epsilon(),

@@ -26,16 +26,20 @@ pub struct MetricSpec {
     /// A human title (the demo's question).
     #[serde(default)]
     pub title: Option<String>,
+    /// The unit of a numeric metric's values, for display (e.g. `"ms"`).
+    #[serde(default)]
+    pub unit: Option<String>,
     /// The same object as the CLI's `--config`, kept verbatim.
     pub config: Box<RawValue>,
 }
 
-/// Reads a metrics file: a JSON array of `{"name", "title", "config"}`.
+/// Reads a metrics file: a JSON array of `{"name", "title", "unit", "config"}`
+/// (`title` and `unit` optional).
 pub fn read_metrics_file(path: &Path) -> Result<Vec<MetricSpec>, String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
     let specs: Vec<MetricSpec> = serde_json::from_str(&text)
-        .map_err(|e| at(&format!("expected an array of {{\"name\", \"title\", \"config\"}}: {e}")))?;
+        .map_err(|e| at(&format!("expected an array of {{\"name\", \"title\", \"unit\", \"config\"}}: {e}")))?;
     if specs.is_empty() {
         return Err(at(&"no metrics"));
     }

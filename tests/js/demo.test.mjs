@@ -1,0 +1,188 @@
+// The demo (www/) served by the real collector (`localdp serve`), driven in
+// headless Chromium: answer the survey and see exactly the report that left,
+// simulate users, and watch the dashboard update; only reports ever leave the
+// page, and nothing is fetched from anywhere but the collector. Screenshots
+// (wide and phone) go to ARTIFACTS.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, ARTIFACTS } from './helpers.mjs';
+
+const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
+const REPORT_KEYS = new Set(['version', 'protocol', 'epsilon', 'domain', 'value', 'seed', 'bits', 'attributes', 'values']);
+const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean'];
+
+let browser;
+let server;
+let scratch;
+
+/** Starts `localdp serve` on a free port; resolves once it printed its URL. */
+async function startServer(db) {
+  const cli = process.env.LOCALDP_CLI;
+  const www = process.env.LOCALDP_WWW;
+  if (!cli || !www) throw new Error('LOCALDP_CLI and LOCALDP_WWW must point to the binary and to www/');
+  const child = spawn(cli, ['serve', '--port', '0', '--db', db, '--www', www, '--pkg', join(packageDir, 'dist/web')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = [];
+  createInterface({ input: child.stderr }).on('line', (line) => log.push(line));
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`localdp serve exited (${code}): ${log.join('\n')}`)));
+  });
+  return { url: url.replace(/\/$/, ''), child, log };
+}
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  scratch = mkdtempSync(join(tmpdir(), 'localdp-demo-'));
+  server = await startServer(join(scratch, 'demo.sqlite'));
+  browser = await chromium.launch(CHROMIUM);
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => (server.child.exitCode !== null ? resolve() : server.child.once('exit', resolve)));
+  }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A page that records every request and every error. */
+async function open(options) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const seen = { requests: [], posted: [], errors: [] };
+  page.on('request', (request) => {
+    seen.requests.push(request.url());
+    if (request.method() === 'POST') seen.posted.push({ url: request.url(), body: request.postData() });
+  });
+  page.on('pageerror', (e) => seen.errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') seen.errors.push(m.text()); });
+  await page.goto(`${server.url}/`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  return { context, page, seen };
+}
+
+const dashboardN = (page, metric) => page.$eval(`.card[data-metric="${metric}"] .n`, (b) => Number(b.textContent.replace(/,/g, '')));
+
+function assertReport(report, metric) {
+  assert.deepEqual(Object.keys(report).filter((k) => !REPORT_KEYS.has(k)), [], 'a report holds report fields only');
+  assert.equal(report.version, 1);
+  assert.ok(PROTOCOLS.includes(report.protocol), report.protocol);
+  assert.equal(report.protocol, metric.protocol);
+  assert.equal(report.epsilon, metric.epsilon);
+  assert.match(report.domain, /^[0-9a-f]{16}$/);
+  assert.ok('value' in report || 'bits' in report, 'a payload');
+}
+
+test('the demo: answer, see what left, simulate, watch the dashboard', async () => {
+  const { metrics } = await (await fetch(`${server.url}/api/metrics`)).json();
+  assert.deepEqual(metrics.map((m) => m.name), ['browser', 'feature', 'load_time']);
+  const { context, page, seen } = await open({ viewport: { width: 1280, height: 900 } });
+  try {
+    // 1. Answer: pick values; the page shows the value that stays and the report that left.
+    await page.check('fieldset[data-metric="browser"] input[value="2"]'); // Firefox
+    await page.check('fieldset[data-metric="feature"] input[value="7"]'); // API
+    await page.fill('input[name="load_time-0"]', '1234');
+    await page.click('#send');
+    await page.waitForFunction(() => document.querySelectorAll('.sent-row .reply').length === 3
+      && [...document.querySelectorAll('.sent-row .reply')].every((r) => r.textContent.startsWith('Collector: accepted 1')), null, { timeout: 20000 });
+    const sent = await page.$$eval('.sent-row', (rows) => rows.map((r) => ({
+      metric: r.dataset.metric,
+      stays: r.querySelector('.stays .value').textContent,
+      report: r.querySelector('.report').textContent,
+    })));
+    const stays = Object.fromEntries(sent.map((s) => [s.metric, s.stays]));
+    assert.deepEqual(stays, { browser: 'Firefox', feature: 'API', load_time: '1234 ms' });
+    for (const s of sent) {
+      const metric = metrics.find((m) => m.name === s.metric);
+      const report = JSON.parse(s.report);
+      assertReport(report, metric);
+      // What the page shows is exactly what it posted.
+      const posted = seen.posted.find((p) => p.url.endsWith(`/api/metrics/${s.metric}/reports`));
+      assert.equal(posted.body, s.report);
+    }
+    // The dashboard counts it.
+    await page.waitForFunction(() => Number(document.querySelector('.card[data-metric="browser"] .n')?.textContent) >= 1, null, { timeout: 10000 });
+
+    // 2. Simulate 5,000 users from the default (skewed) distributions.
+    await page.selectOption('#users', '5000');
+    await page.click('#simulate');
+    await page.waitForSelector('#sim-status[data-state="done"]', { timeout: 180000 });
+    assert.match(await page.textContent('#sim-status'), /Simulated 5,000 users/);
+    await page.waitForFunction(() => Number(document.querySelector('.card[data-metric="browser"] .n').textContent.replace(/,/g, '')) === 5001, null, { timeout: 10000 });
+    assert.equal(await dashboardN(page, 'feature'), 5001);
+    assert.equal(await dashboardN(page, 'load_time'), 5001);
+
+    // 3. The dashboard: a bar, an interval and a truth marker per value; the numeric mean with its interval.
+    for (const [name, values] of [['browser', 6], ['feature', 8]]) {
+      const card = `.card[data-metric="${name}"]`;
+      assert.equal(await page.locator(`${card} .bar`).count(), values);
+      assert.equal(await page.locator(`${card} .ci`).count(), values);
+      assert.equal(await page.locator(`${card} .truth`).count(), values);
+      assert.match(await page.textContent(`${card} .meta`), /ε = \d/);
+    }
+    assert.equal(await page.locator('.card[data-metric="load_time"] .dot').count(), 1);
+    assert.equal(await page.locator('.card[data-metric="load_time"] .truth').count(), 1);
+    assert.match(await page.textContent('.card[data-metric="load_time"] .figure'), /ms ± [\d.]+ ms \(95%\)/);
+
+    // The estimate is near the truth of the simulated users: Chrome, the most
+    // common, within 5 standard errors (fails with probability < 1e-6).
+    const estimate = await (await fetch(`${server.url}/api/metrics/browser/estimate`)).json();
+    const truth = await page.$eval('.card[data-metric="browser"] .truth', (t) => Number(t.title.match(/([\d.]+)%/)[1]) / 100);
+    const chrome = estimate.estimates[0];
+    assert.ok(Math.abs(chrome.unbiased_frequency - truth) < 5 * chrome.std_error + 1 / 5001, `${chrome.unbiased_frequency} vs ${truth}`);
+
+    // The post-processing switch.
+    await page.check('input[name="post"][value="project"]');
+    await page.waitForFunction(() => document.querySelector('.card[data-metric="browser"] .note').textContent.includes('post-processed (project)'), null, { timeout: 10000 });
+
+    await page.screenshot({ path: join(ARTIFACTS, 'demo-wide.png'), fullPage: true });
+    await page.locator('#dashboard').screenshot({ path: join(ARTIFACTS, 'demo-dashboard.png') });
+
+    // Only reports left the page: every POST body is a report or an array of
+    // reports, and no answer's label appears in any of them.
+    assert.ok(seen.posted.length >= 3 + 3 * 5);
+    const labels = metrics.flatMap((m) => (Array.isArray(m.config.domain) ? m.config.domain : []));
+    for (const { body } of seen.posted) {
+      const reports = [JSON.parse(body)].flat();
+      for (const report of reports) {
+        assert.deepEqual(Object.keys(report).filter((k) => !REPORT_KEYS.has(k)), []);
+      }
+      for (const label of labels) assert.ok(!body.includes(label), `a body mentions ${label}`);
+    }
+    // Nothing fetched from anywhere else (no CDN), and no errors.
+    assert.deepEqual(seen.requests.filter((u) => !u.startsWith(`${server.url}/`) && !u.startsWith('data:')), []);
+    assert.deepEqual(seen.errors, []);
+  } finally {
+    await context.close();
+  }
+  // The collector logged counts only.
+  const log = server.log.join('\n');
+  assert.match(log, /browser: 1000 accepted, 0 rejected/);
+  assert.ok(!/"(bits|value|seed)"|Firefox/.test(log), log);
+});
+
+test('the demo reads well on a phone', async () => {
+  const { context, page, seen } = await open({
+    viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+  });
+  try {
+    await page.waitForSelector('.card[data-metric="browser"] .bar');
+    // Nothing wider than the screen.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone`);
+    await page.screenshot({ path: join(ARTIFACTS, 'demo-phone.png'), fullPage: true });
+    assert.deepEqual(seen.errors, []);
+  } finally {
+    await context.close();
+  }
+});

@@ -1,0 +1,459 @@
+// The demo page: a survey, a simulator and a dashboard over the collector's
+// HTTP API. Every randomization is the localdp package's (its web build,
+// served at /pkg/); this file builds the page, draws the simulated users'
+// true answers, sends reports, and draws the estimates the collector returns.
+import init, { Client } from '/pkg/localdp.js';
+import { categorical, normal } from './random.js';
+
+/** Reports per POST: about 100 KB, well under the collector's 1 MiB limit. */
+const BATCH = 1000;
+const REFRESH_MS = 2000;
+const count = new Intl.NumberFormat('en');
+const percent = (x, digits = 1) => `${(100 * x).toFixed(digits)}%`;
+
+const state = { metrics: [], post: 'none', refreshing: null, simulating: false };
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+/** An element; `attributes` become properties where the element has them. */
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key in node && !key.startsWith('data-')) node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+/** Places `node` from `from`% to `to`% of its track (CSSOM: allowed by the page's CSP). */
+function span(node, from, to) {
+  node.style.left = `${Math.min(from, to)}%`;
+  node.style.width = `${Math.abs(to - from)}%`;
+  return node;
+}
+
+function at(node, position) {
+  node.style.left = `${position}%`;
+  return node;
+}
+
+// --- metrics --------------------------------------------------------------
+
+const labelsOf = (m) => (Array.isArray(m.config.domain)
+  ? m.config.domain.map(String)
+  : Array.from({ length: m.config.domain }, (_, i) => String(i)));
+const isRecord = (m) => Array.isArray(m.config.range?.[0]);
+const rangesOf = (m) => (isRecord(m) ? m.config.range : [m.config.range]);
+/** What the package's Client takes for answer `i` of a frequency metric. */
+const valueOf = (m, i) => (Array.isArray(m.config.domain) ? m.config.domain[i] : i);
+
+function guarantee(m) {
+  const ratio = Math.exp(m.epsilon);
+  const subject = m.kind === 'numeric' ? 'answer' : 'choice';
+  return `ε = ${m.epsilon}: whatever the report, your ${subject} made it at most ` +
+    `e^ε ≈ ${ratio.toFixed(2)}× more likely than any other ${subject} would have.`;
+}
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  const body = await response.json().catch(() => ({ error: response.statusText }));
+  return { ok: response.ok, status: response.status, body };
+}
+
+const postReports = (name, body) => api(`/api/metrics/${encodeURIComponent(name)}/reports`, {
+  method: 'POST', headers: { 'content-type': 'application/json' }, body,
+});
+
+// --- 1. the survey ----------------------------------------------------------
+
+function buildSurvey(loadTime) {
+  const questions = $('#questions');
+  questions.replaceChildren();
+  for (const m of state.metrics) {
+    const fieldset = el('fieldset', { class: 'question', 'data-metric': m.name }, el('legend', { text: m.title ?? m.name }));
+    if (m.kind === 'frequency') {
+      const choices = el('div', { class: 'choices' });
+      labelsOf(m).forEach((label, i) => {
+        const input = el('input', { type: 'radio', name: m.name, value: String(i), required: true });
+        choices.append(el('label', { class: 'choice' }, input, el('span', { text: label })));
+      });
+      fieldset.append(choices);
+    } else if (m.kind === 'numeric') {
+      rangesOf(m).forEach(([lo, hi], a) => {
+        const input = el('input', { type: 'number', name: `${m.name}-${a}`, min: lo, max: hi, step: 'any', required: true });
+        if (m.unit === 'ms' && !isRecord(m)) input.value = String(Math.min(hi, Math.max(lo, loadTime)));
+        fieldset.append(el('label', { class: 'number' }, input, el('span', { text: `${m.unit ?? ''} (${lo} to ${hi}; clipped)` })));
+      });
+      if (m.unit === 'ms' && !isRecord(m)) {
+        fieldset.append(el('p', { class: 'muted', text: `Filled in with this page's own load time, ${loadTime} ms, as measured here.` }));
+      }
+    } else {
+      fieldset.append(el('input', { type: 'text', name: m.name, required: true, maxLength: 200 }));
+    }
+    fieldset.append(el('p', { class: 'guarantee', text: guarantee(m) }));
+    questions.append(fieldset);
+  }
+}
+
+async function submitSurvey(event) {
+  event.preventDefault();
+  const data = new FormData(event.target);
+  const rows = $('#sent-rows');
+  rows.replaceChildren();
+  $('#sent').hidden = false;
+  $('#send').disabled = true;
+  try {
+    await Promise.all(state.metrics.map(async (m) => {
+      let value;
+      let shown;
+      if (m.kind === 'frequency') {
+        const i = Number(data.get(m.name));
+        value = valueOf(m, i);
+        shown = labelsOf(m)[i];
+      } else if (m.kind === 'numeric') {
+        const numbers = rangesOf(m).map((_, a) => Number(data.get(`${m.name}-${a}`)));
+        value = isRecord(m) ? numbers : numbers[0];
+        shown = `${numbers.join(', ')} ${m.unit ?? ''}`.trim();
+      } else {
+        value = String(data.get(m.name));
+        shown = value;
+      }
+      const report = m.surveyClient.randomize(value);
+      const text = JSON.stringify(report);
+      const reply = el('p', { class: 'reply', text: 'sending…' });
+      rows.append(el('div', { class: 'sent-row', 'data-metric': m.name },
+        el('h4', { text: m.title ?? m.name }),
+        el('div', { class: 'stays' }, el('span', { class: 'tag', text: 'stays on this device' }), el('strong', { class: 'value', text: shown })),
+        el('div', { class: 'leaves' },
+          el('span', { class: 'tag', text: `leaves the page · ${new TextEncoder().encode(text).length} bytes` }),
+          el('pre', { class: 'report', text })),
+        reply));
+      const answer = await postReports(m.name, text);
+      reply.textContent = answer.ok
+        ? `Collector: accepted ${answer.body.accepted}, stored.`
+        : `Collector: ${answer.status}, ${answer.body.error ?? 'refused'}.`;
+      reply.classList.toggle('error', !answer.ok);
+    }));
+    const memo = state.metrics.some((m) => m.kind !== 'numeric');
+    rows.append(el('p', {
+      class: 'muted',
+      text: memo
+        ? 'Send the same choice again and the same report is sent again (the client memoizes it), so repeating reveals nothing new. A numeric answer is randomized afresh each time.'
+        : 'Each answer is randomized afresh.',
+    }));
+  } finally {
+    $('#send').disabled = false;
+  }
+  refresh();
+}
+
+// --- 2. the simulator ---------------------------------------------------------
+
+function buildSimulator() {
+  const panel = $('#distributions');
+  panel.replaceChildren();
+  for (const m of state.metrics) {
+    const box = el('fieldset', { class: 'distribution', 'data-metric': m.name }, el('legend', { text: m.title ?? m.name }));
+    if (m.kind === 'frequency') {
+      const labels = labelsOf(m);
+      const sliders = labels.map((label, i) => el('input', {
+        type: 'range', min: 0, max: 100, step: 1, value: String(Math.round(100 / (i + 1) ** 1.2)), 'aria-label': `${label} weight`,
+      }));
+      const shares = labels.map(() => el('output'));
+      const update = () => {
+        const weights = sliders.map((s) => Number(s.value));
+        const total = weights.reduce((a, b) => a + b, 0);
+        shares.forEach((o, i) => { o.textContent = total ? percent(weights[i] / total, 0) : '–'; });
+      };
+      sliders.forEach((s) => s.addEventListener('input', update));
+      const preset = (name, weights) => el('button', {
+        type: 'button', class: 'preset', text: name,
+        onclick: () => { sliders.forEach((s, i) => { s.value = String(weights(i)); }); update(); },
+      });
+      box.append(
+        el('div', { class: 'presets' },
+          preset('skewed', (i) => Math.round(100 / (i + 1) ** 1.2)),
+          preset('uniform', () => 50),
+          preset('one wins', (i) => (i === 0 ? 100 : 4))),
+        el('div', { class: 'sliders' }, ...labels.flatMap((label, i) => [el('span', { text: label }), sliders[i], shares[i]])),
+      );
+      update();
+      m.draw = () => categorical(sliders.map((s) => Number(s.value)));
+      m.drawable = () => sliders.some((s) => Number(s.value) > 0);
+    } else if (m.kind === 'numeric') {
+      const controls = rangesOf(m).map(([lo, hi], a) => {
+        const mean = el('input', { type: 'range', min: lo, max: hi, step: 'any', value: String(lo + 0.25 * (hi - lo)), 'aria-label': `mean of attribute ${a}` });
+        const spread = el('input', { type: 'range', min: 0, max: 0.5, step: 0.01, value: '0.12', 'aria-label': `spread of attribute ${a}` });
+        const shown = el('output');
+        const update = () => {
+          shown.textContent = `normal, mean ${count.format(Math.round(Number(mean.value)))}, sd ${count.format(Math.round(Number(spread.value) * (hi - lo)))} ${m.unit ?? ''}, clipped to [${lo}, ${hi}]`;
+        };
+        mean.addEventListener('input', update);
+        spread.addEventListener('input', update);
+        update();
+        box.append(el('div', { class: 'sliders numeric' }, el('span', { text: 'mean' }), mean, el('span', { text: 'spread' }), spread), shown);
+        return { lo, hi, mean, spread };
+      });
+      m.draw = () => controls.map(({ lo, hi, mean, spread }) => {
+        const x = Number(mean.value) + Number(spread.value) * (hi - lo) * normal();
+        return Math.min(hi, Math.max(lo, x));
+      });
+      m.drawable = () => true;
+    } else {
+      box.append(el('p', { class: 'muted', text: 'Not simulated: an open domain has no list of values to draw from.' }));
+    }
+    panel.append(box);
+  }
+}
+
+/** The truth of the simulated users so far: counts, or sums of clipped values. */
+function emptyTruth(m) {
+  return m.kind === 'frequency'
+    ? { users: 0, counts: new Array(labelsOf(m).length).fill(0) }
+    : { users: 0, sums: new Array(rangesOf(m).length).fill(0) };
+}
+
+async function simulate() {
+  const users = Number($('#users').value);
+  const metrics = state.metrics.filter((m) => m.draw && m.drawable());
+  const button = $('#simulate');
+  const bar = $('#sim-progress');
+  const status = $('#sim-status');
+  state.simulating = true;
+  button.disabled = true;
+  bar.hidden = false;
+  status.dataset.state = 'running';
+  const started = performance.now();
+  let failed = 0;
+  try {
+    for (let done = 0; done < users; done += BATCH) {
+      const size = Math.min(BATCH, users - done);
+      await Promise.all(metrics.map(async (m) => {
+        const truth = emptyTruth(m);
+        const reports = new Array(size);
+        for (let u = 0; u < size; u++) {
+          const answer = m.draw();
+          if (m.kind === 'frequency') {
+            truth.counts[answer]++;
+            reports[u] = m.simulationClient.randomize(valueOf(m, answer));
+          } else {
+            answer.forEach((x, a) => { truth.sums[a] += x; });
+            reports[u] = m.simulationClient.randomize(isRecord(m) ? answer : answer[0]);
+          }
+        }
+        truth.users = size;
+        const reply = await postReports(m.name, JSON.stringify(reports));
+        if (reply.ok) {
+          // Only what the collector stored counts as truth.
+          m.truth.users += truth.users;
+          (truth.counts ?? truth.sums).forEach((v, i) => { (m.truth.counts ?? m.truth.sums)[i] += v; });
+        } else {
+          failed += size;
+        }
+      }));
+      bar.value = (done + size) / users;
+      status.textContent = `Sent ${count.format(done + size)} of ${count.format(users)} simulated users' reports…`;
+      if ((done / BATCH) % 4 === 3) refresh();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    status.textContent = `Simulated ${count.format(users)} users in ${seconds.toFixed(1)} s` +
+      (failed ? `; ${count.format(failed)} reports were refused.` : ': only their reports left the page.');
+  } catch (e) {
+    status.textContent = `Simulation stopped: ${e.message}`;
+  } finally {
+    status.dataset.state = 'done';
+    state.simulating = false;
+    button.disabled = false;
+    bar.hidden = true;
+    refresh();
+  }
+}
+
+// --- 3. the dashboard ---------------------------------------------------------
+
+function buildDashboard() {
+  const cards = $('#cards');
+  cards.replaceChildren();
+  for (const m of state.metrics) {
+    m.card = el('article', { class: `card ${m.kind}`, 'data-metric': m.name },
+      el('h3', { text: m.title ?? m.name }),
+      el('p', { class: 'meta' }),
+      el('div', { class: 'plot' }),
+      el('p', { class: 'note muted' }));
+    cards.append(m.card);
+  }
+}
+
+function meta(m, estimate) {
+  const rejected = Object.values(estimate.rejected ?? {}).reduce((a, b) => a + b, 0);
+  const epsilon = m.kind === 'rappor' ? `ε₁ = ${m.epsilon}` : `ε = ${m.epsilon}`;
+  return [
+    el('span', { text: `${m.protocol} · ${epsilon} · n = ` }),
+    el('b', { class: 'n', text: count.format(estimate.n) }),
+    el('span', { text: ` · rejected ${count.format(rejected)}` }),
+  ];
+}
+
+function truthNote(m, n) {
+  if (!m.truth?.users) return 'No users simulated in this page yet.';
+  const others = n - m.truth.users;
+  return `Truth: the ${count.format(m.truth.users)} users simulated in this page` +
+    (others > 0 ? `; the collector also holds ${count.format(others)} other report${others === 1 ? '' : 's'}, which the truth does not cover.` : '.');
+}
+
+/** Bounds and at most five ticks for shares, at round steps. */
+function shareAxis(values) {
+  const lo = Math.min(0, ...values);
+  const hi = Math.max(0.05, ...values);
+  const step = [0.05, 0.1, 0.2, 0.25, 0.5, 1].find((s) => Math.ceil(hi / s) - Math.floor(lo / s) <= 4) ?? 1;
+  const axis = { lo: Math.floor(lo / step) * step, hi: Math.ceil(hi / step) * step, step };
+  axis.x = (v) => (100 * (v - axis.lo)) / (axis.hi - axis.lo);
+  return axis;
+}
+
+function ticks(axis, format) {
+  const row = el('div', { class: 'ticks' });
+  const steps = Math.round((axis.hi - axis.lo) / axis.step);
+  for (let i = 0; i <= steps; i++) {
+    const v = axis.lo + i * axis.step;
+    row.append(at(el('span', { text: format(Math.abs(v) < 1e-12 ? 0 : v) }), axis.x(v)));
+  }
+  return row;
+}
+
+function renderShares(m, estimate) {
+  const rows = estimate.estimates;
+  const truth = m.truth?.users ? m.truth.counts.map((c) => c / m.truth.users) : null;
+  const axis = shareAxis([...rows.flatMap((r) => [r.frequency, ...r.ci95]), ...(truth ?? [])]);
+  const plot = el('div', { class: 'bars' });
+  rows.forEach((r, i) => {
+    const track = el('div', { class: 'track' },
+      at(el('span', { class: 'zero' }), axis.x(0)),
+      span(el('span', { class: 'bar' }), axis.x(0), axis.x(r.frequency)),
+      span(el('span', { class: 'ci' }), axis.x(r.ci95[0]), axis.x(r.ci95[1])));
+    if (truth) track.append(at(el('span', { class: 'truth', title: `true share ${percent(truth[i])}` }), axis.x(truth[i])));
+    const label = String(r.value);
+    plot.append(el('div', { class: 'bar-row', title: `${label}: ${percent(r.frequency, 2)}, 95% interval ${percent(r.ci95[0], 2)} to ${percent(r.ci95[1], 2)}${truth ? `, truth ${percent(truth[i], 2)}` : ''}` },
+      el('span', { class: 'label', text: label }),
+      track,
+      el('span', { class: 'figure', text: `${percent(r.frequency)} ±${(50 * (r.ci95[1] - r.ci95[0])).toFixed(1)}` })));
+  });
+  plot.append(el('div', { class: 'bar-row axis' }, el('span'), ticks(axis, (v) => percent(v, 0)), el('span')));
+  return plot;
+}
+
+function renderMeans(m, estimate) {
+  const attributes = estimate.attributes ?? [estimate];
+  const plot = el('div', { class: 'means' });
+  const digits = (se) => Math.max(0, Math.min(4, 1 - Math.floor(Math.log10(se || 1))));
+  rangesOf(m).forEach(([lo, hi], a) => {
+    const { mean, ci95, std_error: se } = attributes[a];
+    const truth = m.truth?.users ? m.truth.sums[a] / m.truth.users : null;
+    const low = Math.min(lo, ci95[0]);
+    const high = Math.max(hi, ci95[1]);
+    const x = (v) => (100 * (v - low)) / (high - low);
+    const d = digits(se);
+    const unit = m.unit ? ` ${m.unit}` : '';
+    const track = el('div', { class: 'track' },
+      span(el('span', { class: 'range' }), x(lo), x(hi)),
+      span(el('span', { class: 'ci' }), x(ci95[0]), x(ci95[1])),
+      at(el('span', { class: 'dot' }), x(mean)));
+    if (truth !== null) track.append(at(el('span', { class: 'truth', title: `true mean ${truth.toFixed(d)}` }), x(truth)));
+    plot.append(el('div', { class: 'mean-row' },
+      el('p', { class: 'figure' },
+        el('span', { class: 'mean', text: `${isRecord(m) ? `attribute ${a}: ` : ''}${mean.toFixed(d)}${unit}` }),
+        el('span', { text: ` ± ${((ci95[1] - ci95[0]) / 2).toFixed(d)}${unit} (95%)` }),
+        truth !== null ? el('span', { class: 'truth-figure', text: ` · truth ${truth.toFixed(d)}${unit}` }) : null),
+      track,
+      el('div', { class: 'ends' }, el('span', { text: `${lo}` }), el('span', { text: `${hi}${unit}` }))));
+  });
+  return plot;
+}
+
+function render(m, answer) {
+  const card = m.card;
+  const plot = $('.plot', card);
+  const note = $('.note', card);
+  if (!answer.ok) {
+    $('.meta', card).replaceChildren(...meta(m, { n: answer.body.n ?? 0, rejected: answer.body.rejected }));
+    plot.replaceChildren(el('p', { class: 'empty', text: answer.status === 409 ? 'No reports yet.' : `Error: ${answer.body.error}` }));
+    note.textContent = '';
+    return;
+  }
+  const estimate = answer.body;
+  $('.meta', card).replaceChildren(...meta(m, estimate));
+  if (m.kind === 'numeric') {
+    plot.replaceChildren(renderMeans(m, estimate));
+    note.textContent = `${truthNote(m, estimate.n)} The mean is unbiased for the clipped values; post-processing applies to frequencies only.`;
+  } else {
+    plot.replaceChildren(renderShares(m, estimate));
+    note.textContent = m.kind === 'rappor'
+      ? `Candidates detected by the decoder; ${estimate.not_detected.length} not detected.`
+      : `${truthNote(m, estimate.n)}${estimate.post === 'none' ? '' : ` Bars are post-processed (${estimate.post}); intervals belong to the unbiased estimate.`}`;
+  }
+}
+
+function refresh() {
+  state.refreshing ??= (async () => {
+    try {
+      const post = state.post;
+      // The counts first: a metric without reports has no estimate (409).
+      const listed = await api('/api/metrics');
+      const counts = new Map(listed.ok ? listed.body.metrics.map((m) => [m.name, m]) : []);
+      const answers = await Promise.all(state.metrics.map((m) => {
+        const now = counts.get(m.name);
+        if (now && now.n === 0) return { ok: false, status: 409, body: { n: 0, rejected: now.rejected } };
+        return api(`/api/metrics/${encodeURIComponent(m.name)}/estimate${m.kind === 'frequency' ? `?post=${post}` : ''}`);
+      }));
+      state.metrics.forEach((m, i) => render(m, answers[i]));
+      document.body.dataset.refreshed = String(Date.now());
+    } catch (e) {
+      console.warn('refresh failed:', e.message);
+    } finally {
+      state.refreshing = null;
+    }
+  })();
+  return state.refreshing;
+}
+
+// --- start ----------------------------------------------------------------------
+
+async function main() {
+  try {
+    await init();
+    const { ok, body } = await api('/api/metrics');
+    if (!ok) throw new Error(body.error);
+    const loadTime = Math.round(performance.now());
+    state.metrics = body.metrics.map((m) => ({
+      ...m,
+      // Each simulated user is a new device: a plain client, one fresh report each.
+      simulationClient: new Client(m.config),
+      // This visitor's device: a repeated choice resends its memoized report.
+      surveyClient: new Client(m.kind === 'numeric' ? m.config : { ...m.config, memoize: true }),
+    }));
+    state.metrics.forEach((m) => { m.truth = m.kind === 'rappor' ? null : emptyTruth(m); });
+    buildSurvey(loadTime);
+    buildSimulator();
+    buildDashboard();
+  } catch (e) {
+    $('#questions').replaceChildren(el('p', { class: 'error', text: `The demo could not start: ${e.message}` }));
+    return;
+  }
+  $('#survey-form').addEventListener('submit', submitSurvey);
+  $('#simulate').addEventListener('click', simulate);
+  const users = $('#users');
+  const label = () => { $('#simulate').textContent = `Simulate ${count.format(Number(users.value))} users`; };
+  users.addEventListener('change', label);
+  label();
+  $('#post').addEventListener('change', (e) => { state.post = e.target.value; refresh(); });
+  $('#send').disabled = false;
+  $('#simulate').disabled = false;
+  await refresh();
+  setInterval(() => { if (!document.hidden && !state.simulating) refresh(); }, REFRESH_MS);
+  document.body.dataset.ready = 'true';
+}
+
+main();
