@@ -39,7 +39,7 @@ fn seeded_streams_and_reports_match_native() {
 fn client_and_aggregator_round_trip_every_protocol() {
     for protocol in ["grr", "sue", "oue", "blh", "olh", "hr", "ss", "auto"] {
         let config = format!(r#"{{"protocol":"{protocol}","epsilon":2,"domain":["x","y","z"]}}"#);
-        let mut client = Client::new(js(&config).unchecked_into()).unwrap();
+        let mut client = Client::new(js(&config).unchecked_into(), None).unwrap();
         let mut aggregator = Aggregator::new(js(&config).unchecked_into()).unwrap();
         for i in 0..3000 {
             let value: JsValue = ["x", "y", "x"][i % 3].into();
@@ -59,11 +59,11 @@ fn client_and_aggregator_round_trip_every_protocol() {
 fn errors_are_typed() {
     let range = |v: JsValue| v.is_instance_of::<RangeError>();
     let type_ = |v: JsValue| v.is_instance_of::<TypeError>();
-    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":0,"domain":3}"#).unchecked_into()).err().unwrap()));
-    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into()).err().unwrap()));
-    assert!(type_(Client::new(js(r#"{"protocol":"grr","domain":3}"#).unchecked_into()).err().unwrap()));
-    assert!(type_(Client::new(JsValue::from(3).unchecked_into()).err().unwrap()));
-    let mut client = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into()).unwrap();
+    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":0,"domain":3}"#).unchecked_into(), None).err().unwrap()));
+    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into(), None).err().unwrap()));
+    assert!(type_(Client::new(js(r#"{"protocol":"grr","domain":3}"#).unchecked_into(), None).err().unwrap()));
+    assert!(type_(Client::new(JsValue::from(3).unchecked_into(), None).err().unwrap()));
+    let mut client = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into(), None).unwrap();
     assert!(range(client.randomize(JsValue::from(3).unchecked_into()).err().unwrap()));
     assert!(range(client.randomize(JsValue::from(1.5).unchecked_into()).err().unwrap()));
     assert!(type_(client.randomize(JsValue::NULL.unchecked_into()).err().unwrap()));
