@@ -244,11 +244,15 @@ async fn post_reports(
     if declared.is_some_and(|length| length > app.max_body as u64) {
         return too_large(app.max_body);
     }
-    let body = match read_limited(body, app.max_body).await {
-        Ok(body) => body,
-        Err(ReadError::TooLarge) => return too_large(app.max_body),
-        Err(ReadError::Failed(e)) => {
+    let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(body, app.max_body)).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(ReadError::TooLarge)) => return too_large(app.max_body),
+        Ok(Err(ReadError::Failed(e))) => {
             return json(StatusCode::BAD_REQUEST, json!({"error": format!("could not read the body: {e}")}))
+        }
+        Err(_) => {
+            let error = format!("the body did not arrive within {} s", BODY_TIMEOUT.as_secs());
+            return json(StatusCode::REQUEST_TIMEOUT, json!({ "error": error }));
         }
     };
     let shared = Arc::clone(&app);
@@ -263,6 +267,9 @@ fn too_large(limit: usize) -> Response {
         json!({"error": format!("the body is larger than {limit} bytes; send smaller batches"), "max_body": limit}),
     )
 }
+
+/// How long a body may take to arrive (a slow sender holds a connection).
+const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 enum ReadError {
     TooLarge,
