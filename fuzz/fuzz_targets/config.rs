@@ -21,7 +21,10 @@ fn too_large(text: &str) -> bool {
         serde_json::Value::Array(items) => items.len() as u64 > MAX_SIZE,
         _ => false,
     };
-    object.get("domain").is_some_and(size) || object.get("range").is_some_and(size)
+    let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    object.get("domain").is_some_and(size)
+        || object.get("range").is_some_and(size)
+        || number("bits").saturating_mul(number("cohorts")) > MAX_SIZE
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -39,6 +42,7 @@ fuzz_target!(|data: &[u8]| {
         Metric::Numeric(m) => {
             m.randomize(&vec![0.5; m.ranges().len()], &mut rng).expect("a finite record of the right length")
         }
+        Metric::Rappor(r) => r.randomize("value", &mut rng),
     };
     let line = report.to_json();
     let mut aggregator = Aggregator::new(metric.clone());

@@ -17,6 +17,8 @@ const CONFIGS: &[&str] = &[
     r#"{"protocol":"sue","epsilon":1,"domain":9}"#,
     r#"{"protocol":"hybrid","epsilon":2,"range":[0,10]}"#,
     r#"{"protocol":"laplace","epsilon":1,"range":[[0,1],[0,5],[2,3]]}"#,
+    r#"{"protocol":"dbitflip","epsilon":1,"domain":6,"d":2}"#,
+    r#"{"protocol":"rappor","bits":16,"hashes":2,"cohorts":4,"candidates":["a","b"]}"#,
 ];
 
 fn aggregators() -> &'static [Aggregator] {
