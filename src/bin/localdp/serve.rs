@@ -116,9 +116,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
+        // Handlers first: a signal sent as soon as the URL is read stops cleanly.
+        let stop = shutdown_signal().map_err(|e| format!("cannot handle signals: {e}"))?;
         // The first line of stdout, and the only one: scripts read it.
         println!("http://{address}/");
-        axum::serve(listener, router(app)).with_graceful_shutdown(shutdown()).await.map_err(|e| e.to_string())
+        axum::serve(listener, router(app)).with_graceful_shutdown(stop).await.map_err(|e| e.to_string())
     })?;
     eprintln!("localdp serve: stopped");
     Ok(())
@@ -133,19 +135,25 @@ fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
     }
 }
 
-async fn shutdown() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM can be handled");
+/// Resolves on SIGINT or SIGTERM; the handlers are installed by the call.
+#[cfg(unix)]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
         tokio::select! {
-            _ = interrupt => {}
+            _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 fn router(app: Arc<App>) -> Router {
@@ -381,7 +389,11 @@ async fn estimate(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, R
             }
         }
     }
-    match app.metrics[index].estimate(post) {
+    let shared = Arc::clone(&app);
+    let Ok(estimate) = tokio::task::spawn_blocking(move || shared.metrics[index].estimate(post)).await else {
+        return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error"}));
+    };
+    match estimate {
         Ok(estimate) => {
             let mut text = serde_json::to_string_pretty(&estimate).expect("an estimate serializes");
             text.push('\n');

@@ -189,16 +189,19 @@ impl Collected {
     /// The estimate over everything stored: the same value as `localdp
     /// aggregate` computes from the same reports (the accepted ones, and the
     /// rejected ones counted by reason).
+    ///
+    /// The aggregate is copied out of the lock (`O(d)`), so a slow estimate
+    /// (RAPPOR's regression) never holds up the batches being counted.
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate, (Error, u64, RejectionCounts)> {
-        let totals = self.totals.lock().expect("no panics while holding the lock");
-        let mut estimate = totals
-            .aggregator
-            .estimate(post)
-            .map_err(|e| (e, totals.aggregator.n(), totals.rejected))?;
+        let (aggregator, rejected) = {
+            let totals = self.totals.lock().expect("no panics while holding the lock");
+            (totals.aggregator.clone(), totals.rejected)
+        };
+        let mut estimate = aggregator.estimate(post).map_err(|e| (e, aggregator.n(), rejected))?;
         match &mut estimate {
-            Estimate::Frequency(e) => e.rejected = totals.rejected,
-            Estimate::Numeric(e) => e.rejected = totals.rejected,
-            Estimate::Rappor(e) => e.rejected = totals.rejected,
+            Estimate::Frequency(e) => e.rejected = rejected,
+            Estimate::Numeric(e) => e.rejected = rejected,
+            Estimate::Rappor(e) => e.rejected = rejected,
         }
         Ok(estimate)
     }
