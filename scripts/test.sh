@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Every test; installs what it needs first (scripts/setup.sh, idempotent).
 #  1. native Rust: unit, exact-channel, statistical (optimized test profile),
-#     aggregator, CLI and golden tests, and the doc examples;
+#     aggregator, CLI and golden tests, the collector (`localdp serve` on a
+#     free port) and `--plot`, and the doc examples;
 #  2. wasm-bindgen tests in Node and in headless Chromium;
 #  3. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
-#     Worker in Chromium (with a strict CSP), and a Vite build;
+#     Worker in Chromium (with a strict CSP), a Vite build, and the demo
+#     served by the collector in Chromium;
 #  4. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
 #     target (longer runs: bash scripts/fuzz.sh SECONDS).
 set -euo pipefail

@@ -1,6 +1,6 @@
 // Draws for the simulated users' *true* values. Randomization itself is the
 // package's job (its Client); this only picks what simulated people answer.
-// Everything comes from crypto.getRandomValues: no Math.random anywhere.
+// Every draw comes from crypto.getRandomValues, the browser's CSPRNG.
 
 const pool = new Uint32Array(1024);
 let next = pool.length;

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -169,6 +169,13 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
   const log = server.log.join('\n');
   assert.match(log, /browser: 1000 accepted, 0 rejected/);
   assert.ok(!/"(bits|value|seed)"|Firefox/.test(log), log);
+});
+
+test('the demo draws no randomness from Math.random', () => {
+  const www = process.env.LOCALDP_WWW;
+  for (const file of readdirSync(www).filter((f) => f.endsWith('.js'))) {
+    assert.doesNotMatch(readFileSync(join(www, file), 'utf8'), /Math\.random/, file);
+  }
 });
 
 test('the demo reads well on a phone', async () => {
