@@ -20,42 +20,30 @@ const epsilon = arg('epsilon', 1);
 const wasm = readFileSync(new URL('../dist/node/localdp_bg.wasm', import.meta.url));
 console.log(`wasm in Node ${process.version}: d=${d}, n=${n}, ε=${epsilon}, one thread`);
 console.log(`localdp.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
-console.log(`${'protocol'.padEnd(9)}${'client reports/s'.padStart(18)}${'aggregator reports/s'.padStart(22)}`);
+console.log(`${'protocol'.padEnd(13)}${'client reports/s'.padStart(14)}${'aggregator reports/s'.padStart(22)}`);
 
 // Zipf-like true values, drawn deterministically (the values are not private here).
 const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.6180339887) % 1) ** 3));
 
-for (const protocol of ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss']) {
-  const config = { protocol, epsilon, domain: d };
+/** Times randomize() over `inputs` and addMany + estimate over the reports. */
+function measure(config, inputs) {
   const client = new Client(config);
   let start = process.hrtime.bigint();
-  const reports = values.map((v) => client.randomize(v));
-  const clientRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const reports = inputs.map((v) => client.randomize(v));
+  const clientRate = inputs.length / (Number(process.hrtime.bigint() - start) / 1e9);
   const aggregator = new Aggregator(config);
   start = process.hrtime.bigint();
   aggregator.addMany(reports);
   aggregator.estimate();
-  const aggregatorRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
+  const aggregatorRate = inputs.length / (Number(process.hrtime.bigint() - start) / 1e9);
   const fmt = (x) => Math.round(x).toLocaleString('en-US');
-  console.log(`${protocol.padEnd(9)}${fmt(clientRate).padStart(18)}${fmt(aggregatorRate).padStart(22)}`);
+  console.log(`${config.protocol.padEnd(13)}${fmt(clientRate).padStart(14)}${fmt(aggregatorRate).padStart(22)}`);
   client.free();
   aggregator.free();
 }
 
+for (const protocol of ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss']) measure({ protocol, epsilon, domain: d }, values);
 const numbers = values.map((v) => (v * 100) / d);
 for (const protocol of ['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean']) {
-  const config = { protocol, epsilon, range: [0, 100] };
-  const client = new Client(config);
-  let start = process.hrtime.bigint();
-  const reports = numbers.map((x) => client.randomize(x));
-  const clientRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
-  const aggregator = new Aggregator(config);
-  start = process.hrtime.bigint();
-  aggregator.addMany(reports);
-  aggregator.estimate();
-  const aggregatorRate = n / (Number(process.hrtime.bigint() - start) / 1e9);
-  const fmt = (x) => Math.round(x).toLocaleString('en-US');
-  console.log(`${protocol.padEnd(13)}${fmt(clientRate).padStart(14)}${fmt(aggregatorRate).padStart(22)}`);
-  client.free();
-  aggregator.free();
+  measure({ protocol, epsilon, range: [0, 100] }, numbers);
 }

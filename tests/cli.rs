@@ -2,55 +2,22 @@
 //! rejections counted by reason, and one-line errors without partial output.
 
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const LABELS: [&str; 5] = ["a", "b", "c", "d", "e"];
 
-struct Scratch(PathBuf);
+mod common;
 
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("localdp-cli-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
+use common::cli::{run, Scratch};
 
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).unwrap();
-        path
-    }
-
-    fn config(&self, protocol: &str, epsilon: f64) -> PathBuf {
-        let labels: Vec<String> = LABELS.iter().map(|l| format!("\"{l}\"")).collect();
-        self.file(
-            &format!("{protocol}-{epsilon}.json"),
-            &format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon},"domain":[{}]}}"#, labels.join(",")),
-        )
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_localdp"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A command that fails on its arguments exits without reading stdin.
-    if let Err(e) = child.stdin.take().unwrap().write_all(stdin.as_bytes()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
-    }
-    child.wait_with_output().unwrap()
+/// A config of `protocol` at `epsilon` over the labels.
+fn config(dir: &Scratch, protocol: &str, epsilon: f64) -> PathBuf {
+    let labels: Vec<String> = LABELS.iter().map(|l| format!("\"{l}\"")).collect();
+    dir.file(
+        &format!("{protocol}-{epsilon}.json"),
+        &format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon},"domain":[{}]}}"#, labels.join(",")),
+    )
 }
 
 fn stdout(out: &Output) -> String {
@@ -92,7 +59,7 @@ fn every_protocol_round_trips_through_files_and_stdin() {
     let dir = Scratch::new("roundtrip");
     let truth = [0.4, 0.3, 0.2, 0.1, 0.0];
     for protocol in ["grr", "sue", "oue", "blh", "olh", "hr", "ss", "auto"] {
-        let config = dir.config(protocol, 2.0);
+        let config = config(&dir, protocol, 2.0);
         let reports = randomize(&config, 7, &skewed_values());
         assert_eq!(reports.lines().count(), 4000, "{protocol}");
         let file = dir.file(&format!("{protocol}.jsonl"), &reports);
@@ -119,7 +86,7 @@ fn every_protocol_round_trips_through_files_and_stdin() {
 #[test]
 fn several_report_files_aggregate_as_their_concatenation() {
     let dir = Scratch::new("files");
-    let config = dir.config("olh", 1.0);
+    let config = config(&dir, "olh", 1.0);
     let first = randomize(&config, 1, &skewed_values());
     let second = randomize(&config, 2, &skewed_values());
     let (f1, f2) = (dir.file("1.jsonl", &first), dir.file("2.jsonl", &second));
@@ -133,7 +100,7 @@ fn several_report_files_aggregate_as_their_concatenation() {
 #[test]
 fn a_seed_reproduces_and_no_seed_uses_fresh_randomness() {
     let dir = Scratch::new("seed");
-    let config = dir.config("oue", 1.0);
+    let config = config(&dir, "oue", 1.0);
     let values = skewed_values();
     assert_eq!(randomize(&config, 5, &values), randomize(&config, 5, &values));
     assert_ne!(randomize(&config, 5, &values), randomize(&config, 6, &values));
@@ -146,7 +113,7 @@ fn a_seed_reproduces_and_no_seed_uses_fresh_randomness() {
 #[test]
 fn csv_and_table_formats_carry_the_same_estimate() {
     let dir = Scratch::new("formats");
-    let config = dir.config("grr", 1.0);
+    let config = config(&dir, "grr", 1.0);
     let reports = randomize(&config, 3, &skewed_values());
     let c = config.to_str().unwrap();
     let json = aggregate_json(&["--config", c], &reports);
@@ -174,7 +141,7 @@ fn csv_and_table_formats_carry_the_same_estimate() {
 #[test]
 fn post_processing_changes_frequency_but_not_the_unbiased_estimate() {
     let dir = Scratch::new("post");
-    let config = dir.config("sue", 0.5);
+    let config = config(&dir, "sue", 0.5);
     let reports = randomize(&config, 11, &skewed_values());
     let c = config.to_str().unwrap();
     let plain = aggregate_json(&["--config", c], &reports);
@@ -197,7 +164,7 @@ fn post_processing_changes_frequency_but_not_the_unbiased_estimate() {
 
 /// One bad report per reason, with the protocol that can produce it.
 fn bad_reports(dir: &Scratch) -> (String, String) {
-    let grr = dir.config("grr", 1.0);
+    let grr = config(dir, "grr", 1.0);
     let good = randomize(&grr, 1, "a\n");
     let good: Value = serde_json::from_str(good.trim()).unwrap();
     let with = |key: &str, value: Value| {
@@ -214,7 +181,7 @@ fn bad_reports(dir: &Scratch) -> (String, String) {
         with("value", 5.into()),
     ]
     .concat();
-    let ss = dir.config("ss", 1.0);
+    let ss = config(dir, "ss", 1.0);
     let good: Value = serde_json::from_str(randomize(&ss, 1, "a\n").trim()).unwrap();
     let with_bits = |bits: &str| {
         let mut r = good.clone();
@@ -231,7 +198,7 @@ fn bad_reports(dir: &Scratch) -> (String, String) {
 fn every_rejection_reason_is_counted_and_good_reports_are_kept() {
     let dir = Scratch::new("reject");
     let (grr_bad, ss_bad) = bad_reports(&dir);
-    let grr = dir.config("grr", 1.0);
+    let grr = config(&dir, "grr", 1.0);
     let good = randomize(&grr, 2, &skewed_values());
     let out = run(&["aggregate", "--config", grr.to_str().unwrap()], &(grr_bad.clone() + &good + "\n  \n"));
     let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -245,7 +212,7 @@ fn every_rejection_reason_is_counted_and_good_reports_are_kept() {
     let clean = aggregate_json(&["--config", grr.to_str().unwrap()], &good);
     assert_eq!(clean["estimates"], json["estimates"], "rejections do not disturb the estimate");
 
-    let ss = dir.config("ss", 1.0);
+    let ss = config(&dir, "ss", 1.0);
     let good = randomize(&ss, 2, &skewed_values());
     let json = aggregate_json(&["--config", ss.to_str().unwrap()], &(ss_bad + &good));
     assert_eq!(json["n"], 4000);
@@ -257,7 +224,7 @@ fn every_rejection_reason_is_counted_and_good_reports_are_kept() {
 #[test]
 fn strict_fails_on_the_first_rejection_and_names_its_line() {
     let dir = Scratch::new("strict");
-    let grr = dir.config("grr", 1.0);
+    let grr = config(&dir, "grr", 1.0);
     let good = randomize(&grr, 2, "a\nb\n");
     let out = run(&["aggregate", "--config", grr.to_str().unwrap(), "--strict"], &(good.clone() + "{oops\n"));
     assert!(!out.status.success());
@@ -272,7 +239,7 @@ fn strict_fails_on_the_first_rejection_and_names_its_line() {
 fn randomize_refuses_a_value_outside_the_domain_naming_the_line_not_the_value() {
     let dir = Scratch::new("outside");
     for protocol in ["grr", "olh"] {
-        let config = dir.config(protocol, 1.0);
+        let config = config(&dir, protocol, 1.0);
         let out = run(&["randomize", "--config", config.to_str().unwrap()], "a\nb\nsecret-value\nc\n");
         assert!(!out.status.success());
         assert!(out.stdout.is_empty(), "no partial output");
@@ -319,7 +286,7 @@ fn bad_configs_are_one_line_errors() {
 #[test]
 fn aggregating_nothing_is_an_error() {
     let dir = Scratch::new("empty");
-    let config = dir.config("hr", 1.0);
+    let config = config(&dir, "hr", 1.0);
     let out = run(&["aggregate", "--config", config.to_str().unwrap()], "");
     assert!(!out.status.success());
     assert!(stderr(&out).contains("no accepted reports"), "{}", stderr(&out));

@@ -13,7 +13,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_localdp");
+mod common;
+
+use common::cli::BIN;
 
 /// The metrics every test collects: one per kind of payload and rejection.
 const METRICS: &[(&str, &str)] = &[
@@ -204,17 +206,7 @@ fn read_response(stream: &mut TcpStream) -> Response {
 
 /// Runs the CLI; its stdout.
 fn cli(args: &[&str], input: &str) -> String {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "localdp {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    common::cli::stdout(args, input)
 }
 
 /// `count` seeded reports of `metric` (values cycling through its domain or range).

@@ -474,7 +474,9 @@ impl Client {
             }
         }
         .map_err(js_error)?;
-        self.storage.set(&self.state_key, &self.core.state_json())?;
+        if self.persistent() {
+            self.storage.set(&self.state_key, &self.core.state_json())?;
+        }
         Ok(JSON::parse(&report.to_json()).expect("valid JSON").unchecked_into())
     }
 
