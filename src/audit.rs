@@ -72,7 +72,8 @@ pub fn neighbours(metric: &Metric) -> [String; 2] {
     }
 }
 
-/// The events a report belongs to, by the public decoding only.
+/// The events a report belongs to, by the public decoding only (for numeric
+/// metrics also the thresholds `output ≥ c`).
 pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
     let mut out = vec![format!("output {}", payload_text(report))];
     match (metric, &report.payload) {
@@ -83,9 +84,9 @@ pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
             let supported = o.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
             out.extend(supported.map(|v| format!("supports value {v}")));
         }
-        (Metric::Numeric(_), Payload::Index(k)) => out.push(format!("attribute 0 output {k}")),
-        (Metric::Numeric(_), Payload::Sampled { attributes, values }) => {
-            out.extend(attributes.iter().zip(values).map(|(a, k)| format!("attribute {a} output {k}")));
+        (Metric::Numeric(m), Payload::Index(k)) => out.extend(numeric_events(m, 0, *k)),
+        (Metric::Numeric(m), Payload::Sampled { attributes, values }) => {
+            out.extend(attributes.iter().zip(values).flat_map(|(&a, &k)| numeric_events(m, a, k)));
         }
         (Metric::Rappor(r), Payload::Cohort { cohort, bits }) => {
             // Bits the two neighbours' Bloom filters disagree on.
@@ -99,6 +100,15 @@ pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
         _ => {}
     }
     out
+}
+
+/// An attribute's exact output, and `output ≥ c` for a coarse set of cut
+/// points (16 of them keep the event count small).
+fn numeric_events(m: &crate::NumericMetric, attribute: u32, k: u64) -> impl Iterator<Item = String> {
+    let step = (m.outputs() / 16).max(1) as usize;
+    let cuts = (1..m.outputs()).step_by(step).filter(move |&c| k >= c);
+    std::iter::once(format!("attribute {attribute} output {k}"))
+        .chain(cuts.map(move |c| format!("attribute {attribute} output ≥ {c}")))
 }
 
 fn payload_text(report: &Report) -> String {
@@ -147,7 +157,7 @@ pub fn audit_with(
     let mut counts: HashMap<String, [u64; 2]> = HashMap::new();
     for which in 0..2 {
         for _ in 0..half {
-            for event in expand(metric, events(metric, &randomize(which, rng))) {
+            for event in events(metric, &randomize(which, rng)) {
                 counts.entry(event).or_default()[which] += 1;
             }
         }
@@ -173,7 +183,7 @@ pub fn audit_with(
     let mut hits = [0u64; 2];
     for (which, hit) in hits.iter_mut().enumerate() {
         for _ in 0..rest {
-            *hit += u64::from(expand(metric, events(metric, &randomize(which, rng))).contains(&witness));
+            *hit += u64::from(events(metric, &randomize(which, rng)).contains(&witness));
         }
     }
     let bound = log_ratio_bound(hits[hi], hits[1 - hi], rest, alpha).max(0.0);
@@ -191,28 +201,6 @@ pub fn audit_with(
             inputs[1 - hi]
         ),
     }
-}
-
-/// Adds the threshold events `output ≥ c` of numeric attributes.
-fn expand(metric: &Metric, events: Vec<String>) -> Vec<String> {
-    let mut out = events;
-    if let Metric::Numeric(m) = metric {
-        let outputs: Vec<(String, u64)> = out
-            .iter()
-            .filter_map(|e| {
-                let rest = e.strip_prefix("attribute ")?;
-                let (a, k) = rest.split_once(" output ")?;
-                Some((a.to_string(), k.parse().ok()?))
-            })
-            .collect();
-        // Thresholds on a coarse set of cut points keep the event count small.
-        let step = (m.outputs() / 16).max(1);
-        for (a, k) in outputs {
-            let cuts = (1..m.outputs()).step_by(step as usize).filter(|&c| k >= c);
-            out.extend(cuts.map(|c| format!("attribute {a} output ≥ {c}")));
-        }
-    }
-    out
 }
 
 /// `ln(P̲_hi / P̄_lo)` from `k_hi`, `k_lo` successes of `n` each, each bound

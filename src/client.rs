@@ -259,13 +259,12 @@ impl Client {
             Metric::Frequency(o) => {
                 let o = o.clone();
                 let index = o.domain().index_of(value)?;
-                if self.settings.memoize {
-                    if let Some(sampled) = o.sample_buckets(rng) {
-                        // dBitFlip: permanent buckets, one response per pattern.
-                        let buckets = self.state.buckets.get_or_insert(sampled).clone();
-                        let key = buckets.iter().position(|&j| j as usize == index).map_or("none".into(), |p| p.to_string());
-                        return self.release(&key, now_ms, rng, |rng| Ok(o.randomize_with_buckets(index, buckets, rng)));
-                    }
+                if let Some(dbitflip) = o.dbitflip().filter(|_| self.settings.memoize) {
+                    // dBitFlip: permanent buckets, one response per pattern.
+                    let buckets = self.state.buckets.get_or_insert_with(|| dbitflip.sample_buckets(rng)).clone();
+                    let key = buckets.iter().position(|&j| j as usize == index).map_or("none".into(), |p| p.to_string());
+                    let fresh = |rng: &mut dyn RngCore| Ok(o.report(dbitflip.randomize_with(index, buckets, rng)));
+                    return self.release(&key, now_ms, rng, fresh);
                 }
                 self.release(&index.to_string(), now_ms, rng, |rng| Ok(o.randomize_index(index, rng)))
             }

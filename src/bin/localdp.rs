@@ -134,8 +134,14 @@ fn main() -> ExitCode {
 type CliResult<T = ()> = Result<T, String>;
 
 fn load_metric(path: &Path) -> CliResult<Metric> {
+    load_config(path).map(|(metric, _)| metric)
+}
+
+/// The config's text (simulated clients read its client-only keys) and metric.
+fn load_config(path: &Path) -> CliResult<(Metric, String)> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Metric::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let metric = Metric::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((metric, text))
 }
 
 fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
@@ -146,8 +152,7 @@ fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
 }
 
 fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResult {
-    let config_text = std::fs::read_to_string(config).map_err(|e| format!("{}: {e}", config.display()))?;
-    let metric = load_metric(config)?;
+    let (metric, config_text) = load_config(config)?;
     let source = values.map_or("stdin".to_string(), |p| p.display().to_string());
     let mut input = Vec::new();
     open_input(values)?.read_to_end(&mut input).map_err(|e| format!("{source}: {e}"))?;

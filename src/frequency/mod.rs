@@ -260,19 +260,8 @@ impl FrequencyOracle {
             )));
         }
         let domain = Domain::new(&config.domain)?;
-        let protocol = match config.protocol {
-            ProtocolChoice::Grr => Protocol::Grr,
-            ProtocolChoice::Sue => Protocol::Sue,
-            ProtocolChoice::Oue => Protocol::Oue,
-            ProtocolChoice::Blh => Protocol::Blh,
-            ProtocolChoice::Olh => Protocol::Olh,
-            ProtocolChoice::Hr => Protocol::Hr,
-            ProtocolChoice::Ss => Protocol::Ss,
-            ProtocolChoice::DBitFlip => Protocol::DBitFlip,
-            ProtocolChoice::Auto => Protocol::Grr,
-        };
-        let sampled = match (protocol, config.d) {
-            (Protocol::DBitFlip, d) => {
+        let sampled = match (config.protocol, config.d) {
+            (ProtocolChoice::DBitFlip, d) => {
                 let d = d.unwrap_or(1);
                 if d == 0 || d > domain.len() as u64 {
                     return Err(Error::InvalidConfig(format!("d must be in 1..={} (the domain's size)", domain.len())));
@@ -282,9 +271,17 @@ impl FrequencyOracle {
             (_, None) => 1,
             (_, Some(_)) => return Err(Error::InvalidConfig("\"d\" applies to dbitflip only".into())),
         };
-        if config.protocol == ProtocolChoice::Auto {
-            return Ok(Self::best(epsilon, &domain));
-        }
+        let protocol = match config.protocol {
+            ProtocolChoice::Grr => Protocol::Grr,
+            ProtocolChoice::Sue => Protocol::Sue,
+            ProtocolChoice::Oue => Protocol::Oue,
+            ProtocolChoice::Blh => Protocol::Blh,
+            ProtocolChoice::Olh => Protocol::Olh,
+            ProtocolChoice::Hr => Protocol::Hr,
+            ProtocolChoice::Ss => Protocol::Ss,
+            ProtocolChoice::DBitFlip => Protocol::DBitFlip,
+            ProtocolChoice::Auto => return Ok(Self::best(epsilon, &domain)),
+        };
         Ok(Self::with_protocol(protocol, epsilon, domain, sampled))
     }
 
@@ -406,15 +403,14 @@ impl FrequencyOracle {
         self.mechanism.validate(&report.payload)
     }
 
-    /// dBitFlip: a fresh sample of this client's permanent buckets.
-    pub fn sample_buckets(&self, rng: &mut dyn RngCore) -> Option<Vec<u32>> {
-        (self.protocol == Protocol::DBitFlip).then(|| DBitFlip::new(self.epsilon, self.domain.len(), self.sampled).sample_buckets(rng))
+    /// dBitFlip's mechanism, for clients that keep their buckets.
+    pub fn dbitflip(&self) -> Option<DBitFlip> {
+        (self.protocol == Protocol::DBitFlip).then(|| DBitFlip::new(self.epsilon, self.domain.len(), self.sampled))
     }
 
-    /// dBitFlip: the report of the value at `index` over fixed buckets.
-    pub fn randomize_with_buckets(&self, index: usize, buckets: Vec<u32>, rng: &mut dyn RngCore) -> Report {
-        let dbitflip = DBitFlip::new(self.epsilon, self.domain.len(), self.sampled);
-        self.envelope(dbitflip.randomize_with(index, buckets, rng))
+    /// The report around a payload drawn by this oracle's mechanism.
+    pub fn report(&self, payload: Payload) -> Report {
+        self.envelope(payload)
     }
 
     /// The values a valid report supports (counts toward), by the public

@@ -354,7 +354,7 @@ impl Client {
     #[wasm_bindgen(constructor)]
     pub fn new(config: ConfigJs, options: Option<ClientOptionsJs>) -> Result<Client, JsValue> {
         let config: JsValue = config.into();
-        metric_from(&config)?; // the shape checks and NaN guard
+        let id = metric_from(&config)?.id();
         let text = stringify(&config, "config")?;
         let options: JsValue = options.map_or(JsValue::UNDEFINED, Into::into);
         let get = |key: &str| -> Result<JsValue, JsValue> {
@@ -381,7 +381,6 @@ impl Client {
                 s
             }
         };
-        let id = crate::Metric::with_client_settings(&text).map_err(js_error)?.0.id();
         let state_key = format!("localdp:state:{id}");
         let resets_key = format!("localdp:resets:{id}");
         let core = crate::client::Client::new(&text, &secret, storage.get(&state_key)?.as_deref()).map_err(js_error)?;
