@@ -11,12 +11,9 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-// The binary's own modules (src/bin/localdp/; not separate binaries).
-#[path = "localdp/plot.rs"]
+// The binary's own modules (cli/src/).
 mod plot;
-#[path = "localdp/progress.rs"]
 mod progress;
-#[path = "localdp/serve.rs"]
 mod serve;
 
 #[derive(Parser)]
