@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 need_rust
-cargo run --release --quiet --example bench -- "$@"
+cargo run --release --quiet -p localdp --example bench -- "$@"
 echo
 [ -f dist/node/localdp_bg.wasm ] || bash scripts/build.sh
 node bench/wasm.mjs

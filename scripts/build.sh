@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 need_wasm
-cargo build --quiet --profile wasm --target wasm32-unknown-unknown --no-default-features --lib
+cargo build --quiet -p localdp --profile wasm --target wasm32-unknown-unknown --lib
 wasm=target/wasm32-unknown-unknown/wasm/localdp.wasm
 rm -rf dist
 for target in nodejs web; do

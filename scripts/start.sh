@@ -10,12 +10,12 @@ cd "$(dirname "$0")/.."
 need_rust
 stamp=dist/web/localdp_bg.wasm
 # The package is stale when the library, its bindings or the build changed
-# after it was built (the CLI's own code, src/bin, does not go into it).
+# after it was built (the CLI, cli/, does not go into it).
 if [ ! -f "$stamp" ] || [ -n "$(find src js Cargo.toml Cargo.lock scripts/build.sh scripts/types.mjs \
-    -path src/bin -prune -o -newer "$stamp" -print -quit)" ]; then
+    -newer "$stamp" -print -quit)" ]; then
   echo "start: building the npm package into dist/" >&2
   bash scripts/build.sh >&2
 fi
-cargo build --release --quiet
+cargo build --release --quiet -p localdp-cli
 echo "start: the collector and the demo; open the URL below, stop with Ctrl-C" >&2
 exec ./target/release/localdp serve "$@"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test; installs what it needs first (scripts/setup.sh, idempotent).
-#  1. native Rust: unit, exact-channel, statistical (optimized test profile),
-#     aggregator, CLI and golden tests, the collector (`localdp serve` on a
-#     free port) and `--plot`, and the doc examples;
+#  1. native Rust, the whole workspace: the library's unit, exact-channel,
+#     statistical (optimized test profile), aggregator and golden tests; the
+#     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
+#     port) and `--plot`; and the doc examples;
 #  2. wasm-bindgen tests in Node and in headless Chromium;
 #  3. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
@@ -14,13 +15,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 need_rust
-cargo test --all-targets
-cargo test --doc --quiet
+cargo test --workspace --all-targets
+cargo test --workspace --doc --quiet
 
 need_wasm
 need_browser
 bash scripts/build.sh
-cargo build --release --quiet
+cargo build --release --quiet -p localdp-cli
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh
 bash scripts/fuzz.sh 20
