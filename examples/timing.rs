@@ -37,7 +37,7 @@ fn main() {
         (r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,1]}"#, ["0", "1"]),
     ];
     println!("{:<72}{:>12}{:>12}{:>10}", "config (values)", "ns/call A", "ns/call B", "Welch t");
-    let mut rng = SimulationRng::from_seed(1);
+    let mut rng = SimulationRng::seed_from_u64(1);
     for (config, [a, b]) in configs {
         let metric = Metric::from_json(config).expect("valid");
         let (mut ta, mut tb) = (Vec::new(), Vec::new());

@@ -24,8 +24,8 @@
 //! "Detecting violations of differential privacy" (CCS 2018).
 
 use crate::metric::Metric;
-use crate::report::{Payload, Report};
-use crate::rng::RngCore;
+use crate::report::Report;
+use crate::rng::{DynRng, RngCore};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -51,64 +51,14 @@ impl AuditResult {
     }
 }
 
-/// The two neighbouring inputs the auditor uses for a metric, as text values
-/// (what `Metric::randomize_text` takes).
-pub fn neighbours(metric: &Metric) -> [String; 2] {
-    match metric {
-        Metric::Frequency(o) => [0, o.domain().len() - 1].map(|i| match o.domain().value_json(i) {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        }),
-        Metric::Rappor(r) => match r.candidates() {
-            [a, b, ..] => [a.clone(), b.clone()],
-            _ => ["a".into(), "b".into()],
-        },
-        Metric::Numeric(m) => {
-            let ends = |end: usize| {
-                m.ranges().iter().map(|r| crate::privacy::number_text(r[end])).collect::<Vec<_>>().join(",")
-            };
-            [ends(0), ends(1)]
-        }
-    }
-}
-
-/// The events a report belongs to, by the public decoding only (for numeric
-/// metrics also the thresholds `output ≥ c`).
+/// The events a report belongs to, by the public decoding only: its exact
+/// output, and what the metric's family adds (the neighbours' support for
+/// frequency metrics, thresholds `output ≥ c` for numeric ones, the bits
+/// the neighbours' Bloom filters disagree on for RAPPOR).
 pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
     let mut out = vec![format!("output {}", payload_text(report))];
-    match (metric, &report.payload) {
-        (Metric::Frequency(o), _) => {
-            // The neighbours' support is the witness that matters, whatever
-            // the domain's size.
-            let last = o.domain().len() - 1;
-            let supported = o.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
-            out.extend(supported.map(|v| format!("supports value {v}")));
-        }
-        (Metric::Numeric(m), Payload::Index(k)) => out.extend(numeric_events(m, 0, *k)),
-        (Metric::Numeric(m), Payload::Sampled { attributes, values }) => {
-            out.extend(attributes.iter().zip(values).flat_map(|(&a, &k)| numeric_events(m, a, k)));
-        }
-        (Metric::Rappor(r), Payload::Cohort { cohort, bits }) => {
-            // Bits the two neighbours' Bloom filters disagree on.
-            let inputs = neighbours(metric);
-            let (a, b) = (r.bloom(*cohort, &inputs[0]), r.bloom(*cohort, &inputs[1]));
-            let differs = |i: &usize| a.get(*i) != b.get(*i);
-            out.extend(bits.ones().filter(differs).map(|i| format!("cohort {cohort} bit {i} set")));
-            let zeros = (0..r.bits()).filter(|i| differs(i) && !bits.get(*i));
-            out.extend(zeros.map(|i| format!("cohort {cohort} bit {i} clear")));
-        }
-        _ => {}
-    }
+    out.extend(metric.events(report));
     out
-}
-
-/// An attribute's exact output, and `output ≥ c` for a coarse set of cut
-/// points (16 of them keep the event count small).
-fn numeric_events(m: &crate::NumericMetric, attribute: u32, k: u64) -> impl Iterator<Item = String> {
-    let step = (m.outputs() / 16).max(1) as usize;
-    let cuts = (1..m.outputs()).step_by(step).filter(move |&c| k >= c);
-    std::iter::once(format!("attribute {attribute} output {k}"))
-        .chain(cuts.map(move |c| format!("attribute {attribute} output ≥ {c}")))
 }
 
 fn payload_text(report: &Report) -> String {
@@ -124,20 +74,13 @@ fn payload_text(report: &Report) -> String {
 /// Audits the metric's own randomizer (the production code path). For
 /// RAPPOR it audits the permanent response, whose claim is `ε_∞` (the
 /// instantaneous step is post-processing of it).
-pub fn audit(metric: &Metric, samples: u64, confidence: f64, rng: &mut dyn RngCore) -> AuditResult {
-    let inputs = neighbours(metric);
-    if let Metric::Rappor(r) = metric {
-        let mut permanent = |which: usize, rng: &mut dyn RngCore| {
-            let cohort = r.draw_cohort(rng);
-            let bits = r.permanent(&r.bloom(cohort, &inputs[which]), rng);
-            Report { payload: Payload::Cohort { cohort, bits }, ..r.randomize(&inputs[which], rng) }
-        };
-        return audit_with(metric, r.epsilon_infinity(), samples, confidence, &mut permanent, rng);
-    }
+pub fn audit<R: RngCore + ?Sized>(metric: &Metric, samples: u64, confidence: f64, rng: &mut R) -> AuditResult {
+    let inputs = metric.neighbours();
+    let kind = metric.kind();
     let mut randomize = |which: usize, rng: &mut dyn RngCore| {
-        metric.randomize_text(&inputs[which], rng).expect("the neighbours are valid values")
+        kind.audit_sample(&inputs[which], rng).expect("the neighbours are valid values")
     };
-    audit_with(metric, metric.epsilon(), samples, confidence, &mut randomize, rng)
+    audit_with(metric, metric.long_run_epsilon(), samples, confidence, &mut randomize, &mut DynRng(rng))
 }
 
 /// Audits any randomizer against `claimed` ε, decoding its reports with
@@ -187,7 +130,7 @@ pub fn audit_with(
         }
     }
     let bound = log_ratio_bound(hits[hi], hits[1 - hi], rest, alpha).max(0.0);
-    let inputs = neighbours(metric);
+    let inputs = metric.neighbours();
     AuditResult {
         epsilon: claimed,
         epsilon_lower_bound: bound,

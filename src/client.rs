@@ -32,8 +32,8 @@
 use crate::error::{Error, Result};
 use crate::metric::Metric;
 use crate::privacy::number_text;
-use crate::report::{BitVector, Report};
-use crate::rng::{uniform_below, RngCore};
+use crate::report::Report;
+use crate::rng::{CryptoRng, DynRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -41,13 +41,11 @@ use std::collections::BTreeMap;
 
 /// The keys of a config that only the client reads; the aggregator ignores
 /// them.
-pub const CLIENT_KEYS: [&str; 3] = ["memoize", "budget", "granularity"];
+pub const CLIENT_KEYS: [&str; 2] = ["memoize", "budget"];
 
-/// The format version of [`ClientState`].
-pub const STATE_VERSION: u32 = 1;
-
-/// The α-point grid of memoized 1BitMean: `α` is one of `2^16` offsets.
-const ALPHA_STEPS: u64 = 1 << 16;
+/// The format version of [`ClientState`] (2: an install's draws are one
+/// list, whatever the protocol; version 1 states are read and converted).
+pub const STATE_VERSION: u32 = 2;
 
 /// A privacy budget: at most `epsilon` spent in any `window_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,9 +63,6 @@ pub struct ClientSettings {
     pub memoize: bool,
     /// The ledger's budget, if any.
     pub budget: Option<Budget>,
-    /// Memoized 1BitMean: the range is cut into this many steps for α-point
-    /// rounding (default 32).
-    pub granularity: u64,
 }
 
 impl ClientSettings {
@@ -97,14 +92,7 @@ impl ClientSettings {
             }
             Some(_) => return Err(Error::MalformedConfig("\"budget\" must be an object".into())),
         };
-        let granularity = match config.get("granularity") {
-            None => 32,
-            Some(g) => g
-                .as_u64()
-                .filter(|g| (1..=1 << 20).contains(g))
-                .ok_or_else(|| Error::InvalidConfig("\"granularity\" must be an integer in 1..=1048576".into()))?,
-        };
-        Ok(ClientSettings { memoize, budget, granularity })
+        Ok(ClientSettings { memoize, budget })
     }
 }
 
@@ -129,28 +117,64 @@ pub fn parse_window(text: &str) -> Result<u64> {
 pub struct ClientState {
     /// [`STATE_VERSION`].
     pub version: u32,
-    /// The metric this state belongs to (protocol, ε and fingerprint).
+    /// The state's identity: the metric (protocol, ε and fingerprint) and
+    /// whatever else changes what a memo means.
     pub metric: String,
-    /// Memo keys (hex HMACs) to the permanent response (a report's JSON).
+    /// Memo keys (hex HMACs) to the permanent response, as the protocol
+    /// stores it (a report's JSON, or RAPPOR's permanent bits).
     #[serde(default)]
     pub memos: BTreeMap<String, String>,
     /// `(time in ms, ε)` of every report that spent ε, oldest first.
     #[serde(default)]
     pub ledger: Vec<(u64, f64)>,
-    /// Memoized 1BitMean: this install's α-point offset.
+    /// What this install drew once for memoization (a cohort, sampled
+    /// buckets, an α-point offset), if the protocol draws anything.
     #[serde(default)]
-    pub alpha: Option<u64>,
-    /// Memoized dBitFlip: this install's sampled buckets.
+    pub draws: Option<Vec<u64>>,
+}
+
+/// A version 1 state: the install's draws under per-protocol names.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClientStateV1 {
+    version: u32,
+    metric: String,
     #[serde(default)]
-    pub buckets: Option<Vec<u32>>,
-    /// RAPPOR: this install's cohort.
+    memos: BTreeMap<String, String>,
     #[serde(default)]
-    pub cohort: Option<u32>,
+    ledger: Vec<(u64, f64)>,
+    #[serde(default)]
+    alpha: Option<u64>,
+    #[serde(default)]
+    buckets: Option<Vec<u32>>,
+    #[serde(default)]
+    cohort: Option<u32>,
+}
+
+impl ClientState {
+    /// Reads a stored state of this or the previous format version.
+    fn parse(text: &str) -> Option<ClientState> {
+        if let Ok(state) = serde_json::from_str::<ClientState>(text) {
+            return (state.version == STATE_VERSION).then_some(state);
+        }
+        let old = serde_json::from_str::<ClientStateV1>(text).ok().filter(|s| s.version == 1)?;
+        let draws = match (old.alpha, old.buckets, old.cohort) {
+            (None, None, None) => None,
+            (Some(alpha), None, None) => Some(vec![alpha]),
+            (None, Some(buckets), None) => Some(buckets.into_iter().map(u64::from).collect()),
+            (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
+            _ => return None,
+        };
+        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws })
+    }
 }
 
 /// One metric's client with memoization and a ledger. The per-install
 /// secret and the state are handed in (the JS package keeps them in Web
-/// Storage) and read back after every report.
+/// Storage) and read back after every report. What memoization means for a
+/// protocol (what an install draws once, which values share a permanent
+/// response, what is stored and what is sent) is the protocol's own hook;
+/// the client only keeps the memos and the ledger.
 #[derive(Debug, Clone)]
 pub struct Client {
     metric: Metric,
@@ -161,7 +185,7 @@ pub struct Client {
 }
 
 /// A fresh 256-bit secret as hex.
-pub fn new_secret(rng: &mut dyn RngCore) -> String {
+pub fn new_secret<R: CryptoRng + RngCore + ?Sized>(rng: &mut R) -> String {
     let mut secret = [0u8; 32];
     rng.fill_bytes(&mut secret);
     secret.iter().map(|b| format!("{b:02x}")).collect()
@@ -185,22 +209,38 @@ impl Client {
     /// does not parse or belongs to another metric is replaced by a fresh
     /// one and counted as a reset.
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
-        let (metric, settings) = Metric::with_client_settings(config)?;
+        let settings = ClientSettings::from_config(
+            serde_json::from_str::<serde_json::Value>(config)
+                .ok()
+                .as_ref()
+                .and_then(serde_json::Value::as_object)
+                .ok_or_else(|| Error::MalformedConfig("a configuration must be a JSON object".into()))?,
+        )?;
+        let metric = Metric::from_json(config)?;
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::InvalidConfig("the client secret must be 64 hex digits".into()))?;
-        let id = metric.id();
-        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), alpha: None, buckets: None, cohort: None };
-        let (state, resets) = match stored.map(serde_json::from_str::<ClientState>) {
-            None => (fresh, 0),
-            Some(Ok(s)) if s.version == STATE_VERSION && s.metric == id && s.ledger.iter().all(|(_, e)| e.is_finite()) => (s, 0),
-            Some(_) => (fresh, 1),
-        };
-        if settings.memoize && !metric.memoizable() {
+        let memo = metric.kind().memo();
+        if settings.memoize && memo.is_none() {
             return Err(Error::InvalidConfig(format!(
                 "memoize is available for frequency protocols and one_bit_mean, not {}",
-                metric.protocol_name()
+                metric.protocol()
             )));
         }
+        let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
+            Some(extra) => format!("{}:{extra}", metric.id()),
+            None => metric.id(),
+        };
+        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), draws: None };
+        let usable = |s: &ClientState| {
+            s.metric == id
+                && s.ledger.iter().all(|(_, e)| e.is_finite())
+                && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
+        };
+        let (state, resets) = match stored.map(ClientState::parse) {
+            None => (fresh, 0),
+            Some(Some(s)) if usable(&s) => (s, 0),
+            Some(_) => (fresh, 1),
+        };
         Ok(Client { metric, settings, secret, state, resets })
     }
 
@@ -233,87 +273,33 @@ impl Client {
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
     /// time `now_ms`: from the memo if memoized and seen before, else fresh
     /// (and charged to the ledger, or refused if the budget is short).
-    pub fn randomize_text(&mut self, value: &str, now_ms: u64, rng: &mut dyn RngCore) -> Result<Report> {
-        match &self.metric {
-            Metric::Numeric(_) => {
-                let numbers = crate::metric::parse_numbers(value)?;
-                self.randomize_numbers(&numbers, now_ms, rng)
-            }
-            Metric::Rappor(r) => {
-                // RAPPOR always memoizes: the memo holds the permanent
-                // response (PRR); every report is a fresh IRR of it.
-                let r = r.clone();
-                let cohort = *self.state.cohort.get_or_insert_with(|| r.draw_cohort(rng));
-                let key = self.memo_key(value);
-                let permanent = match self.state.memos.get(&key) {
-                    Some(hex) => BitVector::from_hex(hex).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))?,
-                    None => {
-                        self.charge(now_ms)?;
-                        let permanent = r.permanent(&r.bloom(cohort, value), rng);
-                        self.state.memos.insert(key, permanent.to_hex());
-                        permanent
-                    }
-                };
-                Ok(r.instantaneous(cohort, &permanent, rng))
-            }
-            Metric::Frequency(o) => {
-                let o = o.clone();
-                let index = o.domain().index_of(value)?;
-                if let Some(dbitflip) = o.dbitflip().filter(|_| self.settings.memoize) {
-                    // dBitFlip: permanent buckets, one response per pattern.
-                    let buckets = self.state.buckets.get_or_insert_with(|| dbitflip.sample_buckets(rng)).clone();
-                    let key = buckets.iter().position(|&j| j as usize == index).map_or("none".into(), |p| p.to_string());
-                    let fresh = |rng: &mut dyn RngCore| Ok(o.report(dbitflip.randomize_with(index, buckets, rng)));
-                    return self.release(&key, now_ms, rng, fresh);
-                }
-                self.release(&index.to_string(), now_ms, rng, |rng| Ok(o.randomize_index(index, rng)))
-            }
-        }
-    }
-
-    /// Randomizes a numeric record (one number for a scalar metric).
-    pub fn randomize_numbers(&mut self, values: &[f64], now_ms: u64, rng: &mut dyn RngCore) -> Result<Report> {
-        let Metric::Numeric(m) = self.metric.clone() else {
-            return Err(Error::InvalidValue("this metric takes labels or integers, not numbers".into()));
+    pub fn randomize_text<R: CryptoRng + RngCore + ?Sized>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
+        let rng = &mut DynRng(rng);
+        let metric = self.metric.clone();
+        let kind = metric.kind();
+        let memo = kind.memo().filter(|m| self.settings.memoize || m.always());
+        let Some(memo) = memo else {
+            // Fresh every time: validate the value before charging.
+            let report = kind.randomize_text(value, rng)?;
+            self.charge(now_ms)?;
+            return Ok(report);
         };
-        if !self.settings.memoize {
-            return self.release("", now_ms, rng, |rng| m.randomize(values, rng));
+        if self.state.draws.is_none() {
+            let draws = memo.draw(rng);
+            self.state.draws = (!draws.is_empty()).then_some(draws);
         }
-        // α-point rounding: the value moves to one of `s + 1` points, up with
-        // probability equal to its position between them (exactly, over this
-        // install's α), and each point's response is memoized.
-        if values.len() != 1 || !values[0].is_finite() {
-            return Err(Error::InvalidValue("expected 1 finite number".into()));
-        }
-        let [lo, hi] = m.ranges()[0];
-        let s = self.settings.granularity;
-        let alpha = *self.state.alpha.get_or_insert_with(|| uniform_below(rng, ALPHA_STEPS));
-        let u = ((values[0].clamp(lo, hi) - lo) / (hi - lo) * s as f64).clamp(0.0, s as f64);
-        let below = (u.floor() as u64).min(s);
-        let fraction = ((u - below as f64) * ALPHA_STEPS as f64).floor() as u64;
-        let point = below + u64::from(fraction > alpha);
-        let x = lo + (hi - lo) * point as f64 / s as f64;
-        self.release(&point.to_string(), now_ms, rng, |rng| m.randomize(&[x], rng))
-    }
-
-    /// Draws (or recalls) the response for `key`, charging the ledger.
-    fn release(
-        &mut self,
-        key: &str,
-        now_ms: u64,
-        rng: &mut dyn RngCore,
-        fresh: impl FnOnce(&mut dyn RngCore) -> Result<Report>,
-    ) -> Result<Report> {
-        let memo_key = self.settings.memoize.then(|| self.memo_key(key));
-        if let Some(stored) = memo_key.as_ref().and_then(|k| self.state.memos.get(k)) {
-            return Report::from_json(stored).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()));
-        }
-        self.charge(now_ms)?;
-        let report = fresh(rng)?;
-        if let Some(k) = memo_key {
-            self.state.memos.insert(k, report.to_json());
-        }
-        Ok(report)
+        let draws = self.state.draws.clone().unwrap_or_default();
+        let key = self.memo_key(&memo.key(value, &draws)?);
+        let permanent = match self.state.memos.get(&key) {
+            Some(stored) => stored.clone(),
+            None => {
+                let permanent = memo.permanent(value, &draws, rng)?;
+                self.charge(now_ms)?;
+                self.state.memos.insert(key, permanent.clone());
+                permanent
+            }
+        };
+        memo.report(&permanent, &draws, rng)
     }
 
     /// Records a fresh response's ε in the ledger, or refuses it.
@@ -334,7 +320,7 @@ impl Client {
         Ok(())
     }
 
-    /// HMAC-SHA256(secret, metric id ‖ 0 ‖ key), first 128 bits, as hex.
+    /// HMAC-SHA256(secret, state identity ‖ 0 ‖ key), first 128 bits, as hex.
     fn memo_key(&self, key: &str) -> String {
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.secret).expect("any key length");
         mac.update(self.state.metric.as_bytes());

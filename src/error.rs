@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong in localdp.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A configuration has the wrong shape: not an object, a missing or
     /// unknown key, a value of the wrong type (a `TypeError` in JavaScript).
@@ -40,6 +41,10 @@ pub enum Error {
     /// An estimate was asked of an aggregator that accepted no report.
     #[error("no accepted reports to estimate from")]
     NoReports,
+    /// Aggregator state bytes were refused: truncated, corrupted, of another
+    /// format version or of another configuration.
+    #[error("invalid aggregator state: {0}")]
+    State(crate::state::StateError),
     /// The operating system's random source failed.
     #[error("secure random source unavailable: {0}")]
     Randomness(String),
@@ -47,6 +52,7 @@ pub enum Error {
 
 /// Why a report was rejected; the aggregator counts each reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Rejection {
     /// Not JSON, not an object, wrong field types, missing or unknown fields.
     Malformed,

@@ -18,8 +18,14 @@
 //! * [`SecureRng`] is the only source a client should use;
 //!   [`SimulationRng`] is seeded, for tests and simulation only.
 //!
-//! The formulas are those of `PROTOCOLS.md`; every mechanism's realized
+//! Every mechanism implements the trait pair [`Randomizer`] (the device)
+//! and [`Aggregate`] (the server: add, merge, estimate, and a byte state,
+//! [`state`], that merges exactly across machines).
+//!
+//! The formulas are those of `docs/PROTOCOLS.md`; every mechanism's realized
 //! channel can be enumerated with [`FrequencyOracle::likelihood`].
+
+#![warn(missing_docs)]
 
 pub mod aggregate;
 pub mod audit;
@@ -28,13 +34,16 @@ pub mod domain;
 pub mod error;
 pub mod frequency;
 pub mod hash;
+pub mod mechanism;
 pub mod metric;
+mod names;
 pub mod numeric;
 pub mod privacy;
 pub mod rappor;
 pub mod report;
 pub mod rng;
 pub mod simulate;
+pub mod state;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
 
@@ -44,8 +53,12 @@ pub use aggregate::{
 };
 pub use domain::{Domain, DomainSpec};
 pub use error::{Error, Rejection, Result};
-pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood, Protocol, ProtocolChoice};
+pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
+pub use mechanism::{Aggregate, Randomizer};
 pub use metric::{Aggregator, Estimate, Metric};
-pub use numeric::{NumericChoice, NumericConfig, NumericMetric, NumericProtocol, RangeSpec};
-pub use report::{Payload, Report};
+pub use names::{ProtocolFamily, Selection, UnknownProtocol};
+pub use numeric::{NumericConfig, NumericMetric, NumericProtocol, RangeSpec};
+pub use rappor::{OpenDomainProtocol, RapporAggregator, RapporConfig, RapporMetric};
+pub use report::{Payload, Protocol, Report};
 pub use rng::{SecureRng, SimulationRng};
+pub use state::StateError;

@@ -1,143 +1,326 @@
-//! Any metric: one config format, one client and one aggregator for
-//! categorical (`"domain"`) and numeric (`"range"`) values alike. This is
-//! what the CLI and the JavaScript package use.
+//! Any metric behind one config format: what the CLI, the collector and the
+//! JavaScript package use.
+//!
+//! A config is parsed by the family that claims its `"protocol"` (the list
+//! `FAMILIES`); the family builds a typed mechanism, and from here on
+//! everything goes through two object-safe traits, `Kind` (the client
+//! side and the metric's identity) and `DynAggregate` (the server side),
+//! so that no code outside a family's own module matches on the family.
 
-use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing};
-use crate::client::{ClientSettings, CLIENT_KEYS};
+use crate::aggregate::{PostProcessing, RejectionCounts};
 use crate::error::{Error, Result};
+use crate::mechanism::Aggregate;
 use crate::privacy::number_text;
-use crate::numeric::{NumericConfig, NumericMetric};
-use crate::rappor::{RapporAggregator, RapporConfig, RapporEstimate, RapporMetric};
-use crate::report::Report;
-use crate::rng::RngCore;
-use crate::{FrequencyConfig, FrequencyOracle, RejectionCounts};
+use crate::report::{Protocol, Report};
+use crate::rng::{CryptoRng, RngCore};
 use serde::Serialize;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
-const FREQUENCY_PROTOCOLS: &str = "grr, sue, oue, blh, olh, hr, ss, dbitflip, auto";
-const NUMERIC_PROTOCOLS: &str = "duchi, laplace, piecewise, hybrid, one_bit_mean, auto";
+/// One family of metrics: how it recognizes and builds its configs.
+pub(crate) struct Family {
+    /// True when the config object belongs to this family.
+    pub claims: fn(protocol: &str, config: &serde_json::Map<String, serde_json::Value>) -> bool,
+    /// Builds the metric from the config object (client-only keys removed).
+    pub build: fn(serde_json::Value) -> Result<Arc<dyn Kind>>,
+    /// What the family's `"protocol"` may be, for messages.
+    pub protocols: fn() -> String,
+    /// The key that marks the family's configs (`"range"`), for messages.
+    pub shape: &'static str,
+    /// The family as messages name it.
+    pub label: &'static str,
+}
 
-/// A configured metric: a frequency oracle or a numeric mechanism.
+/// The families of metrics, in the order they are asked to claim a config;
+/// adding a family is a module and one line here.
+pub(crate) const FAMILIES: &[&Family] = &[&crate::rappor::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
+
+/// How one metric's device keeps a permanent response per value
+/// (memoization); each family brings its own.
+pub(crate) trait Memo: Send + Sync {
+    /// True when the family memoizes whatever the config says (RAPPOR).
+    fn always(&self) -> bool {
+        false
+    }
+    /// What, besides the metric's identity, changes what a memo means
+    /// (e.g. 1BitMean's rounding grid); part of the stored state's identity.
+    fn identity(&self) -> String {
+        String::new()
+    }
+    /// Draws made once per install and kept (a cohort, sampled buckets, an
+    /// α-point offset); empty when there are none.
+    fn draw(&self, _rng: &mut dyn RngCore) -> Vec<u64> {
+        Vec::new()
+    }
+    /// True when stored draws are usable (else the state is reset).
+    fn draws_valid(&self, draws: &[u64]) -> bool {
+        draws.is_empty()
+    }
+    /// The memo key of a value (it validates the value).
+    fn key(&self, value: &str, draws: &[u64]) -> Result<String>;
+    /// A fresh permanent response for the value, as it is stored.
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String>;
+    /// The report sent for a stored permanent response.
+    fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
+}
+
+/// The client side of any metric, and its identity.
+pub(crate) trait Kind: Send + Sync + Any {
+    /// The resolved protocol.
+    fn protocol(&self) -> Protocol;
+    /// ε of one report.
+    fn epsilon(&self) -> f64;
+    /// The fingerprint reports carry.
+    fn fingerprint(&self) -> &str;
+    /// What one fresh report costs in the long run (RAPPOR: `ε_∞`).
+    fn long_run_epsilon(&self) -> f64 {
+        self.epsilon()
+    }
+    /// Randomizes a value written as text.
+    fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report>;
+    /// The family, as the collector's listings name it (`"frequency"`,
+    /// `"numeric"`, `"rappor"`).
+    fn family(&self) -> &'static str;
+    /// What a value of this metric is.
+    fn value_kind(&self) -> ValueKind;
+    /// The memoization hook, where the family offers one.
+    fn memo(&self) -> Option<&dyn Memo>;
+    /// An empty aggregator.
+    fn aggregator(&self) -> Box<dyn DynAggregate>;
+    /// The aggregator whose state `bytes` hold.
+    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>>;
+    /// Two values that differ the most (for the auditor).
+    fn neighbours(&self) -> [String; 2];
+    /// The events of a report the auditor counts beyond its exact output.
+    fn events(&self, report: &Report) -> Vec<String>;
+    /// What the auditor randomizes for a value: a report (RAPPOR: its
+    /// permanent response, whose claim is `ε_∞`).
+    fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        self.randomize_text(value, rng)
+    }
+    /// The mechanism as `Any`, for [`Metric::mechanism`].
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The server side of any metric.
+pub(crate) trait DynAggregate: Send + Sync {
+    fn n(&self) -> u64;
+    fn rejected(&self) -> &RejectionCounts;
+    fn add(&mut self, report: &Report) -> Result<()>;
+    fn add_json(&mut self, text: &[u8]) -> Result<()>;
+    fn merge(&mut self, other: &dyn DynAggregate) -> Result<()>;
+    fn estimate(&self, post: PostProcessing) -> Result<Estimate>;
+    fn to_bytes(&self) -> Vec<u8>;
+    fn restore_rejected(&mut self, counts: RejectionCounts);
+    fn as_any(&self) -> &dyn Any;
+    fn clone_box(&self) -> Box<dyn DynAggregate>;
+}
+
+/// An estimate that becomes an [`Estimate`], with or without post-processing.
+pub(crate) trait IntoEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate>;
+}
+
+impl<A> DynAggregate for A
+where
+    A: Aggregate + Clone + Send + Sync + 'static,
+    A::Estimate: IntoEstimate,
+{
+    fn n(&self) -> u64 {
+        Aggregate::n(self)
+    }
+    fn rejected(&self) -> &RejectionCounts {
+        Aggregate::rejected(self)
+    }
+    fn add(&mut self, report: &Report) -> Result<()> {
+        Aggregate::add(self, report)
+    }
+    fn add_json(&mut self, text: &[u8]) -> Result<()> {
+        Aggregate::add_json(self, text)
+    }
+    fn merge(&mut self, other: &dyn DynAggregate) -> Result<()> {
+        match other.as_any().downcast_ref::<A>() {
+            Some(other) => Aggregate::merge(self, other),
+            None => Err(Error::MergeMismatch("aggregators of different kinds of metric".into())),
+        }
+    }
+    fn estimate(&self, post: PostProcessing) -> Result<Estimate> {
+        Aggregate::estimate(self)?.into_estimate(post)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        Aggregate::to_bytes(self)
+    }
+    fn restore_rejected(&mut self, counts: RejectionCounts) {
+        *self.rejected_mut() = counts;
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn clone_box(&self) -> Box<dyn DynAggregate> {
+        Box::new(self.clone())
+    }
+}
+
+/// Non-frequency estimates take no post-processing.
+pub(crate) fn without_post(post: PostProcessing, estimate: Estimate) -> Result<Estimate> {
+    if post == PostProcessing::None {
+        Ok(estimate)
+    } else {
+        Err(Error::InvalidConfig("post-processing applies to frequency estimates only".into()))
+    }
+}
+
+/// What a metric's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueKind {
+    /// Any string (open domains).
+    Text,
+    /// A value of a domain: a label, or an integer below `size` for a sized
+    /// domain (`size` is `None` for labels).
+    Index {
+        /// The domain's size, for the integers `0..size`.
+        size: Option<usize>,
+    },
+    /// Numbers, one per attribute.
+    Numbers {
+        /// The attributes of a record (1 for a single number).
+        attributes: usize,
+    },
+}
+
+/// A configured metric of any family.
 ///
 /// ```
 /// use localdp::{Metric, SimulationRng};
 /// let metric = Metric::from_json(r#"{"protocol":"auto","epsilon":1,"range":[0,10]}"#).unwrap();
-/// let mut rng = SimulationRng::from_seed(1); // simulation only
+/// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
 /// let report = metric.randomize_text("4.5", &mut rng).unwrap();
-/// assert_eq!(report.protocol, metric.protocol_name());
+/// assert_eq!(report.protocol, metric.protocol());
 /// ```
-#[derive(Debug, Clone, PartialEq)]
-pub enum Metric {
-    /// Categorical values (`"domain"`).
-    Frequency(FrequencyOracle),
-    /// Bounded numbers (`"range"`).
-    Numeric(NumericMetric),
-    /// Strings from an open domain (`"protocol": "rappor"`).
-    Rappor(RapporMetric),
+#[derive(Clone)]
+pub struct Metric {
+    kind: Arc<dyn Kind>,
+}
+
+impl fmt::Debug for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metric").field("id", &self.id()).finish()
+    }
+}
+
+impl PartialEq for Metric {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
 }
 
 impl Metric {
-    /// Parses a config: `"range"` makes it numeric, otherwise it is a
-    /// frequency config. Shape errors name the key at fault.
+    /// Parses a config: the family that claims its `"protocol"` (and, for
+    /// `"auto"`, its `"domain"` or `"range"`) builds it. Shape errors name
+    /// the key at fault. Client-only keys ([`crate::client::CLIENT_KEYS`])
+    /// are validated, then ignored here.
     pub fn from_json(text: &str) -> Result<Self> {
-        Self::with_client_settings(text).map(|(metric, _)| metric)
-    }
-
-    /// Parses a config with its client-only keys ([`crate::client::CLIENT_KEYS`]:
-    /// memoization, budget), which [`Metric::from_json`] validates and ignores.
-    pub fn with_client_settings(text: &str) -> Result<(Self, ClientSettings)> {
         let mut value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| Error::MalformedConfig(format!("not JSON: {e}")))?;
         let object = value
             .as_object_mut()
             .ok_or_else(|| Error::MalformedConfig("a configuration must be a JSON object".into()))?;
-        let settings = ClientSettings::from_config(object)?;
-        for key in CLIENT_KEYS {
+        // Client-only keys: checked here too (an aggregator refuses a config
+        // its clients would refuse), then set aside.
+        crate::client::ClientSettings::from_config(object)?;
+        for key in crate::client::CLIENT_KEYS {
             object.remove(key);
         }
-        if object.get("protocol").and_then(serde_json::Value::as_str) == Some("rappor") {
-            let config: RapporConfig =
-                serde_json::from_value(value).map_err(|e| Error::MalformedConfig(e.to_string()))?;
-            return Ok((Metric::Rappor(RapporMetric::new(&config)?), settings));
-        }
-        let numeric = object.contains_key("range");
-        let known = if numeric { NUMERIC_PROTOCOLS } else { FREQUENCY_PROTOCOLS };
-        match object.get("protocol") {
-            None => return Err(Error::MalformedConfig(format!("missing \"protocol\" (one of {known})"))),
-            Some(serde_json::Value::String(p)) if known.split(", ").any(|k| k == p) => {}
-            Some(_) => {
-                let kind = if numeric { "numeric (\"range\")" } else { "frequency (\"domain\")" };
-                return Err(Error::MalformedConfig(format!(
-                    "\"protocol\" of a {kind} metric must be one of {known}"
-                )));
-            }
-        }
+        let protocol = match object.get("protocol") {
+            None => None,
+            Some(serde_json::Value::String(p)) => Some(p.clone()),
+            Some(_) => return Err(Error::MalformedConfig("\"protocol\" must be a string".into())),
+        };
+        let Some(family) = FAMILIES.iter().find(|f| (f.claims)(protocol.as_deref().unwrap_or(""), object)) else {
+            // Unclaimed: say what each family accepts, for the shape given.
+            let family = FAMILIES.iter().find(|f| object.contains_key(f.shape)).unwrap_or(&FAMILIES[FAMILIES.len() - 1]);
+            let known = (family.protocols)();
+            return Err(Error::MalformedConfig(match protocol {
+                None => format!("missing \"protocol\" (one of {known})"),
+                Some(_) => format!("\"protocol\" of a {} metric must be one of {known}", family.label),
+            }));
+        };
         if object.get("epsilon").is_some_and(|e| !e.is_number()) {
             return Err(Error::MalformedConfig("\"epsilon\" must be a number".into()));
         }
-        let malformed = |e: serde_json::Error| Error::MalformedConfig(e.to_string());
-        let metric = if numeric {
-            Metric::Numeric(NumericMetric::new(&serde_json::from_value::<NumericConfig>(value).map_err(malformed)?)?)
-        } else {
-            Metric::Frequency(FrequencyOracle::new(&serde_json::from_value::<FrequencyConfig>(value).map_err(malformed)?)?)
-        };
-        Ok((metric, settings))
+        (family.build)(value).map(|kind| Metric { kind })
+    }
+
+    /// The metric around one family's mechanism.
+    pub(crate) fn from_kind(kind: Arc<dyn Kind>) -> Self {
+        Metric { kind }
     }
 
     /// Identifies the metric's randomization: protocol, ε and the domain's or
     /// range's fingerprint (what a report's envelope carries).
     pub fn id(&self) -> String {
-        let (protocol, epsilon, fingerprint) = match self {
-            Metric::Frequency(o) => (o.protocol().name(), o.epsilon(), o.fingerprint()),
-            Metric::Numeric(m) => (m.protocol().name(), m.epsilon(), m.fingerprint()),
-            Metric::Rappor(r) => ("rappor", r.epsilon_one(), r.fingerprint()),
-        };
-        format!("{protocol}:{}:{fingerprint}", number_text(epsilon))
+        format!("{}:{}:{}", self.kind.protocol(), number_text(self.kind.epsilon()), self.kind.fingerprint())
     }
 
-    /// True where memoization applies: frequency protocols and scalar 1BitMean.
-    pub fn memoizable(&self) -> bool {
-        match self {
-            Metric::Frequency(_) | Metric::Rappor(_) => true,
-            Metric::Numeric(m) => m.protocol() == crate::NumericProtocol::OneBitMean && !m.is_vector(),
-        }
+    /// The resolved protocol.
+    pub fn protocol(&self) -> Protocol {
+        self.kind.protocol()
+    }
+
+    /// ε of one report (RAPPOR: `ε_1`).
+    pub fn epsilon(&self) -> f64 {
+        self.kind.epsilon()
     }
 
     /// The ε one fresh report spends (a memoized repeat spends nothing):
     /// RAPPOR's `ε_∞` for a new value, ε otherwise.
     pub fn long_run_epsilon(&self) -> f64 {
-        match self {
-            Metric::Rappor(r) => r.epsilon_infinity(),
-            _ => self.epsilon(),
-        }
+        self.kind.long_run_epsilon()
     }
 
-    /// The resolved protocol's name.
-    pub fn protocol_name(&self) -> &'static str {
-        match self {
-            Metric::Frequency(o) => o.protocol().name(),
-            Metric::Numeric(m) => m.protocol().name(),
-            Metric::Rappor(_) => "rappor",
-        }
-    }
-
-    /// ε of one report (RAPPOR: `ε_1`).
-    pub fn epsilon(&self) -> f64 {
-        match self {
-            Metric::Frequency(o) => o.epsilon(),
-            Metric::Numeric(m) => m.epsilon(),
-            Metric::Rappor(r) => r.epsilon_one(),
-        }
+    /// True where memoization applies.
+    pub fn memoizable(&self) -> bool {
+        self.kind.memo().is_some()
     }
 
     /// Randomizes a value written as text: a label or an integer of the
     /// domain, or a number (numbers separated by commas for a record).
     /// Errors never contain the value.
-    pub fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
-        match self {
-            Metric::Frequency(o) => o.randomize(text, rng),
-            Metric::Numeric(m) => m.randomize(&parse_numbers(text)?, rng),
-            Metric::Rappor(r) => Ok(r.randomize(text, rng)),
-        }
+    pub fn randomize_text<R: CryptoRng + RngCore + ?Sized>(&self, text: &str, rng: &mut R) -> Result<Report> {
+        self.kind.randomize_text(text, &mut crate::rng::DynRng(rng))
+    }
+
+    /// The family, as the collector's listings name it (`"frequency"`,
+    /// `"numeric"`, `"rappor"`).
+    pub fn family(&self) -> &'static str {
+        self.kind.family()
+    }
+
+    /// What a value of this metric is, for front ends that type it (the
+    /// JavaScript package turns numbers and arrays into text by it).
+    pub fn value_kind(&self) -> ValueKind {
+        self.kind.value_kind()
+    }
+
+    /// The typed mechanism, if it is a `T` (e.g. [`crate::FrequencyOracle`]).
+    pub fn mechanism<T: 'static>(&self) -> Option<&T> {
+        self.kind.as_any().downcast_ref()
+    }
+
+    /// Two values that differ the most, for the auditor.
+    pub fn neighbours(&self) -> [String; 2] {
+        self.kind.neighbours()
+    }
+
+    /// The events of a report that the auditor counts.
+    pub fn events(&self, report: &Report) -> Vec<String> {
+        self.kind.events(report)
+    }
+
+    pub(crate) fn kind(&self) -> &dyn Kind {
+        &*self.kind
     }
 }
 
@@ -150,102 +333,104 @@ pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
 }
 
 /// The aggregator of any metric.
-#[derive(Debug, Clone)]
-pub enum Aggregator {
-    /// Of a frequency metric.
-    Frequency(FrequencyAggregator),
-    /// Of a numeric metric.
-    Numeric(NumericAggregator),
-    /// Of a RAPPOR metric.
-    Rappor(RapporAggregator),
+pub struct Aggregator {
+    metric: Metric,
+    inner: Box<dyn DynAggregate>,
+}
+
+impl Clone for Aggregator {
+    fn clone(&self) -> Self {
+        Aggregator { metric: self.metric.clone(), inner: self.inner.clone_box() }
+    }
+}
+
+impl fmt::Debug for Aggregator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Aggregator").field("metric", &self.metric.id()).field("n", &self.n()).finish()
+    }
 }
 
 /// The estimate of any metric; serializes as the one it holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum Estimate {
     /// Frequencies per value.
-    Frequency(FrequencyEstimate),
+    Frequency(crate::FrequencyEstimate),
     /// Means per attribute.
-    Numeric(NumericEstimate),
+    Numeric(crate::NumericEstimate),
     /// Candidates' frequencies.
-    Rappor(RapporEstimate),
+    Rappor(crate::rappor::RapporEstimate),
 }
 
 impl Aggregator {
     /// An empty aggregator for the metric.
     pub fn new(metric: Metric) -> Self {
-        match metric {
-            Metric::Frequency(o) => Aggregator::Frequency(FrequencyAggregator::new(o)),
-            Metric::Numeric(m) => Aggregator::Numeric(NumericAggregator::new(m)),
-            Metric::Rappor(r) => Aggregator::Rappor(RapporAggregator::new(r)),
-        }
+        let inner = metric.kind.aggregator();
+        Aggregator { metric, inner }
+    }
+
+    /// The aggregator whose state `bytes` hold ([`crate::state`]): refused
+    /// with [`Error::State`] if they are corrupt, truncated or of another
+    /// configuration.
+    pub fn from_bytes(metric: Metric, bytes: &[u8]) -> Result<Self> {
+        let inner = metric.kind.aggregator_from_bytes(bytes)?;
+        Ok(Aggregator { metric, inner })
+    }
+
+    /// The state as compact, versioned, checksummed bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
+    }
+
+    /// The metric.
+    pub fn metric(&self) -> &Metric {
+        &self.metric
     }
 
     /// Accepted reports.
     pub fn n(&self) -> u64 {
-        match self {
-            Aggregator::Frequency(a) => a.n(),
-            Aggregator::Numeric(a) => a.n(),
-            Aggregator::Rappor(a) => a.n(),
-        }
+        self.inner.n()
     }
 
     /// Rejected reports by reason.
     pub fn rejected(&self) -> &RejectionCounts {
-        match self {
-            Aggregator::Frequency(a) => a.rejected(),
-            Aggregator::Numeric(a) => a.rejected(),
-            Aggregator::Rappor(a) => a.rejected(),
-        }
+        self.inner.rejected()
     }
 
-    /// The resolved protocol's name.
-    pub fn protocol_name(&self) -> &'static str {
-        match self {
-            Aggregator::Frequency(a) => a.oracle().protocol().name(),
-            Aggregator::Numeric(a) => a.metric().protocol().name(),
-            Aggregator::Rappor(_) => "rappor",
-        }
+    /// Replaces the rejection counts, e.g. with those a collector stored
+    /// beside the accepted reports it rebuilds this aggregator from.
+    pub fn restore_rejected(&mut self, counts: RejectionCounts) {
+        self.inner.restore_rejected(counts)
+    }
+
+    /// The resolved protocol.
+    pub fn protocol(&self) -> Protocol {
+        self.metric.protocol()
     }
 
     /// Validates and adds one report (counted by reason if refused).
     pub fn add(&mut self, report: &Report) -> Result<()> {
-        match self {
-            Aggregator::Frequency(a) => a.add(report),
-            Aggregator::Numeric(a) => a.add(report),
-            Aggregator::Rappor(a) => a.add(report),
-        }
+        self.inner.add(report)
     }
 
     /// Parses, validates and adds one JSON report.
     pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
-        match self {
-            Aggregator::Frequency(a) => a.add_json(text),
-            Aggregator::Numeric(a) => a.add_json(text),
-            Aggregator::Rappor(a) => a.add_json(text),
-        }
+        self.inner.add_json(text.as_ref())
     }
 
     /// Adds everything `other` accepted and rejected (same config only).
     pub fn merge(&mut self, other: &Aggregator) -> Result<()> {
-        match (self, other) {
-            (Aggregator::Frequency(a), Aggregator::Frequency(b)) => a.merge(b),
-            (Aggregator::Numeric(a), Aggregator::Numeric(b)) => a.merge(b),
-            (Aggregator::Rappor(a), Aggregator::Rappor(b)) => a.merge(b),
-            _ => Err(Error::MergeMismatch("aggregators of different kinds of metric".into())),
-        }
+        self.inner.merge(&*other.inner)
+    }
+
+    /// The typed aggregator, if it is a `T` (e.g. [`crate::NumericAggregator`]).
+    pub fn typed<T: 'static>(&self) -> Option<&T> {
+        self.inner.as_any().downcast_ref()
     }
 
     /// The estimate; `post` applies to frequency metrics only.
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate> {
-        match self {
-            Aggregator::Frequency(a) => Ok(Estimate::Frequency(a.estimate(post)?)),
-            _ if post != PostProcessing::None => {
-                Err(Error::InvalidConfig("post-processing applies to frequency estimates only".into()))
-            }
-            Aggregator::Numeric(a) => Ok(Estimate::Numeric(a.estimate()?)),
-            Aggregator::Rappor(a) => Ok(Estimate::Rappor(a.estimate()?)),
-        }
+        self.inner.estimate(post)
     }
 }

@@ -26,7 +26,7 @@
 //!                  "candidates":["a","b","c","d"]}"#;
 //! let metric = Metric::from_json(config).unwrap();
 //! let mut aggregator = Aggregator::new(metric.clone());
-//! let mut rng = SimulationRng::from_seed(1); // simulation only
+//! let mut rng = SimulationRng::seed_from_u64(1); // simulation only
 //! for i in 0..20_000 {
 //!     aggregator.add(&metric.randomize_text(["a", "a", "b", "x"][i % 4], &mut rng).unwrap()).unwrap();
 //! }
@@ -34,12 +34,27 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
-use crate::aggregate::{RejectionCounts, Z95};
+use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Z95};
 use crate::error::{Error, Rejection, Result};
 use crate::hash::{bucket, key64};
-use crate::report::{BitVector, Payload, Report, REPORT_VERSION};
-use crate::rng::{uniform_below, Bernoulli, RngCore};
+use crate::mechanism::{Aggregate, Randomizer};
+use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
+use crate::names::{protocols, ProtocolFamily};
+use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
+use crate::rng::{uniform_below, Bernoulli, CryptoRng, DynRng, RngCore};
+use crate::state::{StateError, StateReader, StateWriter};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
+use std::sync::Arc;
+
+protocols! {
+    /// A protocol for strings from an open domain, as named in configs and
+    /// reports.
+    pub enum OpenDomainProtocol("open-domain") {
+        /// RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014).
+        Rappor = "rappor",
+    }
+}
 
 /// A RAPPOR metric's configuration (defaults: the paper's `k = 128`,
 /// `h = 2`, `m = 64`, `f = 0.5`, `p = 0.5`, `q = 0.75`).
@@ -47,7 +62,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct RapporConfig {
     /// `"rappor"`.
-    pub protocol: String,
+    pub protocol: OpenDomainProtocol,
     /// `k`, the Bloom filter's bits.
     #[serde(default = "defaults::bits")]
     pub bits: u64,
@@ -237,7 +252,7 @@ impl RapporMetric {
         }
         Report {
             version: REPORT_VERSION,
-            protocol: "rappor".into(),
+            protocol: Protocol::OpenDomain(OpenDomainProtocol::Rappor),
             epsilon: self.epsilon_one(),
             domain: self.fingerprint.clone(),
             payload: Payload::Cohort { cohort, bits: out },
@@ -246,7 +261,7 @@ impl RapporMetric {
 
     /// A one-time report (fresh cohort, PRR and IRR), for simulation and for
     /// clients without memoization state.
-    pub fn randomize(&self, value: &str, rng: &mut dyn RngCore) -> Report {
+    fn randomize_once(&self, value: &str, rng: &mut dyn RngCore) -> Report {
         let cohort = self.draw_cohort(rng);
         let permanent = self.permanent(&self.bloom(cohort, value), rng);
         self.instantaneous(cohort, &permanent, rng)
@@ -254,7 +269,7 @@ impl RapporMetric {
 
     /// Checks a report against this configuration.
     pub fn validate(&self, report: &Report) -> Result<()> {
-        crate::report::check_envelope(report, "rappor", self.epsilon_one(), &self.fingerprint)?;
+        crate::report::check_envelope(report, Protocol::OpenDomain(OpenDomainProtocol::Rappor), self.epsilon_one(), &self.fingerprint)?;
         match &report.payload {
             Payload::Cohort { cohort, bits } => {
                 if u64::from(*cohort) >= self.cohorts {
@@ -267,6 +282,129 @@ impl RapporMetric {
             }
             _ => Err(Rejection::Malformed.error("expected cohort and bits")),
         }
+    }
+}
+
+/// RAPPOR configs: `"protocol": "rappor"`.
+pub(crate) static FAMILY: Family = Family {
+    claims: |protocol, _| protocol.parse::<OpenDomainProtocol>().is_ok(),
+    build: |config| {
+        let config: RapporConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        Ok(Arc::new(RapporMetric::new(&config)?))
+    },
+    protocols: OpenDomainProtocol::names,
+    shape: "cohorts",
+    label: "RAPPOR",
+};
+
+impl Kind for RapporMetric {
+    fn protocol(&self) -> Protocol {
+        Protocol::OpenDomain(OpenDomainProtocol::Rappor)
+    }
+    fn epsilon(&self) -> f64 {
+        self.epsilon_one()
+    }
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    fn long_run_epsilon(&self) -> f64 {
+        self.epsilon_infinity()
+    }
+    fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        Ok(self.randomize_once(text, rng))
+    }
+    fn family(&self) -> &'static str {
+        "rappor"
+    }
+    fn value_kind(&self) -> ValueKind {
+        ValueKind::Text
+    }
+    fn memo(&self) -> Option<&dyn Memo> {
+        Some(self)
+    }
+    fn aggregator(&self) -> Box<dyn DynAggregate> {
+        Box::new(RapporAggregator::new(self.clone()))
+    }
+    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
+        Ok(Box::new(RapporAggregator::from_bytes(self.clone(), bytes)?))
+    }
+    fn neighbours(&self) -> [String; 2] {
+        match self.candidates() {
+            [a, b, ..] => [a.clone(), b.clone()],
+            _ => ["a".into(), "b".into()],
+        }
+    }
+    /// The bits the two neighbours' Bloom filters disagree on.
+    fn events(&self, report: &Report) -> Vec<String> {
+        let Payload::Cohort { cohort, bits } = &report.payload else { return Vec::new() };
+        if u64::from(*cohort) >= self.cohorts || !bits.fits(self.bits) {
+            return Vec::new();
+        }
+        let inputs = self.neighbours();
+        let (a, b) = (self.bloom(*cohort, &inputs[0]), self.bloom(*cohort, &inputs[1]));
+        let differs = |i: &usize| a.get(*i) != b.get(*i);
+        let mut out: Vec<String> = bits.ones().filter(differs).map(|i| format!("cohort {cohort} bit {i} set")).collect();
+        let zeros = (0..self.bits).filter(|i| differs(i) && !bits.get(*i));
+        out.extend(zeros.map(|i| format!("cohort {cohort} bit {i} clear")));
+        out
+    }
+    /// The permanent response (its claim is `ε_∞`; the instantaneous step is
+    /// post-processing of it).
+    fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        let cohort = self.draw_cohort(rng);
+        let bits = self.permanent(&self.bloom(cohort, value), rng);
+        Ok(Report { payload: Payload::Cohort { cohort, bits }, ..self.randomize_once(value, rng) })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// RAPPOR always memoizes: the memo holds the permanent response (PRR) of
+/// each value, in this install's cohort; every report is a fresh
+/// instantaneous response (IRR) of it.
+impl Memo for RapporMetric {
+    fn always(&self) -> bool {
+        true
+    }
+    fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        vec![u64::from(self.draw_cohort(rng))]
+    }
+    fn draws_valid(&self, draws: &[u64]) -> bool {
+        matches!(draws, [cohort] if *cohort < self.cohorts)
+    }
+    fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
+        Ok(value.to_string())
+    }
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+        Ok(self.permanent(&self.bloom(cohort_of(draws), value), rng).to_hex())
+    }
+    fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
+        let permanent = BitVector::from_hex(permanent)
+            .ok()
+            .filter(|b| b.fits(self.bits))
+            .ok_or_else(|| Error::InvalidConfig("a stored memo is corrupt".into()))?;
+        Ok(self.instantaneous(cohort_of(draws), &permanent, rng))
+    }
+}
+
+/// The cohort among an install's draws (validated by `draws_valid`).
+fn cohort_of(draws: &[u64]) -> u32 {
+    draws.first().map_or(0, |&c| c as u32)
+}
+
+impl Randomizer for RapporMetric {
+    /// Any string.
+    type Value = str;
+
+    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &str, rng: &mut R) -> Result<Report> {
+        Ok(self.randomize_once(value, &mut DynRng(rng)))
+    }
+}
+
+impl IntoEstimate for RapporEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        without_post(post, Estimate::Rappor(self))
     }
 }
 
@@ -287,7 +425,7 @@ pub struct CandidateEstimate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RapporEstimate {
     /// `"rappor"`.
-    pub protocol: &'static str,
+    pub protocol: OpenDomainProtocol,
     /// `ε_1`, of one report.
     pub epsilon: f64,
     /// `ε_∞`, the long-run bound per value.
@@ -313,30 +451,32 @@ pub struct RapporAggregator {
     rejected: RejectionCounts,
 }
 
-impl RapporAggregator {
-    /// An empty aggregator.
-    pub fn new(metric: RapporMetric) -> Self {
+impl Aggregate for RapporAggregator {
+    type Mechanism = RapporMetric;
+    type Estimate = RapporEstimate;
+
+    fn new(metric: RapporMetric) -> Self {
         let (m, k) = (metric.cohorts as usize, metric.bits);
         RapporAggregator { metric, n: 0, per_cohort: vec![0; m], counts: vec![0; m * k], rejected: RejectionCounts::default() }
     }
 
-    /// The configuration.
-    pub fn metric(&self) -> &RapporMetric {
+    fn mechanism(&self) -> &RapporMetric {
         &self.metric
     }
 
-    /// Accepted reports.
-    pub fn n(&self) -> u64 {
+    fn n(&self) -> u64 {
         self.n
     }
 
-    /// Rejected reports by reason.
-    pub fn rejected(&self) -> &RejectionCounts {
+    fn rejected(&self) -> &RejectionCounts {
         &self.rejected
     }
 
-    /// Validates and adds one report.
-    pub fn add(&mut self, report: &Report) -> Result<()> {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn add(&mut self, report: &Report) -> Result<()> {
         if let Err(e) = self.metric.validate(report) {
             return Err(self.rejected.count_error(e));
         }
@@ -351,32 +491,44 @@ impl RapporAggregator {
         Ok(())
     }
 
-    /// Parses, validates and adds one JSON report.
-    pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
-        match Report::from_json(text) {
-            Ok(report) => self.add(&report),
-            Err(e) => Err(self.rejected.count_error(e)),
-        }
-    }
-
-    /// Adds everything `other` accepted and rejected.
-    pub fn merge(&mut self, other: &RapporAggregator) -> Result<()> {
+    fn merge(&mut self, other: &RapporAggregator) -> Result<()> {
         if self.metric.fingerprint != other.metric.fingerprint {
             return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
         }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
-        for (a, b) in self.per_cohort.iter_mut().zip(&other.per_cohort) {
-            *a += b;
-        }
-        self.n += other.n;
-        self.rejected.merge(&other.rejected);
+        let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
+        let counts = add(&self.counts, &other.counts)?;
+        let per_cohort = add(&self.per_cohort, &other.per_cohort)?;
+        let n = checked_sum(self.n, other.n)?;
+        let rejected = self.rejected.merged(&other.rejected)?;
+        (self.n, self.counts, self.per_cohort, self.rejected) = (n, counts, per_cohort, rejected);
         Ok(())
     }
 
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.counts(&self.per_cohort);
+        out.counts(&self.counts);
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        input.counts(&mut self.per_cohort, n, "a cohort holds more reports than the state")?;
+        if self.per_cohort.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
+            return Err(StateError::Inconsistent { what: "the cohorts do not hold the number of reports" }.into());
+        }
+        input.counts(&mut self.counts, n, "a bit count exceeds the number of reports")?;
+        let k = self.metric.bits;
+        if self.counts.chunks(k).zip(&self.per_cohort).any(|(bits, &reports)| bits.iter().any(|&c| c > reports)) {
+            return Err(StateError::Inconsistent { what: "a bit count exceeds its cohort's reports" }.into());
+        }
+        self.n = n;
+        Ok(())
+    }
+
+    fn state_id(&self) -> String {
+        crate::Metric::from_kind(Arc::new(self.metric.clone())).id()
+    }
+
     /// Decodes against the candidates (see the module docs).
-    pub fn estimate(&self) -> Result<RapporEstimate> {
+    fn estimate(&self) -> Result<RapporEstimate> {
         if self.n == 0 {
             return Err(Error::NoReports);
         }
@@ -438,7 +590,7 @@ impl RapporAggregator {
         }
         estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         Ok(RapporEstimate {
-            protocol: "rappor",
+            protocol: OpenDomainProtocol::Rappor,
             epsilon: metric.epsilon_one(),
             epsilon_infinity: metric.epsilon_infinity(),
             n: self.n,

@@ -17,7 +17,10 @@
 //! Seeds are 32-bit so that they survive JavaScript's numbers unchanged.
 
 use crate::error::{Rejection, Result};
+use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
+use crate::rappor::OpenDomainProtocol;
+use crate::{FrequencyProtocol, NumericProtocol};
 use serde::{Deserialize, Serialize};
 
 /// The only report format version this build writes and reads.
@@ -54,13 +57,61 @@ pub enum Payload {
     },
 }
 
+/// The protocol of any family, as reports carry it and estimates print it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// A frequency oracle.
+    Frequency(FrequencyProtocol),
+    /// A numeric mechanism.
+    Numeric(NumericProtocol),
+    /// A protocol for strings from an open domain.
+    OpenDomain(OpenDomainProtocol),
+}
+
+impl Protocol {
+    /// The name used in configs and reports (unique across families).
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Frequency(p) => p.name(),
+            Protocol::Numeric(p) => p.name(),
+            Protocol::OpenDomain(p) => p.name(),
+        }
+    }
+
+    /// Every protocol of every family.
+    pub fn all() -> impl Iterator<Item = Protocol> {
+        let frequency = FrequencyProtocol::ALL.iter().map(|&p| Protocol::Frequency(p));
+        let numeric = NumericProtocol::ALL.iter().map(|&p| Protocol::Numeric(p));
+        let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
+        frequency.chain(numeric).chain(open)
+    }
+
+    /// The protocol called `name`, in whichever family has it.
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        Protocol::all().find(|p| p.name() == name)
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// A report as it travels from a client to an aggregator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// Wire format version ([`REPORT_VERSION`]).
     pub version: u32,
-    /// The resolved protocol's name, e.g. `"olh"`.
-    pub protocol: String,
+    /// The resolved protocol, e.g. OLH.
+    pub protocol: Protocol,
     /// The ε the report was randomized with.
     pub epsilon: f64,
     /// The domain's fingerprint.
@@ -112,11 +163,6 @@ impl Report {
         Report::from_wire(wire)
     }
 
-    /// Converts a parsed JSON value (e.g. from JavaScript) into a report.
-    pub fn from_value(value: serde_json::Value) -> Result<Report> {
-        Report::from_json(value.to_string())
-    }
-
     fn from_wire(w: Wire) -> Result<Report> {
         if w.version != REPORT_VERSION {
             return Err(Rejection::UnsupportedVersion
@@ -133,7 +179,9 @@ impl Report {
                     .error("a report carries either value, seed and value, bits, cohort and bits, or attributes and values"))
             }
         };
-        Ok(Report { version: w.version, protocol: w.protocol, epsilon: w.epsilon, domain: w.domain, payload })
+        let protocol = Protocol::from_name(&w.protocol)
+            .ok_or_else(|| Rejection::ConfigMismatch.error("report made with a protocol this build does not know"))?;
+        Ok(Report { version: w.version, protocol, epsilon: w.epsilon, domain: w.domain, payload })
     }
 
     /// The report as a JSON object.
@@ -157,7 +205,7 @@ impl Report {
         }
         Wire {
             version: self.version,
-            protocol: self.protocol.clone(),
+            protocol: self.protocol.name().to_string(),
             epsilon: self.epsilon,
             domain: self.domain.clone(),
             seed,
@@ -172,13 +220,13 @@ impl Report {
 
 /// Checks a report's envelope against a configuration: format version,
 /// protocol, ε (bit for bit) and the domain or range fingerprint.
-pub(crate) fn check_envelope(report: &Report, protocol: &str, epsilon: f64, fingerprint: &str) -> Result<()> {
+pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, fingerprint: &str) -> Result<()> {
     if report.version != REPORT_VERSION {
         return Err(Rejection::UnsupportedVersion.error("unsupported report version"));
     }
     if report.protocol != protocol {
         return Err(Rejection::ConfigMismatch
-            .error(format!("report made with protocol {:?}, expected {protocol:?}", report.protocol)));
+            .error(format!("report made with protocol {:?}, expected {:?}", report.protocol.name(), protocol.name())));
     }
     if report.epsilon.to_bits() != epsilon.to_bits() {
         return Err(Rejection::ConfigMismatch.error(format!(

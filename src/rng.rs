@@ -6,7 +6,7 @@
 //! * [`Bernoulli`] compares one word with an integer threshold, so its
 //!   probability is exactly `threshold / 2^64`, a number the channel tests can
 //!   read back with [`Bernoulli::probability`];
-//! * [`uniform_below`] draws an integer in `0..n` by masked rejection, so every
+//! * [`UniformBelow`] draws an integer in `0..n` by masked rejection, so every
 //!   value has probability exactly `1/n` (no modulo bias).
 //!
 //! Production randomness is [`SecureRng`]: the operating system's CSPRNG (or
@@ -15,8 +15,8 @@
 //! only**: reports made with a known seed protect nobody.
 
 use crate::error::{Error, Result};
-pub use rand_core::RngCore;
-use rand_core::{CryptoRng, SeedableRng};
+pub use rand_core::{CryptoRng, RngCore};
+use rand_core::SeedableRng;
 
 /// The OS / browser CSPRNG, read in 4 KiB blocks.
 ///
@@ -73,12 +73,33 @@ impl CryptoRng for SecureRng {}
 
 /// A seeded, reproducible generator (ChaCha20). **For tests and simulation
 /// only**: anyone who knows the seed can undo the randomization.
+///
+/// It is marked `CryptoRng` because ChaCha20 is a cryptographic stream, so
+/// simulations run the production code paths; the seed is what makes it
+/// unfit for real clients, and its name says so wherever it is used.
 pub struct SimulationRng(rand_chacha::ChaCha20Rng);
 
 impl SimulationRng {
     /// The stream for `seed`; identical on every platform, native and wasm.
-    pub fn from_seed(seed: u64) -> Self {
+    pub fn seed_from_u64(seed: u64) -> Self {
         SimulationRng(rand_chacha::ChaCha20Rng::seed_from_u64(seed))
+    }
+}
+
+impl CryptoRng for SimulationRng {}
+
+/// Any generator seen as `dyn RngCore` (mechanisms draw through one).
+pub(crate) struct DynRng<'a, R: RngCore + ?Sized>(pub &'a mut R);
+
+impl<R: RngCore + ?Sized> RngCore for DynRng<'_, R> {
+    fn next_u32(&mut self) -> u32 {
+        self.0.next_u32()
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.0.fill_bytes(dst)
     }
 }
 
@@ -94,22 +115,45 @@ impl RngCore for SimulationRng {
     }
 }
 
-/// A uniform integer in `0..n` (`n ≥ 1`), exactly: draw `⌈log2 n⌉` bits and
-/// reject values `≥ n`. At most two words are needed on average.
-pub fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
-    debug_assert!(n >= 1);
-    let mask = if n <= 1 { 0 } else { u64::MAX >> (n - 1).leading_zeros() };
-    loop {
-        let x = rng.next_u64() & mask;
-        if x < n {
-            return x;
+/// A uniform integer in `0..n`, exactly: draw `⌈log2 n⌉` bits and reject
+/// values `≥ n`. At most two words are needed on average.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniformBelow {
+    n: u64,
+    mask: u64,
+}
+
+impl UniformBelow {
+    /// The uniform distribution on `0..n`; `n = 0` is an error (the set is
+    /// empty).
+    pub fn new(n: u64) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::InvalidConfig("a uniform draw needs a non-empty range".into()));
+        }
+        let mask = if n == 1 { 0 } else { u64::MAX >> (n - 1).leading_zeros() };
+        Ok(UniformBelow { n, mask })
+    }
+
+    /// One draw.
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u64 {
+        loop {
+            let x = rng.next_u64() & self.mask;
+            if x < self.n {
+                return x;
+            }
         }
     }
 }
 
-/// `k` distinct elements of `0..n`, uniformly, in increasing order (a
+/// `UniformBelow::new(n).sample(rng)` for the crate's own draws, whose `n`
+/// is at least 1 by construction (an `n` of 0 returns 0 rather than loop).
+pub(crate) fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
+    UniformBelow::new(n).map_or(0, |u| u.sample(rng))
+}
+
+/// `k ≤ n` distinct elements of `0..n`, uniformly, in increasing order (a
 /// partial Fisher–Yates shuffle with exact uniform draws).
-pub fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R) -> Vec<u32> {
+pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R) -> Vec<u32> {
     let mut all: Vec<u32> = (0..n as u32).collect();
     for i in 0..k {
         let j = i + uniform_below(rng, (n - i) as u64) as usize;
@@ -199,7 +243,8 @@ mod tests {
         assert_eq!(uniform_below(&mut rng, 5), 4);
         assert_eq!(uniform_below(&mut Replay(vec![u64::MAX]), 1), 0);
         assert_eq!(uniform_below(&mut Replay(vec![u64::MAX]), 1 << 63), (1 << 63) - 1);
-        let mut sim = SimulationRng::from_seed(1);
+        assert!(UniformBelow::new(0).is_err(), "an empty range is refused, not looped on");
+        let mut sim = SimulationRng::seed_from_u64(1);
         let mut seen = [0u32; 7];
         for _ in 0..7000 {
             seen[uniform_below(&mut sim, 7) as usize] += 1;

@@ -1,12 +1,13 @@
 //! The black-box auditor: every mechanism's lower bound stays at or below
 //! its claimed ε, and deliberately broken randomizers are caught.
 
-use localdp::audit::{audit, audit_with, clopper_pearson_lower, neighbours};
+use localdp::audit::{audit, audit_with, clopper_pearson_lower};
 mod common;
 
+use localdp::rappor::RapporMetric;
 use localdp::report::{BitVector, Payload};
-use localdp::rng::{uniform_below, Bernoulli, RngCore};
-use localdp::{Metric, Report, SimulationRng};
+use localdp::rng::{Bernoulli, CryptoRng, RngCore, UniformBelow};
+use localdp::{FrequencyOracle, Metric, NumericMetric, Report, SimulationRng};
 
 const FREQUENCY: [&str; 7] = ["grr", "sue", "oue", "blh", "olh", "hr", "ss"];
 const NUMERIC: [&str; 5] = ["duchi", "laplace", "piecewise", "hybrid", "one_bit_mean"];
@@ -40,8 +41,8 @@ fn every_mechanism_stays_within_its_claimed_epsilon() {
     for epsilon in [0.5, 1.0, 4.0] {
         for config in configs(epsilon) {
             let m = metric(&config);
-            let result = audit(&m, 60_000, CONFIDENCE, &mut SimulationRng::from_seed(17));
-            println!("{:13} {epsilon:3}   {:.4}   {}", m.protocol_name(), result.epsilon_lower_bound, result.witness);
+            let result = audit(&m, 60_000, CONFIDENCE, &mut SimulationRng::seed_from_u64(17));
+            println!("{:13} {epsilon:3}   {:.4}   {}", m.protocol().name(), result.epsilon_lower_bound, result.witness);
             assert!(!result.violated(), "{config}: {result:?}");
             assert!(result.epsilon_lower_bound > 0.0, "{config}: the auditor found no dependence on the input: {result:?}");
         }
@@ -59,7 +60,7 @@ mod checks {
 
     /// The black-box auditor's bound exceeds the claimed ε.
     pub fn auditor(m: &Metric, claimed: f64, r: &mut Randomizer, samples: u64) -> bool {
-        audit_with(m, claimed, samples, CONFIDENCE, r, &mut SimulationRng::from_seed(31)).violated()
+        audit_with(m, claimed, samples, CONFIDENCE, r, &mut SimulationRng::seed_from_u64(31)).violated()
     }
 
     /// The sampler's output distribution for neighbour 0 differs from the
@@ -68,72 +69,70 @@ mod checks {
     /// (z-tests); for numeric ones the output index histogram must fit the
     /// channel's row (χ² over bins of expected count ≥ 50). α = 1e-6 each.
     pub fn channel(m: &Metric, r: &mut Randomizer, samples: u64) -> bool {
-        let mut rng = SimulationRng::from_seed(41);
-        match m {
-            Metric::Frequency(o) => {
-                let d = o.domain().len();
-                let mut support = vec![0u64; d];
-                for _ in 0..samples {
-                    for v in o.supported_values(&r(0, &mut rng)) {
-                        support[v] += 1;
-                    }
+        let mut rng = SimulationRng::seed_from_u64(41);
+        if let Some(o) = m.mechanism::<FrequencyOracle>() {
+            let d = o.domain().len();
+            let mut support = vec![0u64; d];
+            for _ in 0..samples {
+                for v in o.supported_values(&r(0, &mut rng)) {
+                    support[v] += 1;
                 }
-                let (p, q) = o.support_probabilities();
-                let z = common::z_critical(1e-6, d);
-                support.iter().enumerate().any(|(v, &c)| {
-                    let expected = if v == 0 { p } else { q };
-                    let se = (expected * (1.0 - expected) / samples as f64).sqrt();
-                    (c as f64 / samples as f64 - expected).abs() > z * se
-                })
             }
-            Metric::Rappor(rappor) => {
-                // Each report bit is 1 with q* where the value's Bloom bit (in
-                // the report's cohort) is set, p* elsewhere.
-                let value = &neighbours(m)[0];
-                let (one, zero) = rappor.report_bit_probabilities();
-                let (mut ones, mut trials) = ([0u64; 2], [0u64; 2]);
-                for _ in 0..samples {
-                    let Payload::Cohort { cohort, bits } = r(0, &mut rng).payload else { return true };
-                    let bloom = rappor.bloom(cohort, value);
-                    for i in 0..rappor.bits() {
-                        let set = usize::from(bloom.get(i));
-                        trials[set] += 1;
-                        ones[set] += u64::from(bits.get(i));
-                    }
+            let (p, q) = o.support_probabilities();
+            let z = common::z_critical(1e-6, d);
+            support.iter().enumerate().any(|(v, &c)| {
+                let expected = if v == 0 { p } else { q };
+                let se = (expected * (1.0 - expected) / samples as f64).sqrt();
+                (c as f64 / samples as f64 - expected).abs() > z * se
+            })
+        } else if let Some(rappor) = m.mechanism::<RapporMetric>() {
+            // Each report bit is 1 with q* where the value's Bloom bit (in
+            // the report's cohort) is set, p* elsewhere.
+            let value = &m.neighbours()[0];
+            let (one, zero) = rappor.report_bit_probabilities();
+            let (mut ones, mut trials) = ([0u64; 2], [0u64; 2]);
+            for _ in 0..samples {
+                let Payload::Cohort { cohort, bits } = r(0, &mut rng).payload else { return true };
+                let bloom = rappor.bloom(cohort, value);
+                for i in 0..rappor.bits() {
+                    let set = usize::from(bloom.get(i));
+                    trials[set] += 1;
+                    ones[set] += u64::from(bits.get(i));
                 }
-                let z = common::z_critical(1e-6, 2);
-                [(zero, 0), (one, 1)].iter().any(|&(p, s)| {
-                    let n = trials[s] as f64;
-                    (ones[s] as f64 / n - p).abs() > z * (p * (1.0 - p) / n).sqrt()
-                })
             }
-            Metric::Numeric(n) => {
-                let mut counts = vec![0u64; n.outputs() as usize];
-                for _ in 0..samples {
-                    match r(0, &mut rng).payload {
-                        Payload::Index(k) if k < n.outputs() => counts[k as usize] += 1,
-                        _ => return true,
-                    }
+            let z = common::z_critical(1e-6, 2);
+            [(zero, 0), (one, 1)].iter().any(|&(p, s)| {
+                let n = trials[s] as f64;
+                (ones[s] as f64 / n - p).abs() > z * (p * (1.0 - p) / n).sqrt()
+            })
+        } else if let Some(n) = m.mechanism::<NumericMetric>() {
+            let mut counts = vec![0u64; n.outputs() as usize];
+            for _ in 0..samples {
+                match r(0, &mut rng).payload {
+                    Payload::Index(k) if k < n.outputs() => counts[k as usize] += 1,
+                    _ => return true,
                 }
-                let (mut chi, mut bins, mut observed, mut expected) = (0.0, 0usize, 0.0, 0.0);
-                for (k, &c) in counts.iter().enumerate() {
-                    observed += c as f64;
-                    expected += samples as f64 * n.channel_probability(0, k as u64);
-                    if expected >= 50.0 || k + 1 == counts.len() {
-                        chi += (observed - expected).powi(2) / expected.max(1e-300);
-                        bins += 1;
-                        (observed, expected) = (0.0, 0.0);
-                    }
-                }
-                chi > common::chi_square_critical(1e-6, bins.saturating_sub(1).max(1))
             }
+            let (mut chi, mut bins, mut observed, mut expected) = (0.0, 0usize, 0.0, 0.0);
+            for (k, &c) in counts.iter().enumerate() {
+                observed += c as f64;
+                expected += samples as f64 * n.channel_probability(0, k as u64);
+                if expected >= 50.0 || k + 1 == counts.len() {
+                    chi += (observed - expected).powi(2) / expected.max(1e-300);
+                    bins += 1;
+                    (observed, expected) = (0.0, 0.0);
+                }
+            }
+            chi > common::chi_square_critical(1e-6, bins.saturating_sub(1).max(1))
+        } else {
+            unreachable!("a metric of another family: {m:?}")
         }
     }
 
     /// Two fresh instances of the client must not produce the same reports:
     /// flags a fixed or predictable seed (and a constant source).
     pub fn predictable(mut fresh: impl FnMut() -> Randomizer<'static>) -> bool {
-        let mut rng = SimulationRng::from_seed(51);
+        let mut rng = SimulationRng::seed_from_u64(51);
         let a: Vec<Report> = (0..50).map(|_| fresh()(0, &mut rng)).collect();
         let b: Vec<Report> = (0..50).map(|_| fresh()(0, &mut rng)).collect();
         let mut one = fresh();
@@ -144,19 +143,40 @@ mod checks {
 
 /// A client over its own random source: `source` makes the generator a
 /// fresh client would open.
-fn client_with<R: RngCore + 'static>(m: Metric, source: impl Fn() -> R + 'static) -> impl FnMut() -> Randomizer<'static> {
+fn client_with<R: CryptoRng + RngCore + 'static>(
+    m: Metric,
+    source: impl Fn() -> R + 'static,
+) -> impl FnMut() -> Randomizer<'static> {
     move || {
         let (m, mut rng) = (m.clone(), source());
-        let inputs = neighbours(&m);
+        let inputs = m.neighbours();
         Box::new(move |which, _: &mut dyn RngCore| m.randomize_text(&inputs[which], &mut rng).unwrap())
     }
 }
 
 /// The real randomizer of `m`, drawing from the rng it is handed.
 fn real(m: &Metric) -> Randomizer<'_> {
-    let inputs = neighbours(m);
-    Box::new(move |which, rng| m.randomize_text(&inputs[which], rng).unwrap())
+    let inputs = m.neighbours();
+    Box::new(move |which, rng| m.randomize_text(&inputs[which], &mut Handed(rng)).unwrap())
 }
+
+/// Test double: the generator a check hands a randomizer (`audit_with`
+/// passes it as `dyn RngCore`), marked `CryptoRng` so that it can drive the
+/// production entry point. What it draws is whatever the check passed: a
+/// seeded `SimulationRng`, or a deliberately broken source.
+struct Handed<'a>(&'a mut dyn RngCore);
+impl RngCore for Handed<'_> {
+    fn next_u32(&mut self) -> u32 {
+        self.0.next_u32()
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        self.0.fill_bytes(dst)
+    }
+}
+impl CryptoRng for Handed<'_> {}
 
 fn all_configs(epsilon: f64) -> Vec<Metric> {
     configs(epsilon).iter().map(|c| metric(c)).collect()
@@ -178,14 +198,14 @@ fn mutants() -> Vec<(String, Vec<&'static str>)> {
         });
         let audited = checks::auditor(&claimed, 1.0, &mut scaled, 400_000);
         let channel = checks::channel(&claimed, &mut scaled, 400_000);
-        record(format!("ε × 1.1 ({})", claimed.protocol_name()), &[("auditor", audited), ("channel", channel)]);
+        record(format!("ε × 1.1 ({})", claimed.protocol().name()), &[("auditor", audited), ("channel", channel)]);
     }
 
     // p and q swapped in the unary encodings: the input's bit is set with
     // the others' probability and the others with the input's.
     for protocol in ["sue", "oue"] {
         let m = metric(&format!(r#"{{"protocol":"{protocol}","epsilon":1,"domain":6}}"#));
-        let Metric::Frequency(o) = &m else { unreachable!() };
+        let Some(o) = m.mechanism::<FrequencyOracle>() else { unreachable!() };
         let (p, q) = o.support_probabilities();
         let (as_own, as_other) = (Bernoulli::rounded_up(q).unwrap(), Bernoulli::rounded_up(p).unwrap());
         let mut swapped: Randomizer = Box::new(|which, rng| {
@@ -206,10 +226,10 @@ fn mutants() -> Vec<(String, Vec<&'static str>)> {
     // GRR's "other value" drawn wrongly: from one value too few (the last
     // is never reported unless it is the input), or by modulo (biased).
     let grr = metric(r#"{"protocol":"grr","epsilon":1,"domain":6}"#);
-    let Metric::Frequency(oracle) = &grr else { unreachable!() };
+    let Some(oracle) = grr.mechanism::<FrequencyOracle>() else { unreachable!() };
     let leave = Bernoulli::rounded_up(1.0 - oracle.support_probabilities().0).unwrap();
     type Other = fn(&mut dyn RngCore) -> u64;
-    let off_by_one: Other = |rng| uniform_below(rng, 4);
+    let off_by_one: Other = |rng| UniformBelow::new(4).unwrap().sample(rng);
     let modulo: Other = |rng| (rng.next_u64() & 7) % 5;
     for (name, other) in [("off-by-one domain (grr)", off_by_one), ("biased uniform draw, modulo (grr)", modulo)] {
         let mut wrong: Randomizer = Box::new(|which, rng| {
@@ -227,23 +247,24 @@ fn mutants() -> Vec<(String, Vec<&'static str>)> {
         record(name.to_string(), &[("auditor", audited), ("channel", channel)]);
     }
 
-    // A constant random source, and a non-cryptographic generator with a
-    // fixed seed (what `SimulationRng` is, used where `SecureRng` belongs).
+    // A constant random source, and a generator with a fixed seed
+    // (`SimulationRng` used where `SecureRng` belongs: a cryptographic
+    // stream, but anyone who knows the seed replays it).
     for m in all_configs(1.0) {
         let constant = checks::predictable(client_with(m.clone(), || Constant));
         let mut always: Randomizer = Box::new(|which, _| real(&m)(which, &mut Constant));
         let audited = checks::auditor(&m, 1.0, &mut always, 20_000);
-        record(format!("constant RNG ({})", m.protocol_name()), &[("predictable", constant), ("auditor", audited)]);
-        let seeded = checks::predictable(client_with(m.clone(), || SimulationRng::from_seed(0)));
-        record(format!("non-cryptographic seeded RNG ({})", m.protocol_name()), &[("predictable", seeded)]);
+        record(format!("constant RNG ({})", m.protocol().name()), &[("predictable", constant), ("auditor", audited)]);
+        let seeded = checks::predictable(client_with(m.clone(), || SimulationRng::seed_from_u64(0)));
+        record(format!("fixed-seed RNG ({})", m.protocol().name()), &[("predictable", seeded)]);
     }
 
     // Textbook floating-point Laplace: x + Lap(2/ε) by inverse CDF. Its
     // output cannot even be written as a report; the grid check flags it.
     let laplace = metric(r#"{"protocol":"laplace","epsilon":1,"range":[0,10]}"#);
-    let Metric::Numeric(n) = &laplace else { unreachable!() };
+    let Some(n) = laplace.mechanism::<NumericMetric>() else { unreachable!() };
     let step = 10.0 / n.grid_steps() as f64;
-    let mut rng = SimulationRng::from_seed(61);
+    let mut rng = SimulationRng::seed_from_u64(61);
     let off_grid = (0..1000).any(|i| {
         let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
         let y = 0.001 * i as f64 - 10.0 * u.signum() * (1.0 - 2.0 * u.abs()).ln();
@@ -255,11 +276,14 @@ fn mutants() -> Vec<(String, Vec<&'static str>)> {
 
 /// A valid report of `m` whose envelope the mutants reuse.
 fn template(m: &Metric) -> Report {
-    real(m)(0, &mut SimulationRng::from_seed(0))
+    real(m)(0, &mut SimulationRng::seed_from_u64(0))
 }
 
 /// Every draw is zero (a non-zero constant can make rejection samplers spin).
+/// A deliberately broken source: it claims `CryptoRng` only as a test
+/// double, to show that the checks catch a client built on it.
 struct Constant;
+impl CryptoRng for Constant {}
 impl RngCore for Constant {
     fn next_u32(&mut self) -> u32 {
         0
@@ -286,8 +310,8 @@ fn every_mutant_is_killed() {
 #[test]
 fn correct_mechanisms_pass_every_check() {
     for m in all_configs(1.0) {
-        assert!(!checks::channel(&m, &mut real(&m), 200_000), "{}", m.protocol_name());
-        assert!(!checks::predictable(client_with(m.clone(), || localdp::SecureRng::new().unwrap())), "{}", m.protocol_name());
+        assert!(!checks::channel(&m, &mut real(&m), 200_000), "{}", m.protocol().name());
+        assert!(!checks::predictable(client_with(m.clone(), || localdp::SecureRng::new().unwrap())), "{}", m.protocol().name());
     }
 }
 
@@ -295,8 +319,8 @@ fn correct_mechanisms_pass_every_check() {
 fn correct_randomizers_pass_the_randomness_check() {
     for config in configs(0.5) {
         let m = metric(&config);
-        let mut rng = SimulationRng::from_seed(2);
-        let value = &neighbours(&m)[0];
+        let mut rng = SimulationRng::seed_from_u64(2);
+        let value = &m.neighbours()[0];
         let first = m.randomize_text(value, &mut rng).unwrap();
         assert!((0..100).any(|_| m.randomize_text(value, &mut rng).unwrap() != first), "{config}");
     }
@@ -306,8 +330,8 @@ fn correct_randomizers_pass_the_randomness_check() {
 fn rappor_is_audited_on_its_permanent_response() {
     for f in [0.25, 0.5, 0.75] {
         let m = metric(&format!(r#"{{"protocol":"rappor","bits":16,"hashes":2,"cohorts":2,"f":{f},"candidates":["a","b"]}}"#));
-        let Metric::Rappor(r) = &m else { unreachable!() };
-        let result = audit(&m, 100_000, CONFIDENCE, &mut SimulationRng::from_seed(23));
+        let Some(r) = m.mechanism::<RapporMetric>() else { unreachable!() };
+        let result = audit(&m, 100_000, CONFIDENCE, &mut SimulationRng::seed_from_u64(23));
         println!("rappor f={f}: ε_∞ {:.4}, lower bound {:.4} ({})", r.epsilon_infinity(), result.epsilon_lower_bound, result.witness);
         assert_eq!(result.epsilon, r.epsilon_infinity());
         assert!(!result.violated() && result.epsilon_lower_bound > 0.0, "{result:?}");

@@ -7,7 +7,7 @@ mod common;
 use common::z_critical;
 use localdp::report::Payload;
 use localdp::{
-    Error, NumericAggregator, NumericConfig, NumericMetric, Rejection, Report, SimulationRng,
+    Aggregate, Error, NumericAggregator, NumericConfig, NumericMetric, Randomizer, Rejection, Report, SimulationRng,
 };
 
 const PROTOCOLS: [&str; 5] = ["duchi", "laplace", "piecewise", "hybrid", "one_bit_mean"];
@@ -131,7 +131,7 @@ fn released_values_are_on_the_grid_and_textbook_laplace_is_not() {
     let m = metric("laplace", 1.0, "[0, 100]");
     let g = m.grid_steps() as f64;
     let step = (hi - lo) / g;
-    let mut rng = SimulationRng::from_seed(3);
+    let mut rng = SimulationRng::seed_from_u64(3);
     let inputs = [0.0, 1e-3, 33.3, 50.0, 99.999, 100.0];
     let mut released = Vec::new();
     for (i, &x) in inputs.iter().cycle().take(60_000).enumerate() {
@@ -157,7 +157,7 @@ fn released_values_are_on_the_grid_and_textbook_laplace_is_not() {
 fn per_report_errors(m: &NumericMetric, values: &[Vec<f64>], reports: usize, seed: u64) -> Vec<[f64; 4]> {
     let d = m.ranges().len();
     let scale = d as f64 / m.sampled() as f64;
-    let mut rng = SimulationRng::from_seed(seed);
+    let mut rng = SimulationRng::seed_from_u64(seed);
     let mut out = vec![[0.0; 4]; d];
     let mut fourth = vec![0.0; d];
     for i in 0..reports {
@@ -253,7 +253,7 @@ fn intervals_cover_and_the_mean_error_matches_the_closed_form() {
         let data: Vec<f64> = (0..n).map(|i| if i % 4 == 0 { 90.0 } else { (i % 30) as f64 }).collect();
         let truth = data.iter().sum::<f64>() / n as f64;
         let variance: f64 = data.iter().map(|&x| m.variance_at(0, x)).sum::<f64>() / (n * n) as f64;
-        let mut rng = SimulationRng::from_seed(21);
+        let mut rng = SimulationRng::seed_from_u64(21);
         let (mut covered, mut squared) = (0usize, 0.0);
         for _ in 0..reps {
             let mut aggregator = NumericAggregator::new(m.clone());
@@ -276,7 +276,7 @@ fn intervals_cover_and_the_mean_error_matches_the_closed_form() {
 #[test]
 fn bad_numeric_reports_are_counted_by_reason_and_lose_nothing() {
     let m = metric("hybrid", 3.0, "[0, 10]");
-    let mut rng = SimulationRng::from_seed(1);
+    let mut rng = SimulationRng::seed_from_u64(1);
     let mut aggregator = NumericAggregator::new(m.clone());
     for i in 0..100 {
         aggregator.add(&m.randomize(&[f64::from(i % 11)], &mut rng).unwrap()).unwrap();
@@ -300,7 +300,7 @@ fn bad_numeric_reports_are_counted_by_reason_and_lose_nothing() {
         (with("bits", "00".into()), Rejection::Malformed),
     ];
     for (text, reason) in &cases {
-        match aggregator.add_json(text) {
+        match aggregator.add_json(text.as_bytes()) {
             Err(Error::Rejected { reason: r, detail }) => {
                 assert_eq!(r, *reason, "{text}: {detail}")
             }
@@ -338,7 +338,7 @@ fn bad_numeric_reports_are_counted_by_reason_and_lose_nothing() {
 #[test]
 fn aggregators_merge_into_the_aggregator_of_the_union() {
     let m = metric("piecewise", 1.0, "[[0, 10], [5, 6]]");
-    let mut rng = SimulationRng::from_seed(9);
+    let mut rng = SimulationRng::seed_from_u64(9);
     let reports: Vec<Report> = (0..3000).map(|i| m.randomize(&[f64::from(i % 10), 5.5], &mut rng).unwrap()).collect();
     let mut whole = NumericAggregator::new(m.clone());
     let (mut left, mut right) = (NumericAggregator::new(m.clone()), NumericAggregator::new(m.clone()));
@@ -346,8 +346,8 @@ fn aggregators_merge_into_the_aggregator_of_the_union() {
         whole.add(r).unwrap();
         if i % 3 == 0 { &mut left } else { &mut right }.add(r).unwrap();
     }
-    left.add_json("junk").unwrap_err();
-    whole.add_json("junk").unwrap_err();
+    left.add_json(b"junk").unwrap_err();
+    whole.add_json(b"junk").unwrap_err();
     left.merge(&right).unwrap();
     assert_eq!(left.estimate().unwrap(), whole.estimate().unwrap(), "bit for bit: the sums are integers");
     let other = NumericAggregator::new(metric("piecewise", 2.0, "[[0, 10], [5, 6]]"));
@@ -380,7 +380,7 @@ fn configs_and_values_are_validated() {
         assert!(e.to_string().contains(message), "{text}: {e}");
     }
     let m = metric("laplace", 1.0, "[0, 10]");
-    let mut rng = SimulationRng::from_seed(1);
+    let mut rng = SimulationRng::seed_from_u64(1);
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         assert!(matches!(m.randomize(&[bad], &mut rng), Err(Error::InvalidValue(_))));
     }

@@ -3,9 +3,10 @@
 
 mod common;
 
-use localdp::client::{new_secret, Client};
+use localdp::client::{new_secret, Client, STATE_VERSION};
+use localdp::rappor::RapporMetric;
 use localdp::report::Payload;
-use localdp::{Error, Metric, NumericAggregator, SimulationRng};
+use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
 
 const DAY: u64 = 86_400_000;
 
@@ -17,7 +18,7 @@ fn client(config: &str, rng: &mut SimulationRng) -> Client {
 /// attacker takes the majority of each user's reports. Returns the share of
 /// users whose bit the attacker recovers.
 fn majority_attack(config: &str, users: usize, reports: usize, seed: u64) -> f64 {
-    let mut rng = SimulationRng::from_seed(seed);
+    let mut rng = SimulationRng::seed_from_u64(seed);
     let mut right = 0;
     for u in 0..users {
         let truth = u % 2;
@@ -39,9 +40,8 @@ fn memoization_defeats_the_averaging_attack() {
     let fresh = majority_attack(r#"{"protocol":"grr","epsilon":1,"domain":2}"#, users, reports, 1);
     let memo = majority_attack(r#"{"protocol":"grr","epsilon":1,"domain":2,"memoize":true}"#, users, reports, 2);
     // One report of randomized response at ε = 1 is right with p* ≈ e/(e+1).
-    let Metric::Frequency(o) = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":2}"#).unwrap() else {
-        unreachable!()
-    };
+    let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":2}"#).unwrap();
+    let Some(o) = metric.mechanism::<FrequencyOracle>() else { unreachable!() };
     let p = o.support_probabilities().0;
     let tolerance = common::z_critical(1e-6, 1) * (p * (1.0 - p) / users as f64).sqrt();
     println!("majority vote over {reports} reports: fresh {fresh:.4}, memoized {memo:.4} (one report: {p:.4} ± {tolerance:.4})");
@@ -52,7 +52,7 @@ fn memoization_defeats_the_averaging_attack() {
 #[test]
 fn memo_keys_reveal_nothing_and_differ_per_install() {
     let config = r#"{"protocol":"oue","epsilon":1,"domain":["secret-label-xyz","other"],"memoize":true}"#;
-    let mut rng = SimulationRng::from_seed(3);
+    let mut rng = SimulationRng::seed_from_u64(3);
     let (mut a, mut b) = (client(config, &mut rng), client(config, &mut rng));
     let first = a.randomize_text("secret-label-xyz", 0, &mut rng).unwrap();
     for _ in 0..20 {
@@ -67,7 +67,7 @@ fn memo_keys_reveal_nothing_and_differ_per_install() {
 
 #[test]
 fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
-    let mut rng = SimulationRng::from_seed(4);
+    let mut rng = SimulationRng::seed_from_u64(4);
     let config = r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":2.5,"window":"1d"}}"#;
     let mut c = client(config, &mut rng);
     let t0 = 1_700_000_000_000;
@@ -94,7 +94,7 @@ fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
 
 #[test]
 fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
-    let mut rng = SimulationRng::from_seed(5);
+    let mut rng = SimulationRng::seed_from_u64(5);
     let config = r#"{"protocol":"ss","epsilon":2,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
     let secret = new_secret(&mut rng);
     let mut first = Client::new(config, &secret, None).unwrap();
@@ -110,7 +110,10 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     assert_eq!(second.randomize_text("3", 20, &mut rng).unwrap(), report, "the memo came back");
     assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded(_))), "so did the ledger");
 
-    for corrupt in ["", "{", "[]", r#"{"version":9}"#, &stored.replace("\"ss:1.0:", "\"ss:2.0:"), &stored.replace("\"version\":1", "\"version\":2")] {
+    let other_metric = stored.replace("\"ss:1.0:", "\"ss:2.0:");
+    let other_version =
+        stored.replace(&format!("\"version\":{STATE_VERSION}"), &format!("\"version\":{}", STATE_VERSION + 1));
+    for corrupt in ["", "{", "[]", r#"{"version":9}"#, &other_metric, &other_version] {
         let mut c = Client::new(config, &secret, Some(corrupt)).unwrap();
         assert_eq!(c.resets(), 1, "{corrupt}");
         assert_eq!(c.spent(40), 0.0, "a fresh ledger");
@@ -124,15 +127,16 @@ fn memoized_one_bit_mean_is_unbiased_with_alpha_point_rounding() {
     // Many installs (each with its own α) report 37.3 on [0, 100] twenty
     // times; one report per install is aggregated.
     let config = r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"granularity":8}"#;
-    let Metric::Numeric(m) = Metric::from_json(config).unwrap() else { unreachable!() };
-    let mut rng = SimulationRng::from_seed(6);
+    let metric = Metric::from_json(config).unwrap();
+    let Some(m) = metric.mechanism::<NumericMetric>() else { unreachable!() };
+    let mut rng = SimulationRng::seed_from_u64(6);
     let mut aggregator = NumericAggregator::new(m.clone());
     let installs = 200_000;
     for _ in 0..installs {
         let mut c = client(config, &mut rng);
-        let first = c.randomize_numbers(&[37.3], 0, &mut rng).unwrap();
+        let first = c.randomize_text("37.3", 0, &mut rng).unwrap();
         for _ in 0..3 {
-            assert_eq!(c.randomize_numbers(&[37.3], 0, &mut rng).unwrap(), first);
+            assert_eq!(c.randomize_text("37.3", 0, &mut rng).unwrap(), first);
         }
         // A slowly changing value stays on the same α-point most of the time.
         aggregator.add(&first).unwrap();
@@ -142,7 +146,7 @@ fn memoized_one_bit_mean_is_unbiased_with_alpha_point_rounding() {
     println!("memoized 1BitMean: mean {:.3} ± {:.3} for 37.3", e.mean, e.std_error);
     assert!((e.mean - 37.3).abs() < z * e.std_error, "{} vs 37.3", e.mean);
     let mut c = client(config, &mut rng);
-    assert!(c.randomize_numbers(&[f64::NAN], 0, &mut rng).is_err());
+    assert!(c.randomize_text("NaN", 0, &mut rng).is_err());
     let bad = r#"{"protocol":"piecewise","epsilon":1,"range":[0,100],"memoize":true}"#;
     assert!(Client::new(bad, &new_secret(&mut rng), None).is_err(), "memoize needs a memoizable protocol");
 }
@@ -171,8 +175,9 @@ fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
     for epsilon in [0.5, 1.0, 2.0, 4.0] {
         for (k, d) in [(5usize, 1usize), (5, 2), (6, 3), (4, 4)] {
             let config = format!(r#"{{"protocol":"dbitflip","epsilon":{epsilon},"domain":{k},"d":{d}}}"#);
-            let Metric::Frequency(o) = Metric::from_json(&config).unwrap() else { unreachable!() };
-            let template = o.randomize_index(0, &mut SimulationRng::from_seed(1));
+            let metric = Metric::from_json(&config).unwrap();
+            let Some(o) = metric.mechanism::<FrequencyOracle>() else { unreachable!() };
+            let template = o.randomize_index(0, &mut SimulationRng::seed_from_u64(1)).unwrap();
             // Every d-subset of buckets with every bit pattern.
             let mut worst: f64 = 0.0;
             let mut totals = vec![0.0; k];
@@ -201,16 +206,17 @@ fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
         }
     }
     let config = r#"{"protocol":"dbitflip","epsilon":2,"domain":8,"d":3}"#;
-    let Metric::Frequency(o) = Metric::from_json(config).unwrap() else { unreachable!() };
-    let mut rng = SimulationRng::from_seed(8);
+    let metric = Metric::from_json(config).unwrap();
+    let Some(o) = metric.mechanism::<FrequencyOracle>() else { unreachable!() };
+    let mut rng = SimulationRng::seed_from_u64(8);
     let mut aggregator = localdp::FrequencyAggregator::new(o.clone());
     let n = 80_000;
     for i in 0..n {
-        aggregator.add(&o.randomize_index([0, 0, 0, 1, 1, 2, 3, 7][i % 8], &mut rng)).unwrap();
+        aggregator.add(&o.randomize_index([0, 0, 0, 1, 1, 2, 3, 7][i % 8], &mut rng).unwrap()).unwrap();
     }
     let truth = [0.375, 0.25, 0.125, 0.125, 0.0, 0.0, 0.0, 0.125];
     let z = common::z_critical(1e-6, 8);
-    for (e, t) in aggregator.estimate(localdp::PostProcessing::None).unwrap().estimates.iter().zip(truth) {
+    for (e, t) in aggregator.estimate().unwrap().estimates.iter().zip(truth) {
         assert!((e.frequency - t).abs() < z * e.std_error, "{e:?} vs {t}");
     }
     for bad in [
@@ -225,7 +231,7 @@ fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
 #[test]
 fn memoized_dbitflip_keeps_its_buckets_and_one_response_per_pattern() {
     let config = r#"{"protocol":"dbitflip","epsilon":1,"domain":10,"d":2,"memoize":true,"budget":{"epsilon":3,"window":"1d"}}"#;
-    let mut rng = SimulationRng::from_seed(9);
+    let mut rng = SimulationRng::seed_from_u64(9);
     let mut c = client(config, &mut rng);
     let reports: Vec<_> = (0..10).map(|v| c.randomize_text(&v.to_string(), 0, &mut rng).unwrap()).collect();
     let Payload::Sampled { attributes, .. } = &reports[0].payload else { panic!() };
@@ -236,10 +242,10 @@ fn memoized_dbitflip_keeps_its_buckets_and_one_response_per_pattern() {
     assert_eq!(c.spent(0), 3.0, "three patterns: each bucket, and none");
 }
 
-fn rappor(config: &str) -> localdp::rappor::RapporMetric {
-    match Metric::from_json(config).unwrap() {
-        Metric::Rappor(r) => r,
-        _ => unreachable!(),
+fn rappor(config: &str) -> RapporMetric {
+    match Metric::from_json(config).unwrap().mechanism::<RapporMetric>() {
+        Some(r) => r.clone(),
+        None => unreachable!(),
     }
 }
 
@@ -280,7 +286,7 @@ fn rappor_epsilons_match_enumeration_for_small_bloom_filters() {
 fn rappor_samplers_draw_the_stated_bit_probabilities() {
     let r = rappor(r#"{"protocol":"rappor","bits":64,"hashes":2,"cohorts":4,"f":0.5,"p":0.25,"q":0.75}"#);
     let (one, zero) = r.report_bit_probabilities();
-    let mut rng = SimulationRng::from_seed(12);
+    let mut rng = SimulationRng::seed_from_u64(12);
     let bloom = r.bloom(1, "value");
     let (mut set, mut unset, mut n_set, mut n_unset) = (0u64, 0u64, 0u64, 0u64);
     for _ in 0..20_000 {
@@ -315,7 +321,7 @@ fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
     let mut estimates: Vec<Vec<f64>> = vec![Vec::new(); 5];
     let mut reported_se = [0.0; 5];
     let z = common::z_critical(1e-6, 5 * runs);
-    let mut rng = SimulationRng::from_seed(13);
+    let mut rng = SimulationRng::seed_from_u64(13);
     let mut false_detections = 0;
     for _ in 0..runs {
         let mut aggregator = localdp::Aggregator::new(metric.clone());
@@ -351,7 +357,7 @@ fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
 /// The standard errors the RAPPOR paper's noise model predicts for the least
 /// squares on the present candidates (equal cohorts).
 fn rappor_predicted_se(metric: &Metric, candidates: &[&str], truth: &[f64], n: usize) -> Vec<f64> {
-    let Metric::Rappor(r) = metric else { unreachable!() };
+    let Some(r) = metric.mechanism::<RapporMetric>() else { unreachable!() };
     let (f, p, q) = r.parameters();
     let (one, zero) = r.report_bit_probabilities();
     let (m, k, c) = (r.cohorts() as usize, 32, candidates.len());

@@ -29,7 +29,7 @@ fn the_secure_source_is_the_browser_or_node_csprng() {
 
 #[wasm_bindgen_test]
 fn seeded_streams_and_reports_match_native() {
-    assert_eq!(SimulationRng::from_seed(42).next_u64(), golden::SEED_42_FIRST_WORD);
+    assert_eq!(SimulationRng::seed_from_u64(42).next_u64(), golden::SEED_42_FIRST_WORD);
     for (protocol, payloads) in golden::REPORTS {
         assert_eq!(golden::produced(protocol), golden::expected(protocol, &payloads), "{protocol}");
     }

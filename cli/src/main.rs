@@ -2,9 +2,11 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
+use localdp::rappor::RapporEstimate;
 use localdp::{
-    Aggregator, Error, Estimate, FrequencyEstimate, Metric, NumericEstimate, PostProcessing, Rejection, SecureRng,
-    SimulationRng,
+    Aggregate, Aggregator, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
+    NumericAggregator, NumericEstimate, NumericMetric, PostProcessing, RapporAggregator, RapporMetric, Randomizer,
+    Rejection, SecureRng, SimulationRng,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -156,8 +158,8 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
     // Check every value before writing anything: a bad line fails the whole
     // run with no partial output. Errors name the line, never the value.
     let text = input.strip_suffix(b"\n").unwrap_or(&input);
-    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
-        Some(s) => Box::new(SimulationRng::from_seed(s)),
+    let mut rng: Box<dyn localdp::rng::CryptoRng> = match seed {
+        Some(s) => Box::new(SimulationRng::seed_from_u64(s)),
         None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
     };
     let lines: Vec<&[u8]> = if input.is_empty() { Vec::new() } else { text.split(|&b| b == b'\n').collect() };
@@ -258,6 +260,8 @@ fn aggregate(
         (Format::Table, Estimate::Numeric(e)) => numeric_table(e, None),
         (Format::Csv, Estimate::Rappor(e)) => rappor_csv(e),
         (Format::Table, Estimate::Rappor(e)) => rappor_table(e, None),
+        // A family without a table or CSV form yet prints its JSON.
+        (_, _) => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
     };
     if let Some(path) = plot {
         plot::write(path, &aggregator, &estimate)?;
@@ -274,8 +278,8 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
         return Err("--samples must be at least 2".into());
     }
     let metric = load_metric(config)?;
-    let mut rng: Box<dyn localdp::rng::RngCore> = match seed {
-        Some(s) => Box::new(SimulationRng::from_seed(s)),
+    let mut rng: Box<dyn localdp::rng::CryptoRng> = match seed {
+        Some(s) => Box::new(SimulationRng::seed_from_u64(s)),
         None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
     };
     let result = localdp::audit::audit(&metric, samples, confidence, &mut *rng);
@@ -291,60 +295,52 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
 
 fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
     let metric = load_metric(config)?;
-    let mut rng = SimulationRng::from_seed(seed);
-    let mut aggregator = Aggregator::new(metric.clone());
-    match &metric {
-        Metric::Frequency(oracle) => {
-            let population = Population::zipf(oracle.domain().len(), 1.1);
-            for _ in 0..users {
-                aggregator.add(&oracle.randomize_index(population.sample(&mut rng), &mut rng)).map_err(|e| e.to_string())?;
-            }
-            let Estimate::Frequency(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
-            else {
-                unreachable!("a frequency metric")
-            };
-            println!(
-                "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
-                oracle.domain().len()
-            );
-            println!("{}", table(&estimate, Some(&population.frequencies()), top));
+    let mut rng = SimulationRng::seed_from_u64(seed);
+    let fail = |e: Error| e.to_string();
+    if let Some(oracle) = metric.mechanism::<FrequencyOracle>() {
+        let mut aggregator = FrequencyAggregator::new(oracle.clone());
+        let population = Population::zipf(oracle.domain().len(), 1.1);
+        for _ in 0..users {
+            aggregator.add(&oracle.randomize_index(population.sample(&mut rng), &mut rng).map_err(fail)?).map_err(fail)?;
         }
-        Metric::Numeric(numeric) => {
-            let ranges = numeric.ranges();
-            let mut totals = vec![0.0; ranges.len()];
-            for _ in 0..users {
-                let record = localdp::simulate::bimodal_record(ranges, &mut rng);
-                totals.iter_mut().zip(&record).for_each(|(t, x)| *t += x);
-                aggregator.add(&numeric.randomize(&record, &mut rng).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-            }
-            let Estimate::Numeric(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
-            else {
-                unreachable!("a numeric metric")
-            };
-            let truth: Vec<f64> = totals.iter().map(|t| t / users as f64).collect();
-            println!("Simulated {users} users with a bimodal distribution on each range (seed {seed}).");
-            println!("{}", numeric_table(&estimate, Some(&truth)));
+        let estimate = aggregator.estimate().map_err(fail)?;
+        println!(
+            "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
+            oracle.domain().len()
+        );
+        println!("{}", table(&estimate, Some(&population.frequencies()), top));
+    } else if let Some(numeric) = metric.mechanism::<NumericMetric>() {
+        let mut aggregator = NumericAggregator::new(numeric.clone());
+        let ranges = numeric.ranges();
+        let mut totals = vec![0.0; ranges.len()];
+        for _ in 0..users {
+            let record = localdp::simulate::bimodal_record(ranges, &mut rng);
+            totals.iter_mut().zip(&record).for_each(|(t, x)| *t += x);
+            aggregator.add(&numeric.randomize(&record, &mut rng).map_err(fail)?).map_err(fail)?;
         }
-        Metric::Rappor(rappor) => {
-            // Zipf over the candidates; one user in ten holds a value outside them.
-            let candidates = rappor.candidates();
-            if candidates.is_empty() {
-                return Err("simulating RAPPOR needs \"candidates\" in the config".into());
-            }
-            let population = Population::zipf(candidates.len(), 1.1);
-            for u in 0..users {
-                let value = if u % 10 == 9 { format!("unlisted-{u}") } else { candidates[population.sample(&mut rng)].clone() };
-                aggregator.add(&rappor.randomize(&value, &mut rng)).map_err(|e| e.to_string())?;
-            }
-            let Estimate::Rappor(estimate) = aggregator.estimate(PostProcessing::None).map_err(|e| e.to_string())?
-            else {
-                unreachable!("a RAPPOR metric")
-            };
-            let truth: Vec<(String, f64)> =
-                candidates.iter().cloned().zip(population.frequencies().iter().map(|f| f * 0.9)).collect();
-            println!("Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).");
-            println!("{}", rappor_table(&estimate, Some(&truth)));
+        let estimate = aggregator.estimate().map_err(fail)?;
+        let truth: Vec<f64> = totals.iter().map(|t| t / users as f64).collect();
+        println!("Simulated {users} users with a bimodal distribution on each range (seed {seed}).");
+        println!("{}", numeric_table(&estimate, Some(&truth)));
+    } else if let Some(rappor) = metric.mechanism::<RapporMetric>() {
+        // Zipf over the candidates; one user in ten holds a value outside them.
+        let candidates = rappor.candidates();
+        if candidates.is_empty() {
+            return Err("simulating RAPPOR needs \"candidates\" in the config".into());
         }
+        let mut aggregator = RapporAggregator::new(rappor.clone());
+        let population = Population::zipf(candidates.len(), 1.1);
+        for u in 0..users {
+            let value = if u % 10 == 9 { format!("unlisted-{u}") } else { candidates[population.sample(&mut rng)].clone() };
+            aggregator.add(&rappor.randomize(value.as_str(), &mut rng).map_err(fail)?).map_err(fail)?;
+        }
+        let estimate = aggregator.estimate().map_err(fail)?;
+        let truth: Vec<(String, f64)> =
+            candidates.iter().cloned().zip(population.frequencies().iter().map(|f| f * 0.9)).collect();
+        println!("Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).");
+        println!("{}", rappor_table(&estimate, Some(&truth)));
+    } else {
+        return Err(format!("simulate does not support {} metrics yet", metric.family()));
     }
     Ok(())
 }
@@ -469,7 +465,7 @@ fn align(rows: &[Vec<String>]) -> String {
     lines.join("\n")
 }
 
-fn rappor_csv(estimate: &localdp::rappor::RapporEstimate) -> String {
+fn rappor_csv(estimate: &RapporEstimate) -> String {
     let mut out = String::from("value,frequency,std_error,ci95_low,ci95_high");
     for e in &estimate.estimates {
         out += &format!("\n{},{},{},{},{}", e.value, e.frequency, e.std_error, e.ci95[0], e.ci95[1]);
@@ -478,7 +474,7 @@ fn rappor_csv(estimate: &localdp::rappor::RapporEstimate) -> String {
 }
 
 /// The detected candidates, most frequent first, then the undetected.
-fn rappor_table(estimate: &localdp::rappor::RapporEstimate, truth: Option<&[(String, f64)]>) -> String {
+fn rappor_table(estimate: &RapporEstimate, truth: Option<&[(String, f64)]>) -> String {
     let mut rows = vec![vec!["value".to_string(), "frequency".into(), "std_error".into(), "95% interval".into()]];
     if truth.is_some() {
         rows[0].push("true".into());

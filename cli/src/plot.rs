@@ -7,7 +7,7 @@
 //! `<rect class="bar">` per value and one `<circle class="mean">` per
 //! attribute.
 
-use localdp::{Aggregator, Estimate, NumericEstimate};
+use localdp::{Aggregator, Estimate, NumericEstimate, NumericMetric};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -56,10 +56,11 @@ pub fn svg(aggregator: &Aggregator, estimate: &Estimate) -> String {
                 &rows.collect::<Vec<_>>(),
             )
         }
-        Estimate::Numeric(e) => match aggregator {
-            Aggregator::Numeric(a) => numeric(e, a.metric().ranges()),
-            _ => unreachable!("only a numeric aggregator estimates means"),
-        },
+        Estimate::Numeric(e) => {
+            let ranges = aggregator.metric().mechanism::<NumericMetric>().map_or(&[][..], NumericMetric::ranges);
+            numeric(e, ranges)
+        }
+        _ => String::new(),
     }
 }
 

@@ -96,7 +96,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         eprintln!(
             "  {}: {} ε={} n={} rejected={}",
             m.spec.name,
-            m.metric.protocol_name(),
+            m.metric.protocol().name(),
             m.metric.epsilon(),
             m.n(),
             m.rejected().total()
@@ -205,17 +205,12 @@ struct Described<'a> {
 }
 
 fn describe(m: &Collected) -> Described<'_> {
-    let kind = match m.metric {
-        Metric::Frequency(_) => "frequency",
-        Metric::Numeric(_) => "numeric",
-        Metric::Rappor(_) => "rappor",
-    };
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
         unit: m.spec.unit.as_deref(),
-        kind,
-        protocol: m.metric.protocol_name(),
+        kind: m.metric.family(),
+        protocol: m.metric.protocol().name(),
         epsilon: m.metric.epsilon(),
         n: m.n(),
         rejected: m.rejected(),

@@ -3,7 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use localdp::{Aggregator, Metric, SimulationRng};
+use localdp::rappor::RapporMetric;
+use localdp::{Aggregator, FrequencyOracle, Metric, NumericMetric, Randomizer, SimulationRng};
 
 /// Longer inputs are skipped: they only slow the fuzzer down.
 const MAX_INPUT: usize = 4096;
@@ -36,13 +37,16 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let Ok(metric) = Metric::from_json(text) else { return };
-    let mut rng = SimulationRng::from_seed(0);
-    let report = match &metric {
-        Metric::Frequency(o) => o.randomize_index(0, &mut rng),
-        Metric::Numeric(m) => {
-            m.randomize(&vec![0.5; m.ranges().len()], &mut rng).expect("a finite record of the right length")
-        }
-        Metric::Rappor(r) => r.randomize("value", &mut rng),
+    let mut rng = SimulationRng::seed_from_u64(0);
+    let report = if let Some(o) = metric.mechanism::<FrequencyOracle>() {
+        o.randomize_index(0, &mut rng).expect("index 0 is in every domain")
+    } else if let Some(m) = metric.mechanism::<NumericMetric>() {
+        m.randomize(&vec![0.5; m.ranges().len()], &mut rng).expect("a finite record of the right length")
+    } else if let Some(r) = metric.mechanism::<RapporMetric>() {
+        r.randomize("value", &mut rng).expect("any string is a value")
+    } else {
+        // A family this target does not know yet: one of its own neighbours.
+        metric.randomize_text(&metric.neighbours()[0], &mut rng).expect("a neighbour is a valid value")
     };
     let line = report.to_json();
     let mut aggregator = Aggregator::new(metric.clone());

@@ -9,8 +9,11 @@ pub use numeric::{MeanEstimate, NumericAggregator, NumericEstimate};
 pub use post::{norm_sub, project_onto_simplex, PostProcessing};
 
 use crate::error::{Error, Rejection, Result};
-use crate::frequency::{FrequencyOracle, Protocol};
+use crate::frequency::{FrequencyOracle, FrequencyProtocol};
+use crate::mechanism::Aggregate;
+use crate::metric::{Estimate, IntoEstimate};
 use crate::report::Report;
+use crate::state::{StateError, StateReader, StateWriter};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -54,10 +57,25 @@ impl RejectionCounts {
         e
     }
 
-    pub(crate) fn merge(&mut self, other: &RejectionCounts) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a += b;
+    /// Both counts added, or an error on overflow.
+    pub(crate) fn merged(&self, other: &RejectionCounts) -> Result<RejectionCounts> {
+        let mut out = *self;
+        for (a, b) in out.0.iter_mut().zip(other.0) {
+            *a = checked_sum(*a, b)?;
         }
+        Ok(out)
+    }
+
+    /// Writes the counts (every reason, in [`Rejection::ALL`] order).
+    pub(crate) fn write(&self, out: &mut StateWriter) {
+        out.counts(&self.0);
+    }
+
+    /// Reads what [`RejectionCounts::write`] wrote.
+    pub(crate) fn read(input: &mut StateReader<'_>) -> Result<RejectionCounts> {
+        let mut counts = RejectionCounts::default();
+        input.counts(&mut counts.0, u64::MAX, "the rejection reasons")?;
+        Ok(counts)
     }
 }
 
@@ -93,7 +111,7 @@ pub struct ValueEstimate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyEstimate {
     /// The resolved protocol.
-    pub protocol: Protocol,
+    pub protocol: FrequencyProtocol,
     /// ε of one report.
     pub epsilon: f64,
     /// Accepted reports.
@@ -120,31 +138,32 @@ pub struct FrequencyAggregator {
     rejected: RejectionCounts,
 }
 
-impl FrequencyAggregator {
-    /// An empty aggregator for the oracle's configuration.
-    pub fn new(oracle: FrequencyOracle) -> Self {
+impl Aggregate for FrequencyAggregator {
+    type Mechanism = FrequencyOracle;
+    type Estimate = FrequencyEstimate;
+
+    fn new(oracle: FrequencyOracle) -> Self {
         let counts = vec![0; oracle.mechanism().counts_len()];
         FrequencyAggregator { oracle, n: 0, counts, rejected: RejectionCounts::default() }
     }
 
-    /// The configuration.
-    pub fn oracle(&self) -> &FrequencyOracle {
+    fn mechanism(&self) -> &FrequencyOracle {
         &self.oracle
     }
 
-    /// Accepted reports.
-    pub fn n(&self) -> u64 {
+    fn n(&self) -> u64 {
         self.n
     }
 
-    /// Rejected reports by reason.
-    pub fn rejected(&self) -> &RejectionCounts {
+    fn rejected(&self) -> &RejectionCounts {
         &self.rejected
     }
 
-    /// Validates and adds one report; a bad one is counted and returned as
-    /// [`Error::Rejected`].
-    pub fn add(&mut self, report: &Report) -> Result<()> {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn add(&mut self, report: &Report) -> Result<()> {
         match self.oracle.validate(report) {
             Ok(()) => {
                 self.oracle.mechanism().accumulate(&report.payload, &mut self.counts);
@@ -155,50 +174,37 @@ impl FrequencyAggregator {
         }
     }
 
-    /// Parses, validates and adds one JSON report (bytes that are not UTF-8
-    /// are malformed).
-    pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
-        match Report::from_json(text) {
-            Ok(report) => self.add(&report),
-            Err(e) => Err(self.rejected.count_error(e)),
-        }
-    }
-
-    /// Adds everything `other` accepted and rejected. Both must have the same
-    /// configuration.
-    pub fn merge(&mut self, other: &FrequencyAggregator) -> Result<()> {
+    fn merge(&mut self, other: &FrequencyAggregator) -> Result<()> {
         if self.oracle != other.oracle {
             return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
         }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
-        self.n += other.n;
-        self.rejected.merge(&other.rejected);
+        let n = checked_sum(self.n, other.n)?;
+        let counts = self.counts.iter().zip(&other.counts).map(|(&a, &b)| checked_sum(a, b)).collect::<Result<_>>()?;
+        let rejected = self.rejected.merged(&other.rejected)?;
+        (self.n, self.counts, self.rejected) = (n, counts, rejected);
         Ok(())
     }
 
     /// The unbiased frequency estimate of every value, its standard error and
-    /// 95% interval, and `frequency` after `post`.
-    pub fn estimate(&self, post: PostProcessing) -> Result<FrequencyEstimate> {
+    /// 95% interval ([`FrequencyEstimate::post_processed`] adds the
+    /// post-processed `frequency`).
+    fn estimate(&self) -> Result<FrequencyEstimate> {
         if self.n == 0 {
             return Err(Error::NoReports);
         }
         let n = self.n as f64;
         let (p, q) = self.oracle.support_probabilities();
         let support = self.oracle.mechanism().support_counts(&self.counts, self.n);
-        let unbiased: Vec<f64> = support.iter().map(|&s| (s / n - q) / (p - q)).collect();
-        let frequency = post.apply(&unbiased);
         let domain = self.oracle.domain();
-        let estimates = unbiased
+        let estimates = support
             .iter()
-            .zip(frequency)
             .enumerate()
-            .map(|(v, (&f, frequency))| {
+            .map(|(v, &s)| {
+                let f = (s / n - q) / (p - q);
                 let std_error = self.oracle.variance(f.clamp(0.0, 1.0), self.n).sqrt();
                 ValueEstimate {
                     value: domain.value_json(v),
-                    frequency,
+                    frequency: f,
                     unbiased_frequency: f,
                     std_error,
                     ci95: [f - Z95 * std_error, f + Z95 * std_error],
@@ -210,8 +216,68 @@ impl FrequencyAggregator {
             epsilon: self.oracle.epsilon(),
             n: self.n,
             rejected: self.rejected,
-            post,
+            post: PostProcessing::None,
             estimates,
         })
+    }
+
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.counts(&self.counts);
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        // A count is the number of reports that added to it, at most one
+        // per report (unary and bucket counts) or, for indices, summing to n.
+        input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
+        self.oracle.mechanism().check_counts(&self.counts, n)?;
+        self.n = n;
+        Ok(())
+    }
+
+    fn state_id(&self) -> String {
+        crate::Metric::from_kind(std::sync::Arc::new(self.oracle.clone())).id()
+    }
+}
+
+impl FrequencyEstimate {
+    /// The estimate with `frequency` post-processed (`unbiased_frequency`,
+    /// the standard errors and the intervals stay those of the unbiased
+    /// estimate).
+    pub fn post_processed(mut self, post: PostProcessing) -> FrequencyEstimate {
+        let unbiased: Vec<f64> = self.estimates.iter().map(|e| e.unbiased_frequency).collect();
+        for (e, f) in self.estimates.iter_mut().zip(post.apply(&unbiased)) {
+            e.frequency = f;
+        }
+        self.post = post;
+        self
+    }
+}
+
+impl IntoEstimate for FrequencyEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        Ok(Estimate::Frequency(self.post_processed(post)))
+    }
+}
+
+/// `a + b`, or an error if the counts would overflow (only a forged state
+/// can get there).
+pub(crate) fn checked_sum<T: num_like::CheckedAdd>(a: T, b: T) -> Result<T> {
+    a.checked(b).ok_or(Error::State(StateError::Inconsistent { what: "merged counts overflow" }))
+}
+
+pub(crate) mod num_like {
+    /// Integer addition that reports overflow.
+    pub trait CheckedAdd: Sized {
+        fn checked(self, other: Self) -> Option<Self>;
+    }
+    impl CheckedAdd for u64 {
+        fn checked(self, other: Self) -> Option<Self> {
+            self.checked_add(other)
+        }
+    }
+    impl CheckedAdd for u128 {
+        fn checked(self, other: Self) -> Option<Self> {
+            self.checked_add(other)
+        }
     }
 }

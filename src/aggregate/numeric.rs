@@ -1,7 +1,10 @@
 //! Aggregation of numeric reports: means with standard errors.
 
-use super::{RejectionCounts, Z95};
+use super::{checked_sum, PostProcessing, RejectionCounts, Z95};
 use crate::error::{Error, Result};
+use crate::mechanism::Aggregate;
+use crate::metric::{without_post, Estimate, IntoEstimate};
+use crate::state::{StateError, StateReader, StateWriter};
 use crate::numeric::{NumericMetric, NumericProtocol};
 use crate::report::{Payload, Report};
 use serde::ser::SerializeMap;
@@ -82,30 +85,43 @@ pub struct NumericAggregator {
 }
 
 impl NumericAggregator {
-    /// An empty aggregator for the metric.
-    pub fn new(metric: NumericMetric) -> Self {
+    fn accumulate(&mut self, attribute: usize, k: u64) {
+        let components = self.metric.components();
+        // Validated: k is below the last component's end.
+        let c = components.iter().position(|c| k < c.end).unwrap_or(components.len() - 1);
+        let sums = &mut self.sums[attribute * components.len() + c];
+        sums.count += 1;
+        sums.sum += u128::from(k);
+        sums.sum_of_squares += u128::from(k) * u128::from(k);
+    }
+}
+
+impl Aggregate for NumericAggregator {
+    type Mechanism = NumericMetric;
+    type Estimate = NumericEstimate;
+
+    fn new(metric: NumericMetric) -> Self {
         let sums = vec![Sums::default(); metric.ranges().len() * metric.components().len()];
         NumericAggregator { metric, n: 0, sums, rejected: RejectionCounts::default() }
     }
 
-    /// The configuration.
-    pub fn metric(&self) -> &NumericMetric {
+    fn mechanism(&self) -> &NumericMetric {
         &self.metric
     }
 
-    /// Accepted reports.
-    pub fn n(&self) -> u64 {
+    fn n(&self) -> u64 {
         self.n
     }
 
-    /// Rejected reports by reason.
-    pub fn rejected(&self) -> &RejectionCounts {
+    fn rejected(&self) -> &RejectionCounts {
         &self.rejected
     }
 
-    /// Validates and adds one report; a bad one is counted and returned as
-    /// [`Error::Rejected`].
-    pub fn add(&mut self, report: &Report) -> Result<()> {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn add(&mut self, report: &Report) -> Result<()> {
         if let Err(e) = self.metric.validate(report) {
             return Err(self.rejected.count_error(e));
         }
@@ -116,46 +132,80 @@ impl NumericAggregator {
                     self.accumulate(a as usize, k);
                 }
             }
-            _ => unreachable!("validated"),
+            // `validate` accepts no other payload.
+            _ => return Err(self.rejected.count_error(crate::error::Rejection::Malformed.error("unexpected payload"))),
         }
         self.n += 1;
         Ok(())
     }
 
-    fn accumulate(&mut self, attribute: usize, k: u64) {
-        let components = self.metric.components();
-        let c = components.iter().position(|c| k < c.end).expect("validated");
-        let sums = &mut self.sums[attribute * components.len() + c];
-        sums.count += 1;
-        sums.sum += u128::from(k);
-        sums.sum_of_squares += u128::from(k) * u128::from(k);
-    }
-
-    /// Parses, validates and adds one JSON report.
-    pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
-        match Report::from_json(text) {
-            Ok(report) => self.add(&report),
-            Err(e) => Err(self.rejected.count_error(e)),
-        }
-    }
-
-    /// Adds everything `other` accepted and rejected (same configuration only).
-    pub fn merge(&mut self, other: &NumericAggregator) -> Result<()> {
+    fn merge(&mut self, other: &NumericAggregator) -> Result<()> {
         if self.metric != other.metric {
             return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
         }
-        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
-            a.count += b.count;
-            a.sum += b.sum;
-            a.sum_of_squares += b.sum_of_squares;
-        }
-        self.n += other.n;
-        self.rejected.merge(&other.rejected);
+        let sums = self
+            .sums
+            .iter()
+            .zip(&other.sums)
+            .map(|(a, b)| {
+                Ok(Sums {
+                    count: checked_sum(a.count, b.count)?,
+                    sum: checked_sum(a.sum, b.sum)?,
+                    sum_of_squares: checked_sum(a.sum_of_squares, b.sum_of_squares)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let n = checked_sum(self.n, other.n)?;
+        let rejected = self.rejected.merged(&other.rejected)?;
+        (self.n, self.sums, self.rejected) = (n, sums, rejected);
         Ok(())
     }
 
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.u64(self.sums.len() as u64);
+        for s in &self.sums {
+            out.u64(s.count);
+            out.u128(s.sum);
+            out.u128(s.sum_of_squares);
+        }
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        let bad = |what| Error::State(StateError::Inconsistent { what });
+        if input.length(usize::MAX)? != self.sums.len() {
+            return Err(bad("the number of attributes"));
+        }
+        let components = self.metric.components().to_vec();
+        let per_report = self.metric.sampled() as u128;
+        let mut total = 0u128;
+        for (i, slot) in self.sums.iter_mut().enumerate() {
+            let c = components[i % components.len()];
+            let (count, sum, squares) = (input.u64()?, input.u128()?, input.u128()?);
+            // Every output index of the component lies in start..end.
+            let (lo, hi) = (u128::from(c.start), u128::from(c.end - 1));
+            let count_wide = u128::from(count);
+            let in_range = |x: u128, lo: u128, hi: u128| {
+                x >= count_wide.saturating_mul(lo) && x <= count_wide.saturating_mul(hi)
+            };
+            if count > n || !in_range(sum, lo, hi) || !in_range(squares, lo * lo, hi.saturating_mul(hi)) {
+                return Err(bad("a sum outside what its reports can add up to"));
+            }
+            total += count_wide;
+            *slot = Sums { count, sum, sum_of_squares: squares };
+        }
+        if total != u128::from(n) * per_report {
+            return Err(bad("the sums do not hold the number of reports"));
+        }
+        self.n = n;
+        Ok(())
+    }
+
+    fn state_id(&self) -> String {
+        crate::Metric::from_kind(std::sync::Arc::new(self.metric.clone())).id()
+    }
+
     /// Every attribute's unbiased mean, standard error and 95% interval.
-    pub fn estimate(&self) -> Result<NumericEstimate> {
+    fn estimate(&self) -> Result<NumericEstimate> {
         if self.n == 0 {
             return Err(Error::NoReports);
         }
@@ -194,5 +244,11 @@ impl NumericAggregator {
             attributes,
             vector: self.metric.is_vector(),
         })
+    }
+}
+
+impl IntoEstimate for NumericEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        without_post(post, Estimate::Numeric(self))
     }
 }

@@ -36,27 +36,50 @@ pub struct DBitFlip {
 
 impl DBitFlip {
     /// The protocol at ε over `k` buckets with `d` sampled per report.
-    pub fn new(epsilon: f64, k: usize, d: usize) -> Self {
+    pub(crate) fn new(epsilon: f64, k: usize, d: usize) -> Self {
         let half = exp_epsilon_safe(epsilon).sqrt();
         DBitFlip { k, d, flip: Bernoulli::rounded_up(1.0 / (half + 1.0)).expect("a probability") }
     }
 
     /// The report for the value at `index` over the given sampled buckets.
-    pub fn randomize_with(&self, index: usize, buckets: Vec<u32>, rng: &mut dyn RngCore) -> Payload {
+    fn randomize_with(&self, index: usize, buckets: Vec<u32>, rng: &mut dyn RngCore) -> Payload {
         let values = buckets.iter().map(|&j| u64::from((j as usize == index) ^ self.flip.sample(rng))).collect();
         Payload::Sampled { attributes: buckets, values }
-    }
-
-    /// A fresh sample of buckets.
-    pub fn sample_buckets(&self, rng: &mut dyn RngCore) -> Vec<u32> {
-        sample_subset(self.k, self.d, rng)
     }
 }
 
 impl Mechanism for DBitFlip {
     fn randomize(&self, index: usize, rng: &mut dyn RngCore) -> Payload {
-        let buckets = self.sample_buckets(rng);
+        let buckets = sample_subset(self.k, self.d, rng);
         self.randomize_with(index, buckets, rng)
+    }
+
+    fn chosen_by_auto(&self) -> bool {
+        false
+    }
+
+    /// `d` changes what a report means (and what a memo holds).
+    fn identity(&self) -> Option<String> {
+        (self.d != 1).then(|| format!("d={}", self.d))
+    }
+
+    /// Memoized: the install's buckets, sampled once.
+    fn memo_draws(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        sample_subset(self.k, self.d, rng).into_iter().map(u64::from).collect()
+    }
+
+    fn memo_draws_valid(&self, draws: &[u64]) -> bool {
+        draws.len() == self.d && draws.windows(2).all(|w| w[0] < w[1]) && draws.iter().all(|&j| j < self.k as u64)
+    }
+
+    /// One permanent response per pattern: which of the install's buckets
+    /// holds the value, or none.
+    fn memo_key(&self, index: usize, draws: &[u64]) -> String {
+        draws.iter().position(|&j| j == index as u64).map_or("none".into(), |p| p.to_string())
+    }
+
+    fn randomize_memoized(&self, index: usize, draws: &[u64], rng: &mut dyn RngCore) -> Payload {
+        self.randomize_with(index, draws.iter().map(|&j| j as u32).collect(), rng)
     }
 
     fn validate(&self, payload: &Payload) -> Result<()> {

@@ -24,12 +24,13 @@ pub struct GeneralizedRandomizedResponse {
 }
 
 impl GeneralizedRandomizedResponse {
-    /// For a validated ε and `m ≥ 2` symbols.
-    pub fn new(epsilon: f64, m: usize) -> Self {
+    /// For a validated ε and `m ≥ 2` symbols (`u64`: local hashing's `g`
+    /// reaches `2^32`, which a 32-bit `usize` cannot hold).
+    pub(crate) fn new(epsilon: f64, m: u64) -> Self {
         let others = (m - 1) as f64;
         let change = Bernoulli::rounded_up(others / (exp_epsilon_safe(epsilon) + others))
             .expect("a probability in [0, 1]");
-        GeneralizedRandomizedResponse { m: m as u64, change }
+        GeneralizedRandomizedResponse { m, change }
     }
 
     /// Randomizes symbol `x < m`: one coin, then (if it says so) a uniform
@@ -91,6 +92,10 @@ impl Mechanism for GeneralizedRandomizedResponse {
             Payload::Index(y) if *y < self.m => Likelihood::new(self.probability(index as u64, *y)),
             _ => Likelihood::new(0.0),
         }
+    }
+
+    fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
+        super::check_one_count_per_report(counts, n)
     }
 
     fn report_bits(&self) -> u64 {

@@ -30,7 +30,7 @@ pub struct HadamardResponse {
 
 impl HadamardResponse {
     /// For a validated ε and `d ≥ 2`.
-    pub fn new(epsilon: f64, d: usize) -> Self {
+    pub(crate) fn new(epsilon: f64, d: usize) -> Self {
         let outside = Bernoulli::rounded_up(1.0 / (exp_epsilon_safe(epsilon) + 1.0)).expect("a probability");
         HadamardResponse { d, k: (d as u64 + 1).next_power_of_two(), outside }
     }
@@ -100,6 +100,10 @@ impl Mechanism for HadamardResponse {
             }
             _ => Likelihood::new(0.0),
         }
+    }
+
+    fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
+        super::check_one_count_per_report(counts, n)
     }
 
     fn report_bits(&self) -> u64 {

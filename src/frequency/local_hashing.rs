@@ -50,8 +50,8 @@ impl LocalHashing {
     }
 
     /// For a validated ε, `2 ≤ g ≤ MAX_G`, and the keys of the domain's values.
-    pub fn new(epsilon: f64, g: u64, keys: Vec<u64>) -> Self {
-        LocalHashing { g, grr: GeneralizedRandomizedResponse::new(epsilon, g as usize), keys }
+    pub(crate) fn new(epsilon: f64, g: u64, keys: Vec<u64>) -> Self {
+        LocalHashing { g, grr: GeneralizedRandomizedResponse::new(epsilon, g), keys }
     }
 
     /// The number of buckets.

@@ -27,12 +27,18 @@ mod local_hashing;
 mod subset;
 mod unary;
 
+use crate::aggregate::FrequencyAggregator;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{Error, Rejection, Result};
+use crate::hash::key64;
+use crate::mechanism::{Aggregate, Randomizer};
+use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
+use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Report, REPORT_VERSION};
-use crate::rng::RngCore;
+use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::rng::{CryptoRng, DynRng, RngCore};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::sync::Arc;
 
 pub use dbitflip::DBitFlip;
@@ -46,80 +52,78 @@ pub use unary::UnaryEncoding;
 /// `e^ε` approaches the limits of the integer-threshold coins).
 pub const MAX_EPSILON: f64 = 30.0;
 
-/// A frequency protocol, as named in configs and reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// Generalized randomized response (k-RR, direct encoding).
-    Grr,
-    /// Symmetric unary encoding (basic one-time RAPPOR).
-    Sue,
-    /// Optimized unary encoding.
-    Oue,
-    /// Binary local hashing (`g = 2`).
-    Blh,
-    /// Optimized local hashing (`g = round(e^ε) + 1`).
-    Olh,
-    /// Hadamard response.
-    Hr,
-    /// Subset selection.
-    Ss,
-    /// dBitFlip (never chosen by `auto`: it trades variance for repeated
-    /// collection).
-    #[serde(rename = "dbitflip")]
-    DBitFlip,
+/// The smallest ε accepted, as for numeric metrics: below it a report
+/// carries almost nothing.
+pub const MIN_EPSILON: f64 = 0.01;
+
+/// The parameters every frequency protocol is built from: ε and the domain
+/// validated, and the protocol-specific keys of the config, which a protocol
+/// reads (and validates) only if it takes them.
+pub(crate) struct Params<'a> {
+    pub epsilon: f64,
+    pub domain: &'a Domain,
+    d: Option<u64>,
+    d_read: std::cell::Cell<bool>,
 }
 
-impl Protocol {
-    /// Every protocol, in the order `auto` considers them.
-    pub const ALL: [Protocol; 7] = [
-        Protocol::Grr,
-        Protocol::Sue,
-        Protocol::Oue,
-        Protocol::Blh,
-        Protocol::Olh,
-        Protocol::Hr,
-        Protocol::Ss,
-    ];
+impl Params<'_> {
+    /// dBitFlip's `"d"`, buckets sampled per report: `1..=domain size`,
+    /// default 1 (an out-of-range `d` is reported when the oracle is built).
+    pub fn sampled(&self) -> usize {
+        self.d_read.set(true);
+        self.d.map_or(1, |d| d.clamp(1, self.domain.len() as u64) as usize)
+    }
 
-    /// The name used in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Grr => "grr",
-            Protocol::Sue => "sue",
-            Protocol::Oue => "oue",
-            Protocol::Blh => "blh",
-            Protocol::Olh => "olh",
-            Protocol::Hr => "hr",
-            Protocol::Ss => "ss",
-            Protocol::DBitFlip => "dbitflip",
+    fn check(&self, protocol: FrequencyProtocol) -> Result<()> {
+        match self.d {
+            Some(_) if !self.d_read.get() => Err(Error::InvalidConfig(format!("\"d\" does not apply to {protocol}"))),
+            Some(d) if d == 0 || d > self.domain.len() as u64 => {
+                Err(Error::InvalidConfig(format!("d must be in 1..={} (the domain's size)", self.domain.len())))
+            }
+            _ => Ok(()),
         }
     }
 }
 
-/// A protocol named in a config: one of the protocols, or `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProtocolChoice {
-    /// Generalized randomized response.
-    Grr,
-    /// Symmetric unary encoding.
-    Sue,
+/// The frequency protocols: each line is one protocol, its name and its
+/// constructor; adding a protocol is a module and one line here.
+macro_rules! frequency_protocols {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal => $build:expr,)+) => {
+        protocols! {
+            /// A frequency protocol, as named in configs and reports.
+            pub enum FrequencyProtocol("frequency") {
+                $($(#[$doc])* $variant = $name,)+
+            }
+        }
+
+        impl FrequencyProtocol {
+            fn mechanism(self, params: &Params<'_>) -> Arc<dyn Mechanism> {
+                match self {
+                    $(FrequencyProtocol::$variant => Arc::new($build(params)),)+
+                }
+            }
+        }
+    };
+}
+
+frequency_protocols! {
+    /// Generalized randomized response (k-RR, direct encoding).
+    Grr = "grr" => |p: &Params<'_>| GeneralizedRandomizedResponse::new(p.epsilon, p.domain.len() as u64),
+    /// Symmetric unary encoding (basic one-time RAPPOR).
+    Sue = "sue" => |p: &Params<'_>| UnaryEncoding::symmetric(p.epsilon, p.domain.len()),
     /// Optimized unary encoding.
-    Oue,
-    /// Binary local hashing.
-    Blh,
-    /// Optimized local hashing.
-    Olh,
+    Oue = "oue" => |p: &Params<'_>| UnaryEncoding::optimized(p.epsilon, p.domain.len()),
+    /// Binary local hashing (`g = 2`).
+    Blh = "blh" => |p: &Params<'_>| LocalHashing::new(p.epsilon, 2, p.domain.keys()),
+    /// Optimized local hashing (`g = round(e^ε) + 1`).
+    Olh = "olh" => |p: &Params<'_>| LocalHashing::new(p.epsilon, LocalHashing::optimal_g(p.epsilon), p.domain.keys()),
     /// Hadamard response.
-    Hr,
+    Hr = "hr" => |p: &Params<'_>| HadamardResponse::new(p.epsilon, p.domain.len()),
     /// Subset selection.
-    Ss,
-    /// dBitFlip, with `"d"` buckets per report.
-    #[serde(rename = "dbitflip")]
-    DBitFlip,
-    /// The protocol with the smallest variance for this ε and domain.
-    Auto,
+    Ss = "ss" => |p: &Params<'_>| SubsetSelection::new(p.epsilon, p.domain.len()),
+    /// dBitFlip, `"d"` buckets per report (never chosen by `auto`: it trades
+    /// variance for repeated collection).
+    DBitFlip = "dbitflip" => |p: &Params<'_>| DBitFlip::new(p.epsilon, p.domain.len(), p.sampled()),
 }
 
 /// A frequency metric's configuration: `{"protocol": "olh", "epsilon": 1.0,
@@ -128,7 +132,7 @@ pub enum ProtocolChoice {
 #[serde(deny_unknown_fields)]
 pub struct FrequencyConfig {
     /// The protocol, or `auto`.
-    pub protocol: ProtocolChoice,
+    pub protocol: Selection<FrequencyProtocol>,
     /// The privacy parameter of one report.
     pub epsilon: f64,
     /// The values.
@@ -197,33 +201,62 @@ pub(crate) trait Mechanism: Send + Sync {
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood;
     /// The payload's size in bits, for `auto`'s tie-break.
     fn report_bits(&self) -> u64;
+    /// False for protocols `auto` must not pick (they trade variance for
+    /// something else).
+    fn chosen_by_auto(&self) -> bool {
+        true
+    }
+    /// Parameters beyond ε and the domain that change what a report means;
+    /// they go into the fingerprint.
+    fn identity(&self) -> Option<String> {
+        None
+    }
+    /// Checks counts read from state bytes (each already at most `n`):
+    /// protocols whose reports add exactly one count check the total.
+    fn check_counts(&self, _counts: &[u64], _n: u64) -> Result<()> {
+        Ok(())
+    }
+    /// Memoization: what an install draws once and keeps.
+    fn memo_draws(&self, _rng: &mut dyn RngCore) -> Vec<u64> {
+        Vec::new()
+    }
+    /// Memoization: whether stored draws fit this configuration.
+    fn memo_draws_valid(&self, draws: &[u64]) -> bool {
+        draws.is_empty()
+    }
+    /// Memoization: values with the same key share one permanent response.
+    fn memo_key(&self, index: usize, _draws: &[u64]) -> String {
+        index.to_string()
+    }
+    /// Memoization: the permanent response for the value at `index`.
+    fn randomize_memoized(&self, index: usize, _draws: &[u64], rng: &mut dyn RngCore) -> Payload {
+        self.randomize(index, rng)
+    }
 }
 
 /// A configured frequency protocol: the client's randomizer and the
 /// aggregator's parameters in one value.
 ///
 /// ```
-/// use localdp::{FrequencyConfig, FrequencyOracle, FrequencyAggregator, SimulationRng};
+/// use localdp::{Aggregate, FrequencyConfig, FrequencyOracle, FrequencyAggregator, Randomizer, SimulationRng};
 /// let config: FrequencyConfig =
 ///     serde_json::from_str(r#"{"protocol":"auto","epsilon":1.0,"domain":["a","b","c"]}"#).unwrap();
 /// let oracle = FrequencyOracle::new(&config).unwrap();
-/// let mut rng = SimulationRng::from_seed(7); // simulation only; clients use SecureRng
+/// let mut rng = SimulationRng::seed_from_u64(7); // simulation only; clients use SecureRng
 /// let mut aggregator = FrequencyAggregator::new(oracle.clone());
 /// for i in 0..3000 {
 ///     let report = oracle.randomize(["a", "b", "c"][i % 3], &mut rng).unwrap();
 ///     aggregator.add(&report).unwrap();
 /// }
-/// let estimate = aggregator.estimate(localdp::PostProcessing::None).unwrap();
+/// let estimate = aggregator.estimate().unwrap();
 /// assert_eq!(estimate.n, 3000);
 /// ```
 #[derive(Clone)]
 pub struct FrequencyOracle {
-    protocol: Protocol,
+    protocol: FrequencyProtocol,
     epsilon: f64,
-    domain: Domain,
+    domain: Arc<Domain>,
     fingerprint: String,
-    /// dBitFlip's `d` (1 for the others).
-    sampled: usize,
     mechanism: Arc<dyn Mechanism>,
 }
 
@@ -244,7 +277,7 @@ impl PartialEq for FrequencyOracle {
         self.protocol == other.protocol
             && self.epsilon.to_bits() == other.epsilon.to_bits()
             && self.domain == other.domain
-            && self.sampled == other.sampled
+            && self.fingerprint == other.fingerprint
     }
 }
 
@@ -252,37 +285,26 @@ impl FrequencyOracle {
     /// Validates the config and resolves `auto`.
     pub fn new(config: &FrequencyConfig) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
-        if epsilon > MAX_EPSILON {
+        if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
             return Err(Error::InvalidConfig(format!(
-                "epsilon must be at most {}, got {}",
+                "epsilon of a frequency metric must be in [{}, {}], got {}",
+                number_text(MIN_EPSILON),
                 number_text(MAX_EPSILON),
                 number_text(epsilon)
             )));
         }
-        let domain = Domain::new(&config.domain)?;
-        let sampled = match (config.protocol, config.d) {
-            (ProtocolChoice::DBitFlip, d) => {
-                let d = d.unwrap_or(1);
-                if d == 0 || d > domain.len() as u64 {
-                    return Err(Error::InvalidConfig(format!("d must be in 1..={} (the domain's size)", domain.len())));
-                }
-                d as usize
+        let domain = Arc::new(Domain::new(&config.domain)?);
+        let params = Params { epsilon, domain: &domain, d: config.d, d_read: false.into() };
+        let oracle = match config.protocol {
+            Selection::Fixed(protocol) => Self::with_protocol(protocol, &params, &domain),
+            Selection::Auto => {
+                let best = Self::best(&params, &domain);
+                params.d_read.set(false);
+                best
             }
-            (_, None) => 1,
-            (_, Some(_)) => return Err(Error::InvalidConfig("\"d\" applies to dbitflip only".into())),
         };
-        let protocol = match config.protocol {
-            ProtocolChoice::Grr => Protocol::Grr,
-            ProtocolChoice::Sue => Protocol::Sue,
-            ProtocolChoice::Oue => Protocol::Oue,
-            ProtocolChoice::Blh => Protocol::Blh,
-            ProtocolChoice::Olh => Protocol::Olh,
-            ProtocolChoice::Hr => Protocol::Hr,
-            ProtocolChoice::Ss => Protocol::Ss,
-            ProtocolChoice::DBitFlip => Protocol::DBitFlip,
-            ProtocolChoice::Auto => return Ok(Self::best(epsilon, &domain)),
-        };
-        Ok(Self::with_protocol(protocol, epsilon, domain, sampled))
+        params.check(oracle.protocol)?;
+        Ok(oracle)
     }
 
     /// Parses a JSON config and builds the oracle.
@@ -292,28 +314,26 @@ impl FrequencyOracle {
         Self::new(&config)
     }
 
-    fn with_protocol(protocol: Protocol, epsilon: f64, domain: Domain, sampled: usize) -> Self {
-        let d = domain.len();
-        let mechanism: Arc<dyn Mechanism> = match protocol {
-            Protocol::Grr => Arc::new(GeneralizedRandomizedResponse::new(epsilon, d)),
-            Protocol::Sue => Arc::new(UnaryEncoding::symmetric(epsilon, d)),
-            Protocol::Oue => Arc::new(UnaryEncoding::optimized(epsilon, d)),
-            Protocol::Blh => Arc::new(LocalHashing::new(epsilon, 2, domain.keys())),
-            Protocol::Olh => Arc::new(LocalHashing::new(epsilon, LocalHashing::optimal_g(epsilon), domain.keys())),
-            Protocol::Hr => Arc::new(HadamardResponse::new(epsilon, d)),
-            Protocol::Ss => Arc::new(SubsetSelection::new(epsilon, d)),
-            Protocol::DBitFlip => Arc::new(DBitFlip::new(epsilon, d, sampled)),
+    fn with_protocol(protocol: FrequencyProtocol, params: &Params<'_>, domain: &Arc<Domain>) -> Self {
+        let mechanism = protocol.mechanism(params);
+        let fingerprint = match mechanism.identity() {
+            None => domain.fingerprint(),
+            Some(extra) => format!("{:016x}", key64(format!("{}:{extra}", domain.fingerprint()).as_bytes())),
         };
-        FrequencyOracle { protocol, epsilon, fingerprint: domain.fingerprint(), domain, sampled, mechanism }
+        FrequencyOracle { protocol, epsilon: params.epsilon, fingerprint, domain: domain.clone(), mechanism }
     }
 
     /// `auto`: the protocol whose total variance `Σ_v Var[f̂_v]` (which does
     /// not depend on the data, PROTOCOLS.md §7) is smallest; a smaller report
-    /// breaks ties (relative difference below 1e-9).
-    fn best(epsilon: f64, domain: &Domain) -> Self {
+    /// breaks ties (relative difference below 1e-9). Protocols that trade
+    /// variance for something else (dBitFlip) are not candidates.
+    fn best(params: &Params<'_>, domain: &Arc<Domain>) -> Self {
         let mut best: Option<(f64, u64, FrequencyOracle)> = None;
-        for protocol in Protocol::ALL {
-            let oracle = Self::with_protocol(protocol, epsilon, domain.clone(), 1);
+        for &protocol in FrequencyProtocol::ALL {
+            let oracle = Self::with_protocol(protocol, params, domain);
+            if !oracle.mechanism.chosen_by_auto() {
+                continue;
+            }
             let variance = oracle.total_variance(1);
             let bits = oracle.mechanism.report_bits();
             let better = match &best {
@@ -330,7 +350,7 @@ impl FrequencyOracle {
     }
 
     /// The resolved protocol.
-    pub fn protocol(&self) -> Protocol {
+    pub fn protocol(&self) -> FrequencyProtocol {
         self.protocol
     }
 
@@ -339,7 +359,8 @@ impl FrequencyOracle {
         self.epsilon
     }
 
-    /// The fingerprint of the domain or range that reports carry.
+    /// The fingerprint of the domain (and of any parameter that changes what
+    /// a report means) that reports carry.
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
@@ -374,22 +395,25 @@ impl FrequencyOracle {
         (d * q * (1.0 - q) + (p - q) * (1.0 - p - q)) / ((p - q) * (p - q) * n as f64)
     }
 
-    /// Randomizes a value given as text (a decimal integer for a sized
-    /// domain). A value outside the domain is an error, never mapped.
-    pub fn randomize(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
-        Ok(self.randomize_index(self.domain.index_of(value)?, rng))
+    /// Randomizes the value at `index`; an index outside the domain is an
+    /// error, never mapped.
+    pub fn randomize_index<R: CryptoRng + RngCore + ?Sized>(&self, index: usize, rng: &mut R) -> Result<Report> {
+        self.check_index(index)?;
+        Ok(self.envelope(self.mechanism.randomize(index, &mut DynRng(rng))))
     }
 
-    /// Randomizes the value at `index` (`< d`).
-    pub fn randomize_index(&self, index: usize, rng: &mut dyn RngCore) -> Report {
-        assert!(index < self.domain.len(), "index out of the domain");
-        self.envelope(self.mechanism.randomize(index, rng))
+    fn check_index(&self, index: usize) -> Result<()> {
+        if index < self.domain.len() {
+            Ok(())
+        } else {
+            Err(Error::ValueNotInDomain(format!("expected an index below {}", self.domain.len())))
+        }
     }
 
     fn envelope(&self, payload: Payload) -> Report {
         Report {
             version: REPORT_VERSION,
-            protocol: self.protocol.name().to_string(),
+            protocol: Protocol::Frequency(self.protocol),
             epsilon: self.epsilon,
             domain: self.fingerprint.clone(),
             payload,
@@ -399,23 +423,17 @@ impl FrequencyOracle {
     /// Checks that a report was made under this configuration and is well
     /// formed; the error carries the counted reason.
     pub fn validate(&self, report: &Report) -> Result<()> {
-        crate::report::check_envelope(report, self.protocol.name(), self.epsilon, &self.fingerprint)?;
+        crate::report::check_envelope(report, Protocol::Frequency(self.protocol), self.epsilon, &self.fingerprint)?;
         self.mechanism.validate(&report.payload)
     }
 
-    /// dBitFlip's mechanism, for clients that keep their buckets.
-    pub fn dbitflip(&self) -> Option<DBitFlip> {
-        (self.protocol == Protocol::DBitFlip).then(|| DBitFlip::new(self.epsilon, self.domain.len(), self.sampled))
-    }
-
-    /// The report around a payload drawn by this oracle's mechanism.
-    pub fn report(&self, payload: Payload) -> Report {
-        self.envelope(payload)
-    }
-
-    /// The values a valid report supports (counts toward), by the public
-    /// decoding rule the aggregator applies.
+    /// The values a report supports (counts toward), by the public decoding
+    /// rule the aggregator applies; a report that does not validate supports
+    /// nothing.
     pub fn supported_values(&self, report: &Report) -> Vec<usize> {
+        if self.validate(report).is_err() {
+            return Vec::new();
+        }
         let mut counts = vec![0; self.mechanism.counts_len()];
         self.mechanism.accumulate(&report.payload, &mut counts);
         let support = self.mechanism.support_counts(&counts, 1);
@@ -423,13 +441,105 @@ impl FrequencyOracle {
     }
 
     /// `P[report | value at index]` under the realized channel, for the
-    /// exact channel tests.
+    /// exact channel tests (0 for an index outside the domain).
     pub fn likelihood(&self, index: usize, report: &Report) -> Likelihood {
+        if index >= self.domain.len() {
+            return Likelihood::new(0.0);
+        }
         self.mechanism.likelihood(index, &report.payload)
     }
 
     pub(crate) fn mechanism(&self) -> &dyn Mechanism {
         &*self.mechanism
+    }
+}
+
+impl Randomizer for FrequencyOracle {
+    /// A label, or a decimal integer for a sized domain.
+    type Value = str;
+
+    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &str, rng: &mut R) -> Result<Report> {
+        self.randomize_index(self.domain.index_of(value)?, rng)
+    }
+}
+
+/// Frequency configs: a `"protocol"` of this family (or `"auto"`) without a
+/// `"range"`.
+pub(crate) static FAMILY: Family = Family {
+    claims: |protocol, config| {
+        !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
+    },
+    build: |config| {
+        let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        Ok(Arc::new(FrequencyOracle::new(&config)?))
+    },
+    protocols: || format!("{}, auto", FrequencyProtocol::names()),
+    shape: "domain",
+    label: "frequency (\"domain\")",
+};
+
+impl Kind for FrequencyOracle {
+    fn protocol(&self) -> Protocol {
+        Protocol::Frequency(self.protocol)
+    }
+    fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        let index = self.domain.index_of(text)?;
+        Ok(self.envelope(self.mechanism.randomize(index, rng)))
+    }
+    fn family(&self) -> &'static str {
+        "frequency"
+    }
+    fn value_kind(&self) -> ValueKind {
+        ValueKind::Index { size: matches!(*self.domain, Domain::Size(_)).then(|| self.domain.len()) }
+    }
+    fn memo(&self) -> Option<&dyn Memo> {
+        Some(self)
+    }
+    fn aggregator(&self) -> Box<dyn DynAggregate> {
+        Box::new(FrequencyAggregator::new(self.clone()))
+    }
+    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
+        Ok(Box::new(FrequencyAggregator::from_bytes(self.clone(), bytes)?))
+    }
+    fn neighbours(&self) -> [String; 2] {
+        [self.domain.value_text(0), self.domain.value_text(self.domain.len() - 1)]
+    }
+    fn events(&self, report: &Report) -> Vec<String> {
+        // The neighbours' support is the witness that matters, whatever the
+        // domain's size.
+        let last = self.domain.len() - 1;
+        let supported = self.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
+        supported.map(|v| format!("supports value {v}")).collect()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Memoized frequency reports: one permanent report per memo key (the
+/// value, or for dBitFlip the pattern of its buckets).
+impl Memo for FrequencyOracle {
+    fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        self.mechanism.memo_draws(rng)
+    }
+    fn draws_valid(&self, draws: &[u64]) -> bool {
+        self.mechanism.memo_draws_valid(draws)
+    }
+    fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
+        Ok(self.mechanism.memo_key(self.domain.index_of(value)?, draws))
+    }
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+        let index = self.domain.index_of(value)?;
+        Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_json())
+    }
+    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+        Report::from_json(permanent).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))
     }
 }
 
@@ -454,6 +564,15 @@ fn count_bits(payload: &Payload, counts: &mut [u64]) {
         for i in bits.ones() {
             counts[i] += 1;
         }
+    }
+}
+
+/// State counts of protocols whose every report adds exactly one count.
+fn check_one_count_per_report(counts: &[u64], n: u64) -> Result<()> {
+    if counts.iter().map(|&c| u128::from(c)).sum::<u128>() == u128::from(n) {
+        Ok(())
+    } else {
+        Err(crate::state::StateError::Inconsistent { what: "the counts do not add up to the number of reports" }.into())
     }
 }
 

@@ -30,7 +30,7 @@ pub struct SubsetSelection {
 
 impl SubsetSelection {
     /// For a validated ε and `d ≥ 2`, with the variance-minimizing `k`.
-    pub fn new(epsilon: f64, d: usize) -> Self {
+    pub(crate) fn new(epsilon: f64, d: usize) -> Self {
         Self::with_size(epsilon, d, Self::best_size(epsilon, d))
     }
 

@@ -30,14 +30,14 @@ pub struct UnaryEncoding {
 
 impl UnaryEncoding {
     /// SUE: the flip probability `1/(e^{ε/2}+1)` is the same for both bit values.
-    pub fn symmetric(epsilon: f64, d: usize) -> Self {
+    pub(crate) fn symmetric(epsilon: f64, d: usize) -> Self {
         let half = exp_epsilon_safe(epsilon).sqrt();
         let q = Bernoulli::rounded_up(1.0 / (half + 1.0)).expect("a probability");
         UnaryEncoding { d, q, miss: q }
     }
 
     /// OUE: bit `x` is a fair coin; the others are 1 with `1/(e^ε+1)`.
-    pub fn optimized(epsilon: f64, d: usize) -> Self {
+    pub(crate) fn optimized(epsilon: f64, d: usize) -> Self {
         let q = Bernoulli::rounded_up(1.0 / (exp_epsilon_safe(epsilon) + 1.0)).expect("a probability");
         UnaryEncoding { d, q, miss: Bernoulli::rounded_up(0.5).expect("a probability") }
     }

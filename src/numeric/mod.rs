@@ -10,14 +10,14 @@
 //!    the fractional position: `E[t_i] = t`, so nothing is biased, and the
 //!    rounding needs no privacy (any mixture of ε-DP rows is ε-DP);
 //! 2. the grid point's row of a **finite channel** is sampled with exact
-//!    integer coins ([`crate::rng::Bernoulli`], [`crate::rng::uniform_below`]):
+//!    integer coins ([`crate::rng::Bernoulli`], [`crate::rng::UniformBelow`]):
 //!    the report is an integer *output index*, and every output index decodes
 //!    to a public number.
 //!
 //! No floating-point sampling happens anywhere (Mironov, CCS 2012): the
 //! released values form a finite public set, and the realized channel — rows
 //! by grid input, columns by output index — can be enumerated and its
-//! log-ratios checked exactly ([`NumericMetric::channel`]).
+//! log-ratios checked exactly ([`NumericMetric::channel_probability`]).
 //!
 //! | protocol | output | grid | cost vs. the continuous mechanism |
 //! |---|---|---|---|
@@ -45,12 +45,17 @@ mod hybrid;
 mod laplace;
 mod piecewise;
 
+use crate::aggregate::NumericAggregator;
 use crate::error::{Error, Rejection, Result};
 use crate::hash::key64;
+use crate::mechanism::{Aggregate, Randomizer};
+use crate::metric::{ValueKind, parse_numbers, DynAggregate, Family, Kind, Memo};
+use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Report, REPORT_VERSION};
-use crate::rng::{Bernoulli, RngCore};
+use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::rng::{uniform_below, Bernoulli, CryptoRng, DynRng, RngCore};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::sync::Arc;
 
 pub use duchi::Duchi;
@@ -67,20 +72,46 @@ pub const MAX_EPSILON: f64 = 30.0;
 /// and ε < 5e-13 pushing `e^{ε/G}` below one).
 pub const MIN_EPSILON: f64 = 0.01;
 
-/// A numeric mechanism, as named in configs and reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NumericProtocol {
+/// Memoized 1BitMean's default α-point grid: the range in 32 steps.
+pub const DEFAULT_GRANULARITY: u64 = 32;
+
+/// The α-point offsets of memoized 1BitMean: `α` is one of `2^16`.
+const ALPHA_STEPS: u64 = 1 << 16;
+
+/// The numeric mechanisms: each line is one protocol, its name and the
+/// constructor of its one-attribute channel at ε, on the default grid or on
+/// one of `steps` steps; adding a mechanism is a module and one line here.
+macro_rules! numeric_protocols {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal => $build:expr,)+) => {
+        protocols! {
+            /// A numeric mechanism, as named in configs and reports.
+            pub enum NumericProtocol("numeric") {
+                $($(#[$doc])* $variant = $name,)+
+            }
+        }
+
+        impl NumericProtocol {
+            fn scalar(self, epsilon: f64, steps: Option<u64>) -> Arc<dyn Scalar> {
+                match self {
+                    $(NumericProtocol::$variant => Arc::new($build(epsilon, steps)),)+
+                }
+            }
+        }
+    };
+}
+
+numeric_protocols! {
     /// Duchi et al.'s one-dimensional mechanism: `±B`.
-    Duchi,
+    Duchi = "duchi" => |e, _| Duchi::new(e),
     /// Discrete Laplace noise on a grid.
-    Laplace,
+    Laplace = "laplace" => |e, g: Option<u64>| g.map_or_else(|| Laplace::new(e), |g| Laplace::with_steps(e, g)),
     /// The piecewise mechanism on a grid.
-    Piecewise,
+    Piecewise = "piecewise" => |e, g: Option<u64>| g.map_or_else(|| Piecewise::new(e), |g| Piecewise::with_steps(e, g)),
     /// Piecewise or Duchi, at random.
-    Hybrid,
-    /// Microsoft's 1BitMean: Duchi's channel, reported as one bit.
-    OneBitMean,
+    Hybrid = "hybrid" => |e, g: Option<u64>| g.map_or_else(|| Hybrid::new(e), |g| Hybrid::with_steps(e, g)),
+    /// Microsoft's 1BitMean: Duchi's channel, reported as one bit; memoized
+    /// with α-point rounding.
+    OneBitMean = "one_bit_mean" => |e, _| Duchi::new(e),
 }
 
 impl NumericProtocol {
@@ -88,49 +119,6 @@ impl NumericProtocol {
     /// first). 1BitMean is Duchi's channel and never wins over it.
     pub const AUTO: [NumericProtocol; 4] =
         [NumericProtocol::Duchi, NumericProtocol::Piecewise, NumericProtocol::Hybrid, NumericProtocol::Laplace];
-
-    /// The name used in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            NumericProtocol::Duchi => "duchi",
-            NumericProtocol::Laplace => "laplace",
-            NumericProtocol::Piecewise => "piecewise",
-            NumericProtocol::Hybrid => "hybrid",
-            NumericProtocol::OneBitMean => "one_bit_mean",
-        }
-    }
-
-    /// The channel for one attribute at `epsilon`, on the default grid or on
-    /// one of `steps` steps (Duchi's grid is always `±1`).
-    fn scalar(self, epsilon: f64, steps: Option<u64>) -> Arc<dyn Scalar> {
-        match (self, steps) {
-            (NumericProtocol::Duchi | NumericProtocol::OneBitMean, _) => Arc::new(Duchi::new(epsilon)),
-            (NumericProtocol::Laplace, None) => Arc::new(Laplace::new(epsilon)),
-            (NumericProtocol::Laplace, Some(g)) => Arc::new(Laplace::with_steps(epsilon, g)),
-            (NumericProtocol::Piecewise, None) => Arc::new(Piecewise::new(epsilon)),
-            (NumericProtocol::Piecewise, Some(g)) => Arc::new(Piecewise::with_steps(epsilon, g)),
-            (NumericProtocol::Hybrid, None) => Arc::new(Hybrid::new(epsilon)),
-            (NumericProtocol::Hybrid, Some(g)) => Arc::new(Hybrid::with_steps(epsilon, g)),
-        }
-    }
-}
-
-/// A numeric protocol named in a config: one of the protocols, or `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NumericChoice {
-    /// Duchi et al.
-    Duchi,
-    /// Discrete Laplace.
-    Laplace,
-    /// Piecewise.
-    Piecewise,
-    /// Hybrid.
-    Hybrid,
-    /// 1BitMean.
-    OneBitMean,
-    /// The smallest worst-case variance at this ε.
-    Auto,
 }
 
 /// `[lo, hi]` for a single number, or one such pair per attribute.
@@ -167,11 +155,16 @@ impl<'de> Deserialize<'de> for RangeSpec {
 #[serde(deny_unknown_fields)]
 pub struct NumericConfig {
     /// The mechanism, or `auto`.
-    pub protocol: NumericChoice,
+    pub protocol: Selection<NumericProtocol>,
     /// ε of one report (of one whole record for vectors).
     pub epsilon: f64,
     /// The range(s).
     pub range: RangeSpec,
+    /// Memoized 1BitMean only: the range is cut into this many steps for
+    /// α-point rounding (default 32). It changes what a memo means, so it
+    /// belongs to the client state's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granularity: Option<u64>,
 }
 
 /// One output index range whose values decode affinely: output `k` in
@@ -231,9 +224,9 @@ fn to_unit(x: f64, [lo, hi]: [f64; 2]) -> f64 {
 /// aggregator's parameters in one value.
 ///
 /// ```
-/// use localdp::{NumericMetric, NumericAggregator, SimulationRng};
+/// use localdp::{Aggregate, NumericMetric, NumericAggregator, Randomizer, SimulationRng};
 /// let metric = NumericMetric::from_json(r#"{"protocol":"auto","epsilon":1.0,"range":[0,100]}"#).unwrap();
-/// let mut rng = SimulationRng::from_seed(7); // simulation only; clients use SecureRng
+/// let mut rng = SimulationRng::seed_from_u64(7); // simulation only; clients use SecureRng
 /// let mut aggregator = NumericAggregator::new(metric.clone());
 /// for i in 0..20_000 {
 ///     let report = metric.randomize(&[f64::from(i % 50)], &mut rng).unwrap();
@@ -252,6 +245,7 @@ pub struct NumericMetric {
     sampled: usize,
     fingerprint: String,
     scalar: Arc<dyn Scalar>,
+    granularity: u64,
 }
 
 /// The config and grid (the channel itself is kept out: debug output of
@@ -325,12 +319,16 @@ impl NumericMetric {
         let sampled = ((epsilon / 2.5).floor() as usize).clamp(1, d);
         let per_attribute = epsilon / sampled as f64;
         let protocol = match config.protocol {
-            NumericChoice::Duchi => NumericProtocol::Duchi,
-            NumericChoice::Laplace => NumericProtocol::Laplace,
-            NumericChoice::Piecewise => NumericProtocol::Piecewise,
-            NumericChoice::Hybrid => NumericProtocol::Hybrid,
-            NumericChoice::OneBitMean => NumericProtocol::OneBitMean,
-            NumericChoice::Auto => Self::best(per_attribute, steps),
+            Selection::Fixed(protocol) => protocol,
+            Selection::Auto => Self::best(per_attribute, steps),
+        };
+        let granularity = match config.granularity {
+            None => DEFAULT_GRANULARITY,
+            Some(_) if protocol != NumericProtocol::OneBitMean => {
+                return Err(Error::InvalidConfig("\"granularity\" applies to one_bit_mean only".into()))
+            }
+            Some(g) if (1..=1 << 20).contains(&g) => g,
+            Some(_) => return Err(Error::InvalidConfig("\"granularity\" must be an integer in 1..=1048576".into())),
         };
         let scalar = protocol.scalar(per_attribute, steps);
         let mut canonical = format!("numeric:{vector}:{sampled}:{}:{}", scalar.steps(), scalar.outputs()).into_bytes();
@@ -339,7 +337,7 @@ impl NumericMetric {
             canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
         }
         let fingerprint = format!("{:016x}", key64(&canonical));
-        Ok(NumericMetric { protocol, epsilon, ranges, vector, sampled, fingerprint, scalar })
+        Ok(NumericMetric { protocol, epsilon, ranges, vector, sampled, fingerprint, scalar, granularity })
     }
 
     /// Parses a JSON config and builds the metric.
@@ -440,7 +438,7 @@ impl NumericMetric {
 
     /// Randomizes one record (a single number for a scalar metric). Values
     /// are clipped to their range; NaN and infinities are refused.
-    pub fn randomize(&self, values: &[f64], rng: &mut dyn RngCore) -> Result<Report> {
+    fn randomize_values(&self, values: &[f64], rng: &mut dyn RngCore) -> Result<Report> {
         if values.len() != self.ranges.len() {
             return Err(Error::InvalidValue(format!(
                 "expected {} number{}, got {}",
@@ -466,7 +464,7 @@ impl NumericMetric {
         };
         Ok(Report {
             version: REPORT_VERSION,
-            protocol: self.protocol.name().to_string(),
+            protocol: Protocol::Numeric(self.protocol),
             epsilon: self.epsilon,
             domain: self.fingerprint.clone(),
             payload,
@@ -476,7 +474,7 @@ impl NumericMetric {
     /// Checks that a report was made under this configuration and is well
     /// formed; the error carries the counted reason.
     pub fn validate(&self, report: &Report) -> Result<()> {
-        crate::report::check_envelope(report, self.protocol.name(), self.epsilon, &self.fingerprint)?;
+        crate::report::check_envelope(report, Protocol::Numeric(self.protocol), self.epsilon, &self.fingerprint)?;
         let outputs = self.scalar.outputs();
         let check = |v: u64| {
             if v < outputs {
@@ -508,6 +506,131 @@ impl NumericMetric {
 
     pub(crate) fn components(&self) -> &[Component] {
         self.scalar.components()
+    }
+}
+
+impl Randomizer for NumericMetric {
+    /// One number per attribute (one for a scalar metric).
+    type Value = [f64];
+
+    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, values: &[f64], rng: &mut R) -> Result<Report> {
+        self.randomize_values(values, &mut DynRng(rng))
+    }
+}
+
+/// Numeric configs: a `"range"` and a `"protocol"` of this family (or `"auto"`).
+pub(crate) static FAMILY: Family = Family {
+    claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
+    build: |config| {
+        let config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        Ok(Arc::new(NumericMetric::new(&config)?))
+    },
+    protocols: || format!("{}, auto", NumericProtocol::names()),
+    shape: "range",
+    label: "numeric (\"range\")",
+};
+
+impl Kind for NumericMetric {
+    fn protocol(&self) -> Protocol {
+        Protocol::Numeric(self.protocol)
+    }
+    fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        self.randomize_values(&parse_numbers(text)?, rng)
+    }
+    /// Memoization applies to scalar 1BitMean (α-point rounding).
+    fn family(&self) -> &'static str {
+        "numeric"
+    }
+    fn value_kind(&self) -> ValueKind {
+        ValueKind::Numbers { attributes: self.ranges.len() }
+    }
+    fn memo(&self) -> Option<&dyn Memo> {
+        (self.protocol == NumericProtocol::OneBitMean && !self.vector).then_some(self as &dyn Memo)
+    }
+    fn aggregator(&self) -> Box<dyn DynAggregate> {
+        Box::new(NumericAggregator::new(self.clone()))
+    }
+    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
+        Ok(Box::new(NumericAggregator::from_bytes(self.clone(), bytes)?))
+    }
+    /// The two ends of every range.
+    fn neighbours(&self) -> [String; 2] {
+        let ends = |end: usize| self.ranges.iter().map(|r| number_text(r[end])).collect::<Vec<_>>().join(",");
+        [ends(0), ends(1)]
+    }
+    /// Each attribute's exact output, and `output ≥ c` for a coarse set of
+    /// cut points (16 of them keep the event count small).
+    fn events(&self, report: &Report) -> Vec<String> {
+        let outputs = self.outputs();
+        let step = (outputs / 16).max(1) as usize;
+        let attribute_events = |attribute: u32, k: u64| {
+            let cuts = (1..outputs).step_by(step).filter(move |&c| k >= c);
+            std::iter::once(format!("attribute {attribute} output {k}"))
+                .chain(cuts.map(move |c| format!("attribute {attribute} output ≥ {c}")))
+        };
+        match &report.payload {
+            Payload::Index(k) => attribute_events(0, *k).collect(),
+            Payload::Sampled { attributes, values } => {
+                attributes.iter().zip(values).flat_map(|(&a, &k)| attribute_events(a, k)).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Memoized 1BitMean (Ding, Kulkarni, Yekhanin, NeurIPS 2017): α-point
+/// rounding moves the value to one of `s + 1` points of the range, up with
+/// probability equal to its position between them (exactly, over this
+/// install's α, drawn once), and each point's response is memoized.
+impl Memo for NumericMetric {
+    fn identity(&self) -> String {
+        format!("granularity={}", self.granularity)
+    }
+    fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        vec![uniform_below(rng, ALPHA_STEPS)]
+    }
+    fn draws_valid(&self, draws: &[u64]) -> bool {
+        matches!(draws, [alpha] if *alpha < ALPHA_STEPS)
+    }
+    fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
+        Ok(self.alpha_point(value, draws)?.to_string())
+    }
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+        let point = self.alpha_point(value, draws)?;
+        let [lo, hi] = self.ranges[0];
+        let x = lo + (hi - lo) * point as f64 / self.granularity as f64;
+        Ok(self.randomize_values(&[x], rng)?.to_json())
+    }
+    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+        Report::from_json(permanent).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))
+    }
+}
+
+impl NumericMetric {
+    /// The α-point a value rounds to, for this install's α.
+    fn alpha_point(&self, value: &str, draws: &[u64]) -> Result<u64> {
+        let values = parse_numbers(value)?;
+        let (&[x], &[alpha]) = (values.as_slice(), draws) else {
+            return Err(Error::InvalidValue("expected 1 finite number".into()));
+        };
+        if !x.is_finite() {
+            return Err(Error::InvalidValue("expected 1 finite number".into()));
+        }
+        let [lo, hi] = self.ranges[0];
+        let s = self.granularity;
+        let u = ((x.clamp(lo, hi) - lo) / (hi - lo) * s as f64).clamp(0.0, s as f64);
+        let below = (u.floor() as u64).min(s);
+        let fraction = ((u - below as f64) * ALPHA_STEPS as f64).floor() as u64;
+        Ok(below + u64::from(fraction > alpha))
     }
 }
 

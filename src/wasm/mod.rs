@@ -9,6 +9,8 @@
 
 use crate::aggregate::RejectionCounts;
 use crate::error::{Error, Rejection};
+use crate::metric::ValueKind;
+use crate::privacy::number_text;
 use crate::{Aggregator as CoreAggregator, Metric, PostProcessing, SecureRng};
 use js_sys::{Reflect, JSON};
 use serde::Serialize;
@@ -272,15 +274,17 @@ fn js_error(error: Error) -> JsValue {
             let _ = Reflect::set(&e, &"reason".into(), &reason.as_str().into());
             e
         }
-        Error::InvalidConfig(_) | Error::ValueNotInDomain(_) | Error::InvalidValue(_) | Error::MergeMismatch(_) => {
-            range_error(&message)
-        }
+        Error::InvalidConfig(_)
+        | Error::ValueNotInDomain(_)
+        | Error::InvalidValue(_)
+        | Error::MergeMismatch(_)
+        | Error::State(_) => range_error(&message),
         Error::PrivacyBudgetExceeded(_) => {
             let e = js_sys::Error::new(&message);
             e.set_name("PrivacyBudgetExceeded");
             e.into()
         }
-        Error::NoReports | Error::Randomness(_) => js_sys::Error::new(&message).into(),
+        _ => js_sys::Error::new(&message).into(),
     }
 }
 
@@ -396,7 +400,7 @@ impl Client {
     /// The resolved protocol (what `"auto"` chose).
     #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
     pub fn protocol(&self) -> String {
-        self.core.metric().protocol_name().to_string()
+        self.core.metric().protocol().name().to_string()
     }
 
     /// ε of one report.
@@ -434,32 +438,28 @@ impl Client {
     pub fn randomize(&mut self, value: ValueJs) -> Result<ReportJs, JsValue> {
         let value: JsValue = value.into();
         let now = self.now_ms()?;
-        let report = match self.core.metric() {
-            Metric::Rappor(_) => {
-                let text = value.as_string().ok_or_else(|| type_error("a RAPPOR value must be a string"))?;
-                self.core.randomize_text(&text, now, &mut self.rng)
-            }
-            Metric::Frequency(oracle) => {
-                let text = if let Some(s) = value.as_string() {
+        let text = match self.core.metric().value_kind() {
+            ValueKind::Text => value.as_string().ok_or_else(|| type_error("a value of this metric must be a string"))?,
+            ValueKind::Index { size } => {
+                if let Some(s) = value.as_string() {
                     s
                 } else if let Some(n) = value.as_f64() {
-                    if !matches!(oracle.domain(), crate::Domain::Size(_)) {
+                    if size.is_none() {
                         return Err(type_error("this domain's values are strings"));
                     }
                     if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
                         return Err(js_error(Error::ValueNotInDomain(format!(
                             "expected an integer in 0..{}",
-                            oracle.domain().len()
+                            size.unwrap_or(0)
                         ))));
                     }
                     (n as u64).to_string()
                 } else {
                     return Err(type_error("a value must be a string or a number"));
-                };
-                self.core.randomize_text(&text, now, &mut self.rng)
+                }
             }
-            Metric::Numeric(_) => {
-                let values: Vec<f64> = if let Some(n) = value.as_f64() {
+            ValueKind::Numbers { .. } => {
+                let numbers: Vec<f64> = if let Some(n) = value.as_f64() {
                     vec![n]
                 } else if js_sys::Array::is_array(&value) {
                     js_sys::Array::from(&value)
@@ -469,9 +469,13 @@ impl Client {
                 } else {
                     return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
                 };
-                self.core.randomize_numbers(&values, now, &mut self.rng)
+                if numbers.iter().any(|x| !x.is_finite()) {
+                    return Err(js_error(Error::InvalidValue("a value must be a finite number".into())));
+                }
+                numbers.iter().map(|&x| number_text(x)).collect::<Vec<_>>().join(",")
             }
-        }
+        };
+        let report = self.core.randomize_text(&text, now, &mut self.rng)
         .map_err(js_error)?;
         if self.persistent() {
             self.storage.set(&self.state_key, &self.core.state_json())?;
@@ -513,7 +517,7 @@ impl Aggregator {
     /// The resolved protocol.
     #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
     pub fn protocol(&self) -> String {
-        self.inner.protocol_name().to_string()
+        self.inner.protocol().name().to_string()
     }
 
     /// Accepted reports so far.

@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use localdp::{FrequencyOracle, Protocol};
+use localdp::{FrequencyOracle, FrequencyProtocol};
 
 /// The oracle for `protocol` at `epsilon` over the integers `0..d`.
-pub fn oracle(protocol: Protocol, epsilon: f64, d: usize) -> FrequencyOracle {
+pub fn oracle(protocol: FrequencyProtocol, epsilon: f64, d: usize) -> FrequencyOracle {
     FrequencyOracle::from_json(&format!(
         r#"{{"protocol":"{}","epsilon":{epsilon},"domain":{d}}}"#,
         protocol.name()

@@ -193,16 +193,11 @@ impl Collected {
     /// The aggregate is copied out of the lock (`O(d)`), so a slow estimate
     /// (RAPPOR's regression) never holds up the batches being counted.
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate, (Error, u64, RejectionCounts)> {
-        let (aggregator, rejected) = {
+        let (mut aggregator, rejected) = {
             let totals = self.totals.lock().expect("no panics while holding the lock");
             (totals.aggregator.clone(), totals.rejected)
         };
-        let mut estimate = aggregator.estimate(post).map_err(|e| (e, aggregator.n(), rejected))?;
-        match &mut estimate {
-            Estimate::Frequency(e) => e.rejected = rejected,
-            Estimate::Numeric(e) => e.rejected = rejected,
-            Estimate::Rappor(e) => e.rejected = rejected,
-        }
-        Ok(estimate)
+        aggregator.restore_rejected(rejected);
+        aggregator.estimate(post).map_err(|e| (e, aggregator.n(), rejected))
     }
 }

@@ -1,0 +1,118 @@
+//! The trait pair every mechanism implements: [`Randomizer`] on the device,
+//! [`Aggregate`] on the server.
+//!
+//! A mechanism is a value built by a validating constructor (its config
+//! checked, its probabilities derived once, with exact integer thresholds).
+//! The randomizer *is* that value; the aggregator is made *from* it
+//! ([`Aggregate::new`]), so both sides read ε, `p*` and `q*` from one place.
+//!
+//! An aggregator's running state is integer counts, so merging is exact: the
+//! state of a report set split into shards, each shard's state shipped as
+//! bytes ([`Aggregate::to_bytes`]) and merged, gives the same estimate, bit
+//! for bit, as one aggregator fed everything. The byte format is described
+//! in [`crate::state`].
+
+use crate::aggregate::RejectionCounts;
+use crate::error::Result;
+use crate::report::Report;
+use crate::rng::{CryptoRng, RngCore};
+use crate::state::{StateReader, StateWriter};
+
+/// The client side: a value in, a randomized report out.
+///
+/// Production code passes a cryptographic generator ([`crate::SecureRng`]);
+/// the bound is `CryptoRng`, so a fast non-cryptographic generator cannot be
+/// passed by mistake. Seeded simulation uses [`crate::SimulationRng`], which
+/// says what it is in its name.
+pub trait Randomizer {
+    /// What a device holds: `str` for a label, `[f64]` for numbers.
+    type Value: ?Sized;
+
+    /// Randomizes one value. Errors (a value outside the domain, a NaN)
+    /// never contain the value.
+    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &Self::Value, rng: &mut R) -> Result<Report>;
+}
+
+/// The server side: validates and counts reports, merges, estimates, and
+/// travels as bytes.
+pub trait Aggregate: Sized {
+    /// The configured mechanism this aggregates.
+    type Mechanism: Clone;
+    /// What [`Aggregate::estimate`] returns.
+    type Estimate;
+
+    /// An empty aggregator for the mechanism.
+    fn new(mechanism: Self::Mechanism) -> Self;
+
+    /// The mechanism.
+    fn mechanism(&self) -> &Self::Mechanism;
+
+    /// Accepted reports.
+    fn n(&self) -> u64;
+
+    /// Rejected reports, by reason.
+    fn rejected(&self) -> &RejectionCounts;
+
+    /// The counts of rejections, for adding one (crate-internal).
+    #[doc(hidden)]
+    fn rejected_mut(&mut self) -> &mut RejectionCounts;
+
+    /// Validates a report and, if it was made under this configuration and
+    /// is well formed, adds it. A refused report is counted by reason and
+    /// returned as [`crate::Error::Rejected`]; nothing accepted is lost.
+    fn add(&mut self, report: &Report) -> Result<()>;
+
+    /// Parses, validates and adds one JSON report (bytes that are not UTF-8
+    /// are malformed).
+    fn add_json(&mut self, text: &[u8]) -> Result<()> {
+        match Report::from_json(text) {
+            Ok(report) => self.add(&report),
+            Err(e) => Err(self.rejected_mut().count_error(e)),
+        }
+    }
+
+    /// Adds everything `other` accepted and rejected. Both must have the same
+    /// configuration ([`crate::Error::MergeMismatch`] otherwise, and nothing
+    /// changes).
+    fn merge(&mut self, other: &Self) -> Result<()>;
+
+    /// The estimate, with standard errors and 95% intervals.
+    fn estimate(&self) -> Result<Self::Estimate>;
+
+    /// Writes the running counts (not the header: see [`Aggregate::to_bytes`]).
+    #[doc(hidden)]
+    fn write_counts(&self, out: &mut StateWriter);
+
+    /// Reads what [`Aggregate::write_counts`] wrote into an empty aggregator
+    /// of `n` accepted reports, checking that every count is consistent with
+    /// `n` and the configuration.
+    #[doc(hidden)]
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()>;
+
+    /// The identity of the configuration the counts belong to: protocol, ε
+    /// and fingerprint, as reports carry them.
+    fn state_id(&self) -> String;
+
+    /// The state as compact bytes: versioned, checksummed, tagged with the
+    /// configuration's identity ([`crate::state`]).
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = StateWriter::new(&self.state_id());
+        out.u64(self.n());
+        self.rejected().write(&mut out);
+        self.write_counts(&mut out);
+        out.finish()
+    }
+
+    /// The aggregator whose state `bytes` hold, for `mechanism`. Bytes that
+    /// are truncated, corrupted, of another format version or of another
+    /// configuration are refused with [`crate::Error::State`], never a panic.
+    fn from_bytes(mechanism: Self::Mechanism, bytes: &[u8]) -> Result<Self> {
+        let mut aggregator = Self::new(mechanism);
+        let mut input = StateReader::open(bytes, &aggregator.state_id())?;
+        let n = input.u64()?;
+        *aggregator.rejected_mut() = RejectionCounts::read(&mut input)?;
+        aggregator.read_counts(n, &mut input)?;
+        input.finish()?;
+        Ok(aggregator)
+    }
+}

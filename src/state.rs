@@ -1,0 +1,270 @@
+//! The byte form of an aggregator's state: the unit a distributed engine
+//! ships between machines (as DataFusion ships HyperLogLog registers).
+//!
+//! ```text
+//! "LDPS"            4 bytes, the magic
+//! version           1 byte, STATE_VERSION
+//! id                varint length + UTF-8: protocol:ε:fingerprint, as reports carry
+//! n                 varint: accepted reports
+//! rejected          varint count + one varint per reason
+//! counts            the mechanism's integer counts, varints (LEB128)
+//! crc32             4 bytes little-endian: CRC-32 (IEEE) of everything before
+//! ```
+//!
+//! Everything is an integer, so merging is exact and the estimate of merged
+//! states never depends on how the reports were split. Reading checks the
+//! magic, the version, the checksum, the configuration's identity, every
+//! length against the configuration and every count against `n`; anything
+//! else is a typed [`StateError`], never a panic. Every number has one
+//! encoding (no zero high bytes), so a state has exactly one byte form.
+
+use crate::error::Error;
+use std::fmt;
+
+/// The only state format version this build writes and reads.
+pub const STATE_VERSION: u8 = 1;
+
+const MAGIC: &[u8; 4] = b"LDPS";
+
+/// Why state bytes were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The bytes end before the state does.
+    Truncated,
+    /// Not a localdp state (wrong magic).
+    NotAState,
+    /// A state format version this build does not read.
+    UnsupportedVersion {
+        /// The version found.
+        found: u8,
+    },
+    /// The checksum does not match: the bytes were corrupted.
+    Checksum,
+    /// The state belongs to another configuration (protocol, ε or domain).
+    ConfigMismatch {
+        /// The configuration the state was made for.
+        found: String,
+        /// This aggregator's configuration.
+        expected: String,
+    },
+    /// A number is not a valid varint, or is out of its range.
+    Malformed,
+    /// The counts contradict each other or the configuration.
+    Inconsistent {
+        /// What does not add up.
+        what: &'static str,
+    },
+    /// Bytes follow the end of the state.
+    TrailingBytes,
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::Truncated => f.write_str("the state is truncated"),
+            StateError::NotAState => f.write_str("not a localdp aggregator state"),
+            StateError::UnsupportedVersion { found } => write!(f, "state format version {found} is not supported"),
+            StateError::Checksum => f.write_str("the state's checksum does not match (corrupted bytes)"),
+            StateError::ConfigMismatch { found, expected } => {
+                write!(f, "the state was made for configuration {found}, not {expected}")
+            }
+            StateError::Malformed => f.write_str("the state holds a malformed number"),
+            StateError::Inconsistent { what } => write!(f, "the state is inconsistent: {what}"),
+            StateError::TrailingBytes => f.write_str("bytes follow the end of the state"),
+        }
+    }
+}
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Self {
+        Error::State(e)
+    }
+}
+
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
+fn crc32(bytes: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                k += 1;
+            }
+            table[i] = c;
+            i += 1;
+        }
+        table
+    };
+    !bytes.iter().fold(!0u32, |c, &b| TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8))
+}
+
+/// Writes a state (used by [`crate::Aggregate::to_bytes`]).
+#[derive(Debug)]
+pub struct StateWriter {
+    bytes: Vec<u8>,
+}
+
+impl StateWriter {
+    /// A state for the configuration `id`.
+    pub fn new(id: &str) -> Self {
+        let mut w = StateWriter { bytes: MAGIC.to_vec() };
+        w.bytes.push(STATE_VERSION);
+        w.u64(id.len() as u64);
+        w.bytes.extend_from_slice(id.as_bytes());
+        w
+    }
+
+    /// One unsigned integer (LEB128).
+    pub fn u128(&mut self, mut x: u128) {
+        loop {
+            let byte = (x & 0x7f) as u8;
+            x >>= 7;
+            if x == 0 {
+                self.bytes.push(byte);
+                return;
+            }
+            self.bytes.push(byte | 0x80);
+        }
+    }
+
+    /// One unsigned integer (LEB128).
+    pub fn u64(&mut self, x: u64) {
+        self.u128(u128::from(x));
+    }
+
+    /// A length, then the counts.
+    pub fn counts(&mut self, counts: &[u64]) {
+        self.u64(counts.len() as u64);
+        for &c in counts {
+            self.u64(c);
+        }
+    }
+
+    /// The bytes, with their checksum.
+    pub fn finish(mut self) -> Vec<u8> {
+        let crc = crc32(&self.bytes);
+        self.bytes.extend_from_slice(&crc.to_le_bytes());
+        self.bytes
+    }
+}
+
+/// Reads a state (used by [`crate::Aggregate::from_bytes`]).
+#[derive(Debug)]
+pub struct StateReader<'a> {
+    body: &'a [u8],
+}
+
+impl<'a> StateReader<'a> {
+    /// Checks the magic, version, checksum and configuration identity.
+    pub fn open(bytes: &'a [u8], expected_id: &str) -> Result<Self, StateError> {
+        if bytes.len() < MAGIC.len() + 1 + 4 {
+            return Err(if bytes.starts_with(&MAGIC[..bytes.len().min(4)]) { StateError::Truncated } else { StateError::NotAState });
+        }
+        if &bytes[..4] != MAGIC {
+            return Err(StateError::NotAState);
+        }
+        if bytes[4] != STATE_VERSION {
+            return Err(StateError::UnsupportedVersion { found: bytes[4] });
+        }
+        let (content, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32(content) != u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]) {
+            return Err(StateError::Checksum);
+        }
+        let mut reader = StateReader { body: &content[5..] };
+        let len = reader.length(usize::MAX)?;
+        if reader.body.len() < len {
+            return Err(StateError::Truncated);
+        }
+        let (id, rest) = reader.body.split_at(len);
+        if id != expected_id.as_bytes() {
+            return Err(StateError::ConfigMismatch {
+                found: String::from_utf8_lossy(id).into_owned(),
+                expected: expected_id.to_string(),
+            });
+        }
+        reader.body = rest;
+        Ok(reader)
+    }
+
+    /// One unsigned integer.
+    pub fn u128(&mut self) -> Result<u128, StateError> {
+        let mut x = 0u128;
+        for (i, &byte) in self.body.iter().enumerate() {
+            if i == 19 || (i == 18 && byte > 0x03) {
+                return Err(StateError::Malformed);
+            }
+            x |= u128::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                // One encoding per number: no zero high bytes.
+                if byte == 0 && i > 0 {
+                    return Err(StateError::Malformed);
+                }
+                self.body = &self.body[i + 1..];
+                return Ok(x);
+            }
+        }
+        Err(StateError::Truncated)
+    }
+
+    /// One unsigned integer that fits 64 bits.
+    pub fn u64(&mut self) -> Result<u64, StateError> {
+        u64::try_from(self.u128()?).map_err(|_| StateError::Malformed)
+    }
+
+    /// A length of at most `max`.
+    pub fn length(&mut self, max: usize) -> Result<usize, StateError> {
+        usize::try_from(self.u64()?).ok().filter(|&l| l <= max).ok_or(StateError::Malformed)
+    }
+
+    /// Counts written by [`StateWriter::counts`]; there must be exactly
+    /// `into.len()` of them, each at most `max`.
+    pub fn counts(&mut self, into: &mut [u64], max: u64, what: &'static str) -> Result<(), StateError> {
+        if self.length(usize::MAX)? != into.len() {
+            return Err(StateError::Inconsistent { what });
+        }
+        for slot in into.iter_mut() {
+            *slot = self.u64()?;
+            if *slot > max {
+                return Err(StateError::Inconsistent { what });
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the state: nothing may follow.
+    pub fn finish(self) -> Result<(), StateError> {
+        if self.body.is_empty() {
+            Ok(())
+        } else {
+            Err(StateError::TrailingBytes)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_matches_the_standard_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn varints_round_trip_at_their_limits() {
+        let mut w = StateWriter::new("id");
+        for x in [0u128, 1, 127, 128, u128::from(u64::MAX), u128::MAX] {
+            w.u128(x);
+        }
+        let bytes = w.finish();
+        let mut r = StateReader::open(&bytes, "id").unwrap();
+        for x in [0u128, 1, 127, 128, u128::from(u64::MAX), u128::MAX] {
+            assert_eq!(r.u128().unwrap(), x);
+        }
+        r.finish().unwrap();
+    }
+}
