@@ -2,6 +2,7 @@
 # Fuzz the parsers that face untrusted input (fuzz/fuzz_targets/*.rs):
 #   report  Report::from_json + Aggregator::add_json on fixed configs
 #   config  Metric::from_json, then randomize and aggregate one report
+#   state   Aggregator::from_bytes on fixed configs (state shipped between machines)
 #
 #   bash scripts/fuzz.sh [SECONDS]     # default 30 seconds per target
 #
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.1
-TARGETS=(report config)
+TARGETS=(report config state)
 SECONDS_PER_TARGET=${1:-30}
 REPLAY_TIMEOUT=${REPLAY_TIMEOUT:-10}   # seconds per regression input
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-10}       # seconds per input while fuzzing
