@@ -9,7 +9,7 @@
 //! * `p* = p`, `q* = (1−p)/(d−1)`; `Var[ĉ_v]/n ≈ (e^ε+d−2)/(e^ε−1)²`.
 //! * Report: one index, `⌈log2 d⌉` bits. Best when `d < 3e^ε + 2`.
 
-use super::{ceil_log2, validate_index, Likelihood, Mechanism};
+use super::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -92,6 +92,10 @@ impl Mechanism for GeneralizedRandomizedResponse {
             Payload::Index(y) if *y < self.m => Likelihood::new(self.probability(index as u64, *y)),
             _ => Likelihood::new(0.0),
         }
+    }
+
+    fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        ChannelOutputs::Complete((0..self.m).map(Payload::Index).collect())
     }
 
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {

@@ -13,7 +13,7 @@
 //! * Decoding: histogram the columns, one fast Walsh–Hadamard transform
 //!   (`O(K log K)`), then `S_v = (n + (H·counts)[v+1]) / 2`.
 
-use super::{ceil_log2, validate_index, Likelihood, Mechanism};
+use super::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -100,6 +100,10 @@ impl Mechanism for HadamardResponse {
             }
             _ => Likelihood::new(0.0),
         }
+    }
+
+    fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        ChannelOutputs::Complete((0..self.k).map(Payload::Index).collect())
     }
 
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {

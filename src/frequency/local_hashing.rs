@@ -24,7 +24,7 @@
 //! The client hashes the value's text itself ([`crate::hash::key64`]), so it
 //! needs no dictionary; the aggregator can score any candidate list.
 
-use super::{ceil_log2, GeneralizedRandomizedResponse, Likelihood, Mechanism};
+use super::{ChannelOutputs, ceil_log2, GeneralizedRandomizedResponse, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::hash::bucket;
 use crate::privacy::exp;
@@ -88,6 +88,23 @@ impl Mechanism for LocalHashing {
 
     fn counts_len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// Sampled seeds, each with every bucket (or, for a huge `g`, with the
+    /// buckets of sampled reports): the seeds are too many to enumerate.
+    fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        let seeds = if d > 16 { 8 } else { 64 };
+        let mut out = Vec::new();
+        for i in 0..seeds {
+            let Payload::Hashed { seed, value } = self.randomize(i % d, rng) else { continue };
+            if self.g <= 4096 {
+                out.extend((0..self.g).map(|value| Payload::Hashed { seed, value }));
+            } else {
+                let own = bucket(seed, self.keys[i % d], self.g);
+                out.extend([value, own, (own + 1) % self.g].map(|value| Payload::Hashed { seed, value }));
+            }
+        }
+        ChannelOutputs::Sampled(out)
     }
 
     fn support_probabilities(&self) -> (f64, f64) {

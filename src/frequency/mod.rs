@@ -211,6 +211,11 @@ pub(crate) trait Mechanism: Send + Sync {
     fn identity(&self) -> Option<String> {
         None
     }
+    /// Outputs for the exact channel checks: every output where the set is
+    /// small, otherwise outputs drawn from the mechanism on varied inputs.
+    fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        ChannelOutputs::Sampled(sampled_outputs(self, d, 64, rng))
+    }
     /// Checks counts read from state bytes (each already at most `n`):
     /// protocols whose reports add exactly one count check the total.
     fn check_counts(&self, _counts: &[u64], _n: u64) -> Result<()> {
@@ -449,6 +454,16 @@ impl FrequencyOracle {
         self.mechanism.likelihood(index, &report.payload)
     }
 
+    /// The outputs to examine in an exact channel check (with
+    /// [`Self::likelihood`]): all of them where that is feasible, otherwise
+    /// outputs drawn from the mechanism on varied inputs with `rng`.
+    pub fn channel_outputs<R: RngCore + ?Sized>(&self, rng: &mut R) -> ChannelOutputs<Report> {
+        match self.mechanism.channel_outputs(self.domain.len(), &mut DynRng(rng)) {
+            ChannelOutputs::Complete(v) => ChannelOutputs::Complete(v.into_iter().map(|p| self.envelope(p)).collect()),
+            ChannelOutputs::Sampled(v) => ChannelOutputs::Sampled(v.into_iter().map(|p| self.envelope(p)).collect()),
+        }
+    }
+
     pub(crate) fn mechanism(&self) -> &dyn Mechanism {
         &*self.mechanism
     }
@@ -565,6 +580,41 @@ fn count_bits(payload: &Payload, counts: &mut [u64]) {
             counts[i] += 1;
         }
     }
+}
+
+/// The outputs of a channel to examine in an exact check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChannelOutputs<T> {
+    /// Every output the mechanism can produce.
+    Complete(Vec<T>),
+    /// Outputs drawn from the mechanism itself (the set is too large).
+    Sampled(Vec<T>),
+}
+
+impl<T> ChannelOutputs<T> {
+    /// The outputs, whichever kind.
+    pub fn into_vec(self) -> Vec<T> {
+        match self {
+            ChannelOutputs::Complete(v) | ChannelOutputs::Sampled(v) => v,
+        }
+    }
+}
+
+/// `count` payloads drawn from varied inputs.
+fn sampled_outputs<M: Mechanism + ?Sized>(m: &M, d: usize, count: usize, rng: &mut dyn RngCore) -> Vec<Payload> {
+    (0..count).map(|i| m.randomize((i * 7919) % d, rng)).collect()
+}
+
+/// Every `d`-bit vector (of `weight` ones, if given).
+fn all_bit_vectors(d: usize, weight: Option<usize>) -> Vec<Payload> {
+    (0u64..1 << d)
+        .filter(|m| weight.is_none_or(|w| m.count_ones() as usize == w))
+        .map(|m| {
+            let mut bits = crate::report::BitVector::zeros(d);
+            (0..d).filter(|i| m >> i & 1 == 1).for_each(|i| bits.set(i));
+            Payload::Bits(bits)
+        })
+        .collect()
 }
 
 /// State counts of protocols whose every report adds exactly one count.

@@ -13,7 +13,7 @@
 //!   minimax-optimal for squared ℓ2 loss (Ye & Barg), and `k = 1` is GRR.
 //! * Report: `d` bits with exactly `k` set.
 
-use super::{count_bits, validate_bits, Likelihood, Mechanism};
+use super::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::privacy::{exp, exp_epsilon_safe};
 use crate::report::{BitVector, Payload};
@@ -35,7 +35,7 @@ impl SubsetSelection {
     }
 
     /// With a given subset size `1 ≤ k < d`.
-    pub fn with_size(epsilon: f64, d: usize, k: usize) -> Self {
+    pub(crate) fn with_size(epsilon: f64, d: usize, k: usize) -> Self {
         let (kf, df) = (k as f64, d as f64);
         let exclude = Bernoulli::rounded_up((df - kf) / (kf * exp_epsilon_safe(epsilon) + df - kf))
             .expect("a probability");
@@ -117,6 +117,14 @@ impl Mechanism for SubsetSelection {
                 }
             }
             _ => Likelihood::new(0.0),
+        }
+    }
+
+    fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        if d <= 16 {
+            ChannelOutputs::Complete(super::all_bit_vectors(d, Some(self.k)))
+        } else {
+            ChannelOutputs::Sampled(super::sampled_outputs(self, d, 12, rng))
         }
     }
 

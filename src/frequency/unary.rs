@@ -12,7 +12,7 @@
 //!   ratio is `p(1−q)/((1−p)q) = e^ε`, exactly tight.
 //! * Report: `d` bits.
 
-use super::{count_bits, validate_bits, Likelihood, Mechanism};
+use super::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};
@@ -82,6 +82,14 @@ impl Mechanism for UnaryEncoding {
             let one = if i == index { p } else { q };
             l.times(if bits.get(i) { one } else { 1.0 - one })
         })
+    }
+
+    fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        if d <= 16 {
+            ChannelOutputs::Complete(super::all_bit_vectors(d, None))
+        } else {
+            ChannelOutputs::Sampled(super::sampled_outputs(self, d, 12, rng))
+        }
     }
 
     fn report_bits(&self) -> u64 {
