@@ -23,6 +23,7 @@
 mod dbitflip;
 mod grr;
 mod hadamard;
+mod hadamard_rr;
 mod local_hashing;
 mod subset;
 mod unary;
@@ -119,6 +120,8 @@ frequency_protocols! {
     Olh = "olh" => |p: &Params<'_>| LocalHashing::new(p.epsilon, LocalHashing::optimal_g(p.epsilon), p.domain.keys()),
     /// Hadamard response.
     Hr = "hr" => |p: &Params<'_>| HadamardResponse::new(p.epsilon, p.domain.len()),
+    /// Hadamard randomized response: one randomized Hadamard coefficient.
+    Hrr = "hrr" => |p: &Params<'_>| hadamard_rr::HadamardRandomizedResponse::new(p.epsilon, p.domain.len()),
     /// Subset selection.
     Ss = "ss" => |p: &Params<'_>| SubsetSelection::new(p.epsilon, p.domain.len()),
     /// dBitFlip, `"d"` buckets per report (never chosen by `auto`: it trades
