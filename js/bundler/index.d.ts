@@ -1,2 +1,2 @@
-export { Client, Aggregator } from '../web/localdp.js';
+export { Client, Aggregator, protocols } from '../web/localdp.js';
 export type * from '../web/localdp.js';

@@ -5,4 +5,4 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const bindings = require('./localdp.js');
 
-export const { Client, Aggregator } = bindings;
+export const { Client, Aggregator, protocols } = bindings;

@@ -10,6 +10,7 @@
 use crate::aggregate::RejectionCounts;
 use crate::error::{Error, Rejection};
 use crate::metric::ValueKind;
+use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
 use crate::{Aggregator as CoreAggregator, Metric, PostProcessing, SecureRng};
 use js_sys::{Reflect, JSON};
@@ -20,7 +21,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
 /** A frequency protocol, as resolved and named in reports. */
-export type FrequencyProtocol = "grr" | "sue" | "oue" | "blh" | "olh" | "hr" | "ss" | "dbitflip";
+export type FrequencyProtocol = FREQUENCY_PROTOCOLS;
 
 /** The same object as the CLI's CONFIG.json. */
 export interface FrequencyConfig {
@@ -35,7 +36,7 @@ export interface FrequencyConfig {
 }
 
 /** A numeric mechanism, as resolved and named in reports. */
-export type NumericProtocol = "duchi" | "laplace" | "piecewise" | "hybrid" | "one_bit_mean";
+export type NumericProtocol = NUMERIC_PROTOCOLS;
 
 /** A numeric metric: the mean of a bounded number, or of each attribute of a record. */
 export interface NumericConfig {
@@ -93,7 +94,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol | "rappor";
+export type Protocol = FrequencyProtocol | NumericProtocol | OPEN_DOMAIN_PROTOCOLS;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -493,6 +494,28 @@ impl Client {
         }
         Ok(ms as u64)
     }
+}
+
+/// Every protocol's name, by family (`{frequency, numeric, openDomain}`):
+/// the names the library declares once, which the build also writes into
+/// the TypeScript types.
+#[wasm_bindgen(js_name = protocols)]
+pub fn protocols() -> JsValue {
+    fn names<P: ProtocolFamily>() -> Vec<&'static str> {
+        P::ALL.iter().map(|p| p.name()).collect()
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Families {
+        frequency: Vec<&'static str>,
+        numeric: Vec<&'static str>,
+        open_domain: Vec<&'static str>,
+    }
+    to_js(&Families {
+        frequency: names::<crate::FrequencyProtocol>(),
+        numeric: names::<crate::NumericProtocol>(),
+        open_domain: names::<crate::OpenDomainProtocol>(),
+    })
 }
 
 /// The storage key of the per-install secret.
