@@ -8,28 +8,32 @@
 
 use localdp::rng::RngCore;
 use localdp::state::StateWriter;
-use localdp::{Aggregator, Error, Metric, PostProcessing, SimulationRng, StateError};
+use localdp::{
+    Aggregator, Error, FrequencyProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily, SimulationRng,
+    StateError,
+};
 
-/// One config per mechanism (and per shape of state: labels, records,
-/// dBitFlip with several buckets, RAPPOR's cohorts).
-const CONFIGS: &[&str] = &[
-    r#"{"protocol":"grr","epsilon":1,"domain":8}"#,
-    r#"{"protocol":"sue","epsilon":1,"domain":["a","b","c","d","e"]}"#,
-    r#"{"protocol":"oue","epsilon":2,"domain":12}"#,
-    r#"{"protocol":"blh","epsilon":1,"domain":8}"#,
-    r#"{"protocol":"olh","epsilon":3,"domain":10}"#,
-    r#"{"protocol":"hr","epsilon":1,"domain":9}"#,
-    r#"{"protocol":"ss","epsilon":1,"domain":16}"#,
-    r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":3}"#,
-    r#"{"protocol":"auto","epsilon":4,"domain":6}"#,
-    r#"{"protocol":"duchi","epsilon":1,"range":[0,10]}"#,
-    r#"{"protocol":"laplace","epsilon":1,"range":[-5,5]}"#,
-    r#"{"protocol":"piecewise","epsilon":2,"range":[0,100]}"#,
-    r#"{"protocol":"hybrid","epsilon":2,"range":[0,1]}"#,
-    r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,60]}"#,
-    r#"{"protocol":"piecewise","epsilon":6,"range":[[0,1],[0,10],[5,6]]}"#,
-    r#"{"protocol":"rappor","bits":16,"hashes":2,"cohorts":4,"candidates":["a","b","c","d"]}"#,
-];
+/// One config per mechanism, from the libraries' own protocol lists (so a
+/// new protocol is covered without an edit here), plus the other shapes of
+/// state: labels, records, dBitFlip with several buckets, RAPPOR's cohorts.
+fn configs() -> Vec<String> {
+    let mut configs: Vec<String> = FrequencyProtocol::ALL
+        .iter()
+        .map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"domain":8}}"#))
+        .chain(NumericProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10]}}"#)))
+        .collect();
+    configs.extend(
+        [
+            r#"{"protocol":"sue","epsilon":1,"domain":["a","b","c","d","e"]}"#,
+            r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":3}"#,
+            r#"{"protocol":"auto","epsilon":4,"domain":6}"#,
+            r#"{"protocol":"piecewise","epsilon":6,"range":[[0,1],[0,10],[5,6]]}"#,
+            r#"{"protocol":"rappor","bits":16,"hashes":2,"cohorts":4,"candidates":["a","b","c","d"]}"#,
+        ]
+        .map(String::from),
+    );
+    configs
+}
 
 /// A value the metric accepts, drawn at random.
 fn value(metric: &Metric, rng: &mut SimulationRng) -> String {
@@ -66,8 +70,8 @@ fn state_of(metric: &Metric, lines: &[String]) -> Vec<u8> {
 #[test]
 fn sharded_states_merged_through_bytes_give_the_identical_estimate() {
     let mut rng = SimulationRng::seed_from_u64(11);
-    for config in CONFIGS {
-        let metric = Metric::from_json(config).unwrap();
+    for config in configs() {
+        let metric = Metric::from_json(&config).unwrap();
         let lines = reports(&metric, 3000, &mut rng);
         let whole = {
             let mut a = Aggregator::new(metric.clone());
@@ -97,8 +101,8 @@ fn sharded_states_merged_through_bytes_give_the_identical_estimate() {
 #[test]
 fn a_state_round_trips_through_bytes_unchanged() {
     let mut rng = SimulationRng::seed_from_u64(12);
-    for config in CONFIGS {
-        let metric = Metric::from_json(config).unwrap();
+    for config in configs() {
+        let metric = Metric::from_json(&config).unwrap();
         let bytes = state_of(&metric, &reports(&metric, 500, &mut rng));
         let restored = Aggregator::from_bytes(metric.clone(), &bytes).unwrap();
         assert_eq!(restored.to_bytes(), bytes, "{config}");
@@ -119,8 +123,8 @@ fn state_error(metric: &Metric, bytes: &[u8]) -> StateError {
 #[test]
 fn truncated_state_is_refused_at_every_length() {
     let mut rng = SimulationRng::seed_from_u64(13);
-    for config in CONFIGS {
-        let metric = Metric::from_json(config).unwrap();
+    for config in configs() {
+        let metric = Metric::from_json(&config).unwrap();
         let bytes = state_of(&metric, &reports(&metric, 200, &mut rng));
         for len in 0..bytes.len() {
             state_error(&metric, &bytes[..len]);
@@ -131,8 +135,8 @@ fn truncated_state_is_refused_at_every_length() {
 #[test]
 fn every_corrupted_byte_is_caught() {
     let mut rng = SimulationRng::seed_from_u64(14);
-    for config in CONFIGS {
-        let metric = Metric::from_json(config).unwrap();
+    for config in configs() {
+        let metric = Metric::from_json(&config).unwrap();
         let bytes = state_of(&metric, &reports(&metric, 200, &mut rng));
         for i in 0..bytes.len() {
             for flip in [0x01u8, 0x80, 0xff] {
@@ -155,7 +159,7 @@ fn every_corrupted_byte_is_caught() {
 
 #[test]
 fn a_state_of_another_configuration_is_refused() {
-    let grr = Metric::from_json(CONFIGS[0]).unwrap();
+    let grr = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":8}"#).unwrap();
     let other_epsilon = Metric::from_json(r#"{"protocol":"grr","epsilon":2,"domain":8}"#).unwrap();
     let other_domain = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":9}"#).unwrap();
     let bytes = Aggregator::new(grr).to_bytes();
@@ -168,7 +172,7 @@ fn a_state_of_another_configuration_is_refused() {
 /// real reports is refused: merging it would corrupt every estimate after.
 #[test]
 fn forged_counts_are_refused() {
-    let metric = Metric::from_json(CONFIGS[0]).unwrap(); // grr over 8 values
+    let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":8}"#).unwrap();
     let forge = |n: u64, counts: &[u64]| {
         let mut w = StateWriter::new(&metric.id());
         w.u64(n);
@@ -197,7 +201,7 @@ fn forged_counts_are_refused() {
 
 #[test]
 fn aggregators_of_different_metrics_do_not_merge() {
-    let mut grr = Aggregator::new(Metric::from_json(CONFIGS[0]).unwrap());
-    let duchi = Aggregator::new(Metric::from_json(CONFIGS[9]).unwrap());
+    let mut grr = Aggregator::new(Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":8}"#).unwrap());
+    let duchi = Aggregator::new(Metric::from_json(r#"{"protocol":"duchi","epsilon":1,"range":[0,10]}"#).unwrap());
     assert!(matches!(grr.merge(&duchi), Err(Error::MergeMismatch(_))));
 }
