@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::channel::frequency_max_log_ratio;
 use common::{chi_square_critical, oracle};
 use localdp::frequency::ChannelOutputs;
 use localdp::{FrequencyOracle, FrequencyProtocol, ProtocolFamily, Report, SimulationRng};
@@ -26,22 +27,10 @@ fn outputs(oracle: &FrequencyOracle) -> ChannelOutputs<Report> {
     oracle.channel_outputs(&mut SimulationRng::seed_from_u64(99))
 }
 
-/// The largest `ln(P[y|x] / P[y|x'])` over the examined outputs `y` and all
+/// The largest `ln(P[y|x] / P[y|x'])` over the examined outputs and all
 /// pairs of inputs.
 fn max_log_ratio(oracle: &FrequencyOracle) -> f64 {
-    let d = oracle.domain().len();
-    let mut worst = 0.0f64;
-    for y in outputs(oracle).into_vec() {
-        let likelihoods: Vec<_> = (0..d).map(|x| oracle.likelihood(x, &y)).collect();
-        if likelihoods.iter().all(|l| l.is_zero()) {
-            continue;
-        }
-        assert!(likelihoods.iter().all(|l| !l.is_zero()), "an output impossible for some inputs only: ε = ∞");
-        let logs: Vec<f64> = likelihoods.iter().map(|l| l.log_ratio(likelihoods[0])).collect();
-        let (lo, hi) = logs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        worst = worst.max(hi - lo);
-    }
-    worst
+    frequency_max_log_ratio(oracle, &outputs(oracle).into_vec())
 }
 
 #[test]
@@ -129,4 +118,14 @@ fn samplers_draw_from_the_enumerated_channel() {
         let critical = chi_square_critical(1e-6, cells - 1);
         assert!(statistic < critical, "{protocol:?}: χ² = {statistic} over {cells} cells, critical {critical}");
     }
+}
+
+#[test]
+fn every_channel_holds_its_epsilon_up_to_30() {
+    common::channel::every_channel_holds_its_epsilon_up_to_30();
+}
+
+#[test]
+fn local_hashing_at_large_epsilon_stays_in_range() {
+    common::channel::local_hashing_at_large_epsilon_stays_in_range();
 }

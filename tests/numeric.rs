@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::channel::numeric_max_log_ratio;
 use common::z_critical;
 use localdp::report::Payload;
 use localdp::{
@@ -21,34 +22,6 @@ fn metric(protocol: &str, epsilon: f64, range: &str) -> NumericMetric {
     NumericMetric::new(&config(protocol, epsilon, range)).unwrap()
 }
 
-/// Every row sums to one and, for every output, the largest and smallest
-/// probability over all grid inputs are within `e^ε`. Returns the realized
-/// max log-ratio.
-fn max_log_ratio(m: &NumericMetric) -> f64 {
-    let g = m.grid_steps();
-    let mut worst: f64 = 0.0;
-    let mut sums = vec![0.0f64; g as usize + 1];
-    for k in 0..m.outputs() {
-        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-        for i in 0..=g {
-            let p = m.channel_probability(i, k);
-            sums[i as usize] += p;
-            lo = lo.min(p);
-            hi = hi.max(p);
-        }
-        // The support must not depend on the value: an output is possible
-        // from every input or from none (hybrid's piecewise half at α = 0).
-        assert!(lo > 0.0 || hi == 0.0, "{:?} G={g}: output {k} impossible from some inputs", m.protocol());
-        if hi > 0.0 {
-            worst = worst.max((hi / lo).ln());
-        }
-    }
-    for (i, s) in sums.iter().enumerate() {
-        assert!((s - 1.0).abs() < 1e-9, "row {i} sums to {s}");
-    }
-    worst
-}
-
 #[test]
 fn exact_channels_respect_epsilon_on_default_and_coarse_grids() {
     for protocol in PROTOCOLS {
@@ -60,7 +33,7 @@ fn exact_channels_respect_epsilon_on_default_and_coarse_grids() {
                 grids.push(NumericMetric::with_grid_steps(&c, 7).unwrap());
             }
             for m in grids {
-                let realized = max_log_ratio(&m);
+                let realized = numeric_max_log_ratio(&m);
                 assert!(realized <= epsilon + 1e-12, "{protocol} ε={epsilon} G={}: {realized}", m.grid_steps());
                 // Every mechanism here spends its whole ε (hybrid through
                 // its piecewise half; Duchi's half alone when ε ≤ 0.61).
@@ -76,7 +49,7 @@ fn records_spend_epsilon_over_k_per_sampled_attribute() {
         let ranges = vec!["[0, 1]"; d].join(",");
         let m = metric("piecewise", epsilon, &format!("[{ranges}]"));
         assert_eq!(m.sampled(), k);
-        let per_attribute = max_log_ratio(&m);
+        let per_attribute = numeric_max_log_ratio(&m);
         assert!(per_attribute * k as f64 <= epsilon + 1e-12, "ε={epsilon} d={d}: {per_attribute} × {k}");
     }
 }

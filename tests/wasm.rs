@@ -76,3 +76,17 @@ fn errors_are_typed() {
     assert_eq!(js_sys::Reflect::get(&error, &"reason".into()).unwrap(), JsValue::from("config_mismatch"));
     assert_eq!(aggregator.n(), 0.0);
 }
+
+/// The exact channel of every protocol in the wasm build (32-bit `usize`),
+/// up to the largest ε accepted.
+#[wasm_bindgen_test]
+fn every_channel_holds_its_epsilon_in_wasm_up_to_30() {
+    common::channel::every_channel_holds_its_epsilon_up_to_30();
+}
+
+/// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
+/// 32-bit `usize` here.
+#[wasm_bindgen_test]
+fn local_hashing_at_large_epsilon_stays_in_range_in_wasm() {
+    common::channel::local_hashing_at_large_epsilon_stays_in_range();
+}

@@ -77,10 +77,12 @@ impl Mechanism for UnaryEncoding {
 
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         let Payload::Bits(bits) = payload else { return Likelihood::new(0.0) };
-        let (p, q) = self.support_probabilities();
+        // Each bit's two probabilities, each computed without cancelling
+        // (`1 − (1 − miss)` would lose the small miss at a large ε).
+        let (miss, q) = (self.miss.probability(), self.q.probability());
         (0..self.d).fold(Likelihood::new(1.0), |l, i| {
-            let one = if i == index { p } else { q };
-            l.times(if bits.get(i) { one } else { 1.0 - one })
+            let (zero, one) = if i == index { (miss, 1.0 - miss) } else { (1.0 - q, q) };
+            l.times(if bits.get(i) { one } else { zero })
         })
     }
 

@@ -230,24 +230,34 @@ export interface AddManyResult {
 
 #[wasm_bindgen]
 extern "C" {
+    /// A JS value typed as `Config` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Config")]
     pub type ConfigJs;
+    /// A JS value typed as `Report` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Report")]
     pub type ReportJs;
+    /// A JS value typed as `Report | string` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Report | string")]
     pub type ReportInputJs;
+    /// A JS value typed as `Iterable<Report | string>` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Iterable<Report | string>")]
     pub type ReportsJs;
+    /// A JS value typed as `string | number | number[]` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "string | number | number[]")]
     pub type ValueJs;
+    /// A JS value typed as `ClientOptions` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "ClientOptions")]
     pub type ClientOptionsJs;
+    /// A JS value typed as `EstimateOptions` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "EstimateOptions")]
     pub type EstimateOptionsJs;
+    /// A JS value typed as `Estimate` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Estimate")]
     pub type EstimateJs;
+    /// A JS value typed as `AddManyResult` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "AddManyResult")]
     pub type AddManyResultJs;
+    /// A JS value typed as `RejectionCounts` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "RejectionCounts")]
     pub type RejectionCountsJs;
 }

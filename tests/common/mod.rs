@@ -36,4 +36,5 @@ pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
     let c = 2.0 / (9.0 * k);
     k * (1.0 - c + z * c.sqrt()).powi(3)
 }
+pub mod channel;
 pub mod golden;
