@@ -131,6 +131,19 @@ impl Server {
     fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
+
+    /// The log once it holds `needle` (the server writes a line before it
+    /// answers, but the thread reading it may lag a moment), or after 10 s.
+    fn log_containing(&self, needle: &str) -> String {
+        for _ in 0..200 {
+            let log = self.log();
+            if log.contains(needle) {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.log()
+    }
 }
 
 impl Drop for Server {
@@ -264,50 +277,163 @@ fn all_estimates(server: &Server) -> Vec<String> {
     out
 }
 
+/// The 600 valid reports `metric` is sent (seeded by its place in METRICS).
+fn valid_reports(scratch: &Scratch, metric: &str) -> Vec<String> {
+    let i = METRICS.iter().position(|(m, _)| *m == metric).unwrap();
+    reports(scratch, metric, 600, 10 + i as u64)
+}
+
+/// The first of them: the report the bad ones are edited from.
+fn valid_report(scratch: &Scratch, metric: &str) -> String {
+    valid_reports(scratch, metric).swap_remove(0)
+}
+
+/// Sends valid reports the two ways a client may: the first alone, the rest
+/// in arrays of 150. The answers, in that order.
+fn send_valid(server: &Server, metric: &str, good: &[String]) -> Vec<Response> {
+    let mut answers = vec![server.post_reports(metric, &good[0])];
+    answers.extend(good[1..].chunks(150).map(|chunk| server.post_reports(metric, &array(chunk))));
+    answers
+}
+
+/// A body for one metric and the report lines it carries (what `aggregate`
+/// must be given to see the same).
+struct Batch {
+    metric: &'static str,
+    lines: Vec<String>,
+    body: String,
+}
+
+impl Batch {
+    fn array(metric: &'static str, lines: Vec<String>) -> Batch {
+        Batch { metric, body: array(&lines), lines }
+    }
+
+    fn send(&self, server: &Server) -> Response {
+        server.post_reports(self.metric, &self.body)
+    }
+}
+
+/// Two valid colors around one bad report of each kind a generic report can
+/// be: malformed twice, a wrong version, another ε, a value outside the domain.
+fn mixed_colors(colors: &str) -> Batch {
+    Batch::array(
+        "colors",
+        vec![
+            colors.to_string(),
+            r#"{"hello":"world"}"#.to_string(),
+            "5".to_string(),
+            edit(colors, |r| {
+                r.insert("version".into(), json!(2));
+            }),
+            edit(colors, |r| {
+                r.insert("epsilon".into(), json!(0.5));
+            }),
+            edit(colors, |r| {
+                r.insert("value".into(), json!(7));
+            }),
+            colors.to_string(),
+        ],
+    )
+}
+
+/// A valid bit vector, one too short and one too long.
+fn wrong_length_bits(bits: &str) -> Batch {
+    let bad_length = edit(bits, |r| {
+        r.insert("bits".into(), json!("ff"));
+    });
+    let padded = edit(bits, |r| {
+        r.insert("bits".into(), json!("ffff"));
+    });
+    Batch::array("bits", vec![bits.to_string(), bad_length, padded])
+}
+
+/// Only a subset of the wrong size (all 16 bits set).
+fn oversized_subset(subset: &str) -> Batch {
+    let too_many = edit(subset, |r| {
+        r.insert("bits".into(), json!("ffff"));
+    });
+    Batch::array("subset", vec![too_many])
+}
+
+/// Only a hashed value outside the hash range.
+fn out_of_range_hashed(hashed: &str) -> Batch {
+    let outside = edit(hashed, |r| {
+        r.insert("value".into(), json!(1u64 << 40));
+    });
+    Batch::array("hashed", vec![outside])
+}
+
+/// One colors report, alone (not in an array), sent to the latency metric.
+fn colors_report_for_latency(colors: &str) -> Batch {
+    Batch { metric: "latency", lines: vec![colors.to_string()], body: colors.to_string() }
+}
+
+/// Bodies that hold no reports: not JSON, cut short, empty, not a report or
+/// an array, an empty array.
+const NO_REPORTS: &[&str] = &["not json", "{\"version\":1,", "", "\"a string\"", "42", "[]", "null"];
+
+/// A server sent everything the tests above send one rule at a time, in one
+/// order: every metric's valid reports, then every bad batch, then bodies
+/// without reports. (The answers are checked by those tests, not here.)
+struct Collected {
+    // Declared first, dropped first: the server is killed before its
+    // directory is removed.
+    server: Server,
+    scratch: Scratch,
+    /// Everything sent in JSON bodies, per metric: what `aggregate` must see.
+    sent: Vec<(&'static str, Vec<String>)>,
+}
+
+fn collect_everything(name: &str) -> Collected {
+    let scratch = Scratch::new(name);
+    let server = Server::start(&scratch, &[]);
+    let mut sent: Vec<(&'static str, Vec<String>)> =
+        METRICS.iter().map(|(metric, _)| (*metric, valid_reports(&scratch, metric))).collect();
+    for (metric, good) in &sent {
+        send_valid(&server, metric, good);
+    }
+    let valid = |metric: &str| sent.iter().find(|(m, _)| *m == metric).unwrap().1[0].clone();
+    let bad = [
+        mixed_colors(&valid("colors")),
+        wrong_length_bits(&valid("bits")),
+        oversized_subset(&valid("subset")),
+        out_of_range_hashed(&valid("hashed")),
+        colors_report_for_latency(&valid("colors")),
+    ];
+    for batch in bad {
+        batch.send(&server);
+        sent.iter_mut().find(|(m, _)| *m == batch.metric).unwrap().1.extend(batch.lines);
+    }
+    for body in NO_REPORTS {
+        server.post_reports("colors", body);
+    }
+    Collected { server, scratch, sent }
+}
+
 #[test]
-fn accepts_counts_every_rejection_and_estimates_like_the_cli() {
+fn accepts_valid_reports_alone_and_in_arrays() {
     let scratch = Scratch::new("accept");
     let server = Server::start(&scratch, &[]);
-    // Everything sent in JSON bodies, per metric: what `aggregate` must see.
-    let mut sent: Vec<(&str, Vec<String>)> = Vec::new();
-
-    for (i, (metric, _)) in METRICS.iter().enumerate() {
-        let good = reports(&scratch, metric, 600, 10 + i as u64);
+    for (metric, _) in METRICS {
+        let good = valid_reports(&scratch, metric);
+        let answers = send_valid(&server, metric, &good);
         // One report alone, then arrays.
-        let response = server.post_reports(metric, &good[0]);
-        assert_eq!(response.status, 200, "{}", response.text());
-        assert_eq!(response.json(), json!({"accepted": 1, "rejected": rejected(&[])}));
-        for chunk in good[1..].chunks(150) {
-            let response = server.post_reports(metric, &array(chunk));
+        let alone = &answers[0];
+        assert_eq!(alone.status, 200, "{}", alone.text());
+        assert_eq!(alone.json(), json!({"accepted": 1, "rejected": rejected(&[])}));
+        for (chunk, response) in good[1..].chunks(150).zip(&answers[1..]) {
             assert_eq!(response.status, 200);
             assert_eq!(response.json()["accepted"], json!(chunk.len()));
         }
-        sent.push((metric, good));
     }
-    let firsts: Vec<(&str, String)> = sent.iter().map(|(m, lines)| (*m, lines[0].clone())).collect();
-    let valid = |metric: &str| firsts.iter().find(|(m, _)| *m == metric).unwrap().1.clone();
-    let sent_to = |sent: &mut Vec<(&str, Vec<String>)>, metric: &str, lines: &[String]| {
-        sent.iter_mut().find(|(m, _)| *m == metric).unwrap().1.extend_from_slice(lines);
-    };
+}
 
-    // A mixed batch: the valid reports are stored, each bad one counted by reason.
-    let colors = valid("colors");
-    let mixed = vec![
-        colors.clone(),
-        r#"{"hello":"world"}"#.to_string(),
-        "5".to_string(),
-        edit(&colors, |r| {
-            r.insert("version".into(), json!(2));
-        }),
-        edit(&colors, |r| {
-            r.insert("epsilon".into(), json!(0.5));
-        }),
-        edit(&colors, |r| {
-            r.insert("value".into(), json!(7));
-        }),
-        colors.clone(),
-    ];
-    let response = server.post_reports("colors", &array(&mixed));
+#[test]
+fn a_mixed_batch_stores_the_valid_and_counts_each_bad_report_by_reason() {
+    let scratch = Scratch::new("mixed");
+    let server = Server::start(&scratch, &[]);
+    let response = mixed_colors(&valid_report(&scratch, "colors")).send(&server);
     assert_eq!(response.status, 200);
     let answer = response.json();
     assert_eq!(answer["accepted"], json!(2));
@@ -326,60 +452,78 @@ fn accepts_counts_every_rejection_and_estimates_like_the_cli() {
         [(1, "malformed"), (2, "malformed"), (3, "unsupported_version"), (4, "config_mismatch"), (5, "out_of_range")]
     );
     assert!(answer.get("error").is_none());
-    sent_to(&mut sent, "colors", &mixed);
+}
 
-    // Bit vectors of the wrong length; subsets of the wrong size.
-    let bits = valid("bits");
-    let bad_length = edit(&bits, |r| {
-        r.insert("bits".into(), json!("ff"));
-    });
-    let padded = edit(&bits, |r| {
-        r.insert("bits".into(), json!("ffff"));
-    });
-    let response = server.post_reports("bits", &array(&[bits.clone(), bad_length.clone(), padded.clone()]));
+#[test]
+fn counts_bit_vectors_of_the_wrong_length_as_bad_length() {
+    let scratch = Scratch::new("bad-length");
+    let server = Server::start(&scratch, &[]);
+    let response = wrong_length_bits(&valid_report(&scratch, "bits")).send(&server);
     assert_eq!(response.status, 200);
     assert_eq!(response.json()["rejected"], rejected(&[("bad_length", 2)]));
-    sent_to(&mut sent, "bits", &[bits, bad_length, padded]);
+}
 
-    let subset = valid("subset");
-    let too_many = edit(&subset, |r| {
-        r.insert("bits".into(), json!("ffff"));
-    });
-    // All bad: a 400, nothing stored, the rejection still counted.
-    let response = server.post_reports("subset", &array(std::slice::from_ref(&too_many)));
+#[test]
+fn refuses_a_batch_without_a_valid_report_but_counts_its_rejections() {
+    let scratch = Scratch::new("all-bad");
+    let server = Server::start(&scratch, &[]);
+    // A subset of the wrong size: a 400, nothing stored, the rejection still counted.
+    let response = oversized_subset(&valid_report(&scratch, "subset")).send(&server);
     assert_eq!(response.status, 400);
     let answer = response.json();
     assert_eq!(answer["accepted"], json!(0));
     assert_eq!(answer["rejected"], rejected(&[("bad_subset_size", 1)]));
     assert!(answer["error"].as_str().unwrap().contains("no report"));
-    sent_to(&mut sent, "subset", &[too_many]);
 
-    let hashed = valid("hashed");
-    let outside = edit(&hashed, |r| {
-        r.insert("value".into(), json!(1u64 << 40));
-    });
-    let response = server.post_reports("hashed", &array(std::slice::from_ref(&outside)));
+    // A hashed value outside the range.
+    let response = out_of_range_hashed(&valid_report(&scratch, "hashed")).send(&server);
     assert_eq!(response.status, 400);
     assert_eq!(response.json()["rejected"], rejected(&[("out_of_range", 1)]));
-    sent_to(&mut sent, "hashed", &[outside]);
 
-    // One report made for another config: a 400 with a JSON error.
-    let response = server.post_reports("latency", &valid("colors"));
+    // Nothing stored, each rejection kept.
+    for (metric, reason) in [("subset", "bad_subset_size"), ("hashed", "out_of_range")] {
+        let response = server.estimate(metric, "none");
+        assert_eq!(response.status, 409, "{metric}: {}", response.text());
+        let answer = response.json();
+        assert_eq!(answer["n"], json!(0), "{metric}");
+        assert_eq!(answer["rejected"], rejected(&[(reason, 1)]), "{metric}");
+    }
+}
+
+#[test]
+fn refuses_a_report_made_for_another_config_with_a_json_error() {
+    let scratch = Scratch::new("other-config");
+    let server = Server::start(&scratch, &[]);
+    // One report made for another config (colors, sent to latency): a 400 with a JSON error.
+    let response = colors_report_for_latency(&valid_report(&scratch, "colors")).send(&server);
     assert_eq!(response.status, 400);
     let answer = response.json();
     assert_eq!(answer["rejected"], rejected(&[("config_mismatch", 1)]));
     assert_eq!(answer["errors"][0]["reason"], json!("config_mismatch"));
-    sent_to(&mut sent, "latency", &[valid("colors")]);
+}
 
-    // Bodies that hold no reports count nothing.
-    for body in ["not json", "{\"version\":1,", "", "\"a string\"", "42", "[]", "null"] {
+#[test]
+fn refuses_bodies_that_hold_no_reports_and_counts_nothing() {
+    let scratch = Scratch::new("no-reports");
+    let server = Server::start(&scratch, &[]);
+    for body in NO_REPORTS {
         let response = server.post_reports("colors", body);
         assert_eq!(response.status, 400, "{body:?}: {}", response.text());
         assert!(response.json()["error"].is_string(), "{body:?}");
     }
+    let response = server.estimate("colors", "none");
+    assert_eq!(response.status, 409, "{}", response.text());
+    let answer = response.json();
+    assert_eq!(answer["n"], json!(0));
+    assert_eq!(answer["rejected"], rejected(&[]));
+}
 
-    // The estimates: byte for byte what `localdp aggregate` prints for the
-    // same lines, every post-processing.
+#[test]
+fn estimates_byte_identical_to_aggregate_for_every_post() {
+    let Collected { server, scratch, sent } = collect_everything("estimates");
+    // Byte for byte what `localdp aggregate` prints for the same lines (the
+    // rejected ones included, bodies without reports adding nothing), every
+    // post-processing.
     for (metric, lines) in &sent {
         let posts: &[&str] = if *metric == "latency" { &["none"] } else { &["none", "norm-sub", "project"] };
         for post in posts {
@@ -391,10 +535,18 @@ fn accepts_counts_every_rejection_and_estimates_like_the_cli() {
             assert_eq!(response.json(), serde_json::from_str::<Value>(&expected).unwrap());
         }
     }
-    // Without ?post, the unbiased estimate.
-    assert_eq!(server.get("/api/metrics/colors/estimate").text(), server.estimate("colors", "none").text());
+}
 
-    // The listing: names, configs verbatim, resolved protocols, counts.
+#[test]
+fn an_estimate_without_post_is_the_unbiased_one() {
+    let Collected { server, .. } = collect_everything("no-post");
+    assert_eq!(server.get("/api/metrics/colors/estimate").text(), server.estimate("colors", "none").text());
+}
+
+#[test]
+fn lists_every_metric_with_its_config_protocol_and_counts() {
+    let Collected { server, scratch, sent } = collect_everything("listing");
+    // Names, configs verbatim, resolved protocols, counts.
     let list = server.get("/api/metrics").json();
     let listed = list["metrics"].as_array().unwrap();
     assert_eq!(listed.len(), METRICS.len());
@@ -411,9 +563,13 @@ fn accepts_counts_every_rejection_and_estimates_like_the_cli() {
     assert_eq!(listed[4]["kind"], json!("numeric"));
     assert_eq!(listed[0]["kind"], json!("frequency"));
     assert_eq!(server.get("/api/metrics/bits").json(), listed[1].clone());
+}
 
-    // The log holds counts, never a report or a payload.
-    let log = server.log();
+#[test]
+fn logs_counts_never_a_report_or_a_payload() {
+    let Collected { server, .. } = collect_everything("log");
+    // The mixed colors batch, counted; none of the payloads sent.
+    let log = server.log_containing("colors: 2 accepted, 5 rejected");
     assert!(log.contains("colors: 2 accepted, 5 rejected"), "{log}");
     for needle in ["\"bits\"", "\"seed\"", "\"value\"", "\"domain\"", "ffff", "hello"] {
         assert!(!log.contains(needle), "the log mentions {needle}: {log}");
