@@ -4,29 +4,48 @@
 //! the npm package's web build. See the README's "The collector and the
 //! demo" for the endpoints and their JSON.
 //!
+//! Reports are stored by one writer thread that commits the batches queued
+//! together in one transaction (`serve/writer.rs`); access control, CORS,
+//! per-source limits and the Prometheus metrics are in `serve/access.rs`,
+//! `serve/limits.rs` and `serve/telemetry.rs`.
+//!
 //! Nothing here logs a report or a value: log lines carry counts only.
 
+#[path = "serve/access.rs"]
+mod access;
 #[path = "serve/collector.rs"]
 mod collector;
+#[path = "serve/limits.rs"]
+mod limits;
 #[path = "serve/store.rs"]
 mod store;
+#[path = "serve/telemetry.rs"]
+mod telemetry;
+#[path = "serve/writer.rs"]
+mod writer;
 
-use axum::body::{Body, HttpBody};
-use axum::extract::{Path as UrlPath, RawQuery, State};
+use access::{Access, Grant, Origins, Tokens};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use collector::{BodyError, Collected};
-use localdp::{Error, Metric, PostProcessing, RejectionCounts};
+use collector::{Batch, BodyError, Collected};
+use limits::{Limits, Refused, Source};
+use localdp::{Error, Metric, PostProcessing, Rejection, RejectionCounts};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::json;
-use std::net::IpAddr;
+use serde_json::value::RawValue;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use store::Store;
+use telemetry::{Counted, Route, Telemetry};
+use writer::{Append, Job, Writer};
 
 /// `localdp serve` options.
 #[derive(clap::Args)]
@@ -56,14 +75,45 @@ pub struct ServeArgs {
     /// with 413 before it is parsed.
     #[arg(long, default_value_t = 1 << 20)]
     max_body: usize,
+    /// An origin (`https://app.example`) whose pages may post reports and,
+    /// with a token, read; repeatable. `*`: any origin may post reports
+    /// (only). With it, a report post from another page's origin is refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Bearer tokens, one per line: with it, estimates, the metric listings
+    /// (they carry counts), report exports and /metrics need
+    /// `Authorization: Bearer <token>`. Posting reports stays open.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Report posts one client address (IPv6: one /64) may make per minute;
+    /// more are answered 429 with Retry-After. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    requests_per_minute: u32,
+    /// Reports one client address may post per minute (a request that would
+    /// pass the limit is refused whole, 429). 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    reports_per_minute: u32,
+    /// Take the client address from X-Forwarded-For (its last entry, which
+    /// the proxy in front appended). Only behind a proxy that sets it:
+    /// otherwise any sender picks its own address.
+    #[arg(long)]
+    trust_proxy: bool,
 }
 
 struct App {
-    metrics: Vec<Collected>,
-    store: Mutex<Store>,
+    metrics: Arc<Vec<Collected>>,
+    /// Stores the batches (group commit) and reads exports.
+    writer: Writer,
+    telemetry: Arc<Telemetry>,
     max_body: usize,
     www: Option<PathBuf>,
     pkg: Option<PathBuf>,
+    origins: Origins,
+    tokens: Option<Tokens>,
+    limits: Option<Limits>,
+    trust_proxy: bool,
+    /// Set by the first SIGINT/SIGTERM: /healthz answers 503 from then on.
+    draining: AtomicBool,
 }
 
 impl App {
@@ -72,8 +122,16 @@ impl App {
     }
 }
 
-/// Runs the collector until SIGINT or SIGTERM.
+/// How long a stop waits for the requests in flight.
+const DRAIN: Duration = Duration::from_secs(30);
+
+/// Runs the collector until SIGINT or SIGTERM, then drains: no new
+/// connection is accepted, the requests in flight are answered (up to
+/// [`DRAIN`], or until a second signal), and what is queued is stored.
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    let origins = Origins::parse(&args.allow_origin)?;
+    let tokens = args.token_file.as_deref().map(Tokens::read).transpose()?;
+    let limits = Limits::new(args.requests_per_minute, args.reports_per_minute);
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
     let specs = collector::read_metrics_file(&metrics_file)?;
     let mut store = Store::open(&args.db)?;
@@ -106,24 +164,84 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     for (name, count) in store.unconfigured(&names)? {
         eprintln!("localdp serve: the database also holds {count} reports of metric {name:?}, not configured (kept, not served)");
     }
+    if let Some(limits) = &limits {
+        let per = |n: u32| if n == 0 { "no limit".to_string() } else { format!("{n}/min") };
+        eprintln!(
+            "localdp serve: per client address{}: requests {}, reports {}",
+            if args.trust_proxy { " (from X-Forwarded-For)" } else { "" },
+            per(limits.requests_per_minute),
+            per(limits.reports_per_minute)
+        );
+    }
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
-    let app = Arc::new(App { metrics, store: Mutex::new(store), max_body: args.max_body, www, pkg });
+    let metrics = Arc::new(metrics);
+    let telemetry = Arc::new(Telemetry::new(metrics.len()));
+    let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
+    let app = Arc::new(App {
+        metrics,
+        writer,
+        telemetry,
+        max_body: args.max_body,
+        www,
+        pkg,
+        origins,
+        tokens,
+        limits,
+        trust_proxy: args.trust_proxy,
+        draining: AtomicBool::new(false),
+    });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind((args.bind, args.port))
-            .await
-            .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
-        // Handlers first: a signal sent as soon as the URL is read stops cleanly.
-        let stop = shutdown_signal().map_err(|e| format!("cannot handle signals: {e}"))?;
-        // The first line of stdout, and the only one: scripts read it.
-        println!("http://{address}/");
-        axum::serve(listener, router(app)).with_graceful_shutdown(stop).await.map_err(|e| e.to_string())
-    })?;
+    let served = runtime.block_on(serve(&app, args.bind, args.port));
+    // Whatever is still queued is stored (and answered, if anyone listens).
+    app.writer.stop();
+    drop(runtime);
+    served?;
     eprintln!("localdp serve: stopped");
     Ok(())
+}
+
+async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
+    let listener =
+        tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    // Handlers first: a signal sent as soon as the URL is read stops cleanly.
+    let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    // The first line of stdout, and the only one: scripts read it.
+    println!("http://{address}/");
+    let stopping = Arc::new(tokio::sync::Notify::new());
+    let stop = {
+        let app = Arc::clone(app);
+        let stopping = Arc::clone(&stopping);
+        async move {
+            let _ = first.await;
+            app.draining.store(true, Ordering::SeqCst);
+            let in_flight = app.telemetry.in_flight.load(Ordering::SeqCst);
+            eprintln!(
+                "localdp serve: stopping: {in_flight} requests in flight, draining (at most {} s; a second signal stops now)",
+                DRAIN.as_secs()
+            );
+            stopping.notify_one();
+        }
+    };
+    let service = router(Arc::clone(app)).into_make_service_with_connect_info::<SocketAddr>();
+    let server = axum::serve(listener, service).with_graceful_shutdown(stop);
+    let deadline = async {
+        stopping.notified().await;
+        tokio::select! {
+            _ = tokio::time::sleep(DRAIN) => "the drain took too long",
+            _ = second => "a second signal",
+        }
+    };
+    tokio::select! {
+        served = server => served.map_err(|e| e.to_string()),
+        why = deadline => {
+            let left = app.telemetry.in_flight.load(Ordering::SeqCst);
+            eprintln!("localdp serve: stopping now ({why}): {left} requests in flight are not answered");
+            Ok(())
+        }
+    }
 }
 
 fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
@@ -135,25 +253,38 @@ fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM; the handlers are installed by the call.
+/// The first and the second SIGINT or SIGTERM; the handlers are installed
+/// by the call.
 #[cfg(unix)]
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
+    let (first, first_rx) = tokio::sync::oneshot::channel();
+    let (second, second_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        for tx in [first, second] {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            let _ = tx.send(());
         }
-    })
+    });
+    Ok((first_rx, second_rx))
 }
 
 #[cfg(not(unix))]
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
-    Ok(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
+fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
+    let (first, first_rx) = tokio::sync::oneshot::channel();
+    let (second, second_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        for tx in [first, second] {
+            let _ = tokio::signal::ctrl_c().await;
+            let _ = tx.send(());
+        }
+    });
+    Ok((first_rx, second_rx))
 }
 
 fn router(app: Arc<App>) -> Router {
@@ -162,9 +293,149 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}", get(show_metric))
         .route("/api/metrics/{name}/reports", post(post_reports))
         .route("/api/metrics/{name}/estimate", get(estimate))
+        .route("/api/metrics/{name}/export", get(export))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(prometheus))
         .method_not_allowed_fallback(|| async { json(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method not allowed"})) })
         .fallback(static_file)
+        // The last layer is the outermost: every answer is tracked, CORS
+        // refusals included.
+        .layer(from_fn_with_state(Arc::clone(&app), cors))
+        .layer(from_fn_with_state(Arc::clone(&app), track))
         .with_state(app)
+}
+
+/// Counts every request by route and status, and times it.
+async fn track(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    /// Decrements the in-flight gauge even if the request is dropped.
+    struct InFlight(Arc<Telemetry>);
+    impl Drop for InFlight {
+        fn drop(&mut self) {
+            self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let route = Route::of(request.method(), request.uri().path());
+    let started = Instant::now();
+    app.telemetry.in_flight.fetch_add(1, Ordering::SeqCst);
+    let _in_flight = InFlight(Arc::clone(&app.telemetry));
+    let response = next.run(request).await;
+    app.telemetry.answered(route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+/// What a route lets another origin do: post reports, or read.
+fn cors_class(route: Route) -> Option<Grant> {
+    match route {
+        Route::Reports => Some(Grant::Post),
+        Route::Estimate | Route::Metrics | Route::Export | Route::Prometheus => Some(Grant::Read),
+        _ => None,
+    }
+}
+
+/// `--allow-origin`: preflights, CORS headers on allowed requests, and
+/// report posts from other origins refused. Without the flag nothing here
+/// happens (an OPTIONS is a 405, as any other unrouted method).
+async fn cors(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if !app.origins.configured() {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string) else {
+        return next.run(request).await;
+    };
+    if access::same_origin(&origin, headers) {
+        return next.run(request).await;
+    }
+    let grant = app.origins.grant(&origin);
+    let path = request.uri().path().to_string();
+    if request.method() == Method::OPTIONS {
+        let Some(wanted) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) else { return next.run(request).await };
+        let wanted = Method::from_bytes(wanted.as_bytes()).unwrap_or(Method::OPTIONS);
+        let class = cors_class(Route::of(&wanted, &path));
+        // The headers a page may send: a content type to post, a token to read.
+        let (method, allowed_header) = match class {
+            Some(Grant::Post) => ("POST", "content-type"),
+            _ => ("GET", "authorization"),
+        };
+        let headers_ok = headers
+            .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .all(|h| h.eq_ignore_ascii_case(allowed_header));
+        let granted = match class {
+            Some(Grant::Post) => grant != Grant::None,
+            Some(Grant::Read) => grant == Grant::Read,
+            _ => false,
+        };
+        if !(granted && headers_ok && wanted.as_str() == method) {
+            let error = format!(
+                "origin {origin:?} may not {} {path} here (--allow-origin; a page may send {allowed_header} only)",
+                wanted.as_str()
+            );
+            let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
+            response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
+            return response;
+        }
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        let out = response.headers_mut();
+        allow_origin(out, &origin, grant);
+        out.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(method));
+        out.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(allowed_header));
+        // Chromium caps this at 2 hours.
+        out.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("7200"));
+        out.insert(header::VARY, HeaderValue::from_static("Origin"));
+        return response;
+    }
+    let class = cors_class(Route::of(request.method(), &path));
+    if class == Some(Grant::Post) && grant == Grant::None {
+        // Another page's beacon: refused before its body is read.
+        let error = format!("pages from {origin:?} may not post reports here (--allow-origin); nothing was counted");
+        let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
+        response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
+        return response;
+    }
+    let mut response = next.run(request).await;
+    let out = response.headers_mut();
+    let allowed = match class {
+        Some(Grant::Post) => grant != Grant::None,
+        Some(Grant::Read) => grant == Grant::Read,
+        _ => false,
+    };
+    if allowed {
+        allow_origin(out, &origin, grant);
+        out.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("retry-after"));
+    }
+    if class.is_some() {
+        out.append(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    response
+}
+
+/// `Access-Control-Allow-Origin`: the origin itself if it is listed, `*` if
+/// it may post only because `*` is allowed.
+fn allow_origin(out: &mut HeaderMap, origin: &str, grant: Grant) {
+    let value = match grant {
+        Grant::Read => HeaderValue::from_str(origin).unwrap_or_else(|_| HeaderValue::from_static("null")),
+        _ => HeaderValue::from_static("*"),
+    };
+    out.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+}
+
+/// `None` if the request may read (no tokens configured, or a valid one
+/// given); else the 401.
+fn authorize(app: &App, headers: &HeaderMap) -> Option<Response> {
+    let tokens = app.tokens.as_ref()?;
+    let (error, challenge) = match tokens.admits(headers) {
+        Access::Granted => return None,
+        Access::Missing => ("this endpoint needs Authorization: Bearer <token>", "Bearer realm=\"localdp\""),
+        Access::Invalid => ("the token is not valid", "Bearer realm=\"localdp\", error=\"invalid_token\""),
+    };
+    let mut response = json(StatusCode::UNAUTHORIZED, json!({ "error": error }));
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    Some(response)
 }
 
 /// A JSON response (compact, one line).
@@ -219,7 +490,10 @@ fn describe(m: &Collected) -> Described<'_> {
 }
 
 /// `GET /api/metrics`: every metric with its config, resolved protocol and counts.
-async fn list_metrics(State(app): State<Arc<App>>) -> Response {
+async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
     #[derive(Serialize)]
     struct List<'a> {
         metrics: Vec<Described<'a>>,
@@ -228,7 +502,10 @@ async fn list_metrics(State(app): State<Arc<App>>) -> Response {
 }
 
 /// `GET /api/metrics/{name}`: one metric, as in the list.
-async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>) -> Response {
+async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
     match app.find(&name) {
         Some(i) => json(StatusCode::OK, describe(&app.metrics[i])),
         None => unknown_metric(&app, &name),
@@ -238,11 +515,20 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 /// `POST /api/metrics/{name}/reports`: one report or an array of them.
 async fn post_reports(
     State(app): State<Arc<App>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     UrlPath(name): UrlPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
+    // The per-source limits: a request first, before its body is read.
+    let source = Source::of(limits::client_address(peer.ip(), &headers, app.trust_proxy));
+    if let Some(limits) = &app.limits {
+        if let Err(refused) = limits.take_request(source, Instant::now()) {
+            app.telemetry.limited[index].requests.fetch_add(1, Ordering::Relaxed);
+            return too_many(limits, refused);
+        }
+    }
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > app.max_body as u64) {
         return too_large(app.max_body);
@@ -258,10 +544,72 @@ async fn post_reports(
             return json(StatusCode::REQUEST_TIMEOUT, json!({ "error": error }));
         }
     };
-    let shared = Arc::clone(&app);
-    tokio::task::spawn_blocking(move || ingest(&shared, index, &body)).await.unwrap_or_else(|_| {
-        json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error; nothing of this batch was counted"}))
-    })
+    // A beacon's few hundred bytes are validated right here; a large batch
+    // off the async workers.
+    let size = body.len();
+    let validated = if body.len() <= VALIDATE_INLINE {
+        app.metrics[index].validate(&body)
+    } else {
+        let shared = Arc::clone(&app);
+        match tokio::task::spawn_blocking(move || shared.metrics[index].validate(&body)).await {
+            Ok(validated) => validated,
+            Err(_) => return internal_error(),
+        }
+    };
+    let batch = match validated {
+        Ok(batch) => batch,
+        Err(e) => {
+            let what = match e {
+                BodyError::NotJson(_) => "not JSON",
+                BodyError::NotReports => "not a report or an array",
+            };
+            eprintln!("{name}: refused a body of {size} bytes ({what})");
+            return json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()}));
+        }
+    };
+    let posted = batch.reports.len() as u64 + batch.rejected.total();
+    // Then its reports, all or none: a refused request counts nothing.
+    if let Some(limits) = &app.limits {
+        if let Err(refused) = limits.take_reports(source, posted, Instant::now()) {
+            let limited = &app.telemetry.limited[index];
+            limited.report_requests.fetch_add(1, Ordering::Relaxed);
+            limited.reports.fetch_add(posted, Ordering::Relaxed);
+            return too_many(limits, refused);
+        }
+    }
+    ingest(&app, index, batch).await
+}
+
+/// Bodies up to this size are validated on the async worker.
+const VALIDATE_INLINE: usize = 16 << 10;
+
+fn internal_error() -> Response {
+    json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error; nothing of this batch was counted"}))
+}
+
+/// 429 with `Retry-After`, or 413 for a batch larger than the per-minute
+/// report limit (it can never fit).
+fn too_many(limits: &Limits, refused: Refused) -> Response {
+    let per_minute =
+        if refused.limit == "requests" { limits.requests_per_minute } else { limits.reports_per_minute };
+    if refused.never {
+        let error = format!(
+            "a request may carry at most {per_minute} reports (the per-minute limit per client address); \
+             send smaller batches; nothing of this one was counted"
+        );
+        return json(StatusCode::PAYLOAD_TOO_LARGE, json!({ "error": error, "max_reports": per_minute }));
+    }
+    let error = format!(
+        "too many {} from this address (at most {per_minute} per minute); nothing of this request was counted; \
+         retry after {} s",
+        refused.limit, refused.retry_after
+    );
+    let mut response = json(
+        StatusCode::TOO_MANY_REQUESTS,
+        json!({"error": error, "limit": refused.limit, "per_minute": per_minute, "retry_after": refused.retry_after}),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_after));
+    response
 }
 
 fn too_large(limit: usize) -> Response {
@@ -295,36 +643,26 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError
     Ok(bytes)
 }
 
-/// Validates, stores (one transaction) and counts a batch; blocking.
-fn ingest(app: &App, index: usize, body: &[u8]) -> Response {
-    let metric = &app.metrics[index];
-    let name = &metric.spec.name;
-    let batch = match metric.validate(body) {
-        Ok(batch) => batch,
-        Err(e) => {
-            let what = match e {
-                BodyError::NotJson(_) => "not JSON",
-                BodyError::NotReports => "not a report or an array",
-            };
-            eprintln!("{name}: refused a body of {} bytes ({what})", body.len());
-            return json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()}));
-        }
-    };
-    let accepted = batch.reports.len();
-    if accepted > 0 || batch.rejected.total() > 0 {
-        let mut store = app.store.lock().expect("no panics while holding the lock");
-        if let Err(e) = store.append(metric.key, &batch.reports, &batch.rejected) {
-            eprintln!("{name}: database error, batch of {} reports not counted: {e}", accepted + batch.rejected.total() as usize);
+/// Stores (with the other batches queued meanwhile, in one transaction)
+/// and counts a validated batch; answers once it is on disk.
+async fn ingest(app: &App, index: usize, batch: Batch) -> Response {
+    let name = &app.metrics[index].spec.name;
+    let Batch { reports, aggregator, rejected, described } = batch;
+    let accepted = reports.len();
+    if accepted > 0 || rejected.total() > 0 {
+        let (reply, stored) = tokio::sync::oneshot::channel();
+        let job = Job::Append(Append { metric: index, reports, aggregator, rejected, reply });
+        if !app.writer.send(job) || !matches!(stored.await, Ok(Ok(()))) {
+            // The writer logged the database error.
             return json(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 json!({"error": "the batch could not be stored; nothing of it was counted"}),
             );
         }
-        // Still under the store's lock: the aggregate follows the database.
-        metric.absorb(&batch);
+    } else {
+        eprintln!("{name}: 0 accepted, 0 rejected");
     }
-    eprintln!("{name}: {accepted} accepted, {} rejected", batch.rejected.total());
-    let error = match (accepted, batch.rejected.total()) {
+    let error = match (accepted, rejected.total()) {
         (0, 0) => Some("the body holds no reports"),
         (0, _) => Some("no report in the body is valid for this metric"),
         _ => None,
@@ -332,9 +670,8 @@ fn ingest(app: &App, index: usize, body: &[u8]) -> Response {
     let response = Ingested {
         error,
         accepted,
-        rejected: batch.rejected,
-        errors: batch
-            .described
+        rejected,
+        errors: described
             .iter()
             .map(|(index, reason, message)| DescribedRejection { index: *index, reason: reason.as_str(), message })
             .collect(),
@@ -367,7 +704,15 @@ struct DescribedRejection<'a> {
 
 /// `GET /api/metrics/{name}/estimate[?post=none|norm-sub|project]`: the
 /// text `localdp aggregate --format json` prints for the same reports.
-async fn estimate(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, RawQuery(query): RawQuery) -> Response {
+async fn estimate(
+    State(app): State<Arc<App>>,
+    UrlPath(name): UrlPath<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
     let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
     let mut post = PostProcessing::None;
     for pair in query.as_deref().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
@@ -400,6 +745,118 @@ async fn estimate(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, R
         ),
         Err((e, ..)) => json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
     }
+}
+
+/// Reports per page of an export (one writer job each).
+const EXPORT_PAGE: usize = 10_000;
+
+/// `GET /api/metrics/{name}/export`: every stored report of the metric,
+/// oldest first, one canonical JSON line each (what `localdp aggregate`
+/// reads), up to the newest stored when the export began. A database error
+/// midway cuts the connection, so a truncated export cannot pass for a
+/// complete one.
+async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
+    let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
+    let key = app.metrics[index].key;
+    let first = match export_page(&app, key, 0, None).await {
+        Ok(page) => page,
+        Err(e) => {
+            eprintln!("{name}: export failed: {e}");
+            return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
+        }
+    };
+    let (lines, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+    let shared = Arc::clone(&app);
+    tokio::spawn(async move {
+        let mut page = first;
+        while let Some(&(last, _)) = page.rows.last() {
+            let full = page.rows.len() == EXPORT_PAGE;
+            let mut chunk = String::with_capacity(page.rows.iter().map(|(_, r)| r.len() + 1).sum());
+            for (_, report) in &page.rows {
+                chunk.push_str(report);
+                chunk.push('\n');
+            }
+            if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
+                break; // the client left, or that was all
+            }
+            page = match export_page(&shared, key, last, Some(page.upto)).await {
+                Ok(next) => next,
+                Err(e) => {
+                    eprintln!("{}: export failed: {e}", shared.metrics[index].spec.name);
+                    let _ = lines.send(Err(std::io::Error::other(e))).await;
+                    break;
+                }
+            };
+        }
+    });
+    let mut response = Response::new(Body::new(Lines(rx)));
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+async fn export_page(app: &App, key: i64, after: i64, upto: Option<i64>) -> Result<writer::Page, String> {
+    let (reply, page) = tokio::sync::oneshot::channel();
+    if !app.writer.send(Job::Export { key, after, upto, limit: EXPORT_PAGE, reply }) {
+        return Err("the database writer stopped".into());
+    }
+    page.await.map_err(|_| "the database writer stopped".to_string())?
+}
+
+/// A response body fed by a channel; an `Err` aborts the response.
+struct Lines(tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl HttpBody for Lines {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        self.0.poll_recv(cx).map(|line| line.map(|l| l.map(http_body::Frame::data)))
+    }
+}
+
+/// `GET /healthz`: 200 while the collector takes reports; 503 once it is
+/// stopping (draining) or if its database writer has stopped.
+async fn healthz(State(app): State<Arc<App>>) -> Response {
+    if app.draining.load(Ordering::SeqCst) {
+        json(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "draining"}))
+    } else if !app.writer.alive() {
+        json(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "failing", "error": "the database writer stopped"}))
+    } else {
+        json(StatusCode::OK, json!({"status": "ok"}))
+    }
+}
+
+/// `GET /metrics`: Prometheus text (a token is needed when tokens are
+/// configured: it carries the counts).
+async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
+    let counts: Vec<Counted<'_>> = app
+        .metrics
+        .iter()
+        .map(|m| {
+            let (accepted, rejected) = m.counts();
+            let rejected = Rejection::ALL.iter().map(|r| (r.as_str(), rejected.get(*r))).collect();
+            Counted { name: &m.spec.name, accepted, rejected }
+        })
+        .collect();
+    let sources = app.limits.as_ref().map_or(0, Limits::tracked);
+    let text = app.telemetry.render(&counts, sources);
+    let mut response = (StatusCode::OK, text).into_response();
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \

@@ -167,13 +167,19 @@ impl Collected {
         Ok(batch)
     }
 
-    /// Adds a stored batch to the running aggregate.
-    pub fn absorb(&self, batch: &Batch) {
+    /// Adds a stored batch (its aggregate and rejections) to the running aggregate.
+    pub fn absorb(&self, aggregator: &Aggregator, rejected: &RejectionCounts) {
         let mut totals = self.totals.lock().expect("no panics while holding the lock");
-        totals.aggregator.merge(&batch.aggregator).expect("a batch has the metric's config");
+        totals.aggregator.merge(aggregator).expect("a batch has the metric's config");
         for reason in Rejection::ALL {
-            add_counts(&mut totals.rejected, reason, batch.rejected.get(reason));
+            add_counts(&mut totals.rejected, reason, rejected.get(reason));
         }
+    }
+
+    /// Accepted reports and rejections so far, read together.
+    pub fn counts(&self) -> (u64, RejectionCounts) {
+        let totals = self.totals.lock().expect("no panics while holding the lock");
+        (totals.aggregator.n(), totals.rejected)
     }
 
     /// Accepted reports so far.

@@ -8,9 +8,10 @@
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
 //! ```
 //!
-//! A batch is one transaction: its accepted reports and its rejection counts
-//! are written together or not at all, and the running aggregate in memory
-//! is updated only after the commit, so everything an estimate counts is on
+//! The batches of the requests queued together (a group, see `writer.rs`)
+//! are one transaction: their accepted reports and rejection counts are
+//! written together or not at all, and the running aggregates in memory are
+//! updated only after the commit, so everything an estimate counts is on
 //! disk. Exclusive locking makes a second collector on the same file fail at
 //! start instead of silently diverging from the first one's aggregate.
 
@@ -180,27 +181,71 @@ impl Store {
         Ok(out)
     }
 
-    /// Stores one batch in one transaction: its accepted reports (canonical
-    /// JSON) and its rejection counts.
-    pub fn append(&mut self, key: i64, reports: &[String], rejected: &RejectionCounts) -> rusqlite::Result<()> {
+    /// Stores the batches of one group in one transaction: their accepted
+    /// reports (canonical JSON) and their rejection counts, all or nothing.
+    /// The commit returns once the WAL is synced (`synchronous = FULL`).
+    pub fn append_group<'a>(
+        &mut self,
+        batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts)>,
+    ) -> rusqlite::Result<()> {
         let transaction = self.connection.transaction()?;
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
-            for report in reports {
-                insert.execute(params![key, report])?;
+            // Rejections summed per metric first: one upsert per (metric, reason).
+            let mut rejections: Vec<(i64, RejectionCounts)> = Vec::new();
+            for (key, reports, rejected) in batches {
+                for report in reports {
+                    insert.execute(params![key, report])?;
+                }
+                if rejected.total() > 0 {
+                    let at = match rejections.iter().position(|(k, _)| *k == key) {
+                        Some(at) => at,
+                        None => {
+                            rejections.push((key, RejectionCounts::default()));
+                            rejections.len() - 1
+                        }
+                    };
+                    for reason in Rejection::ALL {
+                        add_counts(&mut rejections[at].1, reason, rejected.get(reason));
+                    }
+                }
             }
             let mut count = transaction.prepare_cached(
                 "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count",
             )?;
-            for reason in Rejection::ALL {
-                let n = rejected.get(reason);
-                if n > 0 {
-                    count.execute(params![key, reason.as_str(), n as i64])?;
+            for (key, rejected) in rejections {
+                for reason in Rejection::ALL {
+                    let n = rejected.get(reason);
+                    if n > 0 {
+                        count.execute(params![key, reason.as_str(), n as i64])?;
+                    }
                 }
             }
         }
         transaction.commit()
+    }
+
+    /// The row id of a metric's newest stored report (0 if none): an export
+    /// reads up to it, so reports stored meanwhile are not half-included.
+    pub fn last_report(&self, key: i64) -> StoreResult<i64> {
+        self.connection
+            .query_row("SELECT coalesce(max(id), 0) FROM reports WHERE metric = ?1", [key], |r| r.get(0))
+            .map_err(|e| format!("database: {e}"))
+    }
+
+    /// Up to `limit` stored reports of a metric with row ids in
+    /// `(after, upto]`, oldest first, with their ids.
+    pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT id, report FROM reports WHERE metric = ?1 AND id > ?2 AND id <= ?3 ORDER BY id LIMIT ?4")
+            .map_err(db)?;
+        let rows = statement
+            .query_map(params![key, after, upto, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
     }
 }
 

@@ -1,0 +1,230 @@
+//! Who may read and from where: bearer tokens (`--token-file`) and the
+//! origins whose pages may call the collector (`--allow-origin`).
+
+use axum::http::{header, HeaderMap};
+use std::path::Path;
+
+/// The tokens of `--token-file` (never printed: Debug says how many).
+pub struct Tokens(Vec<Vec<u8>>);
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tokens({} tokens)", self.0.len())
+    }
+}
+
+impl Tokens {
+    /// One token per line; blank lines and lines starting with `#` are
+    /// skipped, surrounding whitespace is not part of a token.
+    pub fn read(path: &Path) -> Result<Tokens, String> {
+        let at = |e: &dyn std::fmt::Display| format!("--token-file {}: {e}", path.display());
+        let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+        let mut tokens = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let token = line.trim();
+            if token.is_empty() || token.starts_with('#') {
+                continue;
+            }
+            // What an Authorization header can carry (RFC 6750's b64token and more).
+            if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(at(&format!("line {}: a token is printable ASCII without spaces", i + 1)));
+            }
+            if token.len() < 16 {
+                eprintln!("localdp serve: --token-file line {}: a token of {} characters is easy to guess; use 32 random ones", i + 1, token.len());
+            }
+            tokens.push(token.as_bytes().to_vec());
+        }
+        if tokens.is_empty() {
+            return Err(at(&"no token in it"));
+        }
+        Ok(Tokens(tokens))
+    }
+
+    /// Whether `headers` carry `Authorization: Bearer <one of the tokens>`.
+    /// Every token is compared, each in time that depends only on its
+    /// length, never on where the bytes differ.
+    pub fn admits(&self, headers: &HeaderMap) -> Access {
+        let Some(value) = headers.get(header::AUTHORIZATION) else { return Access::Missing };
+        let value = value.as_bytes();
+        let Some(given) = value
+            .get(..7)
+            .filter(|scheme| scheme.eq_ignore_ascii_case(b"bearer "))
+            .map(|_| value[7..].trim_ascii())
+        else {
+            return Access::Invalid;
+        };
+        let mut any = 0u8;
+        for token in &self.0 {
+            any |= constant_time_eq(token, given) as u8;
+        }
+        if std::hint::black_box(any) == 1 {
+            Access::Granted
+        } else {
+            Access::Invalid
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Access {
+    Granted,
+    /// No Authorization header.
+    Missing,
+    /// Another scheme, or a token that is not one of ours.
+    Invalid,
+}
+
+/// `a == b` in time that depends on `a.len()` only (`a` is ours, `b` the
+/// client's): every byte of `a` is looked at, the difference accumulated
+/// without a branch.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() != b.len()) as u8;
+    for (i, &x) in a.iter().enumerate() {
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= std::hint::black_box(x ^ y);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// `--allow-origin`: origins whose pages may call the collector.
+#[derive(Default)]
+pub struct Origins {
+    /// Exact origins (`scheme://host[:port]`, lower case): they may post
+    /// reports and read (with a token, when tokens are configured).
+    listed: Vec<String>,
+    /// `*`: any origin may post reports (and nothing else).
+    any: bool,
+}
+
+/// What a cross-origin request may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Nothing: no CORS headers (and a report post is refused).
+    None,
+    /// Post reports: the origin is listed or `*` is.
+    Post,
+    /// Post and read: the origin is listed.
+    Read,
+}
+
+impl Origins {
+    pub fn parse(values: &[String]) -> Result<Origins, String> {
+        let mut origins = Origins::default();
+        for value in values {
+            if value == "*" {
+                origins.any = true;
+                continue;
+            }
+            let lower = value.to_ascii_lowercase();
+            let rest = lower
+                .strip_prefix("https://")
+                .or_else(|| lower.strip_prefix("http://"))
+                .ok_or_else(|| format!("--allow-origin {value:?}: an origin is scheme://host[:port] (http or https), or *"))?;
+            if rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
+                return Err(format!(
+                    "--allow-origin {value:?}: an origin is scheme://host[:port], without a path or a trailing slash"
+                ));
+            }
+            origins.listed.push(lower);
+        }
+        Ok(origins)
+    }
+
+    /// Whether the flag was given at all.
+    pub fn configured(&self) -> bool {
+        self.any || !self.listed.is_empty()
+    }
+
+    /// What `origin` may do.
+    pub fn grant(&self, origin: &str) -> Grant {
+        if self.listed.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            Grant::Read
+        } else if self.any {
+            Grant::Post
+        } else {
+            Grant::None
+        }
+    }
+}
+
+/// Whether `origin` is the collector's own (the page it serves), judged
+/// from the request's `Host`: such requests are not cross-origin.
+pub fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
+    let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bearer(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn tokens_are_read_one_per_line_and_compared_whole() {
+        let dir = std::env::temp_dir().join(format!("localdp-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("tokens");
+        std::fs::write(&file, "# readers\n  0123456789abcdef0123456789abcdef  \n\nsecond-token-0123456789\n").unwrap();
+        let tokens = Tokens::read(&file).unwrap();
+        assert_eq!(tokens.admits(&bearer("Bearer 0123456789abcdef0123456789abcdef")), Access::Granted);
+        assert_eq!(tokens.admits(&bearer("bearer second-token-0123456789")), Access::Granted);
+        for wrong in [
+            "Bearer 0123456789abcdef0123456789abcde",
+            "Bearer 0123456789abcdef0123456789abcdef0",
+            "Bearer 0123456789abcdef0123456789abcdeF",
+            "Bearer ",
+            "Basic 0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdef",
+        ] {
+            assert_eq!(tokens.admits(&bearer(wrong)), Access::Invalid, "{wrong}");
+        }
+        assert_eq!(tokens.admits(&HeaderMap::new()), Access::Missing);
+        std::fs::write(&file, "# nothing\n\n").unwrap();
+        assert!(Tokens::read(&file).unwrap_err().contains("no token"));
+        std::fs::write(&file, "with space\n").unwrap();
+        assert!(Tokens::read(&file).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn constant_time_eq_is_equality() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(!constant_time_eq(b"abc", b"abc\0"));
+        assert!(!constant_time_eq(b"ab\0", b"ab"));
+    }
+
+    #[test]
+    fn origins_grant_posting_or_reading() {
+        let origins = Origins::parse(&["https://App.example".into(), "http://127.0.0.1:5173".into()]).unwrap();
+        assert_eq!(origins.grant("https://app.example"), Grant::Read);
+        assert_eq!(origins.grant("http://127.0.0.1:5173"), Grant::Read);
+        assert_eq!(origins.grant("http://127.0.0.1:5174"), Grant::None);
+        assert_eq!(origins.grant("null"), Grant::None);
+        let any = Origins::parse(&["*".into(), "https://app.example".into()]).unwrap();
+        assert_eq!(any.grant("https://elsewhere.example"), Grant::Post);
+        assert_eq!(any.grant("https://app.example"), Grant::Read);
+        for bad in ["app.example", "https://app.example/", "https://app.example/path", "ftp://x", "https://"] {
+            assert!(Origins::parse(&[bad.into()]).is_err(), "{bad}");
+        }
+        assert!(!Origins::parse(&[]).unwrap().configured());
+    }
+
+    #[test]
+    fn the_collectors_own_origin_is_recognized_by_its_host() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        assert!(same_origin("http://127.0.0.1:8080", &headers));
+        assert!(!same_origin("http://127.0.0.1:8081", &headers));
+        assert!(!same_origin("null", &headers));
+        assert!(!same_origin("http://127.0.0.1:8080", &HeaderMap::new()));
+    }
+}

@@ -1,0 +1,279 @@
+//! What the collector measures about itself, and `GET /metrics`: the
+//! Prometheus text exposition format (version 0.0.4).
+//!
+//! Counters and histograms are plain atomics (a request adds a few relaxed
+//! increments); the per-status counts sit behind one short lock. Nothing
+//! here is keyed by anything a client chooses: routes are a fixed list and
+//! metric names come from the metrics file, so the number of series is
+//! bounded.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// What a request asked for, as the `route` label names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Route {
+    /// `POST /api/metrics/{name}/reports`.
+    Reports,
+    /// `OPTIONS` on any path (a CORS preflight, or a 405).
+    Preflight,
+    /// `GET /api/metrics/{name}/estimate`.
+    Estimate,
+    /// `GET /api/metrics`, `GET /api/metrics/{name}`.
+    Metrics,
+    /// `GET /api/metrics/{name}/export`.
+    Export,
+    /// `GET /healthz`.
+    Health,
+    /// `GET /metrics` (this).
+    Prometheus,
+    /// Anything else under `/api`: unknown endpoints, wrong methods.
+    OtherApi,
+    /// The demo and the package's web build.
+    Static,
+}
+
+impl Route {
+    pub const ALL: [Route; 9] = [
+        Route::Reports,
+        Route::Preflight,
+        Route::Estimate,
+        Route::Metrics,
+        Route::Export,
+        Route::Health,
+        Route::Prometheus,
+        Route::OtherApi,
+        Route::Static,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Route::Reports => "reports",
+            Route::Preflight => "preflight",
+            Route::Estimate => "estimate",
+            Route::Metrics => "metrics",
+            Route::Export => "export",
+            Route::Health => "healthz",
+            Route::Prometheus => "prometheus",
+            Route::OtherApi => "other_api",
+            Route::Static => "static",
+        }
+    }
+
+    /// The route of a request, from its method and path alone.
+    pub fn of(method: &axum::http::Method, path: &str) -> Route {
+        use axum::http::Method;
+        if method == Method::OPTIONS {
+            return Route::Preflight;
+        }
+        match path {
+            "/healthz" => return Route::Health,
+            "/metrics" => return Route::Prometheus,
+            "/api/metrics" | "/api/metrics/" => return Route::Metrics,
+            _ => {}
+        }
+        if let Some(rest) = path.strip_prefix("/api/metrics/") {
+            return match rest.split_once('/') {
+                None => Route::Metrics,
+                Some((_, "reports")) if method == Method::POST => Route::Reports,
+                Some((_, "estimate")) => Route::Estimate,
+                Some((_, "export")) => Route::Export,
+                Some(_) => Route::OtherApi,
+            };
+        }
+        if path == "/api" || path.starts_with("/api/") {
+            Route::OtherApi
+        } else {
+            Route::Static
+        }
+    }
+}
+
+/// A histogram with fixed upper bounds (Prometheus `le`), in seconds or in
+/// plain counts.
+pub struct Histogram {
+    bounds: &'static [f64],
+    /// Observations per bucket (not cumulative); the last is `+Inf`.
+    buckets: Vec<AtomicU64>,
+    /// The sum of observations, in millionths of their unit.
+    sum_micros: AtomicU64,
+}
+
+/// Request latencies, in seconds.
+pub const LATENCY_BOUNDS: &[f64] =
+    &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+/// Commit latencies, in seconds (each holds an fsync).
+pub const COMMIT_BOUNDS: &[f64] =
+    &[0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0];
+/// Requests per commit.
+pub const GROUP_BOUNDS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0];
+
+impl Histogram {
+    pub fn new(bounds: &'static [f64]) -> Histogram {
+        Histogram { bounds, buckets: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(), sum_micros: AtomicU64::new(0) }
+    }
+
+    pub fn observe(&self, value: f64) {
+        let bucket = self.bounds.iter().position(|&le| value <= le).unwrap_or(self.bounds.len());
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum_micros.fetch_add((value * 1e6).round() as u64, Ordering::Relaxed);
+    }
+
+    pub fn observe_duration(&self, elapsed: Duration) {
+        self.observe(elapsed.as_secs_f64());
+    }
+
+    /// The `_bucket`, `_sum` and `_count` lines; `labels` is empty or ends
+    /// with a comma (`route="x",`).
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let mut cumulative = 0;
+        for (i, count) in self.buckets.iter().enumerate() {
+            cumulative += count.load(Ordering::Relaxed);
+            let le = self.bounds.get(i).map_or("+Inf".to_string(), |b| b.to_string());
+            let _ = writeln!(out, "{name}_bucket{{{labels}le=\"{le}\"}} {cumulative}");
+        }
+        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let bare = labels.trim_end_matches(',');
+        let braces = if bare.is_empty() { String::new() } else { format!("{{{bare}}}") };
+        let _ = writeln!(out, "{name}_sum{braces} {sum}");
+        let _ = writeln!(out, "{name}_count{braces} {cumulative}");
+    }
+}
+
+/// Refusals of one metric by the per-source limits.
+#[derive(Default)]
+pub struct Limited {
+    /// Requests refused by `--requests-per-minute`.
+    pub requests: AtomicU64,
+    /// Requests refused by `--reports-per-minute`.
+    pub report_requests: AtomicU64,
+    /// The reports those requests carried (none of them counted).
+    pub reports: AtomicU64,
+}
+
+/// One metric's stored counts, as `/metrics` shows them.
+pub struct Counted<'a> {
+    pub name: &'a str,
+    pub accepted: u64,
+    /// Every reason of the batch rule, zeros included.
+    pub rejected: Vec<(&'static str, u64)>,
+}
+
+/// Everything `/metrics` shows apart from the stored counts.
+pub struct Telemetry {
+    /// Per metric, in the metrics file's order.
+    pub limited: Vec<Limited>,
+    statuses: Mutex<BTreeMap<(Route, u16), u64>>,
+    latency: Vec<Histogram>,
+    pub commit: Histogram,
+    pub group: Histogram,
+    pub in_flight: AtomicU64,
+}
+
+impl Telemetry {
+    pub fn new(metrics: usize) -> Telemetry {
+        Telemetry {
+            limited: (0..metrics).map(|_| Limited::default()).collect(),
+            statuses: Mutex::new(BTreeMap::new()),
+            latency: Route::ALL.iter().map(|_| Histogram::new(LATENCY_BOUNDS)).collect(),
+            commit: Histogram::new(COMMIT_BOUNDS),
+            group: Histogram::new(GROUP_BOUNDS),
+            in_flight: AtomicU64::new(0),
+        }
+    }
+
+    /// A request answered.
+    pub fn answered(&self, route: Route, status: u16, elapsed: Duration) {
+        *self.statuses.lock().expect("no panics while holding the lock").entry((route, status)).or_default() += 1;
+        self.latency[route as usize].observe_duration(elapsed);
+    }
+
+    /// The exposition; `counts` in the metrics' order.
+    pub fn render(&self, counts: &[Counted<'_>], sources: usize) -> String {
+        let mut out = String::with_capacity(8192);
+        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+        };
+        family(
+            &mut out,
+            "localdp_reports_accepted_total",
+            "counter",
+            "Reports stored and counted, per metric (everything in the database).",
+        );
+        for Counted { name, accepted, .. } in counts {
+            let _ = writeln!(out, "localdp_reports_accepted_total{{metric=\"{name}\"}} {accepted}");
+        }
+        family(
+            &mut out,
+            "localdp_reports_rejected_total",
+            "counter",
+            "Reports not counted, per metric and reason: the batch rule's reasons (everything in the database) \
+             and rate_limited (reports in requests refused by the per-source report limit, since start).",
+        );
+        for (i, Counted { name, rejected, .. }) in counts.iter().enumerate() {
+            for (reason, n) in rejected {
+                let _ = writeln!(out, "localdp_reports_rejected_total{{metric=\"{name}\",reason=\"{reason}\"}} {n}");
+            }
+            let limited = self.limited[i].reports.load(Ordering::Relaxed);
+            let _ = writeln!(out, "localdp_reports_rejected_total{{metric=\"{name}\",reason=\"rate_limited\"}} {limited}");
+        }
+        family(
+            &mut out,
+            "localdp_requests_limited_total",
+            "counter",
+            "Report posts refused by the per-source limits (429), per metric and limit, since start.",
+        );
+        for (i, Counted { name, .. }) in counts.iter().enumerate() {
+            let limited = &self.limited[i];
+            for (limit, n) in [("requests", &limited.requests), ("reports", &limited.report_requests)] {
+                let n = n.load(Ordering::Relaxed);
+                let _ = writeln!(out, "localdp_requests_limited_total{{metric=\"{name}\",limit=\"{limit}\"}} {n}");
+            }
+        }
+        family(
+            &mut out,
+            "localdp_http_requests_total",
+            "counter",
+            "HTTP requests answered, by route and status, since start.",
+        );
+        for ((route, status), n) in self.statuses.lock().expect("no panics while holding the lock").iter() {
+            let _ = writeln!(out, "localdp_http_requests_total{{route=\"{}\",status=\"{status}\"}} {n}", route.as_str());
+        }
+        family(
+            &mut out,
+            "localdp_http_request_duration_seconds",
+            "histogram",
+            "Time from a request's head to its answer (for report posts: through the commit), by route.",
+        );
+        for route in Route::ALL {
+            self.latency[route as usize].render(
+                &mut out,
+                "localdp_http_request_duration_seconds",
+                &format!("route=\"{}\",", route.as_str()),
+            );
+        }
+        family(
+            &mut out,
+            "localdp_commit_duration_seconds",
+            "histogram",
+            "Time of one group commit: the transaction that stores the reports of the requests queued together, fsync included.",
+        );
+        self.commit.render(&mut out, "localdp_commit_duration_seconds", "");
+        family(&mut out, "localdp_commit_requests", "histogram", "Report posts stored by one commit.");
+        self.group.render(&mut out, "localdp_commit_requests", "");
+        family(&mut out, "localdp_requests_in_flight", "gauge", "Requests being answered now.");
+        let _ = writeln!(out, "localdp_requests_in_flight {}", self.in_flight.load(Ordering::Relaxed));
+        family(
+            &mut out,
+            "localdp_limited_sources",
+            "gauge",
+            "Client addresses (IPv6: /64 prefixes) the per-source limits are tracking.",
+        );
+        let _ = writeln!(out, "localdp_limited_sources {sources}");
+        out
+    }
+}

@@ -1,0 +1,167 @@
+//! Group commit: one thread owns the database and stores what the request
+//! handlers queue.
+//!
+//! It takes the first queued batch, then every batch queued behind it (up
+//! to [`MAX_GROUP_REQUESTS`] requests or [`MAX_GROUP_REPORTS`] reports),
+//! stores them all in one transaction, and only after that commit (synced
+//! to disk) adds them to the running aggregates and answers each request.
+//! Batches that arrive during a commit wait for it and form the next group.
+//! So under load one fsync serves many requests, and alone a request waits
+//! for exactly one commit, as it did when each had its own transaction.
+//! Durability is unchanged: an answered batch is on disk; a batch whose
+//! group fails is answered with an error and counted nowhere.
+//!
+//! The thread also reads pages of stored reports for exports, between
+//! commits (an exclusive-locked SQLite file has one connection).
+
+use super::collector::Collected;
+use super::store::Store;
+use super::telemetry::Telemetry;
+use localdp::{Aggregator, RejectionCounts};
+use std::io::Write;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+use tokio::sync::oneshot;
+
+/// Requests stored by one commit at most.
+pub const MAX_GROUP_REQUESTS: usize = 4096;
+/// Reports (accepted ones plus one per batch) stored by one commit at most,
+/// so that a commit stays short.
+pub const MAX_GROUP_REPORTS: usize = 100_000;
+
+/// A validated batch to store.
+pub struct Append {
+    /// Index into the metrics.
+    pub metric: usize,
+    /// Accepted reports, canonical JSON.
+    pub reports: Vec<String>,
+    /// Their aggregate.
+    pub aggregator: Aggregator,
+    pub rejected: RejectionCounts,
+    /// `Ok` once committed and counted; `Err` if nothing of it was.
+    pub reply: oneshot::Sender<Result<(), ()>>,
+}
+
+/// A page of a metric's stored reports.
+pub struct Page {
+    pub rows: Vec<(i64, String)>,
+    /// The last row id the export covers.
+    pub upto: i64,
+}
+
+pub enum Job {
+    Append(Append),
+    /// Reports with row ids in `(after, upto]`; `upto: None` is "up to the
+    /// newest now" (the first page fixes it).
+    Export { key: i64, after: i64, upto: Option<i64>, limit: usize, reply: oneshot::Sender<Result<Page, String>> },
+    /// Store what is queued, then stop.
+    Stop,
+}
+
+/// The handle the server keeps.
+pub struct Writer {
+    queue: mpsc::Sender<Job>,
+    thread: std::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Writer {
+    pub fn start(store: Store, metrics: Arc<Vec<Collected>>, telemetry: Arc<Telemetry>) -> std::io::Result<Writer> {
+        let (queue, jobs) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("localdp-writer".into())
+            .spawn(move || run(store, &metrics, &telemetry, &jobs))?;
+        Ok(Writer { queue, thread: std::sync::Mutex::new(Some(thread)) })
+    }
+
+    /// Queues a job; `false` if the writer is gone.
+    pub fn send(&self, job: Job) -> bool {
+        self.queue.send(job).is_ok()
+    }
+
+    /// Whether the thread is still running.
+    pub fn alive(&self) -> bool {
+        self.thread.lock().expect("no panics while holding the lock").as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Stores everything queued, then joins the thread.
+    pub fn stop(&self) {
+        let _ = self.queue.send(Job::Stop);
+        if let Some(thread) = self.thread.lock().expect("no panics while holding the lock").take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mpsc::Receiver<Job>) {
+    let mut stopping = false;
+    loop {
+        // The first job: wait for it (once stopping, only take what is queued).
+        let first = if stopping { jobs.try_recv().ok() } else { jobs.recv().ok() };
+        let Some(first) = first else { return };
+        let mut group: Vec<Append> = Vec::new();
+        let mut reports = 0;
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Append(append) => {
+                    reports += append.reports.len() + 1;
+                    group.push(append);
+                }
+                Job::Export { key, after, upto, limit, reply } => {
+                    let page = upto
+                        .map_or_else(|| store.last_report(key), Ok)
+                        .and_then(|upto| Ok(Page { rows: store.page(key, after, upto, limit)?, upto }));
+                    let _ = reply.send(page);
+                }
+                Job::Stop => stopping = true,
+            }
+            if group.len() >= MAX_GROUP_REQUESTS || reports >= MAX_GROUP_REPORTS {
+                break;
+            }
+            next = jobs.try_recv().ok();
+        }
+        if !group.is_empty() {
+            commit(&mut store, metrics, telemetry, group);
+        }
+    }
+}
+
+/// Stores a group in one transaction, then counts and answers it.
+fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
+    let started = Instant::now();
+    let stored = store.append_group(group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected)));
+    telemetry.commit.observe_duration(started.elapsed());
+    telemetry.group.observe(group.len() as f64);
+    if let Err(e) = stored {
+        let reports: usize = group.iter().map(|a| a.reports.len() + a.rejected.total() as usize).sum();
+        eprintln!("database error, {} batches of {reports} reports not counted: {e}", group.len());
+        for append in group {
+            let _ = append.reply.send(Err(()));
+        }
+        return;
+    }
+    // Per metric: accepted, rejected, requests (one log line each).
+    let mut tally = vec![(0usize, 0u64, 0usize); metrics.len()];
+    for append in &group {
+        metrics[append.metric].absorb(&append.aggregator, &append.rejected);
+        let t = &mut tally[append.metric];
+        t.0 += append.reports.len();
+        t.1 += append.rejected.total();
+        t.2 += 1;
+    }
+    // Counted: now the answers may go.
+    for append in group {
+        let _ = append.reply.send(Ok(()));
+    }
+    let mut log = String::new();
+    for (metric, (accepted, rejected, requests)) in metrics.iter().zip(tally) {
+        if requests == 1 {
+            log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected\n", metric.spec.name));
+        } else if requests > 1 {
+            log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected ({requests} requests)\n", metric.spec.name));
+        }
+    }
+    let _ = std::io::stderr().lock().write_all(log.as_bytes());
+}
