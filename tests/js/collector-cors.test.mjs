@@ -1,0 +1,177 @@
+// Cross-origin collection in headless Chromium: a page on a second local
+// origin (another port) randomizes with the package's web build and posts
+// to `localdp serve --allow-origin <that origin> --token-file …`:
+// `navigator.sendBeacon` with a text/plain body (no preflight), a JSON
+// `fetch` (preflighted) whose answer the page can read, and a dashboard-style
+// read of the estimate with a bearer token. A page on a third origin, not
+// allowed, gets its preflights refused and its beacon counts nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve, CHROMIUM } from './helpers.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
+const TOKEN = 'js-test-token-5b0c8e1d7a2f4c6e9d3b';
+const CONFIG = { protocol: 'grr', epsilon: 1.0, domain: ['red', 'green', 'blue'] };
+
+// The page: it reports what each way of sending did.
+const PAGE = `<!doctype html><meta charset="utf-8"><title>another origin</title>
+<script type="module" src="/page.js"></script>`;
+const SCRIPT = `import init, { Client } from '/localdp/web/localdp.js';
+const params = new URLSearchParams(location.search);
+const collector = params.get('collector');
+const config = JSON.parse(params.get('config'));
+const reportsUrl = collector + '/api/metrics/colors/reports';
+const attempt = async (request) => {
+  try {
+    const response = await request();
+    return { status: response.status, body: await response.json() };
+  } catch (e) {
+    return { error: String(e) };
+  }
+};
+async function run() {
+  await init();
+  const report = (value) => new Client(config).randomize(value);
+  const result = {};
+  // A beacon: a text/plain Blob is a simple request, sent without a preflight.
+  result.beacon = navigator.sendBeacon(reportsUrl, new Blob([JSON.stringify(report('red'))], { type: 'text/plain' }));
+  // A JSON post: preflighted, and its answer readable only with CORS headers.
+  result.post = await attempt(() => fetch(reportsUrl, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify([report('green'), report('blue')]),
+  }));
+  // A dashboard on this origin reads the estimate with a token.
+  result.estimate = await attempt(() => fetch(collector + '/api/metrics/colors/estimate', {
+    headers: { authorization: 'Bearer ' + params.get('token') },
+  }));
+  window.result = result;
+}
+run().catch((e) => { window.result = { failure: String(e) }; });
+`;
+
+let scratch;
+let collector;
+let allowed;
+let other;
+let browser;
+
+async function startCollector(args) {
+  const cli = process.env.LOCALDP_CLI ?? join(here, '../../target/release/localdp');
+  if (!existsSync(cli)) throw new Error(`no localdp binary at ${cli}: set LOCALDP_CLI or build the release CLI`);
+  const child = spawn(cli, ['serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  createInterface({ input: child.stderr }).on('line', (line) => log.push(line));
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`localdp serve exited (${code}): ${log.join('\n')}`)));
+  });
+  return { url: url.replace(/\/$/, ''), child, log };
+}
+
+before(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'localdp-cors-'));
+  const pageDir = join(scratch, 'page');
+  mkdirSync(pageDir);
+  writeFileSync(join(pageDir, 'index.html'), PAGE);
+  writeFileSync(join(pageDir, 'page.js'), SCRIPT);
+  writeFileSync(join(scratch, 'metrics.json'), JSON.stringify([{ name: 'colors', config: CONFIG }]));
+  writeFileSync(join(scratch, 'tokens.txt'), `${TOKEN}\n`);
+  const mounts = { '/': pageDir, '/localdp/': join(packageDir, 'dist') };
+  // Two more origins: same host, other ports.
+  allowed = await serve(mounts);
+  other = await serve(mounts);
+  collector = await startCollector([
+    '--db', join(scratch, 'cors.sqlite'), '--metrics', join(scratch, 'metrics.json'),
+    '--www', join(scratch, 'no-www'), '--pkg', join(scratch, 'no-pkg'),
+    '--allow-origin', allowed.url, '--token-file', join(scratch, 'tokens.txt'),
+  ]);
+  browser = await chromium.launch(CHROMIUM);
+});
+
+after(async () => {
+  await browser?.close();
+  await allowed?.close();
+  await other?.close();
+  if (collector) {
+    collector.child.kill('SIGTERM');
+    await new Promise((resolve) => (collector.child.exitCode !== null ? resolve() : collector.child.once('exit', resolve)));
+  }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** GET with the token, from Node (no Origin). */
+const read = (path) => fetch(`${collector.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+const count = async () => (await (await read('/api/metrics/colors')).json()).n;
+/** One series of /metrics, 0 if absent. */
+async function series(name) {
+  const text = await (await read('/metrics')).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : 0;
+}
+async function until(what, check, ms = 15000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Opens the page on `origin` and returns what it did. */
+async function visit(origin) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  try {
+    const query = new URLSearchParams({ collector: collector.url, config: JSON.stringify(CONFIG), token: TOKEN });
+    await page.goto(`${origin}/?${query}`);
+    await page.waitForFunction(() => window.result, null, { timeout: 30000 });
+    const result = await page.evaluate(() => window.result);
+    assert.equal(result.failure, undefined, result.failure);
+    assert.deepEqual(errors, []);
+    return result;
+  } finally {
+    await page.close();
+  }
+}
+
+test('a page on an allowed origin posts by beacon and by preflighted fetch, and reads with a token', async () => {
+  assert.notEqual(new URL(allowed.url).origin, new URL(collector.url).origin);
+  const result = await visit(allowed.url);
+  assert.equal(result.beacon, true, 'the beacon was queued');
+  assert.equal(result.post.status, 200, JSON.stringify(result.post));
+  assert.equal(result.post.body.accepted, 2);
+  assert.equal(result.estimate.status, 200, JSON.stringify(result.estimate));
+  assert.ok(result.estimate.body.n >= 2);
+  // The beacon arrives on its own time: then all three are counted.
+  await until('the beacon to be counted', async () => (await count()) === 3);
+  const estimate = await (await read('/api/metrics/colors/estimate')).json();
+  assert.equal(estimate.n, 3);
+  // Two preflights (the JSON post, the read with a token): the beacon needed none.
+  assert.equal(await series('localdp_http_requests_total{route="preflight",status="204"}'), 2);
+  assert.equal(await series('localdp_http_requests_total{route="reports",status="200"}'), 2);
+});
+
+test('a page on another origin is refused and counts nothing', async () => {
+  const before = await count();
+  const refusedBefore = await series('localdp_http_requests_total{route="reports",status="403"}');
+  const result = await visit(other.url);
+  // The browser sends the beacon (it cannot know); the collector refuses it.
+  assert.equal(result.beacon, true);
+  // The preflights fail, so fetch throws before anything is posted or read.
+  assert.match(result.post.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.post));
+  assert.match(result.estimate.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.estimate));
+  await until('the beacon to be refused', async () =>
+    (await series('localdp_http_requests_total{route="reports",status="403"}')) === refusedBefore + 1);
+  assert.ok((await series('localdp_http_requests_total{route="preflight",status="403"}')) >= 2);
+  assert.equal(await count(), before);
+});
