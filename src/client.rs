@@ -29,9 +29,8 @@
 //! each other (not to the value); RAPPOR's instantaneous step exists to blur
 //! that and is available with `"protocol": "rappor"`.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Requirement, Result};
 use crate::metric::Metric;
-use crate::privacy::number_text;
 use crate::report::Report;
 use crate::rng::{CryptoRng, DynRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
@@ -71,26 +70,26 @@ impl ClientSettings {
         let memoize = match config.get("memoize") {
             None => false,
             Some(serde_json::Value::Bool(b)) => *b,
-            Some(_) => return Err(Error::MalformedConfig("\"memoize\" must be true or false".into())),
+            Some(_) => return Err(Error::malformed_key("memoize", "\"memoize\" must be true or false")),
         };
         let budget = match config.get("budget") {
             None => None,
             Some(serde_json::Value::Object(b)) => {
                 let epsilon = b.get("epsilon").and_then(serde_json::Value::as_f64).ok_or_else(|| {
-                    Error::MalformedConfig("\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")".into())
+                    Error::malformed_key("budget", "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")")
                 })?;
                 if !(epsilon.is_finite() && epsilon > 0.0) {
-                    return Err(Error::InvalidConfig(format!("budget epsilon must be > 0, got {}", number_text(epsilon))));
+                    return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
                 }
                 let window = b.get("window").and_then(serde_json::Value::as_str).ok_or_else(|| {
-                    Error::MalformedConfig("\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\"".into())
+                    Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\"")
                 })?;
                 if b.keys().any(|k| k != "epsilon" && k != "window") {
-                    return Err(Error::MalformedConfig("\"budget\" takes only \"epsilon\" and \"window\"".into()));
+                    return Err(Error::malformed_key("budget", "\"budget\" takes only \"epsilon\" and \"window\""));
                 }
                 Some(Budget { epsilon, window_ms: parse_window(window)? })
             }
-            Some(_) => return Err(Error::MalformedConfig("\"budget\" must be an object".into())),
+            Some(_) => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
         };
         Ok(ClientSettings { memoize, budget })
     }
@@ -98,7 +97,9 @@ impl ClientSettings {
 
 /// `"30s"`, `"15m"`, `"12h"`, `"1d"`, `"7d"` in milliseconds.
 pub fn parse_window(text: &str) -> Result<u64> {
-    let bad = || Error::InvalidConfig("budget window must be a whole number of s, m, h or d, e.g. \"1d\"".into());
+    let bad = || {
+        Error::invalid("budget.window", Requirement::Format { expected: "a whole number of s, m, h or d, e.g. \"1d\"" })
+    };
     let (number, unit) = text.split_at(text.len().checked_sub(1).ok_or_else(bad)?);
     let n: u64 = number.parse().map_err(|_| bad())?;
     let unit_ms = match unit {
@@ -214,17 +215,14 @@ impl Client {
                 .ok()
                 .as_ref()
                 .and_then(serde_json::Value::as_object)
-                .ok_or_else(|| Error::MalformedConfig("a configuration must be a JSON object".into()))?,
+                .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?,
         )?;
         let metric = Metric::from_json(config)?;
         let secret = parse_secret(secret)
-            .ok_or_else(|| Error::InvalidConfig("the client secret must be 64 hex digits".into()))?;
+            .ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))?;
         let memo = metric.kind().memo();
         if settings.memoize && memo.is_none() {
-            return Err(Error::InvalidConfig(format!(
-                "memoize is available for frequency protocols and one_bit_mean, not {}",
-                metric.protocol()
-            )));
+            return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
         }
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
             Some(extra) => format!("{}:{extra}", metric.id()),
@@ -308,12 +306,7 @@ impl Client {
         let cost = self.metric.long_run_epsilon();
         let spent = self.spent(now_ms);
         if spent + cost > budget.epsilon * (1.0 + 1e-12) {
-            return Err(Error::PrivacyBudgetExceeded(format!(
-                "this report would spend {} more, with {} of {} spent in the window",
-                number_text(cost),
-                number_text(spent),
-                number_text(budget.epsilon)
-            )));
+            return Err(Error::PrivacyBudgetExceeded { cost, spent, budget: budget.epsilon });
         }
         self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < budget.window_ms);
         self.state.ledger.push((now_ms, cost));

@@ -1,6 +1,6 @@
 //! The set of values a categorical metric can take.
 
-use crate::error::{Error, Result};
+use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::key64;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::HashMap;
@@ -46,9 +46,10 @@ impl Domain {
     /// `0..d`, `d ≥ 2`.
     pub fn size(d: usize) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&d) {
-            return Err(Error::InvalidConfig(format!(
-                "domain size must be between 2 and {MAX_DOMAIN}, got {d}"
-            )));
+            return Err(Error::invalid(
+                "domain",
+                Requirement::IntegerRange { min: 2, max: MAX_DOMAIN as u64, found: d as u64 },
+            ));
         }
         Ok(Domain::Size(d))
     }
@@ -56,17 +57,12 @@ impl Domain {
     /// A list of at least two distinct labels.
     pub fn labels(labels: Vec<String>) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&labels.len()) {
-            return Err(Error::InvalidConfig(format!(
-                "a domain needs between 2 and {MAX_DOMAIN} labels, got {}",
-                labels.len()
-            )));
+            return Err(Error::invalid("domain", Requirement::Length { min: 2, max: MAX_DOMAIN, found: labels.len() }));
         }
         let mut index = HashMap::with_capacity(labels.len());
         for (i, label) in labels.iter().enumerate() {
             if index.insert(label.clone(), i).is_some() {
-                return Err(Error::InvalidConfig(format!(
-                    "domain labels must be distinct (label #{i} repeats an earlier one)"
-                )));
+                return Err(Error::invalid("domain", Requirement::Distinct { repeated: i }));
             }
         }
         Ok(Domain::Labels { labels, index })
@@ -91,11 +87,12 @@ impl Domain {
         match self {
             Domain::Size(d) => match value.parse::<usize>() {
                 Ok(i) if i < *d => Ok(i),
-                _ => Err(Error::ValueNotInDomain(format!("expected an integer in 0..{d}"))),
+                _ => Err(Error::ValueNotInDomain { domain: DomainKind::Size(*d) }),
             },
-            Domain::Labels { index, labels } => index.get(value).copied().ok_or_else(|| {
-                Error::ValueNotInDomain(format!("not one of the {} labels", labels.len()))
-            }),
+            Domain::Labels { index, labels } => index
+                .get(value)
+                .copied()
+                .ok_or(Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) }),
         }
     }
 

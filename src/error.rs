@@ -1,8 +1,15 @@
 //! The one error type of the core.
 //!
+//! Every variant carries typed fields, so that a caller can act on an error
+//! (which parameter, which bound, how much ε) without parsing its text; the
+//! text (`Display`) is what the CLI prints and what JavaScript errors carry.
+//!
 //! Messages name the problem and never contain a user's raw value: a value
 //! that is not in the domain is reported as such, not echoed back.
 
+use crate::privacy::number_text;
+use crate::report::Protocol;
+use std::fmt;
 use thiserror::Error;
 
 /// Everything that can go wrong in localdp.
@@ -11,22 +18,57 @@ use thiserror::Error;
 pub enum Error {
     /// A configuration has the wrong shape: not an object, a missing or
     /// unknown key, a value of the wrong type (a `TypeError` in JavaScript).
-    #[error("malformed configuration: {0}")]
-    MalformedConfig(String),
+    #[error("malformed configuration: {detail}")]
+    MalformedConfig {
+        /// The key at fault (`"protocol"`, `"budget"`…), where it is known;
+        /// `None` for a config that is not a JSON object and for the
+        /// parser's own messages.
+        key: Option<String>,
+        /// What is wrong, as the message says it (the parser's text for
+        /// shape errors it finds).
+        detail: String,
+    },
     /// A configuration parameter is out of range (a `RangeError` in JavaScript).
-    #[error("invalid configuration: {0}")]
-    InvalidConfig(String),
-    /// A value handed to a client is not in the configured domain.
-    #[error("value is not in the domain ({0})")]
-    ValueNotInDomain(String),
+    #[error("invalid configuration: {}", ConfigMessage(.parameter, .requirement))]
+    InvalidConfig {
+        /// The parameter at fault: a config key (`"epsilon"`, `"domain"`,
+        /// `"range"`, `"bits"`…), a nested key (`"budget.epsilon"`,
+        /// `"budget.window"`), or an argument of the API (`"secret"`,
+        /// `"post"`, `"steps"`, `"n"`, `"probability"`).
+        parameter: &'static str,
+        /// The constraint it fails, with the numbers involved.
+        requirement: Requirement,
+    },
+    /// A value handed to a client is not in the configured domain (the
+    /// value itself is never part of the error).
+    #[error("value is not in the domain ({domain})")]
+    ValueNotInDomain {
+        /// What the values of the domain are.
+        domain: DomainKind,
+    },
     /// A numeric value handed to a client is not a finite number, or a
     /// record has the wrong number of values.
-    #[error("invalid value: {0}")]
-    InvalidValue(String),
+    #[error("invalid value: {expected}")]
+    InvalidValue {
+        /// What a value must be.
+        expected: ExpectedValue,
+    },
     /// A report would take the ε spent in the budget window above the
     /// budget; nothing was released (`PrivacyBudgetExceeded` in JavaScript).
-    #[error("privacy budget exceeded: {0}")]
-    PrivacyBudgetExceeded(String),
+    #[error(
+        "privacy budget exceeded: this report would spend {} more, with {} of {} spent in the window",
+        number_text(*.cost),
+        number_text(*.spent),
+        number_text(*.budget)
+    )]
+    PrivacyBudgetExceeded {
+        /// The ε the refused report would have spent.
+        cost: f64,
+        /// The ε already spent in the window.
+        spent: f64,
+        /// The most ε the window may hold.
+        budget: f64,
+    },
     /// A report was refused by the aggregator; the reason is also counted.
     #[error("report rejected ({reason}): {detail}")]
     Rejected {
@@ -36,8 +78,16 @@ pub enum Error {
         detail: String,
     },
     /// Two aggregators over different configurations cannot be merged.
-    #[error("cannot merge aggregators: {0}")]
-    MergeMismatch(String),
+    #[error("cannot merge aggregators: {conflict}")]
+    MergeMismatch {
+        /// This aggregator's configuration, as reports and states name it
+        /// (`protocol:ε:fingerprint`, [`crate::Metric::id`]).
+        ours: String,
+        /// The other aggregator's configuration.
+        theirs: String,
+        /// What differs.
+        conflict: MergeConflict,
+    },
     /// An estimate was asked of an aggregator that accepted no report.
     #[error("no accepted reports to estimate from")]
     NoReports,
@@ -45,9 +95,325 @@ pub enum Error {
     /// format version or of another configuration.
     #[error("invalid aggregator state: {0}")]
     State(crate::state::StateError),
+    /// A permanent response a client stored for memoization does not parse;
+    /// nothing was released (a `RangeError` in JavaScript).
+    #[error("invalid configuration: a stored memo is corrupt")]
+    CorruptMemo,
     /// The operating system's random source failed.
-    #[error("secure random source unavailable: {0}")]
-    Randomness(String),
+    #[error("secure random source unavailable: {detail}")]
+    Randomness {
+        /// The platform's description of the failure.
+        detail: String,
+    },
+}
+
+impl Error {
+    /// A [`Error::MalformedConfig`] about `key`.
+    pub(crate) fn malformed_key(key: &str, detail: impl Into<String>) -> Error {
+        Error::MalformedConfig { key: Some(key.to_string()), detail: detail.into() }
+    }
+
+    /// A [`Error::MalformedConfig`] that names no key (the config is not an
+    /// object, or the parser's own message).
+    pub(crate) fn malformed(detail: impl Into<String>) -> Error {
+        Error::MalformedConfig { key: None, detail: detail.into() }
+    }
+
+    /// An [`Error::InvalidConfig`].
+    pub(crate) fn invalid(parameter: &'static str, requirement: Requirement) -> Error {
+        Error::InvalidConfig { parameter, requirement }
+    }
+}
+
+/// The constraint a configuration parameter fails, with the numbers
+/// involved ([`Error::InvalidConfig`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Requirement {
+    /// A finite number above 0 (ε, a budget's ε).
+    Positive {
+        /// The number given.
+        found: f64,
+    },
+    /// A number in `[min, max]` (ε of a metric).
+    Range {
+        /// The least number allowed.
+        min: f64,
+        /// The greatest number allowed.
+        max: f64,
+        /// The number given.
+        found: f64,
+        /// The kind of metric whose bounds these are (`"frequency"`,
+        /// `"numeric"`), where the bounds depend on it.
+        metric: Option<&'static str>,
+    },
+    /// A number strictly between `min` and `max` (RAPPOR's `f`).
+    ExclusiveRange {
+        /// The bound from below (not allowed itself).
+        min: f64,
+        /// The bound from above (not allowed itself).
+        max: f64,
+        /// The number given.
+        found: f64,
+    },
+    /// A probability: a number in `[0, 1]`.
+    Probability {
+        /// The number given.
+        found: f64,
+    },
+    /// Two probabilities with `0 ≤ parameter < other ≤ 1` (RAPPOR's `p` and
+    /// `q`).
+    ProbabilityBelow {
+        /// The parameter that must be the greater.
+        other: &'static str,
+        /// The parameter's value.
+        found: f64,
+        /// The other parameter's value.
+        other_found: f64,
+    },
+    /// An integer in `min..=max` (a domain's size, `d`, `granularity`,
+    /// RAPPOR's `bits`, `hashes`, `cohorts`, a grid's steps).
+    IntegerRange {
+        /// The least integer allowed.
+        min: u64,
+        /// The greatest integer allowed (for `d` the domain's size, for
+        /// `hashes` `min(bits, 64)`).
+        max: u64,
+        /// The integer given.
+        found: u64,
+    },
+    /// A list of `min..=max` entries (a domain's labels).
+    Length {
+        /// The fewest entries allowed.
+        min: usize,
+        /// The most entries allowed.
+        max: usize,
+        /// The entries given.
+        found: usize,
+    },
+    /// A set that is not empty (the attributes of a range, the integers a
+    /// uniform draw picks from).
+    NonEmpty,
+    /// A list whose entries are distinct (a domain's labels, RAPPOR's
+    /// candidates).
+    Distinct {
+        /// The position of the first entry that repeats an earlier one.
+        repeated: usize,
+    },
+    /// An interval `[lo, hi]` whose bounds are finite numbers.
+    FiniteBounds {
+        /// The attribute of a record's range (`range[i]`); `None` for a
+        /// single number's.
+        attribute: Option<usize>,
+    },
+    /// An interval `[lo, hi]` with `lo < hi` (and a finite width).
+    NonEmptyRange {
+        /// The attribute of a record's range (`range[i]`); `None` for a
+        /// single number's.
+        attribute: Option<usize>,
+        /// The lower bound given.
+        lo: f64,
+        /// The upper bound given.
+        hi: f64,
+    },
+    /// Not available for the configured protocol (`"d"` for anything but
+    /// dbitflip, `memoize` for numeric mechanisms but one_bit_mean).
+    NotFor {
+        /// The configured (resolved) protocol.
+        protocol: Protocol,
+    },
+    /// Available for one protocol or kind of metric only.
+    OnlyFor {
+        /// The protocol or kind of metric that takes the parameter
+        /// (`"one_bit_mean"`, `"frequency"`).
+        protocol: &'static str,
+    },
+    /// Text of a given form (a budget's window, the client secret).
+    Format {
+        /// The form expected.
+        expected: &'static str,
+    },
+    /// Small enough a long-run ε (RAPPOR's `f`, which sets `ε_∞`).
+    LongRunEpsilon {
+        /// The greatest `ε_∞` allowed.
+        max: f64,
+        /// The `ε_∞` the parameters give.
+        found: f64,
+    },
+    /// Present in the config, for an operation that needs it.
+    Required {
+        /// The operation (`"RAPPOR decoding"`).
+        by: &'static str,
+    },
+}
+
+/// The text of an [`Error::InvalidConfig`]: each site's message, made from
+/// the parameter and its requirement.
+struct ConfigMessage<'a>(&'a &'static str, &'a Requirement);
+
+impl fmt::Display for ConfigMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (&parameter, requirement) = (self.0, self.1);
+        let name = match parameter {
+            "budget.epsilon" => "budget epsilon",
+            "budget.window" => "budget window",
+            "secret" => "the client secret",
+            p => p,
+        };
+        let attribute = |attribute: Option<usize>| match attribute {
+            Some(i) => format!("{name}[{i}]"),
+            None => name.to_string(),
+        };
+        match *requirement {
+            Requirement::Positive { found } => match parameter {
+                "budget.epsilon" => write!(f, "{name} must be > 0, got {}", number_text(found)),
+                _ => write!(f, "{name} must be a finite number > 0, got {}", number_text(found)),
+            },
+            Requirement::Range { min, max, found, metric } => {
+                f.write_str(name)?;
+                if let Some(metric) = metric {
+                    write!(f, " of a {metric} metric")?;
+                }
+                write!(f, " must be in [{}, {}], got {}", number_text(min), number_text(max), number_text(found))
+            }
+            Requirement::ExclusiveRange { min, max, .. } => {
+                write!(f, "{name} must be in ({}, {})", short_number(min), short_number(max))
+            }
+            Requirement::Probability { found } => write!(f, "{name} {} is outside [0, 1]", number_text(found)),
+            Requirement::ProbabilityBelow { other, .. } => {
+                write!(f, "{name} and {other} must satisfy 0 ≤ {name} < {other} ≤ 1")
+            }
+            Requirement::IntegerRange { min, max, found } => match parameter {
+                "domain" => write!(f, "domain size must be between {min} and {max}, got {found}"),
+                "d" => write!(f, "d must be in {min}..={max} (the domain's size)"),
+                "granularity" => write!(f, "\"granularity\" must be an integer in {min}..={max}"),
+                "hashes" => write!(f, "hashes must be in {min}..=min(bits, 64)"),
+                "steps" => write!(f, "a grid needs at least {min} steps"),
+                _ => write!(f, "{name} must be in {min}..={max}"),
+            },
+            Requirement::Length { min, max, found } => match parameter {
+                "domain" => write!(f, "a domain needs between {min} and {max} labels, got {found}"),
+                _ => write!(f, "{name} needs between {min} and {max} entries, got {found}"),
+            },
+            Requirement::NonEmpty => match parameter {
+                "range" => f.write_str("range must list at least one attribute"),
+                "n" => f.write_str("a uniform draw needs a non-empty range"),
+                _ => write!(f, "{name} must not be empty"),
+            },
+            Requirement::Distinct { repeated } => match parameter {
+                "domain" => write!(f, "domain labels must be distinct (label #{repeated} repeats an earlier one)"),
+                _ => write!(f, "{name} must be distinct"),
+            },
+            Requirement::FiniteBounds { attribute: a } => write!(f, "{} must hold two finite numbers", attribute(a)),
+            Requirement::NonEmptyRange { attribute: a, lo, hi } => write!(
+                f,
+                "{} is empty: lo {} must be below hi {}",
+                attribute(a),
+                number_text(lo),
+                number_text(hi)
+            ),
+            Requirement::NotFor { protocol } => match parameter {
+                "memoize" => write!(f, "memoize is available for frequency protocols and one_bit_mean, not {protocol}"),
+                _ => write!(f, "\"{name}\" does not apply to {protocol}"),
+            },
+            Requirement::OnlyFor { protocol } => match parameter {
+                "post" => write!(f, "post-processing applies to {protocol} estimates only"),
+                _ => write!(f, "\"{name}\" applies to {protocol} only"),
+            },
+            Requirement::Format { expected } => write!(f, "{name} must be {expected}"),
+            Requirement::LongRunEpsilon { max, .. } => {
+                write!(f, "{name} is too small: the long-run epsilon exceeds {}", short_number(max))
+            }
+            Requirement::Required { by } => write!(f, "{by} needs \"{name}\" in the config"),
+        }
+    }
+}
+
+/// A bound written in a message: a whole number without a fraction
+/// (`60`, not `60.0`), anything else as [`number_text`] writes it.
+fn short_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        (x as i64).to_string()
+    } else {
+        number_text(x)
+    }
+}
+
+/// What the values of a domain are, for [`Error::ValueNotInDomain`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DomainKind {
+    /// The integers `0..d` of a sized domain, given as text.
+    Size(usize),
+    /// The labels of a domain, as many as this.
+    Labels(usize),
+    /// The indices `0..d` of any domain (a value given by its index).
+    Indices(usize),
+}
+
+impl fmt::Display for DomainKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DomainKind::Size(d) => write!(f, "expected an integer in 0..{d}"),
+            DomainKind::Labels(n) => write!(f, "not one of the {n} labels"),
+            DomainKind::Indices(d) => write!(f, "expected an index below {d}"),
+        }
+    }
+}
+
+/// What a numeric value must be, for [`Error::InvalidValue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExpectedValue {
+    /// A number (the text did not parse as one).
+    Number,
+    /// A finite number (not NaN nor an infinity).
+    FiniteNumber,
+    /// A record of `count` numbers.
+    Numbers {
+        /// The numbers a record holds (its attributes).
+        count: usize,
+        /// The numbers given.
+        found: usize,
+    },
+    /// Exactly `count` finite numbers (a memoized one_bit_mean takes one).
+    FiniteNumbers {
+        /// The numbers expected.
+        count: usize,
+    },
+}
+
+impl fmt::Display for ExpectedValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        match *self {
+            ExpectedValue::Number => f.write_str("not a number"),
+            ExpectedValue::FiniteNumber => f.write_str("a value must be a finite number"),
+            ExpectedValue::Numbers { count, found } => write!(f, "expected {count} number{}, got {found}", plural(count)),
+            ExpectedValue::FiniteNumbers { count } => write!(f, "expected {count} finite number{}", plural(count)),
+        }
+    }
+}
+
+/// What differs between two aggregators that cannot be merged
+/// ([`Error::MergeMismatch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MergeConflict {
+    /// The same kind of metric under another configuration (protocol, ε,
+    /// domain or range).
+    Configuration,
+    /// Different kinds of metric (e.g. a frequency and a numeric one).
+    Kind,
+}
+
+impl fmt::Display for MergeConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MergeConflict::Configuration => "the aggregators have different configurations",
+            MergeConflict::Kind => "aggregators of different kinds of metric",
+        })
+    }
 }
 
 /// Why a report was rejected; the aggregator counts each reason.

@@ -52,7 +52,7 @@ pub use aggregate::{
     RejectionCounts, ValueEstimate,
 };
 pub use domain::{Domain, DomainSpec};
-pub use error::{Error, Rejection, Result};
+pub use error::{DomainKind, Error, ExpectedValue, MergeConflict, Rejection, Requirement, Result};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};
 pub use metric::{Aggregator, Estimate, Metric};

@@ -8,7 +8,7 @@
 //! so that no code outside a family's own module matches on the family.
 
 use crate::aggregate::{PostProcessing, RejectionCounts};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
 use crate::privacy::number_text;
 use crate::report::{Protocol, Report};
@@ -110,6 +110,7 @@ pub(crate) trait DynAggregate: Send + Sync {
     fn add(&mut self, report: &Report) -> Result<()>;
     fn add_json(&mut self, text: &[u8]) -> Result<()>;
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()>;
+    fn state_id(&self) -> String;
     fn estimate(&self, post: PostProcessing) -> Result<Estimate>;
     fn to_bytes(&self) -> Vec<u8>;
     fn restore_rejected(&mut self, counts: RejectionCounts);
@@ -142,8 +143,15 @@ where
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()> {
         match other.as_any().downcast_ref::<A>() {
             Some(other) => Aggregate::merge(self, other),
-            None => Err(Error::MergeMismatch("aggregators of different kinds of metric".into())),
+            None => Err(Error::MergeMismatch {
+                ours: Aggregate::state_id(self),
+                theirs: other.state_id(),
+                conflict: MergeConflict::Kind,
+            }),
         }
+    }
+    fn state_id(&self) -> String {
+        Aggregate::state_id(self)
     }
     fn estimate(&self, post: PostProcessing) -> Result<Estimate> {
         Aggregate::estimate(self)?.into_estimate(post)
@@ -167,7 +175,7 @@ pub(crate) fn without_post(post: PostProcessing, estimate: Estimate) -> Result<E
     if post == PostProcessing::None {
         Ok(estimate)
     } else {
-        Err(Error::InvalidConfig("post-processing applies to frequency estimates only".into()))
+        Err(Error::invalid("post", Requirement::OnlyFor { protocol: "frequency" }))
     }
 }
 
@@ -223,10 +231,10 @@ impl Metric {
     /// are validated, then ignored here.
     pub fn from_json(text: &str) -> Result<Self> {
         let mut value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| Error::MalformedConfig(format!("not JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?;
         let object = value
             .as_object_mut()
-            .ok_or_else(|| Error::MalformedConfig("a configuration must be a JSON object".into()))?;
+            .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?;
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
         crate::client::ClientSettings::from_config(object)?;
@@ -236,19 +244,19 @@ impl Metric {
         let protocol = match object.get("protocol") {
             None => None,
             Some(serde_json::Value::String(p)) => Some(p.clone()),
-            Some(_) => return Err(Error::MalformedConfig("\"protocol\" must be a string".into())),
+            Some(_) => return Err(Error::malformed_key("protocol", "\"protocol\" must be a string")),
         };
         let Some(family) = FAMILIES.iter().find(|f| (f.claims)(protocol.as_deref().unwrap_or(""), object)) else {
             // Unclaimed: say what each family accepts, for the shape given.
             let family = FAMILIES.iter().find(|f| object.contains_key(f.shape)).unwrap_or(&FAMILIES[FAMILIES.len() - 1]);
             let known = (family.protocols)();
-            return Err(Error::MalformedConfig(match protocol {
+            return Err(Error::malformed_key("protocol", match protocol {
                 None => format!("missing \"protocol\" (one of {known})"),
                 Some(_) => format!("\"protocol\" of a {} metric must be one of {known}", family.label),
             }));
         };
         if object.get("epsilon").is_some_and(|e| !e.is_number()) {
-            return Err(Error::MalformedConfig("\"epsilon\" must be a number".into()));
+            return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
         (family.build)(value).map(|kind| Metric { kind })
     }
@@ -329,7 +337,7 @@ pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
     text.split(',')
         .map(|v| v.trim().parse::<f64>())
         .collect::<std::result::Result<Vec<f64>, _>>()
-        .map_err(|_| Error::InvalidValue("not a number".into()))
+        .map_err(|_| Error::InvalidValue { expected: ExpectedValue::Number })
 }
 
 /// The aggregator of any metric.

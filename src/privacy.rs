@@ -1,6 +1,6 @@
 //! ε and the numbers derived from it, rounded in the safe direction.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Requirement, Result};
 
 /// A number as text, shortest round-trip form (as in JSON). Used instead of
 /// `{}` formatting, whose float code would add kilobytes to the wasm build.
@@ -17,7 +17,7 @@ pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
     if epsilon.is_finite() && epsilon > 0.0 {
         Ok(epsilon)
     } else {
-        Err(Error::InvalidConfig(format!("epsilon must be a finite number > 0, got {}", number_text(epsilon))))
+        Err(Error::invalid("epsilon", Requirement::Positive { found: epsilon }))
     }
 }
 

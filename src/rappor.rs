@@ -35,7 +35,7 @@
 //! ```
 
 use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Z95};
-use crate::error::{Error, Rejection, Result};
+use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, key64};
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
@@ -107,6 +107,9 @@ mod defaults {
     }
 }
 
+/// The largest long-run ε (`ε_∞`) a RAPPOR config may give.
+const MAX_EPSILON_INFINITY: f64 = 60.0;
+
 /// A configured RAPPOR metric.
 #[derive(Debug, Clone)]
 pub struct RapporMetric {
@@ -129,25 +132,26 @@ impl PartialEq for RapporMetric {
 impl RapporMetric {
     /// Validates the parameters.
     pub fn new(config: &RapporConfig) -> Result<Self> {
-        let invalid = |m: &str| Err(Error::InvalidConfig(m.into()));
-        if !(1..=4096).contains(&config.bits) {
-            return invalid("bits must be in 1..=4096");
-        }
-        if !(1..=config.bits).contains(&config.hashes) || config.hashes > 64 {
-            return invalid("hashes must be in 1..=min(bits, 64)");
-        }
-        if !(1..=1024).contains(&config.cohorts) {
-            return invalid("cohorts must be in 1..=1024");
-        }
+        let integers = |parameter, min, max, found| {
+            if (min..=max).contains(&found) {
+                Ok(())
+            } else {
+                Err(Error::invalid(parameter, Requirement::IntegerRange { min, max, found }))
+            }
+        };
+        integers("bits", 1, 4096, config.bits)?;
+        integers("hashes", 1, config.bits.min(64), config.hashes)?;
+        integers("cohorts", 1, 1024, config.cohorts)?;
         if !(config.f > 0.0 && config.f < 1.0) {
-            return invalid("f must be in (0, 1)");
+            return Err(Error::invalid("f", Requirement::ExclusiveRange { min: 0.0, max: 1.0, found: config.f }));
         }
         if !(config.p >= 0.0 && config.p < config.q && config.q <= 1.0) {
-            return invalid("p and q must satisfy 0 ≤ p < q ≤ 1");
+            let requirement = Requirement::ProbabilityBelow { other: "q", found: config.p, other_found: config.q };
+            return Err(Error::invalid("p", requirement));
         }
         let mut seen = std::collections::HashSet::new();
-        if !config.candidates.iter().all(|c| seen.insert(c)) {
-            return invalid("candidates must be distinct");
+        if let Some(repeated) = config.candidates.iter().position(|c| !seen.insert(c)) {
+            return Err(Error::invalid("candidates", Requirement::Distinct { repeated }));
         }
         let coin = |x: f64| Bernoulli::rounded_up(x).expect("checked above");
         let mut metric = RapporMetric {
@@ -163,8 +167,9 @@ impl RapporMetric {
         let (f, p, q) = metric.parameters();
         let canonical = format!("rappor:{}:{}:{}:{:x}:{:x}:{:x}", config.bits, config.hashes, config.cohorts, f.to_bits(), p.to_bits(), q.to_bits());
         metric.fingerprint = format!("{:016x}", key64(canonical.as_bytes()));
-        if metric.epsilon_infinity().is_nan() || metric.epsilon_infinity() > 60.0 {
-            return invalid("f is too small: the long-run epsilon exceeds 60");
+        if metric.epsilon_infinity().is_nan() || metric.epsilon_infinity() > MAX_EPSILON_INFINITY {
+            let requirement = Requirement::LongRunEpsilon { max: MAX_EPSILON_INFINITY, found: metric.epsilon_infinity() };
+            return Err(Error::invalid("f", requirement));
         }
         Ok(metric)
     }
@@ -289,7 +294,7 @@ impl RapporMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol.parse::<OpenDomainProtocol>().is_ok(),
     build: |config| {
-        let config: RapporConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        let config: RapporConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
         Ok(Arc::new(RapporMetric::new(&config)?))
     },
     protocols: OpenDomainProtocol::names,
@@ -383,7 +388,7 @@ impl Memo for RapporMetric {
         let permanent = BitVector::from_hex(permanent)
             .ok()
             .filter(|b| b.fits(self.bits))
-            .ok_or_else(|| Error::InvalidConfig("a stored memo is corrupt".into()))?;
+            .ok_or(Error::CorruptMemo)?;
         Ok(self.instantaneous(cohort_of(draws), &permanent, rng))
     }
 }
@@ -493,7 +498,11 @@ impl Aggregate for RapporAggregator {
 
     fn merge(&mut self, other: &RapporAggregator) -> Result<()> {
         if self.metric.fingerprint != other.metric.fingerprint {
-            return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
+            return Err(Error::MergeMismatch {
+                ours: Aggregate::state_id(self),
+                theirs: Aggregate::state_id(other),
+                conflict: MergeConflict::Configuration,
+            });
         }
         let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
         let counts = add(&self.counts, &other.counts)?;
@@ -534,7 +543,7 @@ impl Aggregate for RapporAggregator {
         }
         let metric = &self.metric;
         if metric.candidates.is_empty() {
-            return Err(Error::InvalidConfig("RAPPOR decoding needs \"candidates\" in the config".into()));
+            return Err(Error::invalid("candidates", Requirement::Required { by: "RAPPOR decoding" }));
         }
         let (f, p, q) = metric.parameters();
         let (k, m, c) = (metric.bits, metric.cohorts as usize, metric.candidates.len());

@@ -14,7 +14,7 @@
 //! [`SimulationRng`] is a seeded ChaCha20 stream **for tests and simulation
 //! only**: reports made with a known seed protect nobody.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Requirement, Result};
 pub use rand_core::{CryptoRng, RngCore};
 use rand_core::SeedableRng;
 
@@ -33,7 +33,7 @@ impl SecureRng {
     /// Opens the secure source, failing if the platform has none.
     pub fn new() -> Result<Self> {
         let mut buffer = Box::new([0u8; Self::BLOCK]);
-        getrandom::fill(&mut buffer[..]).map_err(|e| Error::Randomness(e.to_string()))?;
+        getrandom::fill(&mut buffer[..]).map_err(|e| Error::Randomness { detail: e.to_string() })?;
         Ok(SecureRng { buffer, used: 0 })
     }
 
@@ -128,7 +128,7 @@ impl UniformBelow {
     /// empty).
     pub fn new(n: u64) -> Result<Self> {
         if n == 0 {
-            return Err(Error::InvalidConfig("a uniform draw needs a non-empty range".into()));
+            return Err(Error::invalid("n", Requirement::NonEmpty));
         }
         let mask = if n == 1 { 0 } else { u64::MAX >> (n - 1).leading_zeros() };
         Ok(UniformBelow { n, mask })
@@ -178,7 +178,7 @@ impl Bernoulli {
     /// coins are "leave the truth" events, and a larger one only adds noise.
     pub fn rounded_up(p: f64) -> Result<Self> {
         if !(0.0..=1.0).contains(&p) {
-            return Err(Error::InvalidConfig(format!("probability {} is outside [0, 1]", crate::privacy::number_text(p))));
+            return Err(Error::invalid("probability", Requirement::Probability { found: p }));
         }
         // p * 2^64 is exact (a power-of-two scaling); ceil of an f64 is exact.
         Ok(Bernoulli { threshold: (p * Self::SCALE).ceil() as u128 })

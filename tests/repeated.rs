@@ -73,11 +73,11 @@ fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
     let t0 = 1_700_000_000_000;
     c.randomize_text("1", t0, &mut rng).unwrap();
     c.randomize_text("1", t0 + 1000, &mut rng).unwrap();
-    assert!(matches!(c.randomize_text("1", t0 + 2000, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    assert!(matches!(c.randomize_text("1", t0 + 2000, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
     assert_eq!(c.spent(t0 + 2000), 2.0, "a refused report spends nothing");
-    assert!(matches!(c.randomize_text("2", t0 + DAY - 1, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    assert!(matches!(c.randomize_text("2", t0 + DAY - 1, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
     c.randomize_text("1", t0 + DAY, &mut rng).expect("the first report left the window");
-    assert!(matches!(c.randomize_text("1", t0 + DAY + 10, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    assert!(matches!(c.randomize_text("1", t0 + DAY + 10, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
     c.randomize_text("3", t0 + DAY + 1000, &mut rng).expect("the second left too");
 
     // Memoized: an unchanged value costs nothing more; a changed one costs again.
@@ -88,7 +88,7 @@ fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
     }
     assert_eq!(m.spent(t0 + 100), 1.0);
     m.randomize_text("1", t0 + 200, &mut rng).unwrap();
-    assert!(matches!(m.randomize_text("2", t0 + 300, &mut rng), Err(Error::PrivacyBudgetExceeded(_))));
+    assert!(matches!(m.randomize_text("2", t0 + 300, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
     m.randomize_text("0", t0 + 400, &mut rng).expect("a memo hit is free");
 }
 
@@ -99,7 +99,7 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let secret = new_secret(&mut rng);
     let mut first = Client::new(config, &secret, None).unwrap();
     let report = first.randomize_text("3", 10, &mut rng).unwrap_err();
-    assert!(matches!(report, Error::PrivacyBudgetExceeded(_)), "ε 2 > budget 1: refused");
+    assert!(matches!(report, Error::PrivacyBudgetExceeded { .. }), "ε 2 > budget 1: refused");
     let config = r#"{"protocol":"ss","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
     let mut first = Client::new(config, &secret, None).unwrap();
     let report = first.randomize_text("3", 10, &mut rng).unwrap();
@@ -108,7 +108,7 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let mut second = Client::new(config, &secret, Some(&stored)).unwrap();
     assert_eq!(second.resets(), 0);
     assert_eq!(second.randomize_text("3", 20, &mut rng).unwrap(), report, "the memo came back");
-    assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded(_))), "so did the ledger");
+    assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })), "so did the ledger");
 
     let other_metric = stored.replace("\"ss:1.0:", "\"ss:2.0:");
     let other_version =

@@ -203,5 +203,5 @@ fn forged_counts_are_refused() {
 fn aggregators_of_different_metrics_do_not_merge() {
     let mut grr = Aggregator::new(Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":8}"#).unwrap());
     let duchi = Aggregator::new(Metric::from_json(r#"{"protocol":"duchi","epsilon":1,"range":[0,10]}"#).unwrap());
-    assert!(matches!(grr.merge(&duchi), Err(Error::MergeMismatch(_))));
+    assert!(matches!(grr.merge(&duchi), Err(Error::MergeMismatch { .. })));
 }

@@ -90,3 +90,24 @@ fn every_channel_holds_its_epsilon_in_wasm_up_to_30() {
 fn local_hashing_at_large_epsilon_stays_in_range_in_wasm() {
     common::channel::local_hashing_at_large_epsilon_stays_in_range();
 }
+
+#[wasm_bindgen_test]
+fn errors_carry_their_fields_as_properties() {
+    let get = |e: &JsValue, name: &str| js_sys::Reflect::get(e, &name.into()).unwrap();
+    let error = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into(), None).err().unwrap();
+    assert!(error.is_instance_of::<RangeError>());
+    assert_eq!(get(&error, "parameter"), JsValue::from("domain"));
+    let error = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3,"memoize":1}"#).unchecked_into(), None)
+        .err()
+        .unwrap();
+    assert!(error.is_instance_of::<TypeError>());
+    assert_eq!(get(&error, "key"), JsValue::from("memoize"));
+    let config = js(r#"{"protocol":"grr","epsilon":1,"domain":3,"budget":{"epsilon":1.5,"window":"1d"}}"#);
+    let mut client = Client::new(config.unchecked_into(), None).unwrap();
+    client.randomize(JsValue::from(1).unchecked_into()).unwrap();
+    let error = client.randomize(JsValue::from(2).unchecked_into()).err().unwrap();
+    assert_eq!(get(&error, "name"), JsValue::from("PrivacyBudgetExceeded"));
+    assert_eq!((get(&error, "cost"), get(&error, "spent"), get(&error, "budget")), (1.0.into(), 1.0.into(), 1.5.into()));
+    let message = get(&error, "message").as_string().unwrap();
+    assert_eq!(message, "privacy budget exceeded: this report would spend 1.0 more, with 1.0 of 1.5 spent in the window");
+}

@@ -190,7 +190,7 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
         };
         match client.randomize_text(value, now, &mut *rng) {
             Ok(report) => reports.push(report),
-            Err(Error::PrivacyBudgetExceeded(_)) => refused += 1,
+            Err(Error::PrivacyBudgetExceeded { .. }) => refused += 1,
             Err(e) => return Err(at(&e)),
         }
     }

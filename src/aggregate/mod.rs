@@ -8,7 +8,7 @@ pub use numeric::{MeanEstimate, NumericAggregator, NumericEstimate};
 
 pub use post::{norm_sub, project_onto_simplex, PostProcessing};
 
-use crate::error::{Error, Rejection, Result};
+use crate::error::{Error, MergeConflict, Rejection, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::mechanism::Aggregate;
 use crate::metric::{Estimate, IntoEstimate};
@@ -176,7 +176,11 @@ impl Aggregate for FrequencyAggregator {
 
     fn merge(&mut self, other: &FrequencyAggregator) -> Result<()> {
         if self.oracle != other.oracle {
-            return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
+            return Err(Error::MergeMismatch {
+                ours: Aggregate::state_id(self),
+                theirs: Aggregate::state_id(other),
+                conflict: MergeConflict::Configuration,
+            });
         }
         let n = checked_sum(self.n, other.n)?;
         let counts = self.counts.iter().zip(&other.counts).map(|(&a, &b)| checked_sum(a, b)).collect::<Result<_>>()?;

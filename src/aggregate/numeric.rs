@@ -1,7 +1,7 @@
 //! Aggregation of numeric reports: means with standard errors.
 
 use super::{checked_sum, PostProcessing, RejectionCounts, Z95};
-use crate::error::{Error, Result};
+use crate::error::{Error, MergeConflict, Result};
 use crate::mechanism::Aggregate;
 use crate::metric::{without_post, Estimate, IntoEstimate};
 use crate::state::{StateError, StateReader, StateWriter};
@@ -141,7 +141,11 @@ impl Aggregate for NumericAggregator {
 
     fn merge(&mut self, other: &NumericAggregator) -> Result<()> {
         if self.metric != other.metric {
-            return Err(Error::MergeMismatch("the aggregators have different configurations".into()));
+            return Err(Error::MergeMismatch {
+                ours: Aggregate::state_id(self),
+                theirs: Aggregate::state_id(other),
+                conflict: MergeConflict::Configuration,
+            });
         }
         let sums = self
             .sums

@@ -30,12 +30,12 @@ mod unary;
 
 use crate::aggregate::FrequencyAggregator;
 use crate::domain::{Domain, DomainSpec};
-use crate::error::{Error, Rejection, Result};
+use crate::error::{DomainKind, Error, Rejection, Requirement, Result};
 use crate::hash::key64;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
-use crate::privacy::{number_text, validate_epsilon};
+use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{CryptoRng, DynRng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -77,9 +77,11 @@ impl Params<'_> {
 
     fn check(&self, protocol: FrequencyProtocol) -> Result<()> {
         match self.d {
-            Some(_) if !self.d_read.get() => Err(Error::InvalidConfig(format!("\"d\" does not apply to {protocol}"))),
+            Some(_) if !self.d_read.get() => {
+                Err(Error::invalid("d", Requirement::NotFor { protocol: Protocol::Frequency(protocol) }))
+            }
             Some(d) if d == 0 || d > self.domain.len() as u64 => {
-                Err(Error::InvalidConfig(format!("d must be in 1..={} (the domain's size)", self.domain.len())))
+                Err(Error::invalid("d", Requirement::IntegerRange { min: 1, max: self.domain.len() as u64, found: d }))
             }
             _ => Ok(()),
         }
@@ -294,12 +296,10 @@ impl FrequencyOracle {
     pub fn new(config: &FrequencyConfig) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
         if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
-            return Err(Error::InvalidConfig(format!(
-                "epsilon of a frequency metric must be in [{}, {}], got {}",
-                number_text(MIN_EPSILON),
-                number_text(MAX_EPSILON),
-                number_text(epsilon)
-            )));
+            return Err(Error::invalid(
+                "epsilon",
+                Requirement::Range { min: MIN_EPSILON, max: MAX_EPSILON, found: epsilon, metric: Some("frequency") },
+            ));
         }
         let domain = Arc::new(Domain::new(&config.domain)?);
         let params = Params { epsilon, domain: &domain, d: config.d, d_read: false.into() };
@@ -318,7 +318,7 @@ impl FrequencyOracle {
     /// Parses a JSON config and builds the oracle.
     pub fn from_json(text: &str) -> Result<Self> {
         let config: FrequencyConfig =
-            serde_json::from_str(text).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
         Self::new(&config)
     }
 
@@ -414,7 +414,7 @@ impl FrequencyOracle {
         if index < self.domain.len() {
             Ok(())
         } else {
-            Err(Error::ValueNotInDomain(format!("expected an index below {}", self.domain.len())))
+            Err(Error::ValueNotInDomain { domain: DomainKind::Indices(self.domain.len()) })
         }
     }
 
@@ -488,7 +488,7 @@ pub(crate) static FAMILY: Family = Family {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
     build: |config| {
-        let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },
     protocols: || format!("{}, auto", FrequencyProtocol::names()),
@@ -557,7 +557,7 @@ impl Memo for FrequencyOracle {
         Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_json(permanent).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))
+        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
     }
 }
 

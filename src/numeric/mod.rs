@@ -46,7 +46,7 @@ mod laplace;
 mod piecewise;
 
 use crate::aggregate::NumericAggregator;
-use crate::error::{Error, Rejection, Result};
+use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::key64;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_numbers, DynAggregate, Family, Kind, Memo};
@@ -74,6 +74,9 @@ pub const MIN_EPSILON: f64 = 0.01;
 
 /// Memoized 1BitMean's default α-point grid: the range in 32 steps.
 pub const DEFAULT_GRANULARITY: u64 = 32;
+
+/// The finest α-point grid a memoized 1BitMean may ask for.
+pub const MAX_GRANULARITY: u64 = 1 << 20;
 
 /// The α-point offsets of memoized 1BitMean: `α` is one of `2^16`.
 const ALPHA_STEPS: u64 = 1 << 16;
@@ -280,7 +283,7 @@ impl NumericMetric {
     /// fingerprint, so they never mix with the default grid's.
     pub fn with_grid_steps(config: &NumericConfig, steps: u64) -> Result<Self> {
         if steps < 2 {
-            return Err(Error::InvalidConfig("a grid needs at least 2 steps".into()));
+            return Err(Error::invalid("steps", Requirement::IntegerRange { min: 2, max: u64::MAX, found: steps }));
         }
         Self::build(config, Some(steps))
     }
@@ -288,31 +291,25 @@ impl NumericMetric {
     fn build(config: &NumericConfig, steps: Option<u64>) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
         if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
-            return Err(Error::InvalidConfig(format!(
-                "epsilon of a numeric metric must be in [{}, {}], got {}",
-                number_text(MIN_EPSILON),
-                number_text(MAX_EPSILON),
-                number_text(epsilon)
-            )));
+            return Err(Error::invalid(
+                "epsilon",
+                Requirement::Range { min: MIN_EPSILON, max: MAX_EPSILON, found: epsilon, metric: Some("numeric") },
+            ));
         }
         let (ranges, vector) = match &config.range {
             RangeSpec::Scalar(r) => (vec![*r], false),
             RangeSpec::Vector(rs) => (rs.clone(), true),
         };
         if ranges.is_empty() {
-            return Err(Error::InvalidConfig("range must list at least one attribute".into()));
+            return Err(Error::invalid("range", Requirement::NonEmpty));
         }
         for (i, &[lo, hi]) in ranges.iter().enumerate() {
-            let name = if vector { format!("range[{i}]") } else { "range".into() };
+            let attribute = vector.then_some(i);
             if !(lo.is_finite() && hi.is_finite()) {
-                return Err(Error::InvalidConfig(format!("{name} must hold two finite numbers")));
+                return Err(Error::invalid("range", Requirement::FiniteBounds { attribute }));
             }
             if lo >= hi || !(hi - lo).is_finite() {
-                return Err(Error::InvalidConfig(format!(
-                    "{name} is empty: lo {} must be below hi {}",
-                    number_text(lo),
-                    number_text(hi)
-                )));
+                return Err(Error::invalid("range", Requirement::NonEmptyRange { attribute, lo, hi }));
             }
         }
         let d = ranges.len();
@@ -325,10 +322,14 @@ impl NumericMetric {
         let granularity = match config.granularity {
             None => DEFAULT_GRANULARITY,
             Some(_) if protocol != NumericProtocol::OneBitMean => {
-                return Err(Error::InvalidConfig("\"granularity\" applies to one_bit_mean only".into()))
+                let requirement = Requirement::OnlyFor { protocol: NumericProtocol::OneBitMean.name() };
+                return Err(Error::invalid("granularity", requirement));
             }
-            Some(g) if (1..=1 << 20).contains(&g) => g,
-            Some(_) => return Err(Error::InvalidConfig("\"granularity\" must be an integer in 1..=1048576".into())),
+            Some(g) if (1..=MAX_GRANULARITY).contains(&g) => g,
+            Some(g) => {
+                let requirement = Requirement::IntegerRange { min: 1, max: MAX_GRANULARITY, found: g };
+                return Err(Error::invalid("granularity", requirement));
+            }
         };
         let scalar = protocol.scalar(per_attribute, steps);
         let mut canonical = format!("numeric:{vector}:{sampled}:{}:{}", scalar.steps(), scalar.outputs()).into_bytes();
@@ -343,7 +344,7 @@ impl NumericMetric {
     /// Parses a JSON config and builds the metric.
     pub fn from_json(text: &str) -> Result<Self> {
         let config: NumericConfig =
-            serde_json::from_str(text).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+            serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
         Self::new(&config)
     }
 
@@ -440,15 +441,11 @@ impl NumericMetric {
     /// are clipped to their range; NaN and infinities are refused.
     fn randomize_values(&self, values: &[f64], rng: &mut dyn RngCore) -> Result<Report> {
         if values.len() != self.ranges.len() {
-            return Err(Error::InvalidValue(format!(
-                "expected {} number{}, got {}",
-                self.ranges.len(),
-                if self.ranges.len() == 1 { "" } else { "s" },
-                values.len()
-            )));
+            let expected = ExpectedValue::Numbers { count: self.ranges.len(), found: values.len() };
+            return Err(Error::InvalidValue { expected });
         }
         if values.iter().any(|v| !v.is_finite()) {
-            return Err(Error::InvalidValue("a value must be a finite number".into()));
+            return Err(Error::InvalidValue { expected: ExpectedValue::FiniteNumber });
         }
         let randomize = |attribute: usize, rng: &mut dyn RngCore| {
             let t = to_unit(values[attribute], self.ranges[attribute]);
@@ -522,7 +519,7 @@ impl Randomizer for NumericMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
     build: |config| {
-        let config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::MalformedConfig(e.to_string()))?;
+        let config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
     protocols: || format!("{}, auto", NumericProtocol::names()),
@@ -611,7 +608,7 @@ impl Memo for NumericMetric {
         Ok(self.randomize_values(&[x], rng)?.to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_json(permanent).map_err(|_| Error::InvalidConfig("a stored memo is corrupt".into()))
+        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
     }
 }
 
@@ -619,11 +616,10 @@ impl NumericMetric {
     /// The α-point a value rounds to, for this install's α.
     fn alpha_point(&self, value: &str, draws: &[u64]) -> Result<u64> {
         let values = parse_numbers(value)?;
-        let (&[x], &[alpha]) = (values.as_slice(), draws) else {
-            return Err(Error::InvalidValue("expected 1 finite number".into()));
-        };
+        let one = Error::InvalidValue { expected: ExpectedValue::FiniteNumbers { count: 1 } };
+        let (&[x], &[alpha]) = (values.as_slice(), draws) else { return Err(one) };
         if !x.is_finite() {
-            return Err(Error::InvalidValue("expected 1 finite number".into()));
+            return Err(one);
         }
         let [lo, hi] = self.ranges[0];
         let s = self.granularity;

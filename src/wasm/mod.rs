@@ -8,7 +8,7 @@
 //! raw value.
 
 use crate::aggregate::RejectionCounts;
-use crate::error::{Error, Rejection};
+use crate::error::{DomainKind, Error, ExpectedValue, Rejection};
 use crate::metric::ValueKind;
 use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
@@ -270,30 +270,52 @@ fn range_error(message: &str) -> JsValue {
     js_sys::RangeError::new(message).into()
 }
 
-/// The core's error as the JS error a caller expects.
+/// Sets `error[name] = value`; best effort, the error is thrown either way.
+fn set_property(error: &JsValue, name: &str, value: JsValue) {
+    let _ = Reflect::set(error, &name.into(), &value);
+}
+
+/// The core's error as the JS error a caller expects, with its typed fields
+/// as properties where a caller may act on them: `key` (malformed configs),
+/// `parameter` (invalid configs), `reason` (rejected reports), `cost`,
+/// `spent` and `budget` (`PrivacyBudgetExceeded`).
 fn js_error(error: Error) -> JsValue {
     let message = error.to_string();
     match error {
-        Error::MalformedConfig(_) => type_error(&message),
+        Error::MalformedConfig { key, .. } => {
+            let e = type_error(&message);
+            if let Some(key) = key {
+                set_property(&e, "key", key.into());
+            }
+            e
+        }
+        Error::InvalidConfig { parameter, .. } => {
+            let e = range_error(&message);
+            set_property(&e, "parameter", parameter.into());
+            e
+        }
         Error::Rejected { reason, .. } => {
             let e = if reason == Rejection::Malformed {
                 type_error(&message)
             } else {
                 range_error(&message)
             };
-            // Best effort: the error is thrown either way.
-            let _ = Reflect::set(&e, &"reason".into(), &reason.as_str().into());
+            set_property(&e, "reason", reason.as_str().into());
             e
         }
-        Error::InvalidConfig(_)
-        | Error::ValueNotInDomain(_)
-        | Error::InvalidValue(_)
-        | Error::MergeMismatch(_)
+        Error::ValueNotInDomain { .. }
+        | Error::InvalidValue { .. }
+        | Error::MergeMismatch { .. }
+        | Error::CorruptMemo
         | Error::State(_) => range_error(&message),
-        Error::PrivacyBudgetExceeded(_) => {
+        Error::PrivacyBudgetExceeded { cost, spent, budget } => {
             let e = js_sys::Error::new(&message);
             e.set_name("PrivacyBudgetExceeded");
-            e.into()
+            let e: JsValue = e.into();
+            set_property(&e, "cost", cost.into());
+            set_property(&e, "spent", spent.into());
+            set_property(&e, "budget", budget.into());
+            e
         }
         _ => js_sys::Error::new(&message).into(),
     }
@@ -315,9 +337,9 @@ fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
     // them into null.
     let epsilon = Reflect::get(config, &"epsilon".into())?;
     if epsilon.as_f64().is_some_and(|e| !e.is_finite()) {
-        return Err(range_error(
-            "invalid configuration: epsilon must be a finite number > 0",
-        ));
+        let e = range_error("invalid configuration: epsilon must be a finite number > 0");
+        set_property(&e, "parameter", "epsilon".into());
+        return Err(e);
     }
     Metric::from_json(&stringify(config, "config")?).map_err(js_error)
 }
@@ -459,10 +481,7 @@ impl Client {
                         return Err(type_error("this domain's values are strings"));
                     }
                     if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
-                        return Err(js_error(Error::ValueNotInDomain(format!(
-                            "expected an integer in 0..{}",
-                            size.unwrap_or(0)
-                        ))));
+                        return Err(js_error(Error::ValueNotInDomain { domain: DomainKind::Size(size.unwrap_or(0)) }));
                     }
                     (n as u64).to_string()
                 } else {
@@ -481,7 +500,7 @@ impl Client {
                     return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
                 };
                 if numbers.iter().any(|x| !x.is_finite()) {
-                    return Err(js_error(Error::InvalidValue("a value must be a finite number".into())));
+                    return Err(js_error(Error::InvalidValue { expected: ExpectedValue::FiniteNumber }));
                 }
                 numbers.iter().map(|&x| number_text(x)).collect::<Vec<_>>().join(",")
             }
