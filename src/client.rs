@@ -31,6 +31,7 @@
 
 use crate::error::{Error, Requirement, Result};
 use crate::metric::Metric;
+use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, DynRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
@@ -263,9 +264,15 @@ impl Client {
     }
 
     /// ε spent within the budget window ending at `now_ms`.
+    /// The sum is rounded up, addition by addition, so it is never below
+    /// the exact total.
     pub fn spent(&self, now_ms: u64) -> f64 {
         let window = self.settings.budget.map_or(u64::MAX, |b| b.window_ms);
-        self.state.ledger.iter().filter(|(t, _)| now_ms.saturating_sub(*t) < window).map(|(_, e)| e).sum()
+        self.state
+            .ledger
+            .iter()
+            .filter(|(t, _)| now_ms.saturating_sub(*t) < window)
+            .fold(0.0, |total, &(_, e)| add_rounded_up(total, e))
     }
 
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
@@ -305,7 +312,8 @@ impl Client {
         let Some(budget) = self.settings.budget else { return Ok(()) };
         let cost = self.metric.long_run_epsilon();
         let spent = self.spent(now_ms);
-        if spent + cost > budget.epsilon * (1.0 + 1e-12) {
+        // Toward refusal: the exact total must fit the budget.
+        if add_rounded_up(spent, cost) > budget.epsilon {
             return Err(Error::PrivacyBudgetExceeded { cost, spent, budget: budget.epsilon });
         }
         self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < budget.window_ms);

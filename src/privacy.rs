@@ -33,6 +33,29 @@ pub fn exp_epsilon_safe(epsilon: f64) -> f64 {
     libm::exp(epsilon) * (1.0 - f64::powi(2.0, -42))
 }
 
+/// An ε computed from realized probabilities (a few roundings and one
+/// `ln`, each within an ulp), raised by a relative `2^-42` so that the
+/// number claimed is never below the true one: constants round toward more
+/// privacy, and a claimed ε toward a larger one.
+pub fn epsilon_rounded_up(epsilon: f64) -> f64 {
+    epsilon * (1.0 + f64::powi(2.0, -42))
+}
+
+/// `a + b` rounded up: the exact sum's upper bound (the sum itself when the
+/// addition is exact, the next float above it otherwise). Ledgers add with
+/// it, so rounding errors never let them overspend.
+pub fn add_rounded_up(a: f64, b: f64) -> f64 {
+    let sum = a + b;
+    // Two-sum: `sum + error` is exactly `a + b`.
+    let b_virtual = sum - a;
+    let error = (a - (sum - b_virtual)) + (b - b_virtual);
+    if error > 0.0 {
+        sum.next_up()
+    } else {
+        sum
+    }
+}
+
 /// `e^x` with the project's single implementation (identical native and wasm).
 pub fn exp(x: f64) -> f64 {
     libm::exp(x)
@@ -41,4 +64,20 @@ pub fn exp(x: f64) -> f64 {
 /// `ln x` with the project's single implementation (identical native and wasm).
 pub fn ln(x: f64) -> f64 {
     libm::log(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_round_up_only_when_inexact() {
+        assert_eq!(add_rounded_up(0.25, 0.5), 0.75, "exact sums stay");
+        let mut total = 0.0;
+        for _ in 0..10 {
+            total = add_rounded_up(total, 0.1);
+        }
+        assert!(total > 1.0, "ten times the float 0.1 exceeds 1 exactly: {total}");
+        assert!(epsilon_rounded_up(4.0) > 4.0);
+    }
 }

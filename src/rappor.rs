@@ -40,6 +40,7 @@ use crate::hash::{bucket, key64};
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily};
+use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, DynRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
@@ -179,16 +180,17 @@ impl RapporMetric {
         (self.replace.probability(), self.irr_zero.probability(), self.irr_one.probability())
     }
 
-    /// `ε_∞ = 2h ln((1−f/2)/(f/2))`, the long-run guarantee of the PRR.
+    /// `ε_∞ = 2h ln((1−f/2)/(f/2))`, the long-run guarantee of the PRR,
+    /// rounded up ([`crate::privacy::epsilon_rounded_up`]).
     pub fn epsilon_infinity(&self) -> f64 {
         let (f, _, _) = self.parameters();
-        2.0 * self.hashes as f64 * crate::privacy::ln((1.0 - f / 2.0) / (f / 2.0))
+        epsilon_rounded_up(2.0 * self.hashes as f64 * crate::privacy::ln((1.0 - f / 2.0) / (f / 2.0)))
     }
 
-    /// `ε_1`, the guarantee of one report (PRR then IRR).
+    /// `ε_1`, the guarantee of one report (PRR then IRR), rounded up.
     pub fn epsilon_one(&self) -> f64 {
         let (one, zero) = self.report_bit_probabilities();
-        self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one)))
+        epsilon_rounded_up(self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one))))
     }
 
     /// `(q*, p*)`: a report bit is 1 with `q*` where the Bloom bit is set and

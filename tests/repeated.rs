@@ -92,6 +92,29 @@ fn the_ledger_refuses_beyond_the_budget_and_rolls_over() {
     m.randomize_text("0", t0 + 400, &mut rng).expect("a memo hit is free");
 }
 
+/// The ledger adds toward refusal: ten reports at ε = 0.1 (the float 0.1 is
+/// a little above 1/10) exceed a budget of 1 exactly, so the tenth is
+/// refused; with a relative slack, or plain float sums (0.9999999999999999),
+/// it went through.
+#[test]
+fn the_ledger_rounds_toward_refusal() {
+    let mut rng = SimulationRng::seed_from_u64(40);
+    let config = r#"{"protocol":"grr","epsilon":0.1,"domain":4,"budget":{"epsilon":1,"window":"1d"}}"#;
+    let mut c = client(config, &mut rng);
+    for i in 0..9 {
+        c.randomize_text("1", i, &mut rng).unwrap();
+    }
+    assert!(c.spent(9) > 0.9, "nine reports spent");
+    assert!(matches!(c.randomize_text("1", 9, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
+    // An exact fit is not refused: a budget of 1 holds four reports at 0.25.
+    let exact = r#"{"protocol":"grr","epsilon":0.25,"domain":4,"budget":{"epsilon":1,"window":"1d"}}"#;
+    let mut c = client(exact, &mut rng);
+    for i in 0..4 {
+        c.randomize_text("1", i, &mut rng).unwrap();
+    }
+    assert!(matches!(c.randomize_text("1", 4, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
+}
+
 #[test]
 fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let mut rng = SimulationRng::seed_from_u64(5);
@@ -279,6 +302,8 @@ fn rappor_epsilons_match_enumeration_for_small_bloom_filters() {
         }
         assert!((prr - r.epsilon_infinity()).abs() < 1e-9, "{config}: ε_∞ {} vs enumerated {prr}", r.epsilon_infinity());
         assert!((single - r.epsilon_one()).abs() < 1e-9, "{config}: ε_1 {} vs enumerated {single}", r.epsilon_one());
+        // The claimed constants are rounded up: never below the realized ones.
+        assert!(r.epsilon_infinity() >= prr && r.epsilon_one() >= single, "{config}: a claim below the enumeration");
     }
 }
 

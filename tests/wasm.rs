@@ -111,3 +111,13 @@ fn errors_carry_their_fields_as_properties() {
     let message = get(&error, "message").as_string().unwrap();
     assert_eq!(message, "privacy budget exceeded: this report would spend 1.0 more, with 1.0 of 1.5 spent in the window");
 }
+
+/// An estimate of nothing is an `Error` named `NoReports` with a reason,
+/// like the other named errors.
+#[wasm_bindgen_test]
+fn an_empty_estimate_is_a_named_error() {
+    let aggregator = Aggregator::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into()).unwrap();
+    let error = aggregator.estimate(None).err().unwrap();
+    assert_eq!(js_sys::Reflect::get(&error, &"name".into()).unwrap(), JsValue::from("NoReports"));
+    assert_eq!(js_sys::Reflect::get(&error, &"reason".into()).unwrap(), JsValue::from("no_reports"));
+}

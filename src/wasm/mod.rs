@@ -317,6 +317,13 @@ fn js_error(error: Error) -> JsValue {
             set_property(&e, "budget", budget.into());
             e
         }
+        Error::NoReports => {
+            let e = js_sys::Error::new(&message);
+            e.set_name("NoReports");
+            let e: JsValue = e.into();
+            set_property(&e, "reason", "no_reports".into());
+            e
+        }
         _ => js_sys::Error::new(&message).into(),
     }
 }
