@@ -25,7 +25,7 @@
 
 use crate::metric::Metric;
 use crate::report::Report;
-use crate::rng::{DynRng, RngCore};
+use crate::rng::RngCore;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -74,13 +74,13 @@ fn payload_text(report: &Report) -> String {
 /// Audits the metric's own randomizer (the production code path). For
 /// RAPPOR it audits the permanent response, whose claim is `ε_∞` (the
 /// instantaneous step is post-processing of it).
-pub fn audit<R: RngCore + ?Sized>(metric: &Metric, samples: u64, confidence: f64, rng: &mut R) -> AuditResult {
+pub fn audit<R: RngCore>(metric: &Metric, samples: u64, confidence: f64, rng: &mut R) -> AuditResult {
     let inputs = metric.neighbours();
     let kind = metric.kind();
     let mut randomize = |which: usize, rng: &mut dyn RngCore| {
         kind.audit_sample(&inputs[which], rng).expect("the neighbours are valid values")
     };
-    audit_with(metric, metric.long_run_epsilon(), samples, confidence, &mut randomize, &mut DynRng(rng))
+    audit_with(metric, metric.long_run_epsilon(), samples, confidence, &mut randomize, rng)
 }
 
 /// Audits any randomizer against `claimed` ε, decoding its reports with

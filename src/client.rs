@@ -33,7 +33,7 @@ use crate::error::{Error, Requirement, Result};
 use crate::metric::Metric;
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
-use crate::rng::{CryptoRng, DynRng, RngCore};
+use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -187,7 +187,7 @@ pub struct Client {
 }
 
 /// A fresh 256-bit secret as hex.
-pub fn new_secret<R: CryptoRng + RngCore + ?Sized>(rng: &mut R) -> String {
+pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
     let mut secret = [0u8; 32];
     rng.fill_bytes(&mut secret);
     secret.iter().map(|b| format!("{b:02x}")).collect()
@@ -278,8 +278,8 @@ impl Client {
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
     /// time `now_ms`: from the memo if memoized and seen before, else fresh
     /// (and charged to the ledger, or refused if the budget is short).
-    pub fn randomize_text<R: CryptoRng + RngCore + ?Sized>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
-        let rng = &mut DynRng(rng);
+    pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
+        let rng = rng;
         let metric = self.metric.clone();
         let kind = metric.kind();
         let memo = kind.memo().filter(|m| self.settings.memoize || m.always());

@@ -30,7 +30,7 @@ pub trait Randomizer {
 
     /// Randomizes one value. Errors (a value outside the domain, a NaN)
     /// never contain the value.
-    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &Self::Value, rng: &mut R) -> Result<Report>;
+    fn randomize<R: CryptoRng + RngCore>(&self, value: &Self::Value, rng: &mut R) -> Result<Report>;
 }
 
 /// The server side: validates and counts reports, merges, estimates, and

@@ -296,8 +296,8 @@ impl Metric {
     /// Randomizes a value written as text: a label or an integer of the
     /// domain, or a number (numbers separated by commas for a record).
     /// Errors never contain the value.
-    pub fn randomize_text<R: CryptoRng + RngCore + ?Sized>(&self, text: &str, rng: &mut R) -> Result<Report> {
-        self.kind.randomize_text(text, &mut crate::rng::DynRng(rng))
+    pub fn randomize_text<R: CryptoRng + RngCore>(&self, text: &str, rng: &mut R) -> Result<Report> {
+        self.kind.randomize_text(text, rng)
     }
 
     /// The family, as the collector's listings name it (`"frequency"`,

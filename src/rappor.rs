@@ -42,7 +42,7 @@ use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, Int
 use crate::names::{protocols, ProtocolFamily};
 use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
-use crate::rng::{uniform_below, Bernoulli, CryptoRng, DynRng, RngCore};
+use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -404,8 +404,8 @@ impl Randomizer for RapporMetric {
     /// Any string.
     type Value = str;
 
-    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &str, rng: &mut R) -> Result<Report> {
-        Ok(self.randomize_once(value, &mut DynRng(rng)))
+    fn randomize<R: CryptoRng + RngCore>(&self, value: &str, rng: &mut R) -> Result<Report> {
+        Ok(self.randomize_once(value, rng))
     }
 }
 

@@ -88,21 +88,6 @@ impl SimulationRng {
 
 impl CryptoRng for SimulationRng {}
 
-/// Any generator seen as `dyn RngCore` (mechanisms draw through one).
-pub(crate) struct DynRng<'a, R: RngCore + ?Sized>(pub &'a mut R);
-
-impl<R: RngCore + ?Sized> RngCore for DynRng<'_, R> {
-    fn next_u32(&mut self) -> u32 {
-        self.0.next_u32()
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.0.fill_bytes(dst)
-    }
-}
-
 impl RngCore for SimulationRng {
     fn next_u32(&mut self) -> u32 {
         self.0.next_u32()

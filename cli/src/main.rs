@@ -174,7 +174,7 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = std::str::from_utf8(line).map_err(|_| at(&"not valid UTF-8"))?;
         if !users {
-            reports.push(metric.randomize_text(line, &mut *rng).map_err(|e| at(&e))?);
+            reports.push(metric.randomize_text(line, &mut &mut *rng).map_err(|e| at(&e))?);
             continue;
         }
         let mut fields = line.split('\t');
@@ -184,11 +184,11 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
         let client = match clients.entry(user.to_string()) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
-                let secret = localdp::client::new_secret(&mut *rng);
+                let secret = localdp::client::new_secret(&mut &mut *rng);
                 e.insert(localdp::client::Client::new(&config_text, &secret, None).map_err(|e| at(&e))?)
             }
         };
-        match client.randomize_text(value, now, &mut *rng) {
+        match client.randomize_text(value, now, &mut &mut *rng) {
             Ok(report) => reports.push(report),
             Err(Error::PrivacyBudgetExceeded { .. }) => refused += 1,
             Err(e) => return Err(at(&e)),
@@ -282,7 +282,7 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
         Some(s) => Box::new(SimulationRng::seed_from_u64(s)),
         None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
     };
-    let result = localdp::audit::audit(&metric, samples, confidence, &mut *rng);
+    let result = localdp::audit::audit(&metric, samples, confidence, &mut &mut *rng);
     println!("{}", serde_json::to_string_pretty(&result).expect("serializes"));
     if result.violated() {
         return Err(format!(

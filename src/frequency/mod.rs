@@ -37,7 +37,7 @@ use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
-use crate::rng::{CryptoRng, DynRng, RngCore};
+use crate::rng::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::sync::Arc;
@@ -405,9 +405,9 @@ impl FrequencyOracle {
 
     /// Randomizes the value at `index`; an index outside the domain is an
     /// error, never mapped.
-    pub fn randomize_index<R: CryptoRng + RngCore + ?Sized>(&self, index: usize, rng: &mut R) -> Result<Report> {
+    pub fn randomize_index<R: CryptoRng + RngCore>(&self, index: usize, rng: &mut R) -> Result<Report> {
         self.check_index(index)?;
-        Ok(self.envelope(self.mechanism.randomize(index, &mut DynRng(rng))))
+        Ok(self.envelope(self.mechanism.randomize(index, rng)))
     }
 
     fn check_index(&self, index: usize) -> Result<()> {
@@ -460,8 +460,8 @@ impl FrequencyOracle {
     /// The outputs to examine in an exact channel check (with
     /// [`Self::likelihood`]): all of them where that is feasible, otherwise
     /// outputs drawn from the mechanism on varied inputs with `rng`.
-    pub fn channel_outputs<R: RngCore + ?Sized>(&self, rng: &mut R) -> ChannelOutputs<Report> {
-        match self.mechanism.channel_outputs(self.domain.len(), &mut DynRng(rng)) {
+    pub fn channel_outputs<R: RngCore>(&self, rng: &mut R) -> ChannelOutputs<Report> {
+        match self.mechanism.channel_outputs(self.domain.len(), rng) {
             ChannelOutputs::Complete(v) => ChannelOutputs::Complete(v.into_iter().map(|p| self.envelope(p)).collect()),
             ChannelOutputs::Sampled(v) => ChannelOutputs::Sampled(v.into_iter().map(|p| self.envelope(p)).collect()),
         }
@@ -476,7 +476,7 @@ impl Randomizer for FrequencyOracle {
     /// A label, or a decimal integer for a sized domain.
     type Value = str;
 
-    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, value: &str, rng: &mut R) -> Result<Report> {
+    fn randomize<R: CryptoRng + RngCore>(&self, value: &str, rng: &mut R) -> Result<Report> {
         self.randomize_index(self.domain.index_of(value)?, rng)
     }
 }

@@ -53,7 +53,7 @@ use crate::metric::{ValueKind, parse_numbers, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
-use crate::rng::{uniform_below, Bernoulli, CryptoRng, DynRng, RngCore};
+use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::sync::Arc;
@@ -510,8 +510,8 @@ impl Randomizer for NumericMetric {
     /// One number per attribute (one for a scalar metric).
     type Value = [f64];
 
-    fn randomize<R: CryptoRng + RngCore + ?Sized>(&self, values: &[f64], rng: &mut R) -> Result<Report> {
-        self.randomize_values(values, &mut DynRng(rng))
+    fn randomize<R: CryptoRng + RngCore>(&self, values: &[f64], rng: &mut R) -> Result<Report> {
+        self.randomize_values(values, rng)
     }
 }
 
