@@ -279,7 +279,7 @@ impl Client {
     /// time `now_ms`: from the memo if memoized and seen before, else fresh
     /// (and charged to the ledger, or refused if the budget is short).
     pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
-        let rng = rng;
+        let rng: &mut dyn RngCore = rng;
         let metric = self.metric.clone();
         let kind = metric.kind();
         let memo = kind.memo().filter(|m| self.settings.memoize || m.always());
