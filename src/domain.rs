@@ -8,11 +8,19 @@ use std::collections::HashMap;
 /// The largest supported domain (values or labels).
 pub const MAX_DOMAIN: usize = 1 << 22;
 
-/// Either the integers `0..d` or a list of distinct strings.
+/// Either the integers `0..d` or a list of distinct strings: a validated
+/// domain. The only way to make one is [`Domain::new`], [`Domain::size`] or
+/// [`Domain::labels`], which check `2 ≤ d ≤` [`MAX_DOMAIN`] and that labels
+/// are distinct, so every `Domain` has at least two values.
 ///
 /// In JSON: `1024` or `["chrome", "firefox", "safari"]`.
 #[derive(Debug, Clone)]
-pub enum Domain {
+pub struct Domain {
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
     /// The integers `0..d`.
     Size(usize),
     /// Distinct strings; a value's index is its position in the list.
@@ -26,13 +34,15 @@ pub enum Domain {
 
 impl PartialEq for Domain {
     fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Domain::Size(a), Domain::Size(b)) => a == b,
-            (Domain::Labels { labels: a, .. }, Domain::Labels { labels: b, .. }) => a == b,
+        match (&self.repr, &other.repr) {
+            (Repr::Size(a), Repr::Size(b)) => a == b,
+            (Repr::Labels { labels: a, .. }, Repr::Labels { labels: b, .. }) => a == b,
             _ => false,
         }
     }
 }
+
+impl Eq for Domain {}
 
 impl Domain {
     /// Validates a domain from its config form.
@@ -43,7 +53,7 @@ impl Domain {
         }
     }
 
-    /// `0..d`, `d ≥ 2`.
+    /// `0..d`, `2 ≤ d ≤` [`MAX_DOMAIN`].
     pub fn size(d: usize) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&d) {
             return Err(Error::invalid(
@@ -51,10 +61,10 @@ impl Domain {
                 Requirement::IntegerRange { min: 2, max: MAX_DOMAIN as u64, found: d as u64 },
             ));
         }
-        Ok(Domain::Size(d))
+        Ok(Domain { repr: Repr::Size(d) })
     }
 
-    /// A list of at least two distinct labels.
+    /// A list of at least two (at most [`MAX_DOMAIN`]) distinct labels.
     pub fn labels(labels: Vec<String>) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&labels.len()) {
             return Err(Error::invalid("domain", Requirement::Length { min: 2, max: MAX_DOMAIN, found: labels.len() }));
@@ -65,14 +75,14 @@ impl Domain {
                 return Err(Error::invalid("domain", Requirement::Distinct { repeated: i }));
             }
         }
-        Ok(Domain::Labels { labels, index })
+        Ok(Domain { repr: Repr::Labels { labels, index } })
     }
 
     /// The number of values `d`.
     pub fn len(&self) -> usize {
-        match self {
-            Domain::Size(d) => *d,
-            Domain::Labels { labels, .. } => labels.len(),
+        match &self.repr {
+            Repr::Size(d) => *d,
+            Repr::Labels { labels, .. } => labels.len(),
         }
     }
 
@@ -81,15 +91,28 @@ impl Domain {
         false
     }
 
+    /// True for the integers `0..d`, false for a list of labels.
+    pub fn is_sized(&self) -> bool {
+        matches!(self.repr, Repr::Size(_))
+    }
+
+    /// The labels in index order, or `None` for the integers `0..d`.
+    pub fn label_list(&self) -> Option<&[String]> {
+        match &self.repr {
+            Repr::Size(_) => None,
+            Repr::Labels { labels, .. } => Some(labels),
+        }
+    }
+
     /// The index of a value given as text (a decimal integer for a sized
     /// domain). The error does not repeat the value.
     pub fn index_of(&self, value: &str) -> Result<usize> {
-        match self {
-            Domain::Size(d) => match value.parse::<usize>() {
+        match &self.repr {
+            Repr::Size(d) => match value.parse::<usize>() {
                 Ok(i) if i < *d => Ok(i),
                 _ => Err(Error::ValueNotInDomain { domain: DomainKind::Size(*d) }),
             },
-            Domain::Labels { index, labels } => index
+            Repr::Labels { index, labels } => index
                 .get(value)
                 .copied()
                 .ok_or(Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) }),
@@ -97,18 +120,26 @@ impl Domain {
     }
 
     /// The value at `index` as JSON: a number or a label.
+    ///
+    /// # Panics
+    ///
+    /// For a list of labels, if `index ≥ len()`.
     pub fn value_json(&self, index: usize) -> serde_json::Value {
-        match self {
-            Domain::Size(_) => serde_json::Value::from(index),
-            Domain::Labels { labels, .. } => serde_json::Value::from(labels[index].as_str()),
+        match &self.repr {
+            Repr::Size(_) => serde_json::Value::from(index),
+            Repr::Labels { labels, .. } => serde_json::Value::from(labels[index].as_str()),
         }
     }
 
     /// The value at `index` as text: the form clients hash and CLIs print.
+    ///
+    /// # Panics
+    ///
+    /// For a list of labels, if `index ≥ len()`.
     pub fn value_text(&self, index: usize) -> String {
-        match self {
-            Domain::Size(_) => index.to_string(),
-            Domain::Labels { labels, .. } => labels[index].clone(),
+        match &self.repr {
+            Repr::Size(_) => index.to_string(),
+            Repr::Labels { labels, .. } => labels[index].clone(),
         }
     }
 
@@ -121,9 +152,9 @@ impl Domain {
     /// tell a report made for another domain.
     pub fn fingerprint(&self) -> String {
         let mut canonical = Vec::new();
-        match self {
-            Domain::Size(d) => canonical.extend_from_slice(format!("size:{d}").as_bytes()),
-            Domain::Labels { labels, .. } => {
+        match &self.repr {
+            Repr::Size(d) => canonical.extend_from_slice(format!("size:{d}").as_bytes()),
+            Repr::Labels { labels, .. } => {
                 canonical.extend_from_slice(b"labels");
                 for label in labels {
                     canonical.extend_from_slice(&(label.len() as u64).to_le_bytes());
@@ -139,6 +170,7 @@ impl Domain {
 /// shape is checked when it is parsed; [`Domain::new`] checks its values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum DomainSpec {
     /// The integers `0..d`.
     Size(u64),

@@ -119,6 +119,7 @@ pub(crate) use protocols;
 /// A protocol as a config names it: one of the family, or `"auto"` (the
 /// best for the config, measured by the family's own rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Selection<P> {
     /// Let the library choose.
     Auto,

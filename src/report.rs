@@ -28,6 +28,7 @@ pub const REPORT_VERSION: u32 = 1;
 
 /// The randomized part of a report.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Payload {
     /// One index (GRR: a value; HR: a Hadamard column).
     Index(u64),

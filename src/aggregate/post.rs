@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 /// How the unbiased estimates are turned into the reported `frequency`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum PostProcessing {
     /// The unbiased estimates, as they are (may be negative, need not sum to 1).
     #[default]

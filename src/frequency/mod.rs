@@ -514,7 +514,7 @@ impl Kind for FrequencyOracle {
         "frequency"
     }
     fn value_kind(&self) -> ValueKind {
-        ValueKind::Index { size: matches!(*self.domain, Domain::Size(_)).then(|| self.domain.len()) }
+        ValueKind::Index { size: self.domain.is_sized().then(|| self.domain.len()) }
     }
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
@@ -587,6 +587,7 @@ fn count_bits(payload: &Payload, counts: &mut [u64]) {
 
 /// The outputs of a channel to examine in an exact check.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ChannelOutputs<T> {
     /// Every output the mechanism can produce.
     Complete(Vec<T>),
