@@ -33,9 +33,42 @@ pub trait Randomizer {
     fn randomize<R: CryptoRng + RngCore>(&self, value: &Self::Value, rng: &mut R) -> Result<Report>;
 }
 
+/// The crate-internal half of [`Aggregate`], sealed: the trait is public
+/// (so it may bound a public trait) but its module is not, so code outside
+/// the crate can neither name it, call its methods nor implement it, and so
+/// cannot implement [`Aggregate`] either. Its methods touch the raw counts;
+/// only [`Aggregate::add_json`], [`Aggregate::to_bytes`] and
+/// [`Aggregate::from_bytes`] use them, the last on a fresh aggregator that is
+/// dropped if reading fails, so a half-read state is never observable.
+pub(crate) mod sealed {
+    use crate::aggregate::RejectionCounts;
+    use crate::error::Result;
+    use crate::state::{StateReader, StateWriter};
+
+    /// Access to an aggregator's running counts, for the crate only.
+    pub trait AggregateState {
+        /// The counts of rejections, for adding one.
+        fn rejected_mut(&mut self) -> &mut RejectionCounts;
+
+        /// Writes the running counts (not the header: see
+        /// [`crate::Aggregate::to_bytes`]).
+        fn write_counts(&self, out: &mut StateWriter);
+
+        /// Reads what [`AggregateState::write_counts`] wrote into an empty
+        /// aggregator of `n` accepted reports, checking that every count is
+        /// consistent with `n` and the configuration. On an error the counts
+        /// may be partly overwritten: call it on a fresh aggregator only.
+        fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()>;
+    }
+}
+
 /// The server side: validates and counts reports, merges, estimates, and
 /// travels as bytes.
-pub trait Aggregate: Sized {
+///
+/// The trait is sealed: it is implemented by this crate's aggregators
+/// ([`crate::FrequencyAggregator`], [`crate::NumericAggregator`],
+/// [`crate::RapporAggregator`]) and cannot be implemented outside it.
+pub trait Aggregate: Sized + sealed::AggregateState {
     /// The configured mechanism this aggregates.
     type Mechanism: Clone;
     /// What [`Aggregate::estimate`] returns.
@@ -52,10 +85,6 @@ pub trait Aggregate: Sized {
 
     /// Rejected reports, by reason.
     fn rejected(&self) -> &RejectionCounts;
-
-    /// The counts of rejections, for adding one (crate-internal).
-    #[doc(hidden)]
-    fn rejected_mut(&mut self) -> &mut RejectionCounts;
 
     /// Validates a report and, if it was made under this configuration and
     /// is well formed, adds it. A refused report is counted by reason and
@@ -78,16 +107,6 @@ pub trait Aggregate: Sized {
 
     /// The estimate, with standard errors and 95% intervals.
     fn estimate(&self) -> Result<Self::Estimate>;
-
-    /// Writes the running counts (not the header: see [`Aggregate::to_bytes`]).
-    #[doc(hidden)]
-    fn write_counts(&self, out: &mut StateWriter);
-
-    /// Reads what [`Aggregate::write_counts`] wrote into an empty aggregator
-    /// of `n` accepted reports, checking that every count is consistent with
-    /// `n` and the configuration.
-    #[doc(hidden)]
-    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()>;
 
     /// The identity of the configuration the counts belong to: protocol, ε
     /// and fingerprint, as reports carry them.

@@ -37,7 +37,7 @@
 use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, key64};
-use crate::mechanism::{Aggregate, Randomizer};
+use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily};
 use crate::privacy::epsilon_rounded_up;
@@ -458,6 +458,31 @@ pub struct RapporAggregator {
     rejected: RejectionCounts,
 }
 
+impl AggregateState for RapporAggregator {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.counts(&self.per_cohort);
+        out.counts(&self.counts);
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        input.counts(&mut self.per_cohort, n, "a cohort holds more reports than the state")?;
+        if self.per_cohort.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
+            return Err(StateError::Inconsistent { what: "the cohorts do not hold the number of reports" }.into());
+        }
+        input.counts(&mut self.counts, n, "a bit count exceeds the number of reports")?;
+        let k = self.metric.bits;
+        if self.counts.chunks(k).zip(&self.per_cohort).any(|(bits, &reports)| bits.iter().any(|&c| c > reports)) {
+            return Err(StateError::Inconsistent { what: "a bit count exceeds its cohort's reports" }.into());
+        }
+        self.n = n;
+        Ok(())
+    }
+}
+
 impl Aggregate for RapporAggregator {
     type Mechanism = RapporMetric;
     type Estimate = RapporEstimate;
@@ -477,10 +502,6 @@ impl Aggregate for RapporAggregator {
 
     fn rejected(&self) -> &RejectionCounts {
         &self.rejected
-    }
-
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
     }
 
     fn add(&mut self, report: &Report) -> Result<()> {
@@ -512,25 +533,6 @@ impl Aggregate for RapporAggregator {
         let n = checked_sum(self.n, other.n)?;
         let rejected = self.rejected.merged(&other.rejected)?;
         (self.n, self.counts, self.per_cohort, self.rejected) = (n, counts, per_cohort, rejected);
-        Ok(())
-    }
-
-    fn write_counts(&self, out: &mut StateWriter) {
-        out.counts(&self.per_cohort);
-        out.counts(&self.counts);
-    }
-
-    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
-        input.counts(&mut self.per_cohort, n, "a cohort holds more reports than the state")?;
-        if self.per_cohort.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
-            return Err(StateError::Inconsistent { what: "the cohorts do not hold the number of reports" }.into());
-        }
-        input.counts(&mut self.counts, n, "a bit count exceeds the number of reports")?;
-        let k = self.metric.bits;
-        if self.counts.chunks(k).zip(&self.per_cohort).any(|(bits, &reports)| bits.iter().any(|&c| c > reports)) {
-            return Err(StateError::Inconsistent { what: "a bit count exceeds its cohort's reports" }.into());
-        }
-        self.n = n;
         Ok(())
     }
 

@@ -10,7 +10,7 @@ pub use post::{norm_sub, project_onto_simplex, PostProcessing};
 
 use crate::error::{Error, MergeConflict, Rejection, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
-use crate::mechanism::Aggregate;
+use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{Estimate, IntoEstimate};
 use crate::report::Report;
 use crate::state::{StateError, StateReader, StateWriter};
@@ -138,6 +138,25 @@ pub struct FrequencyAggregator {
     rejected: RejectionCounts,
 }
 
+impl AggregateState for FrequencyAggregator {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.counts(&self.counts);
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        // A count is the number of reports that added to it, at most one
+        // per report (unary and bucket counts) or, for indices, summing to n.
+        input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
+        self.oracle.mechanism().check_counts(&self.counts, n)?;
+        self.n = n;
+        Ok(())
+    }
+}
+
 impl Aggregate for FrequencyAggregator {
     type Mechanism = FrequencyOracle;
     type Estimate = FrequencyEstimate;
@@ -157,10 +176,6 @@ impl Aggregate for FrequencyAggregator {
 
     fn rejected(&self) -> &RejectionCounts {
         &self.rejected
-    }
-
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
     }
 
     fn add(&mut self, report: &Report) -> Result<()> {
@@ -223,19 +238,6 @@ impl Aggregate for FrequencyAggregator {
             post: PostProcessing::None,
             estimates,
         })
-    }
-
-    fn write_counts(&self, out: &mut StateWriter) {
-        out.counts(&self.counts);
-    }
-
-    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
-        // A count is the number of reports that added to it, at most one
-        // per report (unary and bucket counts) or, for indices, summing to n.
-        input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
-        self.oracle.mechanism().check_counts(&self.counts, n)?;
-        self.n = n;
-        Ok(())
     }
 
     fn state_id(&self) -> String {

@@ -2,7 +2,7 @@
 
 use super::{checked_sum, PostProcessing, RejectionCounts, Z95};
 use crate::error::{Error, MergeConflict, Result};
-use crate::mechanism::Aggregate;
+use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::numeric::{NumericMetric, NumericProtocol};
@@ -96,6 +96,51 @@ impl NumericAggregator {
     }
 }
 
+impl AggregateState for NumericAggregator {
+    fn rejected_mut(&mut self) -> &mut RejectionCounts {
+        &mut self.rejected
+    }
+
+    fn write_counts(&self, out: &mut StateWriter) {
+        out.u64(self.sums.len() as u64);
+        for s in &self.sums {
+            out.u64(s.count);
+            out.u128(s.sum);
+            out.u128(s.sum_of_squares);
+        }
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        let bad = |what| Error::State(StateError::Inconsistent { what });
+        if input.length(usize::MAX)? != self.sums.len() {
+            return Err(bad("the number of attributes"));
+        }
+        let components = self.metric.components().to_vec();
+        let per_report = self.metric.sampled() as u128;
+        let mut total = 0u128;
+        for (i, slot) in self.sums.iter_mut().enumerate() {
+            let c = components[i % components.len()];
+            let (count, sum, squares) = (input.u64()?, input.u128()?, input.u128()?);
+            // Every output index of the component lies in start..end.
+            let (lo, hi) = (u128::from(c.start), u128::from(c.end - 1));
+            let count_wide = u128::from(count);
+            let in_range = |x: u128, lo: u128, hi: u128| {
+                x >= count_wide.saturating_mul(lo) && x <= count_wide.saturating_mul(hi)
+            };
+            if count > n || !in_range(sum, lo, hi) || !in_range(squares, lo * lo, hi.saturating_mul(hi)) {
+                return Err(bad("a sum outside what its reports can add up to"));
+            }
+            total += count_wide;
+            *slot = Sums { count, sum, sum_of_squares: squares };
+        }
+        if total != u128::from(n) * per_report {
+            return Err(bad("the sums do not hold the number of reports"));
+        }
+        self.n = n;
+        Ok(())
+    }
+}
+
 impl Aggregate for NumericAggregator {
     type Mechanism = NumericMetric;
     type Estimate = NumericEstimate;
@@ -115,10 +160,6 @@ impl Aggregate for NumericAggregator {
 
     fn rejected(&self) -> &RejectionCounts {
         &self.rejected
-    }
-
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
     }
 
     fn add(&mut self, report: &Report) -> Result<()> {
@@ -162,45 +203,6 @@ impl Aggregate for NumericAggregator {
         let n = checked_sum(self.n, other.n)?;
         let rejected = self.rejected.merged(&other.rejected)?;
         (self.n, self.sums, self.rejected) = (n, sums, rejected);
-        Ok(())
-    }
-
-    fn write_counts(&self, out: &mut StateWriter) {
-        out.u64(self.sums.len() as u64);
-        for s in &self.sums {
-            out.u64(s.count);
-            out.u128(s.sum);
-            out.u128(s.sum_of_squares);
-        }
-    }
-
-    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
-        let bad = |what| Error::State(StateError::Inconsistent { what });
-        if input.length(usize::MAX)? != self.sums.len() {
-            return Err(bad("the number of attributes"));
-        }
-        let components = self.metric.components().to_vec();
-        let per_report = self.metric.sampled() as u128;
-        let mut total = 0u128;
-        for (i, slot) in self.sums.iter_mut().enumerate() {
-            let c = components[i % components.len()];
-            let (count, sum, squares) = (input.u64()?, input.u128()?, input.u128()?);
-            // Every output index of the component lies in start..end.
-            let (lo, hi) = (u128::from(c.start), u128::from(c.end - 1));
-            let count_wide = u128::from(count);
-            let in_range = |x: u128, lo: u128, hi: u128| {
-                x >= count_wide.saturating_mul(lo) && x <= count_wide.saturating_mul(hi)
-            };
-            if count > n || !in_range(sum, lo, hi) || !in_range(squares, lo * lo, hi.saturating_mul(hi)) {
-                return Err(bad("a sum outside what its reports can add up to"));
-            }
-            total += count_wide;
-            *slot = Sums { count, sum, sum_of_squares: squares };
-        }
-        if total != u128::from(n) * per_report {
-            return Err(bad("the sums do not hold the number of reports"));
-        }
-        self.n = n;
         Ok(())
     }
 
