@@ -254,14 +254,37 @@ impl BitVector {
         BitVector { bytes: vec![0; len.div_ceil(8)] }
     }
 
-    /// Sets bit `i`.
-    pub fn set(&mut self, i: usize) {
+    /// Sets bit `i`, which must be below the length (it panics otherwise;
+    /// every caller in the crate sets a bit of a vector it sized). Outside
+    /// the crate, [`BitVector::with_ones`] builds a vector.
+    pub(crate) fn set(&mut self, i: usize) {
         self.bytes[i / 8] |= 1 << (i % 8);
     }
 
-    /// Bit `i`.
+    /// `len` bits with exactly the bits `ones` set, or `None` if one of them
+    /// is not below `len`.
+    ///
+    /// ```
+    /// use localdp::report::BitVector;
+    /// let bits = BitVector::with_ones(10, [1, 9]).unwrap();
+    /// assert_eq!(bits.to_hex(), "0202");
+    /// assert!(bits.get(9) && !bits.get(8) && !bits.get(1000));
+    /// assert!(BitVector::with_ones(10, [10]).is_none());
+    /// ```
+    pub fn with_ones(len: usize, ones: impl IntoIterator<Item = usize>) -> Option<Self> {
+        let mut bits = BitVector::zeros(len);
+        for i in ones {
+            if i >= len {
+                return None;
+            }
+            bits.set(i);
+        }
+        Some(bits)
+    }
+
+    /// Bit `i`; false beyond the end.
     pub fn get(&self, i: usize) -> bool {
-        self.bytes[i / 8] >> (i % 8) & 1 == 1
+        self.bytes.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
     }
 
     /// The number of bytes.

@@ -210,12 +210,9 @@ fn mutants() -> Vec<(String, Vec<&'static str>)> {
         let (as_own, as_other) = (Bernoulli::rounded_up(q).unwrap(), Bernoulli::rounded_up(p).unwrap());
         let mut swapped: Randomizer = Box::new(|which, rng| {
             let v = [0, 5][which];
-            let mut bits = BitVector::zeros(6);
-            for i in 0..6 {
-                if if i == v { as_own.sample(rng) } else { as_other.sample(rng) } {
-                    bits.set(i);
-                }
-            }
+            let ones: Vec<usize> =
+                (0..6).filter(|&i| if i == v { as_own.sample(rng) } else { as_other.sample(rng) }).collect();
+            let bits = BitVector::with_ones(6, ones).unwrap();
             Report { payload: Payload::Bits(bits), ..template(&m) }
         });
         let audited = checks::auditor(&m, 1.0, &mut swapped, 200_000);

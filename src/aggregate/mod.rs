@@ -40,11 +40,24 @@ impl RejectionCounts {
         self.0.iter().sum()
     }
 
-    /// The rejections counted after `earlier` was taken.
+    /// The rejections counted after `earlier` was taken. A reason whose
+    /// count in `earlier` is larger (it was not taken from this aggregator)
+    /// gives zero, never a wrapped-around count.
+    ///
+    /// ```
+    /// use localdp::{Rejection, RejectionCounts};
+    /// let mut later = RejectionCounts::default();
+    /// later.count(Rejection::Malformed);
+    /// later.count(Rejection::Malformed);
+    /// let mut other = RejectionCounts::default();
+    /// other.count(Rejection::ConfigMismatch);
+    /// let new = later.since(&other);
+    /// assert_eq!((new.get(Rejection::Malformed), new.get(Rejection::ConfigMismatch)), (2, 0));
+    /// ```
     pub fn since(&self, earlier: &RejectionCounts) -> RejectionCounts {
         let mut out = *self;
         for (a, b) in out.0.iter_mut().zip(earlier.0) {
-            *a -= b;
+            *a = a.saturating_sub(b);
         }
         out
     }

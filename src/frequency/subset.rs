@@ -43,7 +43,15 @@ impl SubsetSelection {
     }
 
     /// The `k` that minimizes `d q(1−q) + (p−q)(1−p−q)` over `(p−q)²`
-    /// (PROTOCOLS.md §7).
+    /// (PROTOCOLS.md §7), in `1..d`. Total: for `d < 2`, where no subset
+    /// size is valid, it returns 1 (no oracle is built with such a domain).
+    ///
+    /// ```
+    /// use localdp::frequency::SubsetSelection;
+    /// assert_eq!(SubsetSelection::best_size(1.0, 2), 1);
+    /// assert_eq!(SubsetSelection::best_size(1.0, 1), 1);
+    /// assert!((1..1000).contains(&SubsetSelection::best_size(1.0, 1000)));
+    /// ```
     pub fn best_size(epsilon: f64, d: usize) -> usize {
         let (e, df) = (exp(epsilon), d as f64);
         let total = |s: usize| {
@@ -52,7 +60,7 @@ impl SubsetSelection {
             let q = (s - p) / (df - 1.0);
             (df * q * (1.0 - q) + (p - q) * (1.0 - p - q)) / ((p - q) * (p - q))
         };
-        (1..d).min_by(|&a, &b| total(a).total_cmp(&total(b))).expect("d ≥ 2")
+        (1..d).min_by(|&a, &b| total(a).total_cmp(&total(b))).unwrap_or(1)
     }
 
     /// The subset size.

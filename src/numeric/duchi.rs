@@ -29,8 +29,9 @@ pub struct Duchi {
 }
 
 impl Duchi {
-    /// The mechanism at ε.
-    pub fn new(epsilon: f64) -> Self {
+    /// The mechanism at a validated ε (finite, positive; it panics on NaN).
+    /// The public way to build one is [`crate::NumericMetric::new`].
+    pub(crate) fn new(epsilon: f64) -> Self {
         let flip = Bernoulli::rounded_up(1.0 / (exp_epsilon_safe(epsilon) + 1.0)).expect("a probability");
         // Unbiased for the realized coin: B (1 − 2 P[flip]) = 1.
         let bound = 1.0 / (1.0 - 2.0 * flip.probability());

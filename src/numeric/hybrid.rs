@@ -31,13 +31,16 @@ pub struct Hybrid {
 }
 
 impl Hybrid {
-    /// The mechanism at ε with the default grid.
-    pub fn new(epsilon: f64) -> Self {
+    /// The mechanism at a validated ε with the default grid. The public way
+    /// to build one is [`crate::NumericMetric::new`].
+    pub(crate) fn new(epsilon: f64) -> Self {
         Self::from_parts(epsilon, Piecewise::new(epsilon))
     }
 
-    /// The mechanism at ε on a grid of `steps` steps (tests use coarse ones).
-    pub fn with_steps(epsilon: f64, steps: u64) -> Self {
+    /// The mechanism at a validated ε on a grid of `steps ≥ 2` steps (tests
+    /// use coarse ones; [`crate::NumericMetric::with_grid_steps`] checks
+    /// `steps`).
+    pub(crate) fn with_steps(epsilon: f64, steps: u64) -> Self {
         Self::from_parts(epsilon, Piecewise::with_steps(epsilon, steps))
     }
 

@@ -36,13 +36,16 @@ pub struct Laplace {
 }
 
 impl Laplace {
-    /// The mechanism at ε with the default grid.
-    pub fn new(epsilon: f64) -> Self {
+    /// The mechanism at a validated ε with the default grid. The public way
+    /// to build one is [`crate::NumericMetric::new`].
+    pub(crate) fn new(epsilon: f64) -> Self {
         Self::with_steps(epsilon, ((16.0 * epsilon).ceil() as u64).max(2))
     }
 
-    /// The mechanism at ε on a grid of `steps` steps (tests use coarse ones).
-    pub fn with_steps(epsilon: f64, steps: u64) -> Self {
+    /// The mechanism at a validated ε on a grid of `steps ≥ 2` steps (tests
+    /// use coarse ones; [`crate::NumericMetric::with_grid_steps`] checks
+    /// `steps`).
+    pub(crate) fn with_steps(epsilon: f64, steps: u64) -> Self {
         let a = epsilon / steps as f64;
         let r = 1.0 / exp_epsilon_safe(a);
         let nonzero = Bernoulli::rounded_up(2.0 * r / (1.0 + r)).expect("a probability");
