@@ -647,11 +647,11 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError
 /// and counts a validated batch; answers once it is on disk.
 async fn ingest(app: &App, index: usize, batch: Batch) -> Response {
     let name = &app.metrics[index].spec.name;
-    let Batch { reports, aggregator, rejected, described } = batch;
+    let Batch { reports, parsed, rejected, described } = batch;
     let accepted = reports.len();
     if accepted > 0 || rejected.total() > 0 {
         let (reply, stored) = tokio::sync::oneshot::channel();
-        let job = Job::Append(Append { metric: index, reports, aggregator, rejected, reply });
+        let job = Job::Append(Append { metric: index, reports, parsed, rejected, reply });
         if !app.writer.send(job) || !matches!(stored.await, Ok(Ok(()))) {
             // The writer logged the database error.
             return json(

@@ -8,7 +8,10 @@
 //! object nor an array, counts nothing (it is not a report).
 
 use super::store::{add_counts, Store};
-use localdp::{Aggregator, Error, Estimate, Metric, PostProcessing, Rejection, RejectionCounts, Report};
+use localdp::{
+    Aggregator, Error, Estimate, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
+    RejectionCounts, Report,
+};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::Path;
@@ -64,24 +67,20 @@ pub struct Collected {
     pub metric: Metric,
     /// Its key in the database.
     pub key: i64,
-    totals: Mutex<Totals>,
-}
-
-/// Everything accepted and rejected so far (and on disk).
-struct Totals {
-    /// Accepted reports only: the server keeps the rejection counts itself,
-    /// because counts persisted by earlier runs cannot be put back into an
-    /// aggregator through the library's API.
-    aggregator: Aggregator,
-    rejected: RejectionCounts,
+    /// Everything accepted and rejected so far (and on disk): the accepted
+    /// reports added one by one, the rejection counts restored from the
+    /// database at start and added to per batch. The one place they are
+    /// counted.
+    totals: Mutex<Aggregator>,
 }
 
 /// A validated batch, not yet stored.
 pub struct Batch {
-    /// Accepted reports, as canonical JSON.
+    /// Accepted reports, as canonical JSON (what is stored).
     pub reports: Vec<String>,
-    /// The aggregate of the accepted reports.
-    pub aggregator: Aggregator,
+    /// The same reports, parsed: added to the running aggregate after the
+    /// commit (work in proportion to the reports, not to the domain).
+    pub parsed: Vec<Report>,
     /// Rejected reports by reason.
     pub rejected: RejectionCounts,
     /// The first few rejected reports: index in the batch, reason, why.
@@ -130,8 +129,23 @@ impl Collected {
                 stale.total().max(1)
             ));
         }
-        let rejected = store.rejections(key)?;
-        Ok(Collected { spec, metric, key, totals: Mutex::new(Totals { aggregator, rejected }) })
+        aggregator.restore_rejected(store.rejections(key)?);
+        Ok(Collected { spec, metric, key, totals: Mutex::new(aggregator) })
+    }
+
+    /// Checks one report against the metric's config: the check the
+    /// aggregator's `add` makes, without an aggregator (whose state is the
+    /// size of the domain). `None` for a kind of metric this server does not
+    /// know, which is then checked by a scratch aggregator.
+    fn check(&self, report: &Report) -> Option<Result<(), Error>> {
+        let metric = &self.metric;
+        if let Some(oracle) = metric.mechanism::<FrequencyOracle>() {
+            Some(oracle.validate(report))
+        } else if let Some(numeric) = metric.mechanism::<NumericMetric>() {
+            Some(numeric.validate(report))
+        } else {
+            metric.mechanism::<RapporMetric>().map(|rappor| rappor.validate(report))
+        }
     }
 
     /// Validates every report of a body (see the module's batch rule).
@@ -144,14 +158,24 @@ impl Collected {
         };
         let mut batch = Batch {
             reports: Vec::with_capacity(items.len()),
-            aggregator: Aggregator::new(self.metric.clone()),
+            parsed: Vec::with_capacity(items.len()),
             rejected: RejectionCounts::default(),
             described: Vec::new(),
         };
+        // Only for a kind of metric `check` does not know.
+        let mut scratch: Option<Aggregator> = None;
         for (index, item) in items.into_iter().enumerate() {
-            let added = Report::from_json(item.get()).and_then(|r| batch.aggregator.add(&r).map(|()| r));
-            match added {
-                Ok(report) => batch.reports.push(report.to_json()),
+            let checked = Report::from_json(item.get()).and_then(|r| {
+                let verdict = self.check(&r).unwrap_or_else(|| {
+                    scratch.get_or_insert_with(|| Aggregator::new(self.metric.clone())).add(&r)
+                });
+                verdict.map(|()| r)
+            });
+            match checked {
+                Ok(report) => {
+                    batch.reports.push(report.to_json());
+                    batch.parsed.push(report);
+                }
                 Err(e) => {
                     let (reason, detail) = match e {
                         Error::Rejected { reason, detail } => (reason, detail),
@@ -167,29 +191,40 @@ impl Collected {
         Ok(batch)
     }
 
-    /// Adds a stored batch (its aggregate and rejections) to the running aggregate.
-    pub fn absorb(&self, aggregator: &Aggregator, rejected: &RejectionCounts) {
+    /// Adds a stored batch (its validated reports and its rejections) to
+    /// the running aggregate: `O(reports)` under the lock.
+    pub fn absorb(&self, reports: &[Report], rejected: &RejectionCounts) {
         let mut totals = self.totals.lock().expect("no panics while holding the lock");
-        totals.aggregator.merge(aggregator).expect("a batch has the metric's config");
-        for reason in Rejection::ALL {
-            add_counts(&mut totals.rejected, reason, rejected.get(reason));
+        for report in reports {
+            // `validate` made the same check: this cannot fail (and would be
+            // counted as a rejection if it did, never lost).
+            if let Err(e) = totals.add(report) {
+                eprintln!("{}: a stored report was refused by the aggregate: {e}", self.spec.name);
+            }
+        }
+        if rejected.total() > 0 {
+            let mut counts = *totals.rejected();
+            for reason in Rejection::ALL {
+                add_counts(&mut counts, reason, rejected.get(reason));
+            }
+            totals.restore_rejected(counts);
         }
     }
 
     /// Accepted reports and rejections so far, read together.
     pub fn counts(&self) -> (u64, RejectionCounts) {
         let totals = self.totals.lock().expect("no panics while holding the lock");
-        (totals.aggregator.n(), totals.rejected)
+        (totals.n(), *totals.rejected())
     }
 
     /// Accepted reports so far.
     pub fn n(&self) -> u64 {
-        self.totals.lock().expect("no panics while holding the lock").aggregator.n()
+        self.totals.lock().expect("no panics while holding the lock").n()
     }
 
     /// Rejected reports so far, by reason.
     pub fn rejected(&self) -> RejectionCounts {
-        self.totals.lock().expect("no panics while holding the lock").rejected
+        *self.totals.lock().expect("no panics while holding the lock").rejected()
     }
 
     /// The estimate over everything stored: the same value as `localdp
@@ -199,11 +234,7 @@ impl Collected {
     /// The aggregate is copied out of the lock (`O(d)`), so a slow estimate
     /// (RAPPOR's regression) never holds up the batches being counted.
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate, (Error, u64, RejectionCounts)> {
-        let (mut aggregator, rejected) = {
-            let totals = self.totals.lock().expect("no panics while holding the lock");
-            (totals.aggregator.clone(), totals.rejected)
-        };
-        aggregator.restore_rejected(rejected);
-        aggregator.estimate(post).map_err(|e| (e, aggregator.n(), rejected))
+        let aggregator = self.totals.lock().expect("no panics while holding the lock").clone();
+        aggregator.estimate(post).map_err(|e| (e, aggregator.n(), *aggregator.rejected()))
     }
 }

@@ -17,7 +17,7 @@
 use super::collector::Collected;
 use super::store::Store;
 use super::telemetry::Telemetry;
-use localdp::{Aggregator, RejectionCounts};
+use localdp::{RejectionCounts, Report};
 use std::io::Write;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -37,8 +37,8 @@ pub struct Append {
     pub metric: usize,
     /// Accepted reports, canonical JSON.
     pub reports: Vec<String>,
-    /// Their aggregate.
-    pub aggregator: Aggregator,
+    /// The same, parsed (added to the running aggregate after the commit).
+    pub parsed: Vec<Report>,
     pub rejected: RejectionCounts,
     /// `Ok` once committed and counted; `Err` if nothing of it was.
     pub reply: oneshot::Sender<Result<(), ()>>,
@@ -145,7 +145,7 @@ fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group
     // Per metric: accepted, rejected, requests (one log line each).
     let mut tally = vec![(0usize, 0u64, 0usize); metrics.len()];
     for append in &group {
-        metrics[append.metric].absorb(&append.aggregator, &append.rejected);
+        metrics[append.metric].absorb(&append.parsed, &append.rejected);
         let t = &mut tally[append.metric];
         t.0 += append.reports.len();
         t.1 += append.rejected.total();
