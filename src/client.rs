@@ -31,6 +31,7 @@
 
 use crate::error::{Error, Requirement, Result};
 use crate::metric::Metric;
+pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
@@ -39,79 +40,9 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use std::collections::BTreeMap;
 
-/// The keys of a config that only the client reads; the aggregator ignores
-/// them.
-pub const CLIENT_KEYS: [&str; 2] = ["memoize", "budget"];
-
 /// The format version of [`ClientState`] (2: an install's draws are one
 /// list, whatever the protocol; version 1 states are read and converted).
 pub const STATE_VERSION: u32 = 2;
-
-/// A privacy budget: at most `epsilon` spent in any `window_ms`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
-    /// The most ε a window may hold.
-    pub epsilon: f64,
-    /// The window's length in milliseconds.
-    pub window_ms: u64,
-}
-
-/// The client-only settings of a config.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientSettings {
-    /// Draw one permanent response per value and resend it.
-    pub memoize: bool,
-    /// The ledger's budget, if any.
-    pub budget: Option<Budget>,
-}
-
-impl ClientSettings {
-    /// Reads and validates the client-only keys of a config object.
-    pub fn from_config(config: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
-        let memoize = match config.get("memoize") {
-            None => false,
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(_) => return Err(Error::malformed_key("memoize", "\"memoize\" must be true or false")),
-        };
-        let budget = match config.get("budget") {
-            None => None,
-            Some(serde_json::Value::Object(b)) => {
-                let epsilon = b.get("epsilon").and_then(serde_json::Value::as_f64).ok_or_else(|| {
-                    Error::malformed_key("budget", "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")")
-                })?;
-                if !(epsilon.is_finite() && epsilon > 0.0) {
-                    return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
-                }
-                let window = b.get("window").and_then(serde_json::Value::as_str).ok_or_else(|| {
-                    Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\"")
-                })?;
-                if b.keys().any(|k| k != "epsilon" && k != "window") {
-                    return Err(Error::malformed_key("budget", "\"budget\" takes only \"epsilon\" and \"window\""));
-                }
-                Some(Budget { epsilon, window_ms: parse_window(window)? })
-            }
-            Some(_) => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
-        };
-        Ok(ClientSettings { memoize, budget })
-    }
-}
-
-/// `"30s"`, `"15m"`, `"12h"`, `"1d"`, `"7d"` in milliseconds.
-pub fn parse_window(text: &str) -> Result<u64> {
-    let bad = || {
-        Error::invalid("budget.window", Requirement::Format { expected: "a whole number of s, m, h or d, e.g. \"1d\"" })
-    };
-    let (number, unit) = text.split_at(text.len().checked_sub(1).ok_or_else(bad)?);
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let unit_ms = match unit {
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(unit_ms).filter(|&ms| ms > 0).ok_or_else(bad)
-}
 
 /// What a client keeps between sessions for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,7 +88,9 @@ impl ClientState {
     /// Reads a stored state of this or the previous format version.
     fn parse(text: &str) -> Option<ClientState> {
         if let Ok(state) = serde_json::from_str::<ClientState>(text) {
-            return (state.version == STATE_VERSION).then_some(state);
+            if state.version == STATE_VERSION {
+                return Some(state);
+            }
         }
         let old = serde_json::from_str::<ClientStateV1>(text).ok().filter(|s| s.version == 1)?;
         let draws = match (old.alpha, old.buckets, old.cohort) {

@@ -42,6 +42,7 @@ pub mod privacy;
 pub mod rappor;
 pub mod report;
 pub mod rng;
+mod settings;
 pub mod simulate;
 pub mod state;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

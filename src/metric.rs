@@ -12,6 +12,7 @@ use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
 use crate::privacy::number_text;
 use crate::report::{Protocol, Report};
+use crate::settings::{ClientSettings, CLIENT_KEYS};
 use crate::rng::{CryptoRng, RngCore};
 use serde::Serialize;
 use std::any::Any;
@@ -22,8 +23,9 @@ use std::sync::Arc;
 pub(crate) struct Family {
     /// True when the config object belongs to this family.
     pub claims: fn(protocol: &str, config: &serde_json::Map<String, serde_json::Value>) -> bool,
-    /// Builds the metric from the config object (client-only keys removed).
-    pub build: fn(serde_json::Value) -> Result<Arc<dyn Kind>>,
+    /// Builds the metric from the config object (client-only keys removed,
+    /// and given apart, checked).
+    pub build: fn(serde_json::Value, &ClientSettings) -> Result<Arc<dyn Kind>>,
     /// What the family's `"protocol"` may be, for messages.
     pub protocols: fn() -> String,
     /// The key that marks the family's configs (`"range"`), for messages.
@@ -237,8 +239,8 @@ impl Metric {
             .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?;
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
-        crate::client::ClientSettings::from_config(object)?;
-        for key in crate::client::CLIENT_KEYS {
+        let settings = ClientSettings::from_config(object)?;
+        for key in CLIENT_KEYS {
             object.remove(key);
         }
         let protocol = match object.get("protocol") {
@@ -258,7 +260,7 @@ impl Metric {
         if object.get("epsilon").is_some_and(|e| !e.is_number()) {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
-        (family.build)(value).map(|kind| Metric { kind })
+        (family.build)(value, &settings).map(|kind| Metric { kind })
     }
 
     /// The metric around one family's mechanism.

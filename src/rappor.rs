@@ -189,8 +189,17 @@ impl RapporMetric {
 
     /// `ε_1`, the guarantee of one report (PRR then IRR), rounded up.
     pub fn epsilon_one(&self) -> f64 {
+        epsilon_rounded_up(self.report_epsilon())
+    }
+
+    /// `ε_1` as computed, unrounded: the number reports carry in their
+    /// envelope. It identifies the configuration (compared bit for bit, and
+    /// part of the metric's id), so it keeps the bits earlier releases wrote;
+    /// the guarantee claimed is [`Self::epsilon_one`], at most a relative
+    /// `2^-42` above it.
+    fn report_epsilon(&self) -> f64 {
         let (one, zero) = self.report_bit_probabilities();
-        epsilon_rounded_up(self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one))))
+        self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one)))
     }
 
     /// `(q*, p*)`: a report bit is 1 with `q*` where the Bloom bit is set and
@@ -260,7 +269,7 @@ impl RapporMetric {
         Report {
             version: REPORT_VERSION,
             protocol: Protocol::OpenDomain(OpenDomainProtocol::Rappor),
-            epsilon: self.epsilon_one(),
+            epsilon: self.report_epsilon(),
             domain: self.fingerprint.clone(),
             payload: Payload::Cohort { cohort, bits: out },
         }
@@ -276,7 +285,7 @@ impl RapporMetric {
 
     /// Checks a report against this configuration.
     pub fn validate(&self, report: &Report) -> Result<()> {
-        crate::report::check_envelope(report, Protocol::OpenDomain(OpenDomainProtocol::Rappor), self.epsilon_one(), &self.fingerprint)?;
+        crate::report::check_envelope(report, Protocol::OpenDomain(OpenDomainProtocol::Rappor), self.report_epsilon(), &self.fingerprint)?;
         match &report.payload {
             Payload::Cohort { cohort, bits } => {
                 if u64::from(*cohort) >= self.cohorts {
@@ -295,7 +304,7 @@ impl RapporMetric {
 /// RAPPOR configs: `"protocol": "rappor"`.
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol.parse::<OpenDomainProtocol>().is_ok(),
-    build: |config| {
+    build: |config, _| {
         let config: RapporConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
         Ok(Arc::new(RapporMetric::new(&config)?))
     },
@@ -308,8 +317,9 @@ impl Kind for RapporMetric {
     fn protocol(&self) -> Protocol {
         Protocol::OpenDomain(OpenDomainProtocol::Rappor)
     }
+    /// The envelope's `ε_1` (the configuration's identity).
     fn epsilon(&self) -> f64 {
-        self.epsilon_one()
+        self.report_epsilon()
     }
     fn fingerprint(&self) -> &str {
         &self.fingerprint
@@ -604,7 +614,7 @@ impl Aggregate for RapporAggregator {
         estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         Ok(RapporEstimate {
             protocol: OpenDomainProtocol::Rappor,
-            epsilon: metric.epsilon_one(),
+            epsilon: metric.report_epsilon(),
             epsilon_infinity: metric.epsilon_infinity(),
             n: self.n,
             rejected: self.rejected,

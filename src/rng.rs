@@ -136,17 +136,19 @@ pub(crate) fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
     UniformBelow::new(n).map_or(0, |u| u.sample(rng))
 }
 
-/// `k ≤ n` distinct elements of `0..n`, uniformly, in increasing order (a
-/// partial Fisher–Yates shuffle with exact uniform draws).
+/// `k ≤ n` distinct elements of `0..n`, uniformly, in increasing order, in
+/// `O(k log k)` time and `O(k)` memory whatever `n` (Floyd's algorithm, with
+/// exact uniform draws): for `j` from `n − k` to `n − 1`, draw `t` in
+/// `0..=j` and take `t`, or `j` if `t` was already taken.
 pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R) -> Vec<u32> {
-    let mut all: Vec<u32> = (0..n as u32).collect();
-    for i in 0..k {
-        let j = i + uniform_below(rng, (n - i) as u64) as usize;
-        all.swap(i, j);
+    let mut chosen = std::collections::BTreeSet::new();
+    for j in n.saturating_sub(k)..n {
+        let t = uniform_below(rng, j as u64 + 1) as u32;
+        if !chosen.insert(t) {
+            chosen.insert(j as u32);
+        }
     }
-    all.truncate(k);
-    all.sort_unstable();
-    all
+    chosen.into_iter().collect()
 }
 
 /// A coin with probability exactly `threshold / 2^64`.

@@ -11,7 +11,7 @@
 //! crc32             4 bytes little-endian: CRC-32 (IEEE) of everything before
 //! ```
 //!
-//! Everything is an integer, so merging is exact and the estimate of merged
+//! Counts are at most [`MAX_COUNT`] (`2^53`). Everything is an integer, so merging is exact and the estimate of merged
 //! states never depends on how the reports were split. Reading checks the
 //! magic, the version, the checksum, the configuration's identity, every
 //! length against the configuration and every count against `n`; anything
@@ -23,6 +23,13 @@ use std::fmt;
 
 /// The only state format version this build writes and reads.
 pub const STATE_VERSION: u8 = 1;
+
+/// The largest count a state may hold (reports, per-value counts,
+/// rejections): `2^53`, where every count is still exact as an `f64`, far
+/// above any real collection, and low enough that sums and transforms of
+/// counts cannot overflow. Larger numbers are refused when read and when
+/// merged.
+pub const MAX_COUNT: u64 = 1 << 53;
 
 const MAGIC: &[u8; 4] = b"LDPS";
 
@@ -210,9 +217,9 @@ impl<'a> StateReader<'a> {
         Err(StateError::Truncated)
     }
 
-    /// One unsigned integer that fits 64 bits.
+    /// One count or length: at most [`MAX_COUNT`].
     pub fn u64(&mut self) -> Result<u64, StateError> {
-        u64::try_from(self.u128()?).map_err(|_| StateError::Malformed)
+        u64::try_from(self.u128()?).ok().filter(|&x| x <= MAX_COUNT).ok_or(StateError::Inconsistent { what: "a count above 2^53" })
     }
 
     /// A length of at most `max`.

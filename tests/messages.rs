@@ -105,7 +105,6 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("empty range[1]", config_error(r#"{"protocol":"duchi","epsilon":1,"range":[[0,1],[1,1]]}"#)),
         ("huge range", config_error(r#"{"protocol":"duchi","epsilon":1,"range":[-1e308,1e308]}"#)),
         ("infinite range[1]", numeric_error(&infinite)),
-        ("granularity not for duchi", config_error(r#"{"protocol":"duchi","epsilon":1,"range":[0,1],"granularity":4}"#)),
         ("granularity 0", numeric_error(&numeric(1.0, "[0,1]", Some(0)))),
         ("granularity huge", numeric_error(&numeric(1.0, "[0,1]", Some(1 << 21)))),
         ("grid steps", NumericMetric::with_grid_steps(&numeric(1.0, "[0,1]", None), 1).unwrap_err()),
@@ -226,7 +225,6 @@ const TEXTS: &[(&str, &str)] = &[
     ("empty range[1]", "invalid configuration: range[1] is empty: lo 1.0 must be below hi 1.0"),
     ("huge range", "invalid configuration: range is empty: lo -1e+308 must be below hi 1e+308"),
     ("infinite range[1]", "invalid configuration: range[1] must hold two finite numbers"),
-    ("granularity not for duchi", r#"invalid configuration: "granularity" applies to one_bit_mean only"#),
     ("granularity 0", r#"invalid configuration: "granularity" must be an integer in 1..=1048576"#),
     ("granularity huge", r#"invalid configuration: "granularity" must be an integer in 1..=1048576"#),
     ("grid steps", "invalid configuration: a grid needs at least 2 steps"),
@@ -312,7 +310,6 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     assert_eq!(error("rappor hashes"), invalid("hashes", integers(1, 8, 9)));
     assert_eq!(error("granularity huge"), invalid("granularity", integers(1, 1 << 20, 1 << 21)));
     let only_for = |protocol| Requirement::OnlyFor { protocol };
-    assert_eq!(error("granularity not for duchi"), invalid("granularity", only_for("one_bit_mean")));
     assert_eq!(error("post for numeric"), invalid("post", only_for("frequency")));
     assert_eq!(error("empty range list"), invalid("range", Requirement::NonEmpty));
     assert_eq!(error("infinite range[1]"), invalid("range", Requirement::FiniteBounds { attribute: Some(1) }));

@@ -7,7 +7,7 @@
 //! panic.
 
 use localdp::rng::RngCore;
-use localdp::state::StateWriter;
+use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
     Aggregator, Error, FrequencyProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily, SimulationRng,
     StateError,
@@ -186,17 +186,41 @@ fn forged_counts_are_refused() {
         forge(3, &[1, 1, 0, 0, 0, 0, 0, 0]),    // counts do not add up to n
         forge(3, &[4, 0, 0, 0, 0, 0, 0, 0]),    // a count above n
         forge(3, &[1, 1, 1, 0, 0, 0, 0]),       // wrong length
-        forge(u64::MAX, &[u64::MAX, 0, 0, 0, 0, 0, 0, 0]),
+        forge(MAX_COUNT, &[MAX_COUNT, 0, 0, 0, 0, 0, 0, 0]),
     ];
     for bytes in &inconsistent[..3] {
         assert!(matches!(state_error(&metric, bytes), StateError::Inconsistent { .. }));
     }
+    // Counts above 2^53 are refused outright.
+    let above = forge(MAX_COUNT + 1, &[MAX_COUNT + 1, 0, 0, 0, 0, 0, 0, 0]);
+    assert!(matches!(state_error(&metric, &above), StateError::Inconsistent { .. }));
     // A state at the limit loads, but merging it with more overflows: refused.
     let mut full = Aggregator::from_bytes(metric.clone(), &inconsistent[3]).unwrap();
     let one = Aggregator::from_bytes(metric.clone(), &forge(1, &[1, 0, 0, 0, 0, 0, 0, 0])).unwrap();
     let before = full.to_bytes();
     assert!(matches!(full.merge(&one), Err(Error::State(StateError::Inconsistent { .. }))));
     assert_eq!(full.to_bytes(), before, "a refused merge changes nothing");
+}
+
+/// Counts at the cap load, take more reports and estimate without an
+/// overflow (the Hadamard transforms sum counts in 64-bit integers).
+#[test]
+fn counts_at_the_cap_add_and_estimate_without_overflow() {
+    for (config, len) in [(r#"{"protocol":"hr","epsilon":1,"domain":3}"#, 4), (r#"{"protocol":"hrr","epsilon":1,"domain":3}"#, 8)] {
+        let metric = Metric::from_json(config).unwrap();
+        let mut counts = vec![0; len];
+        counts[0] = MAX_COUNT / 2;
+        counts[1] = MAX_COUNT / 2;
+        let mut w = StateWriter::new(&metric.id());
+        w.u64(MAX_COUNT);
+        w.counts(&[0; 6]);
+        w.counts(&counts);
+        let mut aggregator = Aggregator::from_bytes(metric.clone(), &w.finish()).unwrap();
+        let _ = aggregator.add_json(b"{}"); // a rejection on top of the cap
+        aggregator.add(&metric.randomize_text("0", &mut SimulationRng::seed_from_u64(1)).unwrap()).unwrap();
+        let estimate = serde_json::to_value(aggregator.estimate(PostProcessing::None).unwrap()).unwrap();
+        assert!(estimate["estimates"][0]["frequency"].as_f64().unwrap().is_finite(), "{config}");
+    }
 }
 
 #[test]

@@ -2,12 +2,12 @@
 //! machines): `Aggregator::from_bytes` against a few fixed configurations.
 //!
 //! Property: no panic; bytes that load estimate without a panic, serialize
-//! back to exactly the same bytes, and merge with themselves (or refuse to,
-//! on overflow) without a panic.
+//! back to exactly the same bytes, merge with themselves (or refuse to, past
+//! the count cap), and take more reports, without a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use localdp::{Aggregator, Metric, PostProcessing};
+use localdp::{Aggregator, Metric, PostProcessing, SimulationRng};
 use std::sync::OnceLock;
 
 const CONFIGS: &[&str] = &[
@@ -36,5 +36,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(aggregator.to_bytes(), bytes, "a loaded state re-serializes to the same bytes");
         let copy = aggregator.clone();
         let _ = aggregator.merge(&copy);
+        // More reports on top of whatever was loaded: a valid one and a
+        // rejected one.
+        let mut rng = SimulationRng::seed_from_u64(u64::from(pick));
+        let value = &metric.neighbours()[0];
+        let _ = aggregator.add(&metric.randomize_text(value, &mut rng).expect("a valid value"));
+        let _ = aggregator.add_json(b"{}");
+        let _ = aggregator.estimate(PostProcessing::None);
     }
 });

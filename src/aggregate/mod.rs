@@ -278,8 +278,8 @@ impl IntoEstimate for FrequencyEstimate {
     }
 }
 
-/// `a + b`, or an error if the counts would overflow (only a forged state
-/// can get there).
+/// `a + b`, or an error if a count would pass
+/// [`crate::state::MAX_COUNT`] (only forged states can get there).
 pub(crate) fn checked_sum<T: num_like::CheckedAdd>(a: T, b: T) -> Result<T> {
     a.checked(b).ok_or(Error::State(StateError::Inconsistent { what: "merged counts overflow" }))
 }
@@ -291,7 +291,7 @@ pub(crate) mod num_like {
     }
     impl CheckedAdd for u64 {
         fn checked(self, other: Self) -> Option<Self> {
-            self.checked_add(other)
+            self.checked_add(other).filter(|&sum| sum <= crate::state::MAX_COUNT)
         }
     }
     impl CheckedAdd for u128 {

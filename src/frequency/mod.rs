@@ -45,6 +45,7 @@ use std::sync::Arc;
 pub use dbitflip::DBitFlip;
 pub use grr::GeneralizedRandomizedResponse;
 pub use hadamard::HadamardResponse;
+pub use hadamard_rr::HadamardRandomizedResponse;
 pub use local_hashing::LocalHashing;
 pub use subset::SubsetSelection;
 pub use unary::UnaryEncoding;
@@ -487,7 +488,7 @@ pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
-    build: |config| {
+    build: |config, _| {
         let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },

@@ -46,6 +46,7 @@ mod laplace;
 mod piecewise;
 
 use crate::aggregate::NumericAggregator;
+use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::key64;
 use crate::mechanism::{Aggregate, Randomizer};
@@ -74,9 +75,6 @@ pub const MIN_EPSILON: f64 = 0.01;
 
 /// Memoized 1BitMean's default α-point grid: the range in 32 steps.
 pub const DEFAULT_GRANULARITY: u64 = 32;
-
-/// The finest α-point grid a memoized 1BitMean may ask for.
-pub const MAX_GRANULARITY: u64 = 1 << 20;
 
 /// The α-point offsets of memoized 1BitMean: `α` is one of `2^16`.
 const ALPHA_STEPS: u64 = 1 << 16;
@@ -319,12 +317,10 @@ impl NumericMetric {
             Selection::Fixed(protocol) => protocol,
             Selection::Auto => Self::best(per_attribute, steps),
         };
+        // Only memoized 1BitMean uses it; other protocols accept and ignore
+        // it, as they always have.
         let granularity = match config.granularity {
             None => DEFAULT_GRANULARITY,
-            Some(_) if protocol != NumericProtocol::OneBitMean => {
-                let requirement = Requirement::OnlyFor { protocol: NumericProtocol::OneBitMean.name() };
-                return Err(Error::invalid("granularity", requirement));
-            }
             Some(g) if (1..=MAX_GRANULARITY).contains(&g) => g,
             Some(g) => {
                 let requirement = Requirement::IntegerRange { min: 1, max: MAX_GRANULARITY, found: g };
@@ -518,8 +514,9 @@ impl Randomizer for NumericMetric {
 /// Numeric configs: a `"range"` and a `"protocol"` of this family (or `"auto"`).
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
-    build: |config| {
-        let config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+    build: |config, settings| {
+        let mut config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
     protocols: || format!("{}, auto", NumericProtocol::names()),
@@ -589,8 +586,14 @@ impl Kind for NumericMetric {
 /// probability equal to its position between them (exactly, over this
 /// install's α, drawn once), and each point's response is memoized.
 impl Memo for NumericMetric {
+    /// A non-default grid (the default keeps the identity states had
+    /// before the grid was part of it).
     fn identity(&self) -> String {
-        format!("granularity={}", self.granularity)
+        if self.granularity == DEFAULT_GRANULARITY {
+            String::new()
+        } else {
+            format!("granularity={}", self.granularity)
+        }
     }
     fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
         vec![uniform_below(rng, ALPHA_STEPS)]

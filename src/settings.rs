@@ -1,0 +1,93 @@
+//! The client-only keys of a config: memoization, the ledger's budget and
+//! 1BitMean's α-point grid. The client acts on them; the aggregator checks
+//! them (a config its clients would refuse is refused) and sets them aside.
+
+use crate::error::{Error, Requirement, Result};
+
+/// The keys of a config that only the client reads; the aggregator ignores
+/// them.
+pub const CLIENT_KEYS: [&str; 3] = ["memoize", "budget", "granularity"];
+
+/// The largest α-point grid of memoized 1BitMean.
+pub const MAX_GRANULARITY: u64 = 1 << 20;
+
+/// A privacy budget: at most `epsilon` spent in any `window_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// The most ε a window may hold.
+    pub epsilon: f64,
+    /// The window's length in milliseconds.
+    pub window_ms: u64,
+}
+
+/// The client-only settings of a config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientSettings {
+    /// Draw one permanent response per value and resend it.
+    pub memoize: bool,
+    /// The ledger's budget, if any.
+    pub budget: Option<Budget>,
+    /// Memoized 1BitMean: the range is cut into this many steps for
+    /// α-point rounding (default 32; ignored by other protocols).
+    pub granularity: Option<u64>,
+}
+
+impl ClientSettings {
+    /// Reads and validates the client-only keys of a config object.
+    pub fn from_config(config: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
+        let memoize = match config.get("memoize") {
+            None => false,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(_) => return Err(Error::malformed_key("memoize", "\"memoize\" must be true or false")),
+        };
+        let budget = match config.get("budget") {
+            None => None,
+            Some(serde_json::Value::Object(b)) => {
+                let epsilon = b.get("epsilon").and_then(serde_json::Value::as_f64).ok_or_else(|| {
+                    Error::malformed_key("budget", "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")")
+                })?;
+                if !(epsilon.is_finite() && epsilon > 0.0) {
+                    return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
+                }
+                let window = b.get("window").and_then(serde_json::Value::as_str).ok_or_else(|| {
+                    Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\"")
+                })?;
+                if b.keys().any(|k| k != "epsilon" && k != "window") {
+                    return Err(Error::malformed_key("budget", "\"budget\" takes only \"epsilon\" and \"window\""));
+                }
+                Some(Budget { epsilon, window_ms: parse_window(window)? })
+            }
+            Some(_) => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
+        };
+        let granularity = match config.get("granularity") {
+            None => None,
+            Some(g) => match g.as_u64() {
+                Some(g) if (1..=MAX_GRANULARITY).contains(&g) => Some(g),
+                found => {
+                    let requirement =
+                        Requirement::IntegerRange { min: 1, max: MAX_GRANULARITY, found: found.unwrap_or(0) };
+                    return Err(Error::invalid("granularity", requirement));
+                }
+            },
+        };
+        Ok(ClientSettings { memoize, budget, granularity })
+    }
+}
+
+/// `"30s"`, `"15m"`, `"12h"`, `"1d"`, `"7d"` in milliseconds.
+pub fn parse_window(text: &str) -> Result<u64> {
+    let bad = || {
+        Error::invalid("budget.window", Requirement::Format { expected: "a whole number of s, m, h or d, e.g. \"1d\"" })
+    };
+    let (number, unit) = text.split_at(text.len().checked_sub(1).ok_or_else(bad)?);
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let unit_ms = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(unit_ms).filter(|&ms| ms > 0).ok_or_else(bad)
+}
+
