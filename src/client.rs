@@ -165,7 +165,7 @@ impl Client {
         let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), draws: None };
         let usable = |s: &ClientState| {
             s.metric == id
-                && s.ledger.iter().all(|(_, e)| e.is_finite())
+                && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
         let (state, resets) = match stored.map(ClientState::parse) {
