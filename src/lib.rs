@@ -6,14 +6,17 @@
 //! collector included, sees a raw value.
 //!
 //! * [`FrequencyOracle`]: a configured protocol (GRR, SUE, OUE, BLH, OLH,
-//!   Hadamard response, subset selection, or `auto`); its
+//!   Hadamard response (HR), Hadamard randomized response (HRR), subset
+//!   selection, dBitFlip, or `auto`, which picks among all but dBitFlip); its
 //!   [`randomize`](FrequencyOracle::randomize) is the client.
 //! * [`FrequencyAggregator`]: validates, counts and merges reports and returns
 //!   a [`FrequencyEstimate`].
 //! * [`NumericMetric`]: the mean of a bounded number (Duchi, Laplace,
 //!   Piecewise, Hybrid, 1BitMean, or `auto`), every report on a public grid;
 //!   [`NumericAggregator`] returns a [`NumericEstimate`].
-//! * [`Metric`], [`Aggregator`], [`Estimate`]: either kind behind one config
+//! * [`RapporMetric`]: strings from an open domain (RAPPOR);
+//!   [`RapporAggregator`] decodes the reports against candidate strings.
+//! * [`Metric`], [`Aggregator`], [`Estimate`]: any kind behind one config
 //!   format, as the CLI and the JavaScript package use them.
 //! * [`SecureRng`] is the only source a client should use;
 //!   [`SimulationRng`] is seeded, for tests and simulation only.

@@ -9,7 +9,9 @@
 //! |---|---|---|
 //! | `grr`, `hr` | `"value"`: an index | `{"version":1,"protocol":"grr","epsilon":1.0,"domain":"…","value":3}` |
 //! | `blh`, `olh` | `"seed"` (u32) and `"value"` in `0..g` | `{…,"seed":3141592,"value":1}` |
+//! | `hrr` | `"seed"`: a Hadamard column in `0..K`; `"value"`: the randomized bit, 0 or 1 | `{…,"protocol":"hrr",…,"seed":5,"value":1}` |
 //! | `sue`, `oue`, `ss` | `"bits"`: `d` bits as hex, bit `i` in byte `i/8` at position `i%8` | `{…,"bits":"0a40"}` |
+//! | `dbitflip` | `"attributes"`: the sampled buckets, increasing; `"values"`: one bit (0 or 1) each | `{…,"protocol":"dbitflip",…,"attributes":[2,7],"values":[0,1]}` |
 //! | `rappor` | `"cohort"` and `"bits"` (the Bloom filter's instantaneous response) | `{…,"cohort":12,"bits":"…"}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
@@ -32,11 +34,15 @@ pub const REPORT_VERSION: u32 = 1;
 pub enum Payload {
     /// One index (GRR: a value; HR: a Hadamard column).
     Index(u64),
-    /// Local hashing: the hash function's seed and the randomized bucket.
+    /// A seed drawn independently of the value and a randomized number:
+    /// local hashing's hash function and bucket, or Hadamard randomized
+    /// response's column and bit.
     Hashed {
-        /// Selects the hash function; drawn independently of the value.
+        /// Local hashing: selects the hash function. HRR: the Hadamard
+        /// column `j` in `0..K`.
         seed: u32,
-        /// The randomized bucket in `0..g`.
+        /// Local hashing: the randomized bucket in `0..g`. HRR: the
+        /// randomized coefficient bit, 0 or 1.
         value: u64,
     },
     /// A bit vector over the domain (unary encodings, subset selection).
@@ -49,7 +55,7 @@ pub enum Payload {
         bits: BitVector,
     },
     /// A numeric record: the sampled attributes (increasing) and each one's
-    /// output index.
+    /// output index; for dBitFlip, the sampled buckets and one bit each.
     Sampled {
         /// The attributes reported, in increasing order.
         attributes: Vec<u32>,

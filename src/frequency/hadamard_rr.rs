@@ -36,7 +36,10 @@ use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 
-/// Hadamard randomized response over `d` values, `K = 2^⌈log2(d+1)⌉` columns.
+/// Hadamard randomized response over `d` values, `K = 2^⌈log2(d+1)⌉` columns:
+/// a uniform column and the value's randomized coefficient there
+/// (`docs/PROTOCOLS.md` §1.10). Built through [`crate::FrequencyOracle`]
+/// with `"protocol": "hrr"`.
 #[derive(Debug, Clone)]
 pub struct HadamardRandomizedResponse {
     d: usize,
