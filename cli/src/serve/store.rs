@@ -192,7 +192,7 @@ impl Store {
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
             // Rejections summed per metric first: one upsert per (metric, reason).
-            let mut rejections: Vec<(i64, RejectionCounts)> = Vec::new();
+            let mut rejections: Vec<(i64, [u64; Rejection::ALL.len()])> = Vec::new();
             for (key, reports, rejected) in batches {
                 for report in reports {
                     insert.execute(params![key, report])?;
@@ -201,12 +201,12 @@ impl Store {
                     let at = match rejections.iter().position(|(k, _)| *k == key) {
                         Some(at) => at,
                         None => {
-                            rejections.push((key, RejectionCounts::default()));
+                            rejections.push((key, [0; Rejection::ALL.len()]));
                             rejections.len() - 1
                         }
                     };
-                    for reason in Rejection::ALL {
-                        add_counts(&mut rejections[at].1, reason, rejected.get(reason));
+                    for (sum, reason) in rejections[at].1.iter_mut().zip(Rejection::ALL) {
+                        *sum += rejected.get(reason);
                     }
                 }
             }
@@ -214,9 +214,8 @@ impl Store {
                 "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count",
             )?;
-            for (key, rejected) in rejections {
-                for reason in Rejection::ALL {
-                    let n = rejected.get(reason);
+            for (key, sums) in rejections {
+                for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
                     if n > 0 {
                         count.execute(params![key, reason.as_str(), n as i64])?;
                     }
@@ -249,7 +248,10 @@ impl Store {
     }
 }
 
-/// Adds `n` rejections for `reason` (the library counts one at a time).
+/// Adds `n` rejections for `reason`. `O(n)`: `RejectionCounts` has no
+/// public way to add a count at once (the library's `merged` is
+/// crate-private), only `count`. Used for a batch's own rejections (already
+/// counted one by one) and once per reason at start.
 pub fn add_counts(counts: &mut RejectionCounts, reason: Rejection, n: u64) {
     for _ in 0..n {
         counts.count(reason);
