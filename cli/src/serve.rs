@@ -577,7 +577,14 @@ async fn post_reports(
             return too_many(limits, refused);
         }
     }
-    ingest(&app, index, batch).await
+    let response = ingest(&app, index, batch).await;
+    if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
+        // Nothing of it was counted: nor is it against the client's limits.
+        if let Some(limits) = &app.limits {
+            limits.refund(source, posted, Instant::now());
+        }
+    }
+    response
 }
 
 /// Bodies up to this size are validated on the async worker.

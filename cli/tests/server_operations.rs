@@ -480,3 +480,27 @@ fn concurrent_keep_alive_clients_share_commits() {
     assert_eq!(counts(&lines), counts(&pool));
     assert_eq!(server.estimate("hashed", "none").text(), cli_estimate(&scratch, "hashed", &lines, "none"));
 }
+
+#[test]
+fn a_batch_whose_commit_fails_is_answered_500_counts_nothing_and_costs_no_tokens() {
+    let scratch = Scratch::new("commit-fails");
+    // No file of the server's may pass 256 KiB: a batch of more is refused
+    // by the file system (EFBIG) in the middle of its transaction.
+    let server = Server::start_with_file_limit(&scratch, &["--reports-per-minute", "6000"], 256);
+    let small = reports(&scratch, "bits", 1, 3);
+    assert_eq!(server.post_reports("bits", &small[0]).status, 200);
+    let big = array(&reports(&scratch, "bits", 4000, 4));
+    assert!(big.len() > 300 << 10, "{} bytes", big.len());
+    // Twice: without the refund of its 4000 report tokens, the second would
+    // be 429 (8001 > 6000).
+    for _ in 0..2 {
+        let response = server.post_reports("bits", &big);
+        assert_eq!(response.status, 500, "{}", response.text());
+        assert!(response.text().contains("nothing of it was counted"), "{}", response.text());
+    }
+    assert!(server.log_containing("database error").contains("not counted"));
+    // Counted nowhere: not in the estimate, not in the export.
+    assert_eq!(server.estimate("bits", "none").text(), cli_estimate(&scratch, "bits", &small, "none"));
+    assert_eq!(server.export("bits", &[]), small);
+    assert_eq!(server.get("/healthz").status, 200);
+}

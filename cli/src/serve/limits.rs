@@ -186,6 +186,27 @@ impl Limits {
         })
     }
 
+    /// Gives back a request and its `n` reports that were taken but not
+    /// counted (the batch could not be stored): a failure of the collector's
+    /// is not the client's spending. Up to the capacity; a source forgotten
+    /// meanwhile is full anyway.
+    pub fn refund(&self, source: Source, n: u64, now: Instant) {
+        let requests = f64::from(self.requests_per_minute);
+        let reports = f64::from(self.reports_per_minute);
+        let mut table = self.sources.lock().expect("no panics while holding the lock");
+        let key = if table.meters.contains_key(&source) { source } else { Source::Overflow };
+        if let Some(meter) = table.meters.get_mut(&key) {
+            if requests > 0.0 {
+                meter.requests.refill(requests, now);
+                meter.requests.tokens = (meter.requests.tokens + 1.0).min(requests);
+            }
+            if reports > 0.0 {
+                meter.reports.refill(reports, now);
+                meter.reports.tokens = (meter.reports.tokens + n as f64).min(reports);
+            }
+        }
+    }
+
     fn with_meter<T>(&self, source: Source, now: Instant, f: impl FnOnce(&mut Meter) -> T) -> T {
         let requests = f64::from(self.requests_per_minute);
         let reports = f64::from(self.reports_per_minute);
@@ -254,6 +275,26 @@ mod tests {
         assert_eq!(limits.take_request(source, t0).unwrap_err().retry_after, 30);
         assert_eq!(limits.take_request(source, t0 + Duration::from_secs(29)).unwrap_err().retry_after, 1);
         assert!(limits.take_request(source, t0 + Duration::from_secs(30)).is_ok());
+    }
+
+    #[test]
+    fn a_refund_gives_back_what_was_taken_up_to_the_capacity() {
+        let limits = Limits::new(2, 10).unwrap();
+        let source = Source::of("10.0.0.1".parse().unwrap());
+        let t0 = Instant::now();
+        assert!(limits.take_request(source, t0).is_ok());
+        assert!(limits.take_reports(source, 10, t0).is_ok());
+        assert!(limits.take_reports(source, 1, t0).is_err());
+        limits.refund(source, 10, t0);
+        assert!(limits.take_request(source, t0).is_ok());
+        assert!(limits.take_request(source, t0).is_ok());
+        assert!(limits.take_request(source, t0).is_err());
+        assert!(limits.take_reports(source, 10, t0).is_ok());
+        // Never past the capacity.
+        limits.refund(source, 100, t0);
+        limits.refund(source, 100, t0);
+        assert!(limits.take_reports(source, 10, t0).is_ok());
+        assert!(limits.take_reports(source, 1, t0).is_err());
     }
 
     #[test]

@@ -73,6 +73,18 @@ impl Server {
 
     /// Starts the server; its stderr if it exits instead.
     pub fn try_start(scratch: &Scratch, extra: &[&str]) -> Result<Server, String> {
+        Server::spawn(scratch, extra, None)
+    }
+
+    /// Starts the server with its files limited to `kib` KiB each
+    /// (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored so that a write past it fails
+    /// with `EFBIG` instead of killing the process): a database that cannot
+    /// grow, for the commit-failure path, with the release binary unchanged.
+    pub fn start_with_file_limit(scratch: &Scratch, extra: &[&str], kib: u64) -> Server {
+        Server::spawn(scratch, extra, Some(kib)).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
+    }
+
+    fn spawn(scratch: &Scratch, extra: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
         let db = scratch.path("reports.sqlite");
         let metrics = scratch.path("metrics.json");
         let mut args: Vec<&str> = vec!["serve", "--port", "0", "--db", db.to_str().unwrap()];
@@ -80,7 +92,17 @@ impl Server {
             args.extend(["--metrics", metrics.to_str().unwrap()]);
         }
         args.extend(extra);
-        let mut child = Command::new(BIN)
+        let mut command = match file_limit_kib {
+            None => Command::new(BIN),
+            Some(kib) => {
+                // bash's `ulimit -f` counts 1024-byte blocks; an ignored signal
+                // stays ignored across exec.
+                let mut shell = Command::new("bash");
+                shell.args(["-c", &format!("trap '' XFSZ; ulimit -f {kib} && exec \"$0\" \"$@\""), BIN]);
+                shell
+            }
+        };
+        let mut child = command
             .args(&args)
             .current_dir(&scratch.0)
             .stdout(Stdio::piped())
@@ -90,7 +112,7 @@ impl Server {
         let log = Arc::new(Mutex::new(String::new()));
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let sink = Arc::clone(&log);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut line = String::new();
             while stderr.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
                 sink.lock().unwrap().push_str(&line);
@@ -101,7 +123,8 @@ impl Server {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
         if first.is_empty() {
             child.wait().unwrap();
-            std::thread::sleep(Duration::from_millis(100));
+            // The reader ends at the end of stderr: everything is in the log.
+            reader.join().unwrap();
             return Err(log.lock().unwrap().clone());
         }
         let url = first.trim_end();
