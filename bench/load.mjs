@@ -41,7 +41,15 @@ async function startServer() {
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`localdp serve exited with ${code}`)));
   });
-  return { url: url.replace(/\/$/, ''), stop: () => { child.kill('SIGTERM'); rmSync(dir, { recursive: true, force: true }); } };
+  // The scratch database goes once the server has exited (it stores what
+  // is queued on SIGTERM).
+  const stop = async () => {
+    const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { url: url.replace(/\/$/, ''), stop };
 }
 
 /** One keep-alive connection; `send(head, body)` resolves to { status, body }. */
@@ -74,7 +82,7 @@ function connection(url) {
   };
 }
 
-const server = arg('url') ? { url: arg('url').replace(/\/$/, ''), stop: () => {} } : await startServer();
+const server = arg('url') ? { url: arg('url').replace(/\/$/, ''), stop: async () => {} } : await startServer();
 const auth = arg('token') ? { authorization: `Bearer ${arg('token')}` } : {};
 const { metrics } = await (await fetch(`${server.url}/api/metrics`, { headers: auth })).json();
 const metric = metrics.find((m) => m.kind === 'frequency');
@@ -125,4 +133,4 @@ for (const [clients, batch] of runs) {
   const failed = [...failures].map(([status, n]) => `${n} × ${status}`).join(', ');
   console.log(row.join('') + (failed ? `  (failed: ${failed})` : ''));
 }
-server.stop();
+await server.stop();

@@ -5,14 +5,12 @@
 // (wide and phone) go to ARTIFACTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, ARTIFACTS } from './helpers.mjs';
+import { startCollector, stopCollector, CHROMIUM, ARTIFACTS } from './helpers.mjs';
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
 const REPORT_KEYS = new Set(['version', 'protocol', 'epsilon', 'domain', 'value', 'seed', 'bits', 'attributes', 'values']);
@@ -23,20 +21,10 @@ let server;
 let scratch;
 
 /** Starts `localdp serve` on a free port; resolves once it printed its URL. */
-async function startServer(db) {
-  const cli = process.env.LOCALDP_CLI;
+function startServer(db) {
   const www = process.env.LOCALDP_WWW;
-  if (!cli || !www) throw new Error('LOCALDP_CLI and LOCALDP_WWW must point to the binary and to www/');
-  const child = spawn(cli, ['serve', '--port', '0', '--db', db, '--www', www, '--pkg', join(packageDir, 'dist/web')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const log = [];
-  createInterface({ input: child.stderr }).on('line', (line) => log.push(line));
-  const url = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`localdp serve exited (${code}): ${log.join('\n')}`)));
-  });
-  return { url: url.replace(/\/$/, ''), child, log };
+  if (!process.env.LOCALDP_CLI || !www) throw new Error('LOCALDP_CLI and LOCALDP_WWW must point to the binary and to www/');
+  return startCollector(['--db', db, '--www', www, '--pkg', join(packageDir, 'dist/web')]);
 }
 
 before(async () => {
@@ -49,8 +37,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   if (server) {
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => (server.child.exitCode !== null ? resolve() : server.child.once('exit', resolve)));
+    await stopCollector(server);
   }
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });

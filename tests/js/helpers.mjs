@@ -2,7 +2,10 @@
 // runner for the interoperability tests, and Chromium's launch options.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { extname, join, normalize } from 'node:path';
 
 const TYPES = {
@@ -32,6 +35,32 @@ export async function serve(mounts, headers = {}) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * Starts `localdp serve --port 0 ...args` ($LOCALDP_CLI, else the release
+ * build); resolves to { url, child, log } once it prints its URL, rejects
+ * with its stderr if it exits first.
+ */
+export async function startCollector(args) {
+  const cli = process.env.LOCALDP_CLI ?? fileURLToPath(new URL('../../target/release/localdp', import.meta.url));
+  if (!existsSync(cli)) throw new Error(`no localdp binary at ${cli}: set LOCALDP_CLI or build the release CLI`);
+  const child = spawn(cli, ['serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = [];
+  createInterface({ input: child.stderr }).on('line', (line) => log.push(line));
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`localdp serve exited (${code}): ${log.join('\n')}`)));
+  });
+  return { url: url.replace(/\/$/, ''), child, log };
+}
+
+/** Stops a collector from `startCollector` and waits for it to exit. */
+export async function stopCollector(collector) {
+  if (!collector || collector.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => collector.child.once('exit', resolve));
+  collector.child.kill('SIGTERM');
+  await exited;
 }
 
 /** Runs the `localdp` CLI with `args` and `input` on stdin; returns stdout. */
