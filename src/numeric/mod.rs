@@ -125,6 +125,7 @@ impl NumericProtocol {
 /// `[lo, hi]` for a single number, or one such pair per attribute.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum RangeSpec {
     /// One number in `[lo, hi]`.
     Scalar([f64; 2]),
