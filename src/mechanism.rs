@@ -12,7 +12,7 @@
 //! for bit, as one aggregator fed everything. The byte format is described
 //! in [`crate::state`].
 
-use crate::aggregate::RejectionCounts;
+use crate::aggregate::{RejectionCounts, Tally};
 use crate::error::Result;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
@@ -41,14 +41,17 @@ pub trait Randomizer {
 /// [`Aggregate::from_bytes`] use them, the last on a fresh aggregator that is
 /// dropped if reading fails, so a half-read state is never observable.
 pub(crate) mod sealed {
-    use crate::aggregate::RejectionCounts;
+    use crate::aggregate::Tally;
     use crate::error::Result;
     use crate::state::{StateReader, StateWriter};
 
     /// Access to an aggregator's running counts, for the crate only.
     pub trait AggregateState {
-        /// The counts of rejections, for adding one.
-        fn rejected_mut(&mut self) -> &mut RejectionCounts;
+        /// The accepted and rejected reports.
+        fn tally(&self) -> &Tally;
+
+        /// The same, to count into.
+        fn tally_mut(&mut self) -> &mut Tally;
 
         /// Writes the running counts (not the header: see
         /// [`crate::Aggregate::to_bytes`]).
@@ -81,10 +84,14 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     fn mechanism(&self) -> &Self::Mechanism;
 
     /// Accepted reports.
-    fn n(&self) -> u64;
+    fn n(&self) -> u64 {
+        self.tally().n()
+    }
 
     /// Rejected reports, by reason.
-    fn rejected(&self) -> &RejectionCounts;
+    fn rejected(&self) -> &RejectionCounts {
+        self.tally().rejected()
+    }
 
     /// Validates a report and, if it was made under this configuration and
     /// is well formed, adds it. A refused report is counted by reason and
@@ -96,7 +103,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     fn add_json(&mut self, text: &[u8]) -> Result<()> {
         match Report::from_json(text) {
             Ok(report) => self.add(&report),
-            Err(e) => Err(self.rejected_mut().count_error(e)),
+            Err(e) => Err(self.tally_mut().reject(e)),
         }
     }
 
@@ -116,8 +123,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     /// configuration's identity ([`crate::state`]).
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = StateWriter::new(&self.state_id());
-        out.u64(self.n());
-        self.rejected().write(&mut out);
+        self.tally().write(&mut out);
         self.write_counts(&mut out);
         out.finish()
     }
@@ -128,9 +134,9 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     fn from_bytes(mechanism: Self::Mechanism, bytes: &[u8]) -> Result<Self> {
         let mut aggregator = Self::new(mechanism);
         let mut input = StateReader::open(bytes, &aggregator.state_id())?;
-        let n = input.u64()?;
-        *aggregator.rejected_mut() = RejectionCounts::read(&mut input)?;
-        aggregator.read_counts(n, &mut input)?;
+        let tally = Tally::read(&mut input)?;
+        aggregator.read_counts(tally.n(), &mut input)?;
+        *aggregator.tally_mut() = tally;
         input.finish()?;
         Ok(aggregator)
     }

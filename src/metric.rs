@@ -162,7 +162,7 @@ where
         Aggregate::to_bytes(self)
     }
     fn restore_rejected(&mut self, counts: RejectionCounts) {
-        *self.rejected_mut() = counts;
+        self.tally_mut().restore_rejected(counts);
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -34,7 +34,7 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
-use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Z95};
+use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, key64};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
@@ -462,15 +462,18 @@ pub struct RapporEstimate {
 #[derive(Debug, Clone)]
 pub struct RapporAggregator {
     metric: RapporMetric,
-    n: u64,
     per_cohort: Vec<u64>,
     counts: Vec<u64>,
-    rejected: RejectionCounts,
+    tally: Tally,
 }
 
 impl AggregateState for RapporAggregator {
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 
     fn write_counts(&self, out: &mut StateWriter) {
@@ -488,7 +491,6 @@ impl AggregateState for RapporAggregator {
         if self.counts.chunks(k).zip(&self.per_cohort).any(|(bits, &reports)| bits.iter().any(|&c| c > reports)) {
             return Err(StateError::Inconsistent { what: "a bit count exceeds its cohort's reports" }.into());
         }
-        self.n = n;
         Ok(())
     }
 }
@@ -499,24 +501,17 @@ impl Aggregate for RapporAggregator {
 
     fn new(metric: RapporMetric) -> Self {
         let (m, k) = (metric.cohorts as usize, metric.bits);
-        RapporAggregator { metric, n: 0, per_cohort: vec![0; m], counts: vec![0; m * k], rejected: RejectionCounts::default() }
+        RapporAggregator { metric, per_cohort: vec![0; m], counts: vec![0; m * k], tally: Tally::default() }
     }
 
     fn mechanism(&self) -> &RapporMetric {
         &self.metric
     }
 
-    fn n(&self) -> u64 {
-        self.n
-    }
-
-    fn rejected(&self) -> &RejectionCounts {
-        &self.rejected
-    }
 
     fn add(&mut self, report: &Report) -> Result<()> {
         if let Err(e) = self.metric.validate(report) {
-            return Err(self.rejected.count_error(e));
+            return Err(self.tally.reject(e));
         }
         if let Payload::Cohort { cohort, bits } = &report.payload {
             let j = *cohort as usize;
@@ -525,7 +520,7 @@ impl Aggregate for RapporAggregator {
                 self.counts[j * self.metric.bits + i] += 1;
             }
         }
-        self.n += 1;
+        self.tally.accept();
         Ok(())
     }
 
@@ -540,9 +535,8 @@ impl Aggregate for RapporAggregator {
         let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
         let counts = add(&self.counts, &other.counts)?;
         let per_cohort = add(&self.per_cohort, &other.per_cohort)?;
-        let n = checked_sum(self.n, other.n)?;
-        let rejected = self.rejected.merged(&other.rejected)?;
-        (self.n, self.counts, self.per_cohort, self.rejected) = (n, counts, per_cohort, rejected);
+        let tally = self.tally.merged(&other.tally)?;
+        (self.counts, self.per_cohort, self.tally) = (counts, per_cohort, tally);
         Ok(())
     }
 
@@ -552,7 +546,7 @@ impl Aggregate for RapporAggregator {
 
     /// Decodes against the candidates (see the module docs).
     fn estimate(&self) -> Result<RapporEstimate> {
-        if self.n == 0 {
+        if self.tally.n() == 0 {
             return Err(Error::NoReports);
         }
         let metric = &self.metric;
@@ -577,7 +571,7 @@ impl Aggregate for RapporAggregator {
         // The design: candidate v's Bloom bits, per cohort, times the cohort's
         // share of the reports (a value's count in cohort j is about its
         // total count times N_j/n).
-        let n = self.n as f64;
+        let n = self.tally.n() as f64;
         let design: Vec<Vec<(usize, f64)>> = metric
             .candidates
             .iter()
@@ -616,8 +610,8 @@ impl Aggregate for RapporAggregator {
             protocol: OpenDomainProtocol::Rappor,
             epsilon: metric.report_epsilon(),
             epsilon_infinity: metric.epsilon_infinity(),
-            n: self.n,
-            rejected: self.rejected,
+            n: self.tally.n(),
+            rejected: *self.tally.rejected(),
             estimates,
             not_detected,
         })

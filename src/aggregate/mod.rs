@@ -103,6 +103,56 @@ impl Serialize for RejectionCounts {
     }
 }
 
+/// What every aggregator keeps besides its mechanism's own counts: the
+/// accepted reports and the rejected ones by reason. One implementation of
+/// counting, merging and restoring them for every family.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    n: u64,
+    rejected: RejectionCounts,
+}
+
+impl Tally {
+    /// Accepted reports.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Rejected reports, by reason.
+    pub fn rejected(&self) -> &RejectionCounts {
+        &self.rejected
+    }
+
+    /// Counts one accepted report.
+    pub(crate) fn accept(&mut self) {
+        self.n += 1;
+    }
+
+    /// Counts a rejection error by its reason and hands it back.
+    pub(crate) fn reject(&mut self, e: Error) -> Error {
+        self.rejected.count_error(e)
+    }
+
+    /// Both tallies added, or an error past [`crate::state::MAX_COUNT`].
+    pub(crate) fn merged(&self, other: &Tally) -> Result<Tally> {
+        Ok(Tally { n: checked_sum(self.n, other.n)?, rejected: self.rejected.merged(&other.rejected)? })
+    }
+
+    /// Replaces the rejections (a collector restoring stored counts).
+    pub(crate) fn restore_rejected(&mut self, counts: RejectionCounts) {
+        self.rejected = counts;
+    }
+
+    pub(crate) fn write(&self, out: &mut StateWriter) {
+        out.u64(self.n);
+        self.rejected.write(out);
+    }
+
+    pub(crate) fn read(input: &mut StateReader<'_>) -> Result<Tally> {
+        Ok(Tally { n: input.u64()?, rejected: RejectionCounts::read(input)? })
+    }
+}
+
 /// One value's estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ValueEstimate {
@@ -146,14 +196,17 @@ pub struct FrequencyEstimate {
 #[derive(Debug, Clone)]
 pub struct FrequencyAggregator {
     oracle: FrequencyOracle,
-    n: u64,
     counts: Vec<u64>,
-    rejected: RejectionCounts,
+    tally: Tally,
 }
 
 impl AggregateState for FrequencyAggregator {
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 
     fn write_counts(&self, out: &mut StateWriter) {
@@ -165,7 +218,6 @@ impl AggregateState for FrequencyAggregator {
         // per report (unary and bucket counts) or, for indices, summing to n.
         input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
         self.oracle.mechanism().check_counts(&self.counts, n)?;
-        self.n = n;
         Ok(())
     }
 }
@@ -176,29 +228,22 @@ impl Aggregate for FrequencyAggregator {
 
     fn new(oracle: FrequencyOracle) -> Self {
         let counts = vec![0; oracle.mechanism().counts_len()];
-        FrequencyAggregator { oracle, n: 0, counts, rejected: RejectionCounts::default() }
+        FrequencyAggregator { oracle, counts, tally: Tally::default() }
     }
 
     fn mechanism(&self) -> &FrequencyOracle {
         &self.oracle
     }
 
-    fn n(&self) -> u64 {
-        self.n
-    }
-
-    fn rejected(&self) -> &RejectionCounts {
-        &self.rejected
-    }
 
     fn add(&mut self, report: &Report) -> Result<()> {
         match self.oracle.validate(report) {
             Ok(()) => {
                 self.oracle.mechanism().accumulate(&report.payload, &mut self.counts);
-                self.n += 1;
+                self.tally.accept();
                 Ok(())
             }
-            Err(e) => Err(self.rejected.count_error(e)),
+            Err(e) => Err(self.tally.reject(e)),
         }
     }
 
@@ -210,10 +255,9 @@ impl Aggregate for FrequencyAggregator {
                 conflict: MergeConflict::Configuration,
             });
         }
-        let n = checked_sum(self.n, other.n)?;
         let counts = self.counts.iter().zip(&other.counts).map(|(&a, &b)| checked_sum(a, b)).collect::<Result<_>>()?;
-        let rejected = self.rejected.merged(&other.rejected)?;
-        (self.n, self.counts, self.rejected) = (n, counts, rejected);
+        let tally = self.tally.merged(&other.tally)?;
+        (self.counts, self.tally) = (counts, tally);
         Ok(())
     }
 
@@ -221,19 +265,19 @@ impl Aggregate for FrequencyAggregator {
     /// 95% interval ([`FrequencyEstimate::post_processed`] adds the
     /// post-processed `frequency`).
     fn estimate(&self) -> Result<FrequencyEstimate> {
-        if self.n == 0 {
+        if self.tally.n() == 0 {
             return Err(Error::NoReports);
         }
-        let n = self.n as f64;
+        let n = self.tally.n() as f64;
         let (p, q) = self.oracle.support_probabilities();
-        let support = self.oracle.mechanism().support_counts(&self.counts, self.n);
+        let support = self.oracle.mechanism().support_counts(&self.counts, self.tally.n());
         let domain = self.oracle.domain();
         let estimates = support
             .iter()
             .enumerate()
             .map(|(v, &s)| {
                 let f = (s / n - q) / (p - q);
-                let std_error = self.oracle.variance(f.clamp(0.0, 1.0), self.n).sqrt();
+                let std_error = self.oracle.variance(f.clamp(0.0, 1.0), self.tally.n()).sqrt();
                 ValueEstimate {
                     value: domain.value_json(v),
                     frequency: f,
@@ -246,8 +290,8 @@ impl Aggregate for FrequencyAggregator {
         Ok(FrequencyEstimate {
             protocol: self.oracle.protocol(),
             epsilon: self.oracle.epsilon(),
-            n: self.n,
-            rejected: self.rejected,
+            n: self.tally.n(),
+            rejected: *self.tally.rejected(),
             post: PostProcessing::None,
             estimates,
         })

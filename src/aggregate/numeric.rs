@@ -1,6 +1,6 @@
 //! Aggregation of numeric reports: means with standard errors.
 
-use super::{checked_sum, PostProcessing, RejectionCounts, Z95};
+use super::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
@@ -78,10 +78,9 @@ struct Sums {
 #[derive(Debug, Clone)]
 pub struct NumericAggregator {
     metric: NumericMetric,
-    n: u64,
     /// Per attribute, per decoding component.
     sums: Vec<Sums>,
-    rejected: RejectionCounts,
+    tally: Tally,
 }
 
 impl NumericAggregator {
@@ -97,8 +96,12 @@ impl NumericAggregator {
 }
 
 impl AggregateState for NumericAggregator {
-    fn rejected_mut(&mut self) -> &mut RejectionCounts {
-        &mut self.rejected
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
     }
 
     fn write_counts(&self, out: &mut StateWriter) {
@@ -136,7 +139,6 @@ impl AggregateState for NumericAggregator {
         if total != u128::from(n) * per_report {
             return Err(bad("the sums do not hold the number of reports"));
         }
-        self.n = n;
         Ok(())
     }
 }
@@ -147,24 +149,17 @@ impl Aggregate for NumericAggregator {
 
     fn new(metric: NumericMetric) -> Self {
         let sums = vec![Sums::default(); metric.ranges().len() * metric.components().len()];
-        NumericAggregator { metric, n: 0, sums, rejected: RejectionCounts::default() }
+        NumericAggregator { metric, sums, tally: Tally::default() }
     }
 
     fn mechanism(&self) -> &NumericMetric {
         &self.metric
     }
 
-    fn n(&self) -> u64 {
-        self.n
-    }
-
-    fn rejected(&self) -> &RejectionCounts {
-        &self.rejected
-    }
 
     fn add(&mut self, report: &Report) -> Result<()> {
         if let Err(e) = self.metric.validate(report) {
-            return Err(self.rejected.count_error(e));
+            return Err(self.tally.reject(e));
         }
         match &report.payload {
             Payload::Index(k) => self.accumulate(0, *k),
@@ -174,9 +169,9 @@ impl Aggregate for NumericAggregator {
                 }
             }
             // `validate` accepts no other payload.
-            _ => return Err(self.rejected.count_error(crate::error::Rejection::Malformed.error("unexpected payload"))),
+            _ => return Err(self.tally.reject(crate::error::Rejection::Malformed.error("unexpected payload"))),
         }
-        self.n += 1;
+        self.tally.accept();
         Ok(())
     }
 
@@ -200,9 +195,8 @@ impl Aggregate for NumericAggregator {
                 })
             })
             .collect::<Result<_>>()?;
-        let n = checked_sum(self.n, other.n)?;
-        let rejected = self.rejected.merged(&other.rejected)?;
-        (self.n, self.sums, self.rejected) = (n, sums, rejected);
+        let tally = self.tally.merged(&other.tally)?;
+        (self.sums, self.tally) = (sums, tally);
         Ok(())
     }
 
@@ -212,10 +206,10 @@ impl Aggregate for NumericAggregator {
 
     /// Every attribute's unbiased mean, standard error and 95% interval.
     fn estimate(&self) -> Result<NumericEstimate> {
-        if self.n == 0 {
+        if self.tally.n() == 0 {
             return Err(Error::NoReports);
         }
-        let n = self.n as f64;
+        let n = self.tally.n() as f64;
         let components = self.metric.components();
         let ranges = self.metric.ranges();
         let scale = ranges.len() as f64 / self.metric.sampled() as f64;
@@ -231,7 +225,7 @@ impl Aggregate for NumericAggregator {
                     squares += c.scale * c.scale * s2 + 2.0 * c.scale * c.offset * s1 + c.offset * c.offset * count;
                 }
                 let mean = scale * sum / n;
-                let variance = if self.n >= 2 {
+                let variance = if self.tally.n() >= 2 {
                     ((scale * scale * squares - n * mean * mean) / (n - 1.0)).max(0.0)
                 } else {
                     self.metric.worst_case_variance()
@@ -245,8 +239,8 @@ impl Aggregate for NumericAggregator {
         Ok(NumericEstimate {
             protocol: self.metric.protocol(),
             epsilon: self.metric.epsilon(),
-            n: self.n,
-            rejected: self.rejected,
+            n: self.tally.n(),
+            rejected: *self.tally.rejected(),
             attributes,
             vector: self.metric.is_vector(),
         })
