@@ -263,15 +263,10 @@ impl Metric {
         (family.build)(value, &settings).map(|kind| Metric { kind })
     }
 
-    /// The metric around one family's mechanism.
-    pub(crate) fn from_kind(kind: Arc<dyn Kind>) -> Self {
-        Metric { kind }
-    }
-
     /// Identifies the metric's randomization: protocol, ε and the domain's or
     /// range's fingerprint (what a report's envelope carries).
     pub fn id(&self) -> String {
-        format!("{}:{}:{}", self.kind.protocol(), number_text(self.kind.epsilon()), self.kind.fingerprint())
+        id_of(&*self.kind)
     }
 
     /// The resolved protocol.
@@ -332,6 +327,12 @@ impl Metric {
     pub(crate) fn kind(&self) -> &dyn Kind {
         &*self.kind
     }
+}
+
+/// A metric's identity: protocol, ε and fingerprint, as reports carry them
+/// (what aggregator states are tagged with, too).
+pub(crate) fn id_of(kind: &dyn Kind) -> String {
+    format!("{}:{}:{}", kind.protocol(), number_text(kind.epsilon()), kind.fingerprint())
 }
 
 /// Numbers separated by commas (one for a scalar metric).

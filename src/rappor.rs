@@ -541,7 +541,7 @@ impl Aggregate for RapporAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::Metric::from_kind(Arc::new(self.metric.clone())).id()
+        crate::metric::id_of(&self.metric)
     }
 
     /// Decodes against the candidates (see the module docs).

@@ -298,7 +298,7 @@ impl Aggregate for FrequencyAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::Metric::from_kind(std::sync::Arc::new(self.oracle.clone())).id()
+        crate::metric::id_of(&self.oracle)
     }
 }
 

@@ -201,7 +201,7 @@ impl Aggregate for NumericAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::Metric::from_kind(std::sync::Arc::new(self.metric.clone())).id()
+        crate::metric::id_of(&self.metric)
     }
 
     /// Every attribute's unbiased mean, standard error and 95% interval.

@@ -58,6 +58,10 @@ impl Mechanism for DBitFlip {
         false
     }
 
+    fn samples_buckets(&self) -> bool {
+        true
+    }
+
     /// `d` changes what a report means (and what a memo holds).
     fn identity(&self) -> Option<String> {
         (self.d != 1).then(|| format!("d={}", self.d))

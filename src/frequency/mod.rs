@@ -59,27 +59,26 @@ pub const MAX_EPSILON: f64 = 30.0;
 pub const MIN_EPSILON: f64 = 0.01;
 
 /// The parameters every frequency protocol is built from: ε and the domain
-/// validated, and the protocol-specific keys of the config, which a protocol
-/// reads (and validates) only if it takes them.
+/// validated, and dBitFlip's `"d"`, which only the protocols that sample
+/// buckets read ([`Mechanism::samples_buckets`]; the oracle checks it).
 pub(crate) struct Params<'a> {
     pub epsilon: f64,
     pub domain: &'a Domain,
     d: Option<u64>,
-    d_read: std::cell::Cell<bool>,
 }
 
 impl Params<'_> {
-    /// dBitFlip's `"d"`, buckets sampled per report: `1..=domain size`,
-    /// default 1 (an out-of-range `d` is reported when the oracle is built).
+    /// Buckets sampled per report: `"d"` within `1..=domain size`, default
+    /// 1 (an out-of-range `d` is refused by the oracle).
     pub fn sampled(&self) -> usize {
-        self.d_read.set(true);
         self.d.map_or(1, |d| d.clamp(1, self.domain.len() as u64) as usize)
     }
 
-    fn check(&self, protocol: FrequencyProtocol) -> Result<()> {
+    /// Refuses a `"d"` the chosen protocol does not take, or out of range.
+    fn check(&self, oracle: &FrequencyOracle) -> Result<()> {
         match self.d {
-            Some(_) if !self.d_read.get() => {
-                Err(Error::invalid("d", Requirement::NotFor { protocol: Protocol::Frequency(protocol) }))
+            Some(_) if !oracle.mechanism.samples_buckets() => {
+                Err(Error::invalid("d", Requirement::NotFor { protocol: Protocol::Frequency(oracle.protocol) }))
             }
             Some(d) if d == 0 || d > self.domain.len() as u64 => {
                 Err(Error::invalid("d", Requirement::IntegerRange { min: 1, max: self.domain.len() as u64, found: d }))
@@ -212,6 +211,10 @@ pub(crate) trait Mechanism: Send + Sync {
     fn chosen_by_auto(&self) -> bool {
         true
     }
+    /// True for protocols that sample buckets and so take `"d"`.
+    fn samples_buckets(&self) -> bool {
+        false
+    }
     /// Parameters beyond ε and the domain that change what a report means;
     /// they go into the fingerprint.
     fn identity(&self) -> Option<String> {
@@ -303,16 +306,12 @@ impl FrequencyOracle {
             ));
         }
         let domain = Arc::new(Domain::new(&config.domain)?);
-        let params = Params { epsilon, domain: &domain, d: config.d, d_read: false.into() };
+        let params = Params { epsilon, domain: &domain, d: config.d };
         let oracle = match config.protocol {
             Selection::Fixed(protocol) => Self::with_protocol(protocol, &params, &domain),
-            Selection::Auto => {
-                let best = Self::best(&params, &domain);
-                params.d_read.set(false);
-                best
-            }
+            Selection::Auto => Self::best(&params, &domain),
         };
-        params.check(oracle.protocol)?;
+        params.check(&oracle)?;
         Ok(oracle)
     }
 
