@@ -25,9 +25,14 @@
 //!   new permanent responses: the long-run ε of a value reported across `r`
 //!   resets is `(r+1)·ε`, so resets should stay rare and be monitored.
 //!
-//! Memoization makes a user's repeated reports identical, hence linkable to
-//! each other (not to the value); RAPPOR's instantaneous step exists to blur
-//! that and is available with `"protocol": "rappor"`.
+//! Memoization makes a user's repeated reports of a value identical, so two
+//! reports are equal or not exactly as the value stayed or changed.
+//! An *instantaneous step* randomizes the permanent response afresh on every
+//! report and blurs that: RAPPOR always has one, and the frequency protocols
+//! grr, sue, oue, blh and olh take `"instantaneous_epsilon": ε_1` (the ε of
+//! one report; the config's `epsilon` stays the long-run `ε_∞`). The ledger
+//! then charges each report `ε_1` until the value's reports have cost `ε_∞`
+//! ([`Client::randomize_text`]).
 
 use crate::error::{Error, Requirement, Result};
 use crate::metric::Metric;
@@ -64,6 +69,11 @@ pub struct ClientState {
     /// buckets, an α-point offset), if the protocol draws anything.
     #[serde(default)]
     pub draws: Option<Vec<u64>>,
+    /// With an instantaneous step: the ε charged so far for each memo
+    /// whose reports have not yet cost the long-run ε (a memo without an
+    /// entry has: what every version 2 state means). Absent otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub charged: BTreeMap<String, f64>,
 }
 
 /// A version 1 state: the install's draws under per-protocol names.
@@ -100,7 +110,7 @@ impl ClientState {
             (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
             _ => return None,
         };
-        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws })
+        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws, charged: BTreeMap::new() })
     }
 }
 
@@ -162,10 +172,18 @@ impl Client {
             Some(extra) => format!("{}:{extra}", metric.id()),
             None => metric.id(),
         };
-        let fresh = ClientState { version: STATE_VERSION, metric: id.clone(), memos: BTreeMap::new(), ledger: Vec::new(), draws: None };
+        let fresh = ClientState {
+            version: STATE_VERSION,
+            metric: id.clone(),
+            memos: BTreeMap::new(),
+            ledger: Vec::new(),
+            draws: None,
+            charged: BTreeMap::new(),
+        };
         let usable = |s: &ClientState| {
             s.metric == id
                 && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
+                && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
         let (state, resets) = match stored.map(ClientState::parse) {
@@ -209,17 +227,27 @@ impl Client {
     }
 
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
-    /// time `now_ms`: from the memo if memoized and seen before, else fresh
-    /// (and charged to the ledger, or refused if the budget is short).
+    /// time `now_ms`: from the memo if memoized and seen before, else fresh,
+    /// and charged to the ledger (or refused, with nothing stored or
+    /// released, if the budget is short).
+    ///
+    /// What a report costs: a fresh one its ε; a memoized one `min(ε_1,
+    /// what the memo has left of ε_∞)`, where `ε_∞` is the long-run ε and
+    /// `ε_1` the per-report ε of the instantaneous step (without one, `ε_1 =
+    /// ε_∞`: the first report of a memo costs `ε_∞`, repeats nothing). The
+    /// `k` reports of one memo reveal at most `min(k·ε_1, ε_∞)` about it: each
+    /// is an `ε_1` channel of the value, and all are post-processing of one
+    /// `ε_∞` permanent response.
     pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
         let rng: &mut dyn RngCore = rng;
         let metric = self.metric.clone();
         let kind = metric.kind();
+        let long_run = kind.long_run_epsilon();
         let memo = kind.memo().filter(|m| self.settings.memoize || m.always());
         let Some(memo) = memo else {
             // Fresh every time: validate the value before charging.
             let report = kind.randomize_text(value, rng)?;
-            self.charge(now_ms)?;
+            self.charge(now_ms, long_run)?;
             return Ok(report);
         };
         if self.state.draws.is_none() {
@@ -228,22 +256,29 @@ impl Client {
         }
         let draws = self.state.draws.clone().unwrap_or_default();
         let key = self.memo_key(&memo.key(value, &draws)?);
-        let permanent = match self.state.memos.get(&key) {
-            Some(stored) => stored.clone(),
-            None => {
-                let permanent = memo.permanent(value, &draws, rng)?;
-                self.charge(now_ms)?;
-                self.state.memos.insert(key, permanent.clone());
-                permanent
-            }
+        let (permanent, charged) = match self.state.memos.get(&key) {
+            Some(stored) => (stored.clone(), self.state.charged.get(&key).copied().unwrap_or(long_run)),
+            None => (memo.permanent(value, &draws, rng)?, 0.0),
         };
-        memo.report(&permanent, &draws, rng)
+        let report = memo.report(&permanent, &draws, rng)?;
+        // What the memo has left, rounded up; nothing once it has cost ε_∞.
+        let cost = memo.instantaneous_epsilon().unwrap_or(long_run).min(add_rounded_up(long_run, -charged).max(0.0));
+        if cost > 0.0 {
+            self.charge(now_ms, cost)?;
+        }
+        let total = add_rounded_up(charged, cost);
+        if total < long_run {
+            self.state.charged.insert(key.clone(), total);
+        } else {
+            self.state.charged.remove(&key);
+        }
+        self.state.memos.entry(key).or_insert(permanent);
+        Ok(report)
     }
 
-    /// Records a fresh response's ε in the ledger, or refuses it.
-    fn charge(&mut self, now_ms: u64) -> Result<()> {
+    /// Records `cost` in the ledger, or refuses it.
+    fn charge(&mut self, now_ms: u64, cost: f64) -> Result<()> {
         let Some(budget) = self.settings.budget else { return Ok(()) };
-        let cost = self.metric.long_run_epsilon();
         let spent = self.spent(now_ms);
         // Toward refusal: the exact total must fit the budget.
         if add_rounded_up(spent, cost) > budget.epsilon {

@@ -65,6 +65,14 @@ pub(crate) trait Memo: Send + Sync {
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String>;
     /// The report sent for a stored permanent response.
     fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
+    /// The ε of one report when every report randomizes the permanent
+    /// response afresh (a frequency metric's `"instantaneous_epsilon"`): the
+    /// ledger then charges each report this much until a memo's reports
+    /// have cost the long-run ε. `None`: a memo's first report costs the
+    /// long-run ε and repeats nothing (RAPPOR charges so too).
+    fn instantaneous_epsilon(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The client side of any metric, and its identity.
@@ -260,7 +268,14 @@ impl Metric {
         if object.get("epsilon").is_some_and(|e| !e.is_number()) {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
-        (family.build)(value, &settings).map(|kind| Metric { kind })
+        // Only frequency protocols take an instantaneous step (RAPPOR has its own).
+        let foreign_step =
+            !std::ptr::eq(*family, &crate::frequency::FAMILY) && object.remove("instantaneous_epsilon").is_some();
+        let kind = (family.build)(value, &settings)?;
+        if foreign_step {
+            return Err(Error::invalid("instantaneous_epsilon", Requirement::NotFor { protocol: kind.protocol() }));
+        }
+        Ok(Metric { kind })
     }
 
     /// Identifies the metric's randomization: protocol, ε and the domain's or
@@ -279,8 +294,10 @@ impl Metric {
         self.kind.epsilon()
     }
 
-    /// The ε one fresh report spends (a memoized repeat spends nothing):
-    /// RAPPOR's `ε_∞` for a new value, ε otherwise.
+    /// The ε one fresh report spends, and the most that all memoized
+    /// reports of one value spend: RAPPOR's `ε_∞`, a frequency metric's
+    /// `epsilon` (above the per-report ε with `"instantaneous_epsilon"`), ε
+    /// otherwise.
     pub fn long_run_epsilon(&self) -> f64 {
         self.kind.long_run_epsilon()
     }

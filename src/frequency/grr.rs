@@ -33,6 +33,23 @@ impl GeneralizedRandomizedResponse {
         GeneralizedRandomizedResponse { m, change }
     }
 
+    /// Randomized response over `m ≥ 2` symbols that keeps the share
+    /// `λ ∈ [0, 1]` of its input: `P[y=x] − P[y=x'] = λ`, i.e. it changes the
+    /// symbol with probability `(m−1)(1−λ)/m`, rounded up (a smaller λ, more
+    /// privacy). Composing two of them multiplies their λ; the instantaneous
+    /// step of longitudinal protocols is built this way.
+    pub(crate) fn contracting(lambda: f64, m: u64) -> Self {
+        let others = (m - 1) as f64;
+        let change = Bernoulli::rounded_up(others / m as f64 * (1.0 - lambda.clamp(0.0, 1.0)))
+            .expect("a probability in [0, 1]");
+        GeneralizedRandomizedResponse { m, change }
+    }
+
+    /// The realized `λ = P[y=x] − P[y=x']`.
+    pub fn contraction(&self) -> f64 {
+        self.keep_probability() - self.probability(0, 1)
+    }
+
     /// Randomizes symbol `x < m`: one coin, then (if it says so) a uniform
     /// draw among the other `m−1` symbols.
     pub fn perturb(&self, x: u64, rng: &mut dyn RngCore) -> u64 {

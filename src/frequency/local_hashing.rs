@@ -58,6 +58,16 @@ impl LocalHashing {
     pub fn buckets(&self) -> u64 {
         self.g
     }
+
+    /// The bucket of the value at `index` under the hash chosen by `seed`.
+    pub(super) fn bucket_of(&self, seed: u32, index: usize) -> u64 {
+        bucket(seed, self.keys[index], self.g)
+    }
+
+    /// The randomized response applied to the bucket.
+    pub(super) fn response(&self) -> &GeneralizedRandomizedResponse {
+        &self.grr
+    }
 }
 
 impl Mechanism for LocalHashing {

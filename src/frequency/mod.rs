@@ -25,6 +25,7 @@ mod grr;
 mod hadamard;
 mod hadamard_rr;
 mod local_hashing;
+mod longitudinal;
 mod subset;
 mod unary;
 
@@ -37,6 +38,7 @@ use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use longitudinal::Longitudinal;
 use crate::rng::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -59,12 +61,15 @@ pub const MAX_EPSILON: f64 = 30.0;
 pub const MIN_EPSILON: f64 = 0.01;
 
 /// The parameters every frequency protocol is built from: ε and the domain
-/// validated, and dBitFlip's `"d"`, which only the protocols that sample
-/// buckets read ([`Mechanism::samples_buckets`]; the oracle checks it).
+/// validated, dBitFlip's `"d"`, which only the protocols that sample
+/// buckets read ([`Mechanism::samples_buckets`]; the oracle checks it), and
+/// the per-report ε of an instantaneous step, if any (then `epsilon` is the
+/// permanent response's, the long-run ε).
 pub(crate) struct Params<'a> {
     pub epsilon: f64,
     pub domain: &'a Domain,
     d: Option<u64>,
+    instantaneous: Option<f64>,
 }
 
 impl Params<'_> {
@@ -145,6 +150,13 @@ pub struct FrequencyConfig {
     /// dBitFlip only: buckets sampled per report (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub d: Option<u64>,
+    /// The ε of one report, `0.01 < ε_1 < epsilon`: each report randomizes the
+    /// value's memoized permanent response (at `epsilon`, the long-run ε)
+    /// afresh, so that equal or unequal reports no longer say without noise
+    /// whether the value changed (grr, sue, oue, blh, olh; needs
+    /// `"memoize": true`). See `longitudinal.rs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instantaneous_epsilon: Option<f64>,
 }
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
@@ -246,6 +258,12 @@ pub(crate) trait Mechanism: Send + Sync {
     fn randomize_memoized(&self, index: usize, _draws: &[u64], rng: &mut dyn RngCore) -> Payload {
         self.randomize(index, rng)
     }
+    /// Memoization: the payload sent for a (validated) permanent response;
+    /// the permanent response itself unless the protocol has an
+    /// instantaneous step.
+    fn instantaneous(&self, permanent: &Payload, _rng: &mut dyn RngCore) -> Payload {
+        permanent.clone()
+    }
 }
 
 /// A configured frequency protocol: the client's randomizer and the
@@ -268,7 +286,11 @@ pub(crate) trait Mechanism: Send + Sync {
 #[derive(Clone)]
 pub struct FrequencyOracle {
     protocol: FrequencyProtocol,
+    /// ε of one report (the envelope's).
     epsilon: f64,
+    /// ε of the permanent response: `epsilon`, or above it with an
+    /// instantaneous step.
+    long_run: f64,
     domain: Arc<Domain>,
     fingerprint: String,
     mechanism: Arc<dyn Mechanism>,
@@ -305,10 +327,18 @@ impl FrequencyOracle {
                 Requirement::Range { min: MIN_EPSILON, max: MAX_EPSILON, found: epsilon, metric: Some("frequency") },
             ));
         }
+        if let Some(found) = config.instantaneous_epsilon {
+            if !(found > MIN_EPSILON && found < epsilon) {
+                let requirement = Requirement::ExclusiveRange { min: MIN_EPSILON, max: epsilon, found };
+                return Err(Error::invalid("instantaneous_epsilon", requirement));
+            }
+        }
         let domain = Arc::new(Domain::new(&config.domain)?);
-        let params = Params { epsilon, domain: &domain, d: config.d };
+        let params = Params { epsilon, domain: &domain, d: config.d, instantaneous: config.instantaneous_epsilon };
         let oracle = match config.protocol {
-            Selection::Fixed(protocol) => Self::with_protocol(protocol, &params, &domain),
+            Selection::Fixed(protocol) => Self::with_protocol(protocol, &params, &domain).ok_or_else(|| {
+                Error::invalid("instantaneous_epsilon", Requirement::NotFor { protocol: Protocol::Frequency(protocol) })
+            })?,
             Selection::Auto => Self::best(&params, &domain),
         };
         params.check(&oracle)?;
@@ -322,13 +352,20 @@ impl FrequencyOracle {
         Self::new(&config)
     }
 
-    fn with_protocol(protocol: FrequencyProtocol, params: &Params<'_>, domain: &Arc<Domain>) -> Self {
-        let mechanism = protocol.mechanism(params);
+    /// The oracle of `protocol`; `None` if it has no instantaneous step and
+    /// one is asked for.
+    fn with_protocol(protocol: FrequencyProtocol, params: &Params<'_>, domain: &Arc<Domain>) -> Option<Self> {
+        let (mechanism, epsilon): (Arc<dyn Mechanism>, f64) = match params.instantaneous {
+            None => (protocol.mechanism(params), params.epsilon),
+            Some(epsilon_1) => {
+                (Arc::new(Longitudinal::new(protocol, params.epsilon, epsilon_1, domain)?), epsilon_1)
+            }
+        };
         let fingerprint = match mechanism.identity() {
             None => domain.fingerprint(),
             Some(extra) => format!("{:016x}", key64(format!("{}:{extra}", domain.fingerprint()).as_bytes())),
         };
-        FrequencyOracle { protocol, epsilon: params.epsilon, fingerprint, domain: domain.clone(), mechanism }
+        Some(FrequencyOracle { protocol, epsilon, long_run: params.epsilon, fingerprint, domain: domain.clone(), mechanism })
     }
 
     /// `auto`: the protocol whose total variance `Σ_v Var[f̂_v]` (which does
@@ -338,7 +375,7 @@ impl FrequencyOracle {
     fn best(params: &Params<'_>, domain: &Arc<Domain>) -> Self {
         let mut best: Option<(f64, u64, FrequencyOracle)> = None;
         for &protocol in FrequencyProtocol::ALL {
-            let oracle = Self::with_protocol(protocol, params, domain);
+            let Some(oracle) = Self::with_protocol(protocol, params, domain) else { continue };
             if !oracle.mechanism.chosen_by_auto() {
                 continue;
             }
@@ -362,9 +399,21 @@ impl FrequencyOracle {
         self.protocol
     }
 
-    /// ε of one report.
+    /// ε of one report: the config's `epsilon`, or its
+    /// `instantaneous_epsilon` (what the envelope carries).
     pub fn epsilon(&self) -> f64 {
         self.epsilon
+    }
+
+    /// The most that all reports of one value reveal about it: the config's
+    /// `epsilon` (the permanent response's, with memoization).
+    pub fn long_run_epsilon(&self) -> f64 {
+        self.long_run
+    }
+
+    /// The per-report ε of the instantaneous step, if the config has one.
+    pub fn instantaneous_epsilon(&self) -> Option<f64> {
+        (self.epsilon < self.long_run).then_some(self.epsilon)
     }
 
     /// The fingerprint of the domain (and of any parameter that changes what
@@ -487,8 +536,16 @@ pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
-    build: |config, _| {
+    build: |config, settings| {
+        if config.get("instantaneous_epsilon").is_some_and(|e| !e.is_number()) {
+            return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
+        }
         let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        if config.instantaneous_epsilon.is_some() && !settings.memoize {
+            // Without memos there is no permanent response to randomize again.
+            let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };
+            return Err(Error::invalid("instantaneous_epsilon", requirement));
+        }
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },
     protocols: || format!("{}, auto", FrequencyProtocol::names()),
@@ -505,6 +562,9 @@ impl Kind for FrequencyOracle {
     }
     fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+    fn long_run_epsilon(&self) -> f64 {
+        self.long_run
     }
     fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
         let index = self.domain.index_of(text)?;
@@ -528,6 +588,15 @@ impl Kind for FrequencyOracle {
     fn neighbours(&self) -> [String; 2] {
         [self.domain.value_text(0), self.domain.value_text(self.domain.len() - 1)]
     }
+    /// With an instantaneous step, the permanent response (its claim is the
+    /// long-run ε; the step is post-processing of it).
+    fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        let index = self.domain.index_of(value)?;
+        Ok(self.envelope(match self.instantaneous_epsilon() {
+            None => self.mechanism.randomize(index, rng),
+            Some(_) => self.mechanism.randomize_memoized(index, &self.mechanism.memo_draws(rng), rng),
+        }))
+    }
     fn events(&self, report: &Report) -> Vec<String> {
         // The neighbours' support is the witness that matters, whatever the
         // domain's size.
@@ -541,7 +610,9 @@ impl Kind for FrequencyOracle {
 }
 
 /// Memoized frequency reports: one permanent report per memo key (the
-/// value, or for dBitFlip the pattern of its buckets).
+/// value, or for dBitFlip the pattern of its buckets, or with an
+/// instantaneous step for local hashing the value's bucket), sent as it is or
+/// through the instantaneous step.
 impl Memo for FrequencyOracle {
     fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
         self.mechanism.memo_draws(rng)
@@ -556,8 +627,12 @@ impl Memo for FrequencyOracle {
         let index = self.domain.index_of(value)?;
         Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_json())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
+    fn report(&self, permanent: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
+        let stored = Report::from_json(permanent).ok().filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
+        Ok(self.envelope(self.mechanism.instantaneous(&stored.payload, rng)))
+    }
+    fn instantaneous_epsilon(&self) -> Option<f64> {
+        FrequencyOracle::instantaneous_epsilon(self)
     }
 }
 

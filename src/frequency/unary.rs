@@ -45,6 +45,11 @@ impl UnaryEncoding {
     fn p(&self) -> f64 {
         1.0 - self.miss.probability()
     }
+
+    /// The realized `1 − p` (the value's own bit sent as 0), exactly.
+    pub(super) fn miss(&self) -> f64 {
+        self.miss.probability()
+    }
 }
 
 impl Mechanism for UnaryEncoding {

@@ -1,0 +1,269 @@
+//! Longitudinal protocols: a permanent response memoized per value (at the
+//! config's `epsilon`, the long-run `ε_∞`), randomized afresh on every
+//! report by an *instantaneous* step, so that one report is an
+//! `ε_1`-LDP channel of the value (`"instantaneous_epsilon"`).
+//!
+//! RAPPOR's IRR (Erlingsson, Pihur, Korolova, CCS 2014) for frequency
+//! oracles: L-GRR, L-SUE and L-OSUE (Arcolezi, Couchot, Al Bouna, Xiao,
+//! "Improving the utility of locally differentially private protocols for
+//! longitudinal and multidimensional frequency estimates", 2022) and LOLOHA
+//! (Arcolezi et al., "Frequency estimation of evolving data under local
+//! differential privacy", EDBT 2023).
+//!
+//! * **grr** (L-GRR): GRR over the `d` values at `ε_∞`, then GRR over the
+//!   `d` values. Writing a `m`-ary randomized response as its contraction
+//!   `λ = P[y=x] − P[y=x']`, `λ(ε) = (e^ε−1)/(e^ε+m−1)`, composing two
+//!   multiplies their λ; the step's `λ_2 = λ(ε_1)/λ_1` (`λ_1` realized) makes
+//!   the composition exactly GRR at `ε_1`.
+//! * **olh**, **blh** (LOLOHA): one hash function per install (its seed is
+//!   drawn once, so that a report's seed says nothing about a change), the
+//!   permanent response is GRR over the `g` buckets at `ε_∞`, memoized per
+//!   bucket (values that share a bucket share it), and the step is GRR over
+//!   the `g` buckets as for L-GRR. Given the hash, one report is GRR over `g`
+//!   at `ε_1`, so OLH's `g = round(e^{ε_1}) + 1` minimizes its variance.
+//! * **sue**, **oue** (L-SUE, L-OSUE): the permanent bit vector (SUE or OUE
+//!   at `ε_∞`), then every bit flipped with probability `f = (1−λ_2)/2`. With
+//!   `a = p_1 − ½`, `c = ½ − q_1` (realized) and `e = e^{ε_1}`, the composed
+//!   bits are 1 with `p' = ½ + λ_2 a` (own) and `q' = ½ − λ_2 c` (others),
+//!   and `p'(1−q')/((1−p')q') = e` is the quadratic
+//!   `ac(e−1)λ² − (a+c)(e+1)λ/2 + (e−1)/4 = 0`, whose smaller root is
+//!   `λ_2 = 2C/(B + √(B²−4AC))`. For OUE (`a = 0`) it is `(e−1)/(2c(e+1))`
+//!   and the composition is exactly OUE at `ε_1` (the best unary encoding for
+//!   one report); for SUE it is `λ_SUE(ε_1)/λ_1`, RAPPOR's basic IRR.
+//!
+//! Every step's coin is rounded up (more change, more privacy) from
+//! `e^{ε_1}` lowered by [`exp_epsilon_safe`], so the realized per-report ε
+//! never exceeds `ε_1` and is within 1e-12 of it (the channel tests).
+
+use super::{ChannelOutputs, GeneralizedRandomizedResponse, FrequencyProtocol, Likelihood, LocalHashing, Mechanism, UnaryEncoding};
+use crate::domain::Domain;
+use crate::error::Result;
+use crate::privacy::exp_epsilon_safe;
+use crate::report::{BitVector, Payload};
+use crate::rng::{Bernoulli, RngCore};
+
+/// A permanent response and the instantaneous step applied to it.
+pub(crate) struct Longitudinal {
+    chain: Chain,
+    /// The long-run ε of the permanent response (part of the identity).
+    long_run: f64,
+}
+
+enum Chain {
+    /// L-GRR.
+    Direct { permanent: GeneralizedRandomizedResponse, step: GeneralizedRandomizedResponse },
+    /// LOLOHA: the step is GRR over the buckets.
+    Hashed { permanent: LocalHashing, step: GeneralizedRandomizedResponse },
+    /// L-SUE, L-OSUE: each bit flipped with this coin.
+    Unary { permanent: UnaryEncoding, flip: Bernoulli },
+}
+
+/// `λ(ε)` of `m`-ary randomized response aimed at `ε` (lowered toward privacy).
+fn contraction(epsilon: f64, m: u64) -> f64 {
+    let e = exp_epsilon_safe(epsilon);
+    (e - 1.0) / (e + (m - 1) as f64)
+}
+
+/// The step after `permanent` (realized) whose composition is `m`-ary
+/// randomized response at `epsilon_1`.
+fn symbol_step(permanent: &GeneralizedRandomizedResponse, epsilon_1: f64) -> GeneralizedRandomizedResponse {
+    let m = permanent.symbols();
+    GeneralizedRandomizedResponse::contracting(contraction(epsilon_1, m) / permanent.contraction(), m)
+}
+
+impl Longitudinal {
+    /// The longitudinal form of `protocol` at long-run ε `epsilon` and
+    /// per-report ε `epsilon_1 < epsilon` over `domain`; `None` for protocols
+    /// without one.
+    pub(crate) fn new(protocol: FrequencyProtocol, epsilon: f64, epsilon_1: f64, domain: &Domain) -> Option<Self> {
+        let d = domain.len();
+        let chain = match protocol {
+            FrequencyProtocol::Grr => {
+                let permanent = GeneralizedRandomizedResponse::new(epsilon, d as u64);
+                Chain::Direct { step: symbol_step(&permanent, epsilon_1), permanent }
+            }
+            FrequencyProtocol::Olh | FrequencyProtocol::Blh => {
+                let g = if protocol == FrequencyProtocol::Olh { LocalHashing::optimal_g(epsilon_1) } else { 2 };
+                let permanent = LocalHashing::new(epsilon, g, domain.keys());
+                Chain::Hashed { step: symbol_step(permanent.response(), epsilon_1), permanent }
+            }
+            FrequencyProtocol::Sue | FrequencyProtocol::Oue => {
+                let permanent = if protocol == FrequencyProtocol::Sue {
+                    UnaryEncoding::symmetric(epsilon, d)
+                } else {
+                    UnaryEncoding::optimized(epsilon, d)
+                };
+                let (p, q) = permanent.support_probabilities();
+                let (a, c, e) = (p - 0.5, 0.5 - q, exp_epsilon_safe(epsilon_1));
+                let (qa, qb, qc) = (a * c * (e - 1.0), (a + c) * (e + 1.0) / 2.0, (e - 1.0) / 4.0);
+                let lambda = 2.0 * qc / (qb + (qb * qb - 4.0 * qa * qc).max(0.0).sqrt());
+                let flip = Bernoulli::rounded_up((1.0 - lambda.clamp(0.0, 1.0)) / 2.0).expect("a probability");
+                Chain::Unary { permanent, flip }
+            }
+            _ => return None,
+        };
+        Some(Longitudinal { chain, long_run: epsilon })
+    }
+
+    fn permanent(&self) -> &dyn Mechanism {
+        match &self.chain {
+            Chain::Direct { permanent, .. } => permanent,
+            Chain::Hashed { permanent, .. } => permanent,
+            Chain::Unary { permanent, .. } => permanent,
+        }
+    }
+
+    /// The composed probabilities of a symbol: `(P[y=x], P[y=x'])`.
+    fn symbols(permanent: &GeneralizedRandomizedResponse, step: &GeneralizedRandomizedResponse) -> (f64, f64) {
+        let (p1, q1) = (permanent.keep_probability(), permanent.probability(0, 1));
+        let (p2, q2) = (step.keep_probability(), step.probability(0, 1));
+        (p1 * p2 + (1.0 - p1) * q2, q1 * p2 + (1.0 - q1) * q2)
+    }
+
+    /// The composed bit probabilities, each computed without cancelling:
+    /// `((P[0], P[1]) of the value's own bit, (P[0], P[1]) of the others)`.
+    fn bits(permanent: &UnaryEncoding, flip: &Bernoulli) -> ((f64, f64), (f64, f64)) {
+        let (miss, q, f) = (permanent.miss(), permanent.support_probabilities().1, flip.probability());
+        let through = |zero: f64, one: f64| (zero * (1.0 - f) + one * f, one * (1.0 - f) + zero * f);
+        (through(miss, 1.0 - miss), through(1.0 - q, q))
+    }
+}
+
+impl Mechanism for Longitudinal {
+    /// A one-time report: a fresh permanent response (and, for local
+    /// hashing, a fresh hash), then the step.
+    fn randomize(&self, index: usize, rng: &mut dyn RngCore) -> Payload {
+        let permanent = self.permanent().randomize(index, rng);
+        self.instantaneous(&permanent, rng)
+    }
+
+    fn validate(&self, payload: &Payload) -> Result<()> {
+        self.permanent().validate(payload)
+    }
+
+    fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
+        self.permanent().accumulate(payload, counts)
+    }
+
+    fn counts_len(&self) -> usize {
+        self.permanent().counts_len()
+    }
+
+    fn support_counts(&self, counts: &[u64], n: u64) -> Vec<f64> {
+        self.permanent().support_counts(counts, n)
+    }
+
+    /// The composed channel's `(p*, q*)`.
+    fn support_probabilities(&self) -> (f64, f64) {
+        match &self.chain {
+            Chain::Direct { permanent, step } => Self::symbols(permanent, step),
+            Chain::Hashed { permanent, step } => {
+                (Self::symbols(permanent.response(), step).0, permanent.support_probabilities().1)
+            }
+            Chain::Unary { permanent, flip } => {
+                let ((_, own), (_, other)) = Self::bits(permanent, flip);
+                (own, other)
+            }
+        }
+    }
+
+    /// `P[payload | value at index]` under the composed channel.
+    fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
+        match (&self.chain, payload) {
+            (Chain::Direct { permanent, step }, Payload::Index(y)) if *y < permanent.symbols() => {
+                let (keep, other) = Self::symbols(permanent, step);
+                Likelihood::new(if *y == index as u64 { keep } else { other })
+            }
+            (Chain::Hashed { permanent, step }, Payload::Hashed { seed, value }) if *value < permanent.buckets() => {
+                let (keep, other) = Self::symbols(permanent.response(), step);
+                let p = if permanent.bucket_of(*seed, index) == *value { keep } else { other };
+                Likelihood::new(1.0 / 4_294_967_296.0).times(p)
+            }
+            (Chain::Unary { permanent, flip }, Payload::Bits(bits)) => {
+                let (own, other) = Self::bits(permanent, flip);
+                (0..self.counts_len()).fold(Likelihood::new(1.0), |l, i| {
+                    let (zero, one) = if i == index { own } else { other };
+                    l.times(if bits.get(i) { one } else { zero })
+                })
+            }
+            _ => Likelihood::new(0.0),
+        }
+    }
+
+    fn report_bits(&self) -> u64 {
+        self.permanent().report_bits()
+    }
+
+    /// The permanent response's long-run ε changes what a report means (the
+    /// envelope carries `ε_1`).
+    fn identity(&self) -> Option<String> {
+        Some(format!("longitudinal:{:x}", self.long_run.to_bits()))
+    }
+
+    fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
+        self.permanent().channel_outputs(d, rng)
+    }
+
+    fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
+        self.permanent().check_counts(counts, n)
+    }
+
+    /// Local hashing: the install's hash seed.
+    fn memo_draws(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        match self.chain {
+            Chain::Hashed { .. } => vec![u64::from(rng.next_u32())],
+            _ => Vec::new(),
+        }
+    }
+
+    fn memo_draws_valid(&self, draws: &[u64]) -> bool {
+        match self.chain {
+            Chain::Hashed { .. } => matches!(draws, [seed] if *seed <= u64::from(u32::MAX)),
+            _ => draws.is_empty(),
+        }
+    }
+
+    /// Local hashing: values in one bucket of the install's hash share one
+    /// permanent response.
+    fn memo_key(&self, index: usize, draws: &[u64]) -> String {
+        match &self.chain {
+            Chain::Hashed { permanent, .. } => permanent.bucket_of(seed_of(draws), index).to_string(),
+            _ => index.to_string(),
+        }
+    }
+
+    fn randomize_memoized(&self, index: usize, draws: &[u64], rng: &mut dyn RngCore) -> Payload {
+        match &self.chain {
+            Chain::Hashed { permanent, .. } => {
+                let seed = seed_of(draws);
+                Payload::Hashed { seed, value: permanent.response().perturb(permanent.bucket_of(seed, index), rng) }
+            }
+            _ => self.permanent().randomize(index, rng),
+        }
+    }
+
+    fn instantaneous(&self, permanent: &Payload, rng: &mut dyn RngCore) -> Payload {
+        match (&self.chain, permanent) {
+            (Chain::Direct { step, .. }, Payload::Index(x)) => Payload::Index(step.perturb(*x, rng)),
+            (Chain::Hashed { step, .. }, Payload::Hashed { seed, value }) => {
+                Payload::Hashed { seed: *seed, value: step.perturb(*value, rng) }
+            }
+            (Chain::Unary { flip, .. }, Payload::Bits(bits)) => {
+                let mut out = BitVector::zeros(self.counts_len());
+                for i in 0..self.counts_len() {
+                    if bits.get(i) != flip.sample(rng) {
+                        out.set(i);
+                    }
+                }
+                Payload::Bits(out)
+            }
+            // Validated before use: a payload of another shape is not ours.
+            (_, other) => other.clone(),
+        }
+    }
+}
+
+/// The install's hash seed among its draws (validated by `memo_draws_valid`).
+fn seed_of(draws: &[u64]) -> u32 {
+    draws.first().map_or(0, |&s| s as u32)
+}
