@@ -1,24 +1,58 @@
 #!/usr/bin/env bash
-# Builds the npm package into dist/: the wasm core (opt-level s, then
-# wasm-opt -Oz), its bindings for Node (CommonJS, loads synchronously) and
-# for the web (an ES module with init()), and the entry points in js/.
+# Builds the npm package into dist/: the wasm module (wasm-pack, opt-level s,
+# then wasm-opt -Oz), its bindings for Node (CommonJS, loads synchronously)
+# and for the web (an ES module with init()), the JS Client (js/client.mjs,
+# and a CommonJS copy of it) and the entry points in js/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 need_wasm
-cargo build --quiet -p localdp --profile wasm --target wasm32-unknown-unknown --lib
-wasm=target/wasm32-unknown-unknown/wasm/localdp.wasm
 rm -rf dist
-for target in nodejs web; do
-  out=dist/$([ $target = nodejs ] && echo node || echo web)
-  wasm-bindgen --target $target --out-dir "$out" --out-name localdp "$wasm"
-done
-# The two bindgen runs emit the same wasm; optimize it once.
-cmp -s dist/node/localdp_bg.wasm dist/web/localdp_bg.wasm || { echo "build: node and web wasm differ" >&2; exit 1; }
-node_modules/.bin/wasm-opt -Oz dist/web/localdp_bg.wasm -o dist/web/localdp_bg.wasm
-cp dist/web/localdp_bg.wasm dist/node/localdp_bg.wasm
-node scripts/types.mjs dist/node/localdp.d.ts dist/web/localdp.d.ts
-cp -r js/. dist/
-raw=$(wc -c < dist/web/localdp_bg.wasm)
-gz=$(gzip -9c dist/web/localdp_bg.wasm | wc -c)
-echo "localdp.wasm: $raw bytes raw, $gz bytes gzipped"
+grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs must have exactly one export" >&2; exit 1; }
+
+# bindings TARGET DIR NAME [cargo args]: wasm-pack's bindings for TARGET in
+# dist/DIR, as bindings.js (and .d.ts) beside NAME_bg.wasm (unoptimized),
+# with the JS Client beside them (each directory is served on its own: the
+# collector serves dist/web at /pkg/): client.mjs for the web, its CommonJS
+# copy client.cjs (the one export becomes module.exports) for Node.
+bindings() {
+  local target=$1 dir=dist/$2 name=$3
+  shift 3
+  wasm-pack --quiet build --mode no-install --no-pack --no-gitignore --profile wasm \
+    --target "$target" --out-dir "$dir" --out-name "$name" . "$@"
+  mv "$dir/$name.js" "$dir/bindings.js"
+  mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
+  if [ "$target" = web ]; then
+    cp js/client.mjs js/client.d.mts "$dir/"
+  else
+    { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
+    cp js/client.d.mts "$dir/client.d.cts"
+  fi
+}
+
+# module NODE_DIR WEB_DIR NAME [cargo args]: one wasm module's Node and web
+# bindings; the two share one wasm, optimized once with wasm-opt -Oz.
+module() {
+  local node=$1 web=$2 name=$3
+  shift 3
+  bindings nodejs "$node" "$name" "$@"
+  bindings web "$web" "$name" "$@"
+  cmp -s "dist/$node/${name}_bg.wasm" "dist/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
+  node_modules/.bin/wasm-opt -Oz "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
+  cp "dist/$web/${name}_bg.wasm" "dist/$node/${name}_bg.wasm"
+}
+
+module node web localdp
+node scripts/types.mjs dist/node/bindings.d.ts dist/web/bindings.d.ts
+cp -r js/node js/web js/bundler dist/
+
+# size FILE...: their bytes raw and gzip -9'd one by one, summed.
+size() {
+  local raw=0 gz=0 f
+  for f in "$@"; do
+    raw=$((raw + $(wc -c < "$f")))
+    gz=$((gz + $(gzip -9c "$f" | wc -c)))
+  done
+  echo "$raw bytes raw, $gz bytes gzipped"
+}
+echo "localdp.wasm (full): $(size dist/web/localdp_bg.wasm)"

@@ -1,13 +1,13 @@
-// Makes the generated classes generic in their config, so that TypeScript
-// knows which estimate an Aggregator returns and which values a Client
-// takes (wasm-bindgen cannot emit generic classes). Fails if the generated
+// Makes the generated Aggregator generic in its config, so that TypeScript
+// knows which estimate it returns (wasm-bindgen cannot emit generic classes;
+// the JS Client's types are js/client.d.mts). Fails if the generated
 // declarations no longer look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 // The protocol unions come from the library itself (its one list of names),
 // read from the Node build that the bindgen step has just written.
-const { protocols } = createRequire(import.meta.url)('../dist/node/localdp.js');
+const { protocols } = createRequire(import.meta.url)('../dist/node/bindings.js');
 const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ');
 const families = protocols();
 
@@ -18,9 +18,6 @@ const EDITS = [
   ['export class Aggregator {', 'export class Aggregator<C extends Config = Config> {'],
   ['merge(other: Aggregator): void;', 'merge(other: Aggregator<C>): void;'],
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
-  ['export class Client {', 'export class Client<C extends Config = Config> {'],
-  ['randomize(value: string | number | number[]): Report;', 'randomize(value: ValueFor<C>): Report;'],
-  ['constructor(config: Config, options?: ClientOptions | null);', 'constructor(config: C, options?: ClientOptions | null);'],
   ['constructor(config: Config);', 'constructor(config: C);'],
 ];
 

@@ -8,13 +8,21 @@ mod common;
 use common::golden;
 use js_sys::{RangeError, TypeError, JSON};
 use localdp::rng::RngCore;
-use localdp::wasm::{Aggregator, Client};
+use localdp::wasm::{Aggregator, ClientCore};
 use localdp::{SecureRng, SimulationRng};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 fn js(text: &str) -> JsValue {
     JSON::parse(text).unwrap()
+}
+
+/// A clock reading for the client's ledger (ms since 1970).
+const NOW: f64 = 1.7e12;
+
+/// A client core for `config` with a fixed secret and no stored state.
+fn client(config: JsValue) -> Result<ClientCore, JsValue> {
+    ClientCore::new(config.unchecked_into(), &"ab".repeat(32), None)
 }
 
 #[wasm_bindgen_test]
@@ -39,11 +47,11 @@ fn seeded_streams_and_reports_match_native() {
 fn client_and_aggregator_round_trip_every_protocol() {
     for protocol in ["grr", "sue", "oue", "blh", "olh", "hr", "ss", "auto"] {
         let config = format!(r#"{{"protocol":"{protocol}","epsilon":2,"domain":["x","y","z"]}}"#);
-        let mut client = Client::new(js(&config).unchecked_into(), None).unwrap();
+        let mut client = client(js(&config)).unwrap();
         let mut aggregator = Aggregator::new(js(&config).unchecked_into()).unwrap();
         for i in 0..3000 {
             let value: JsValue = ["x", "y", "x"][i % 3].into();
-            let report: JsValue = client.randomize(value.unchecked_into()).unwrap().into();
+            let report: JsValue = client.randomize(value.unchecked_into(), NOW).unwrap().into();
             aggregator.add(report.unchecked_into()).unwrap();
         }
         assert_eq!(aggregator.n(), 3000.0);
@@ -59,14 +67,14 @@ fn client_and_aggregator_round_trip_every_protocol() {
 fn errors_are_typed() {
     let range = |v: JsValue| v.is_instance_of::<RangeError>();
     let type_ = |v: JsValue| v.is_instance_of::<TypeError>();
-    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":0,"domain":3}"#).unchecked_into(), None).err().unwrap()));
-    assert!(range(Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into(), None).err().unwrap()));
-    assert!(type_(Client::new(js(r#"{"protocol":"grr","domain":3}"#).unchecked_into(), None).err().unwrap()));
-    assert!(type_(Client::new(JsValue::from(3).unchecked_into(), None).err().unwrap()));
-    let mut client = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into(), None).unwrap();
-    assert!(range(client.randomize(JsValue::from(3).unchecked_into()).err().unwrap()));
-    assert!(range(client.randomize(JsValue::from(1.5).unchecked_into()).err().unwrap()));
-    assert!(type_(client.randomize(JsValue::NULL.unchecked_into()).err().unwrap()));
+    assert!(range(client(js(r#"{"protocol":"grr","epsilon":0,"domain":3}"#)).err().unwrap()));
+    assert!(range(client(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#)).err().unwrap()));
+    assert!(type_(client(js(r#"{"protocol":"grr","domain":3}"#)).err().unwrap()));
+    assert!(type_(client(JsValue::from(3)).err().unwrap()));
+    let mut client = client(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#)).unwrap();
+    assert!(range(client.randomize(JsValue::from(3).unchecked_into(), NOW).err().unwrap()));
+    assert!(range(client.randomize(JsValue::from(1.5).unchecked_into(), NOW).err().unwrap()));
+    assert!(type_(client.randomize(JsValue::NULL.unchecked_into(), NOW).err().unwrap()));
     let mut aggregator =
         Aggregator::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#).unchecked_into()).unwrap();
     assert!(type_(aggregator.add(js(r#"{"version":1}"#).unchecked_into()).err().unwrap()));
@@ -94,18 +102,18 @@ fn local_hashing_at_large_epsilon_stays_in_range_in_wasm() {
 #[wasm_bindgen_test]
 fn errors_carry_their_fields_as_properties() {
     let get = |e: &JsValue, name: &str| js_sys::Reflect::get(e, &name.into()).unwrap();
-    let error = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#).unchecked_into(), None).err().unwrap();
+    let error = client(js(r#"{"protocol":"grr","epsilon":1,"domain":1}"#)).err().unwrap();
     assert!(error.is_instance_of::<RangeError>());
     assert_eq!(get(&error, "parameter"), JsValue::from("domain"));
-    let error = Client::new(js(r#"{"protocol":"grr","epsilon":1,"domain":3,"memoize":1}"#).unchecked_into(), None)
+    let error = client(js(r#"{"protocol":"grr","epsilon":1,"domain":3,"memoize":1}"#))
         .err()
         .unwrap();
     assert!(error.is_instance_of::<TypeError>());
     assert_eq!(get(&error, "key"), JsValue::from("memoize"));
     let config = js(r#"{"protocol":"grr","epsilon":1,"domain":3,"budget":{"epsilon":1.5,"window":"1d"}}"#);
-    let mut client = Client::new(config.unchecked_into(), None).unwrap();
-    client.randomize(JsValue::from(1).unchecked_into()).unwrap();
-    let error = client.randomize(JsValue::from(2).unchecked_into()).err().unwrap();
+    let mut client = client(config).unwrap();
+    client.randomize(JsValue::from(1).unchecked_into(), NOW).unwrap();
+    let error = client.randomize(JsValue::from(2).unchecked_into(), NOW).err().unwrap();
     assert_eq!(get(&error, "name"), JsValue::from("PrivacyBudgetExceeded"));
     assert_eq!((get(&error, "cost"), get(&error, "spent"), get(&error, "budget")), (1.0.into(), 1.0.into(), 1.5.into()));
     let message = get(&error, "message").as_string().unwrap();

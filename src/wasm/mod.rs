@@ -245,9 +245,6 @@ extern "C" {
     /// A JS value typed as `string | number | number[]` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "string | number | number[]")]
     pub type ValueJs;
-    /// A JS value typed as `ClientOptions` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "ClientOptions")]
-    pub type ClientOptionsJs;
     /// A JS value typed as `EstimateOptions` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "EstimateOptions")]
     pub type EstimateOptionsJs;
@@ -357,84 +354,32 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
     JSON::parse(&text).expect("valid JSON")
 }
 
-/// Where a client keeps its secret, memos and ledger: `localStorage`,
-/// `sessionStorage`, or anything with `getItem`/`setItem`; in memory without.
-struct Storage(Option<JsValue>);
-
-impl Storage {
-    fn get(&self, key: &str) -> Result<Option<String>, JsValue> {
-        let Some(storage) = &self.0 else { return Ok(None) };
-        let get: js_sys::Function = Reflect::get(storage, &"getItem".into())?.dyn_into()?;
-        Ok(get.call1(storage, &key.into())?.as_string())
-    }
-
-    /// Writes, or throws: a client must not release a report whose memo or
-    /// ledger entry could not be kept.
-    fn set(&self, key: &str, value: &str) -> Result<(), JsValue> {
-        let Some(storage) = &self.0 else { return Ok(()) };
-        let set: js_sys::Function = Reflect::get(storage, &"setItem".into())?.dyn_into()?;
-        set.call2(storage, &key.into(), &value.into()).map(drop)
-    }
-}
-
-/// The client: randomizes values on this device with `crypto.getRandomValues`,
-/// memoizing and keeping its privacy ledger as the config asks.
+/// A client's core: randomizes values on this device with
+/// `crypto.getRandomValues`, memoizing and keeping its privacy ledger as the
+/// config asks, in memory. The JS `Client` (js/client.mjs) wraps it: it
+/// keeps the secret, the state text and the reset count in a storage, and
+/// reads the clock.
 #[wasm_bindgen]
-pub struct Client {
+pub struct ClientCore {
     core: crate::client::Client,
-    storage: Storage,
-    state_key: String,
-    resets: u64,
-    now: Option<js_sys::Function>,
+    resets: u32,
     rng: SecureRng,
 }
 
 #[wasm_bindgen]
-impl Client {
-    /// `new Client(config, { storage, now })`: `config` is the CLI's
-    /// CONFIG.json object; `storage` (e.g. `localStorage`) keeps the
-    /// install's secret, memos and ledger across sessions; `now` (ms, default
-    /// `Date.now`) is the ledger's clock.
+impl ClientCore {
+    /// `new ClientCore(config, secret, state)`: `config` is the CLI's
+    /// CONFIG.json object, `secret` the install's 64 hex digits, `state` the
+    /// text `.state` gave in an earlier session (an unusable one starts a
+    /// fresh state and sets `resets` to 1).
     #[wasm_bindgen(constructor)]
-    pub fn new(config: ConfigJs, options: Option<ClientOptionsJs>) -> Result<Client, JsValue> {
+    pub fn new(config: ConfigJs, secret: &str, state: Option<String>) -> Result<ClientCore, JsValue> {
         let config: JsValue = config.into();
-        let id = metric_from(&config)?.id();
+        metric_from(&config)?;
         let text = stringify(&config, "config")?;
-        let options: JsValue = options.map_or(JsValue::UNDEFINED, Into::into);
-        let get = |key: &str| -> Result<JsValue, JsValue> {
-            if options.is_object() { Reflect::get(&options, &key.into()) } else { Ok(JsValue::UNDEFINED) }
-        };
-        let storage = get("storage")?;
-        let storage = if storage.is_undefined() || storage.is_null() {
-            Storage(None)
-        } else if Reflect::get(&storage, &"getItem".into())?.is_function() && Reflect::get(&storage, &"setItem".into())?.is_function() {
-            Storage(Some(storage))
-        } else {
-            return Err(type_error("options.storage must have getItem and setItem (like localStorage)"));
-        };
-        let now = get("now")?;
-        let now = if now.is_undefined() { None } else { Some(now.dyn_into::<js_sys::Function>().map_err(|_| type_error("options.now must be a function"))?) };
-        let mut rng = SecureRng::new().map_err(js_error)?;
-        let mut resets = 0;
-        let secret = match storage.get(SECRET_KEY)? {
-            Some(s) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => s,
-            found => {
-                resets += u64::from(found.is_some());
-                let s = crate::client::new_secret(&mut rng);
-                storage.set(SECRET_KEY, &s)?;
-                s
-            }
-        };
-        let state_key = format!("localdp:state:{id}");
-        let resets_key = format!("localdp:resets:{id}");
-        let core = crate::client::Client::new(&text, &secret, storage.get(&state_key)?.as_deref()).map_err(js_error)?;
-        resets += core.resets();
-        let earlier: u64 = storage.get(&resets_key)?.and_then(|r| r.parse().ok()).unwrap_or(0);
-        if resets > 0 {
-            storage.set(&resets_key, &(earlier + resets).to_string())?;
-            storage.set(&state_key, &core.state_json())?;
-        }
-        Ok(Client { core, storage, state_key, resets: earlier + resets, now, rng })
+        let core = crate::client::Client::new(&text, secret, state.as_deref()).map_err(js_error)?;
+        let resets = core.resets() as u32;
+        Ok(ClientCore { core, resets, rng: SecureRng::new().map_err(js_error)? })
     }
 
     /// The resolved protocol (what `"auto"` chose).
@@ -449,35 +394,39 @@ impl Client {
         self.core.metric().epsilon()
     }
 
-    /// True when the secret, memos and ledger live in a storage; false when
-    /// they last only as long as this object (each new client is a reset).
+    /// The metric's id, as in the storage keys `localdp:state:${id}` and
+    /// `localdp:resets:${id}`.
     #[wasm_bindgen(getter)]
-    pub fn persistent(&self) -> bool {
-        self.storage.0.is_some()
+    pub fn id(&self) -> String {
+        self.core.metric().id()
     }
 
-    /// How many times the stored state was found corrupt and started afresh.
-    /// Each reset means new permanent responses: a value reported across `r`
-    /// resets has cost `(r+1)·ε`.
+    /// 1 when the state text given was unusable (a fresh state was started), else 0.
     #[wasm_bindgen(getter)]
-    pub fn resets(&self) -> f64 {
-        self.resets as f64
+    pub fn resets(&self) -> u32 {
+        self.resets
     }
 
-    /// ε spent in the budget window ending now.
+    /// The state text to store (JSON).
     #[wasm_bindgen(getter)]
-    pub fn spent(&self) -> Result<f64, JsValue> {
-        Ok(self.core.spent(self.now_ms()?))
+    pub fn state(&self) -> String {
+        self.core.state_json()
     }
 
-    /// Randomizes one value into a report ready to send: a string, or an
-    /// integer for a sized domain; a number for a numeric metric (clipped to
-    /// its range), an array of numbers for a record. Only the report leaves
-    /// the device. Throws `PrivacyBudgetExceeded` (an `Error` of that name)
-    /// when the budget is spent, releasing nothing.
-    pub fn randomize(&mut self, value: ValueJs) -> Result<ReportJs, JsValue> {
+    /// ε spent in the budget window ending at `now_ms` (ms since 1970).
+    pub fn spent(&self, now_ms: f64) -> Result<f64, JsValue> {
+        Ok(self.core.spent(clock(now_ms)?))
+    }
+
+    /// Randomizes one value into a report ready to send, at `now_ms` (ms
+    /// since 1970): a string, or an integer for a sized domain; a number for
+    /// a numeric metric (clipped to its range), an array of numbers for a
+    /// record. Updates the in-memory memos and ledger; throws
+    /// `PrivacyBudgetExceeded` (an `Error` of that name) when the budget is
+    /// spent, releasing nothing.
+    pub fn randomize(&mut self, value: ValueJs, now_ms: f64) -> Result<ReportJs, JsValue> {
         let value: JsValue = value.into();
-        let now = self.now_ms()?;
+        let now = clock(now_ms)?;
         let text = match self.core.metric().value_kind() {
             ValueKind::Text => value.as_string().ok_or_else(|| type_error("a value of this metric must be a string"))?,
             ValueKind::Index { size } => {
@@ -512,24 +461,17 @@ impl Client {
                 numbers.iter().map(|&x| number_text(x)).collect::<Vec<_>>().join(",")
             }
         };
-        let report = self.core.randomize_text(&text, now, &mut self.rng)
-        .map_err(js_error)?;
-        if self.persistent() {
-            self.storage.set(&self.state_key, &self.core.state_json())?;
-        }
+        let report = self.core.randomize_text(&text, now, &mut self.rng).map_err(js_error)?;
         Ok(JSON::parse(&report.to_json()).expect("valid JSON").unchecked_into())
     }
+}
 
-    fn now_ms(&self) -> Result<u64, JsValue> {
-        let ms = match &self.now {
-            Some(f) => f.call0(&JsValue::NULL)?.as_f64().ok_or_else(|| type_error("options.now must return a number"))?,
-            None => js_sys::Date::now(),
-        };
-        if !(ms.is_finite() && ms >= 0.0) {
-            return Err(range_error("the clock must give a time in ms since 1970"));
-        }
-        Ok(ms as u64)
+/// A clock reading in ms since 1970, or a RangeError.
+fn clock(ms: f64) -> Result<u64, JsValue> {
+    if !(ms.is_finite() && ms >= 0.0) {
+        return Err(range_error("the clock must give a time in ms since 1970"));
     }
+    Ok(ms as u64)
 }
 
 /// Every protocol's name, by family (`{frequency, numeric, openDomain}`):
@@ -553,9 +495,6 @@ pub fn protocols() -> JsValue {
         open_domain: names::<crate::OpenDomainProtocol>(),
     })
 }
-
-/// The storage key of the per-install secret.
-const SECRET_KEY: &str = "localdp:secret";
 
 /// The aggregator: validates and counts reports, merges, and estimates.
 #[wasm_bindgen]

@@ -1,0 +1,2 @@
+export * from './bindings.js';
+export { Client } from './client.cjs';

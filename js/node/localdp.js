@@ -1,0 +1,6 @@
+// Node's CommonJS entry: the wasm bindings (they load the wasm
+// synchronously), with the JS Client over their ClientCore.
+const bindings = require('./bindings.js');
+const { bindClient } = require('./client.cjs');
+
+module.exports = { ...bindings, Client: bindClient(bindings.ClientCore) };

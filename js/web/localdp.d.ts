@@ -1,0 +1,3 @@
+export * from './bindings.js';
+export { default } from './bindings.js';
+export { Client } from './client.mjs';

@@ -1,0 +1,9 @@
+// The no-bundler ES module: `import init, { Client, Aggregator } from
+// 'localdp/web'; await init();`. The wasm bindings, with the JS Client over
+// their ClientCore.
+import { ClientCore } from './bindings.js';
+import { bindClient } from './client.mjs';
+
+export * from './bindings.js';
+export { default } from './bindings.js';
+export const Client = bindClient(ClientCore);
