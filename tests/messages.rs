@@ -86,6 +86,10 @@ fn errors() -> Vec<(&'static str, Error)> {
             config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1d","x":1}}"#),
         ),
         ("client config not an object", Client::new("[1]", &"0".repeat(64), None).unwrap_err()),
+        (
+            "instantaneous_epsilon not a number",
+            config_error(r#"{"protocol":"grr","epsilon":2,"domain":4,"memoize":true,"instantaneous_epsilon":"1"}"#),
+        ),
         // Invalid configurations.
         ("epsilon 0", config_error(r#"{"protocol":"grr","epsilon":0,"domain":4}"#)),
         ("epsilon -1.5", config_error(r#"{"protocol":"grr","epsilon":-1.5,"domain":4}"#)),
@@ -122,6 +126,24 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("client secret", Client::new(grr, "abc", None).unwrap_err()),
         ("memoize duchi", client_error(r#"{"protocol":"duchi","epsilon":1,"range":[0,1],"memoize":true}"#)),
         ("memoize laplace", client_error(r#"{"protocol":"laplace","epsilon":1,"range":[0,1],"memoize":true}"#)),
+        ("instantaneous_epsilon unmemoized", config_error(r#"{"protocol":"grr","epsilon":2,"domain":4,"instantaneous_epsilon":1}"#)),
+        (
+            "instantaneous_epsilon = epsilon",
+            config_error(r#"{"protocol":"grr","epsilon":2,"domain":4,"memoize":true,"instantaneous_epsilon":2}"#),
+        ),
+        (
+            "instantaneous_epsilon 0",
+            config_error(r#"{"protocol":"oue","epsilon":2,"domain":4,"memoize":true,"instantaneous_epsilon":0}"#),
+        ),
+        (
+            "instantaneous_epsilon for hr",
+            config_error(r#"{"protocol":"hr","epsilon":2,"domain":4,"memoize":true,"instantaneous_epsilon":1}"#),
+        ),
+        (
+            "instantaneous_epsilon for one_bit_mean",
+            client_error(r#"{"protocol":"one_bit_mean","epsilon":2,"range":[0,1],"memoize":true,"instantaneous_epsilon":1}"#),
+        ),
+        ("instantaneous_epsilon for rappor", config_error(r#"{"protocol":"rappor","instantaneous_epsilon":1}"#)),
         ("uniform below 0", UniformBelow::new(0).unwrap_err()),
         ("bernoulli 1.5", Bernoulli::rounded_up(1.5).unwrap_err()),
         ("bernoulli NaN", Bernoulli::rounded_up(f64::NAN).unwrap_err()),
@@ -207,6 +229,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("budget without window", r#"malformed configuration: "budget" needs "window", e.g. "1d", "12h", "30m""#),
     ("budget extra key", r#"malformed configuration: "budget" takes only "epsilon" and "window""#),
     ("client config not an object", "malformed configuration: a configuration must be a JSON object"),
+    ("instantaneous_epsilon not a number", r#"malformed configuration: "instantaneous_epsilon" must be a number"#),
     ("epsilon 0", "invalid configuration: epsilon must be a finite number > 0, got 0.0"),
     ("epsilon -1.5", "invalid configuration: epsilon must be a finite number > 0, got -1.5"),
     ("frequency epsilon range", "invalid configuration: epsilon of a frequency metric must be in [0.01, 30.0], got 31.0"),
@@ -242,6 +265,12 @@ const TEXTS: &[(&str, &str)] = &[
     ("client secret", "invalid configuration: the client secret must be 64 hex digits"),
     ("memoize duchi", "invalid configuration: memoize is available for frequency protocols and one_bit_mean, not duchi"),
     ("memoize laplace", "invalid configuration: memoize is available for frequency protocols and one_bit_mean, not laplace"),
+    ("instantaneous_epsilon unmemoized", r#"invalid configuration: "instantaneous_epsilon" applies to memoized metrics ("memoize": true) only"#),
+    ("instantaneous_epsilon = epsilon", "invalid configuration: instantaneous_epsilon must be in (0.01, 2)"),
+    ("instantaneous_epsilon 0", "invalid configuration: instantaneous_epsilon must be in (0.01, 2)"),
+    ("instantaneous_epsilon for hr", r#"invalid configuration: "instantaneous_epsilon" does not apply to hr"#),
+    ("instantaneous_epsilon for one_bit_mean", r#"invalid configuration: "instantaneous_epsilon" does not apply to one_bit_mean"#),
+    ("instantaneous_epsilon for rappor", r#"invalid configuration: "instantaneous_epsilon" does not apply to rappor"#),
     ("uniform below 0", "invalid configuration: a uniform draw needs a non-empty range"),
     ("bernoulli 1.5", "invalid configuration: probability 1.5 is outside [0, 1]"),
     ("bernoulli NaN", "invalid configuration: probability NaN is outside [0, 1]"),
@@ -330,7 +359,21 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     assert!(matches!(parts("budget window"), ("budget.window", Requirement::Format { .. })));
     assert!(matches!(parts("rappor small f"), ("f", Requirement::LongRunEpsilon { max: 60.0, found }) if found > 60.0));
     assert!(matches!(parts("rappor candidates missing"), ("candidates", Requirement::Required { .. })));
-    for (case, parameter, protocol) in [("d not for grr", "d", "grr"), ("memoize duchi", "memoize", "duchi")] {
+    let step = "instantaneous_epsilon";
+    assert_eq!(
+        error("instantaneous_epsilon = epsilon"),
+        invalid(step, Requirement::ExclusiveRange { min: 0.01, max: 2.0, found: 2.0 })
+    );
+    let memoized = "memoized metrics (\"memoize\": true)";
+    assert_eq!(error("instantaneous_epsilon unmemoized"), invalid(step, only_for(memoized)));
+    assert!(matches!(error("instantaneous_epsilon not a number"), Error::MalformedConfig { key: Some(k), .. } if k == step));
+    for (case, parameter, protocol) in [
+        ("d not for grr", "d", "grr"),
+        ("memoize duchi", "memoize", "duchi"),
+        ("instantaneous_epsilon for hr", step, "hr"),
+        ("instantaneous_epsilon for one_bit_mean", step, "one_bit_mean"),
+        ("instantaneous_epsilon for rappor", step, "rappor"),
+    ] {
         let (p, Requirement::NotFor { protocol: resolved }) = parts(case) else { panic!("{case}") };
         assert_eq!((p, resolved.name()), (parameter, protocol));
     }
