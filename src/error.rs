@@ -381,6 +381,12 @@ pub enum ExpectedValue {
         /// The numbers expected.
         count: usize,
     },
+    /// Text of at most `max_bytes` bytes of UTF-8 (a heavy-hitter metric's
+    /// `"max_length"`, unless it says `"truncate": true`).
+    Text {
+        /// The longest value accepted, in bytes.
+        max_bytes: usize,
+    },
 }
 
 impl fmt::Display for ExpectedValue {
@@ -391,6 +397,9 @@ impl fmt::Display for ExpectedValue {
             ExpectedValue::FiniteNumber => f.write_str("a value must be a finite number"),
             ExpectedValue::Numbers { count, found } => write!(f, "expected {count} number{}, got {found}", plural(count)),
             ExpectedValue::FiniteNumbers { count } => write!(f, "expected {count} finite number{}", plural(count)),
+            ExpectedValue::Text { max_bytes } => {
+                write!(f, "a value must be at most {max_bytes} bytes of UTF-8 (or set \"truncate\": true)")
+            }
         }
     }
 }

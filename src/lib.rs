@@ -16,6 +16,9 @@
 //!   [`NumericAggregator`] returns a [`NumericEstimate`].
 //! * [`RapporMetric`]: strings from an open domain (RAPPOR);
 //!   [`RapporAggregator`] decodes the reports against candidate strings.
+//! * [`HeavyHitterMetric`]: open domains at scale: count-mean sketches (CMS,
+//!   HCMS) that score any candidate, and discovery of the most frequent
+//!   strings without a dictionary (PEM, TreeHist); [`HeavyHitterAggregator`].
 //! * [`Metric`], [`Aggregator`], [`Estimate`]: any kind behind one config
 //!   format, as the CLI and the JavaScript package use them.
 //! * [`SecureRng`] is the only source a client should use;
@@ -37,6 +40,7 @@ pub mod domain;
 pub mod error;
 pub mod frequency;
 pub mod hash;
+pub mod heavy;
 pub mod mechanism;
 pub mod metric;
 mod names;
@@ -57,6 +61,7 @@ pub use aggregate::{
 };
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, MergeConflict, Rejection, Requirement, Result};
+pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};
 pub use metric::{Aggregator, Estimate, Metric};

@@ -36,7 +36,8 @@ pub(crate) struct Family {
 
 /// The families of metrics, in the order they are asked to claim a config;
 /// adding a family is a module and one line here.
-pub(crate) const FAMILIES: &[&Family] = &[&crate::rappor::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
+pub(crate) const FAMILIES: &[&Family] =
+    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
 
 /// How one metric's device keeps a permanent response per value
 /// (memoization); each family brings its own.
@@ -389,6 +390,8 @@ pub enum Estimate {
     Numeric(crate::NumericEstimate),
     /// Candidates' frequencies.
     Rappor(crate::rappor::RapporEstimate),
+    /// A sketch's candidate frequencies, or the heavy hitters discovered.
+    HeavyHitter(crate::heavy::HeavyHitterEstimate),
 }
 
 impl Aggregator {

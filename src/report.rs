@@ -13,6 +13,9 @@
 //! | `sue`, `oue`, `ss` | `"bits"`: `d` bits as hex, bit `i` in byte `i/8` at position `i%8` | `{…,"bits":"0a40"}` |
 //! | `dbitflip` | `"attributes"`: the sampled buckets, increasing; `"values"`: one bit (0 or 1) each | `{…,"protocol":"dbitflip",…,"attributes":[2,7],"values":[0,1]}` |
 //! | `rappor` | `"cohort"` and `"bits"` (the Bloom filter's instantaneous response) | `{…,"cohort":12,"bits":"…"}` |
+//! | `cms` | `"cohort"`: the sketch row; `"bits"`: its `m` randomized bits | `{…,"protocol":"cms",…,"cohort":3,"bits":"…"}` |
+//! | `hcms` | `"cohort"`: the sketch row; `"seed"`: a Hadamard column; `"value"`: the randomized bit | `{…,"cohort":3,"seed":517,"value":1}` |
+//! | `pem`, `treehist` | `"cohort"`: the prefix level; `"seed"` and `"value"`: local hashing of the prefix | `{…,"cohort":5,"seed":3141592,"value":12}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!
@@ -21,6 +24,7 @@
 use crate::error::{Rejection, Result};
 use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
+use crate::heavy::HeavyHitterProtocol;
 use crate::rappor::OpenDomainProtocol;
 use crate::{FrequencyProtocol, NumericProtocol};
 use serde::{Deserialize, Serialize};
@@ -54,6 +58,17 @@ pub enum Payload {
         /// The instantaneous response.
         bits: BitVector,
     },
+    /// A group drawn on the device (a sketch row, a prefix level), a seed
+    /// and a randomized number: HCMS's row, Hadamard column and bit; PEM's
+    /// and TreeHist's level, hash seed and bucket.
+    Grouped {
+        /// The group, drawn independently of the value.
+        group: u32,
+        /// HCMS: the Hadamard column. PEM, TreeHist: the hash function.
+        seed: u32,
+        /// HCMS: the randomized bit. PEM, TreeHist: the randomized bucket.
+        value: u64,
+    },
     /// A numeric record: the sampled attributes (increasing) and each one's
     /// output index; for dBitFlip, the sampled buckets and one bit each.
     Sampled {
@@ -74,6 +89,8 @@ pub enum Protocol {
     Numeric(NumericProtocol),
     /// A protocol for strings from an open domain.
     OpenDomain(OpenDomainProtocol),
+    /// A sketch or heavy-hitter discovery protocol.
+    HeavyHitter(HeavyHitterProtocol),
 }
 
 impl Protocol {
@@ -83,6 +100,7 @@ impl Protocol {
             Protocol::Frequency(p) => p.name(),
             Protocol::Numeric(p) => p.name(),
             Protocol::OpenDomain(p) => p.name(),
+            Protocol::HeavyHitter(p) => p.name(),
         }
     }
 
@@ -91,7 +109,8 @@ impl Protocol {
         let frequency = FrequencyProtocol::ALL.iter().map(|&p| Protocol::Frequency(p));
         let numeric = NumericProtocol::ALL.iter().map(|&p| Protocol::Numeric(p));
         let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
-        frequency.chain(numeric).chain(open)
+        let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
+        frequency.chain(numeric).chain(open).chain(heavy)
     }
 
     /// The protocol called `name`, in whichever family has it.
@@ -180,10 +199,11 @@ impl Report {
             (Some(seed), Some(value), None, None, None, None) => Payload::Hashed { seed, value },
             (None, None, Some(hex), None, None, None) => Payload::Bits(BitVector::from_hex(&hex)?),
             (None, None, Some(hex), Some(cohort), None, None) => Payload::Cohort { cohort, bits: BitVector::from_hex(&hex)? },
+            (Some(seed), Some(value), None, Some(group), None, None) => Payload::Grouped { group, seed, value },
             (None, None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
             _ => {
                 return Err(Rejection::Malformed
-                    .error("a report carries either value, seed and value, bits, cohort and bits, or attributes and values"))
+                    .error("a report carries either value, seed and value, bits, cohort and bits, cohort, seed and value, or attributes and values"))
             }
         };
         let protocol = Protocol::from_name(&w.protocol)
@@ -208,6 +228,7 @@ impl Report {
             Payload::Hashed { seed: s, value: v } => (seed, value) = (Some(*s), Some(*v)),
             Payload::Bits(b) => bits = Some(b.to_hex()),
             Payload::Cohort { cohort: c, bits: b } => (cohort, bits) = (Some(*c), Some(b.to_hex())),
+            Payload::Grouped { group, seed: s, value: v } => (cohort, seed, value) = (Some(*group), Some(*s), Some(*v)),
             Payload::Sampled { attributes: a, values: v } => (attributes, values) = (Some(a.clone()), Some(v.clone())),
         }
         Wire {

@@ -1,0 +1,318 @@
+//! Heavy hitters without a dictionary: prefix extending (PEM, Wang, Li,
+//! Jha, IEEE TDSC 2019) and TreeHist (Bassily, Nissim, Stemmer, Thakurta,
+//! NeurIPS 2017), on one engine.
+//!
+//! A value of at most `L` bytes of UTF-8 is padded to exactly `L` bytes with
+//! `0xFF`, a byte UTF-8 never uses, so the padded string says where the value
+//! ends. The padded string is read in levels of `s` bits (PEM: `s = 8`, one
+//! byte per level; TreeHist: `s = 1`, the binary prefix tree), `L·8/s`
+//! levels. A device draws one level `i` uniformly (kept by memoization) and
+//! reports the prefix of its first `(i+1)·s` bits by optimized local hashing
+//! (OLH: a fresh 32-bit seed picks the hash into `g = round(e^ε)+1` buckets,
+//! then `g`-ary randomized response). The level is independent of the
+//! value, so the report's ε is OLH's.
+//!
+//! The aggregator walks the levels: the survivors of level `i−1` are
+//! extended by every `s`-bit symbol (only by padding once a prefix holds a
+//! whole `0xFF` byte, and never into bytes that are not a UTF-8 prefix), each
+//! extension is scored with level `i`'s reports by the OLH estimator
+//! `ĉ = (S − N/g)/(p − 1/g)`, and
+//!
+//! * PEM keeps the `2·top` best;
+//! * TreeHist keeps those above the Bonferroni threshold (α = 0.05 over the
+//!   extensions) of the null standard error, at most `2·top`.
+//!
+//! A prefix that holds its padding identifies its value, so from the level
+//! where a value is complete on, every level's reports estimate that very
+//! value: their supports are pooled (`S`, `N` summed), which is the OLH
+//! estimator over the pooled reports, unbiased for the value's count among
+//! them. The frequency is `ĉ/N` with variance
+//! `[N q(1−q)/(p−q)² + c(1−p−q)/(p−q)]/N² + f(1−f)/N·(1−N/n)` (the last
+//! term: which devices drew the pooled levels). The final list is the
+//! survivors after the last level, ranked by that estimate.
+
+use super::Level;
+use crate::aggregate::Z95;
+use crate::error::{Rejection, Result};
+use crate::frequency::{GeneralizedRandomizedResponse, Likelihood, LocalHashing};
+use crate::hash::{bucket, key64, mix64};
+use crate::rappor::CandidateEstimate;
+use crate::report::Payload;
+use crate::rng::{uniform_below, RngCore};
+
+/// How a level's extensions are pruned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pruning {
+    /// The `2·top` best (PEM).
+    Best,
+    /// The significant ones, at most `2·top` (TreeHist).
+    Significant,
+}
+
+/// A configured PEM or TreeHist mechanism.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+    step: u32,
+    max_length: u32,
+    top: usize,
+    pruning: Pruning,
+    grr: GeneralizedRandomizedResponse,
+}
+
+/// The padding byte: never part of UTF-8.
+const PAD: u8 = 0xFF;
+
+impl Discovery {
+    /// For a validated ε, `step` bits per level (8 or 1), values of at most
+    /// `max_length` bytes, and the `top` values reported.
+    pub(crate) fn new(epsilon: f64, step: u32, max_length: u32, top: usize, pruning: Pruning) -> Self {
+        let grr = GeneralizedRandomizedResponse::new(epsilon, LocalHashing::optimal_g(epsilon));
+        Discovery { step, max_length, top, pruning, grr }
+    }
+
+    /// The number of levels (the groups a device draws from).
+    pub fn levels(&self) -> u32 {
+        self.max_length * 8 / self.step
+    }
+
+    /// `g`, the OLH buckets.
+    pub fn buckets(&self) -> u64 {
+        self.grr.symbols()
+    }
+
+    /// The longest value, in bytes.
+    pub fn max_length(&self) -> usize {
+        self.max_length as usize
+    }
+
+    /// The hash key of level `level`'s prefix of `value` (at most
+    /// `max_length` bytes).
+    pub fn prefix_key(&self, value: &str, level: u32) -> u64 {
+        let mut padded = value.as_bytes().to_vec();
+        padded.resize(self.max_length as usize, PAD);
+        let bits = (level + 1) * self.step;
+        prefix_key(&prefix(&padded, bits), bits)
+    }
+
+    /// The randomized payload of `value` (at most `max_length` bytes) at
+    /// level `level`.
+    pub(crate) fn randomize(&self, value: &str, level: u32, rng: &mut dyn RngCore) -> Payload {
+        let seed = rng.next_u32();
+        let value = self.grr.perturb(bucket(seed, self.prefix_key(value, level), self.buckets()), rng);
+        Payload::Grouped { group: level, seed, value }
+    }
+
+    /// Checks a payload's shape and ranges.
+    pub(crate) fn validate(&self, payload: &Payload) -> Result<()> {
+        match payload {
+            Payload::Grouped { group, value, .. } if *group < self.levels() && *value < self.buckets() => Ok(()),
+            Payload::Grouped { .. } => Err(Rejection::OutOfRange
+                .error(format!("the level (cohort) must be below {}, the value below g = {}", self.levels(), self.buckets()))),
+            _ => Err(Rejection::Malformed.error("expected cohort, seed and value")),
+        }
+    }
+
+    /// `P[payload | value]`, realized.
+    pub(crate) fn likelihood(&self, value: &str, payload: &Payload) -> Likelihood {
+        match *payload {
+            Payload::Grouped { group, seed, value: y } if self.validate(payload).is_ok() => {
+                let x = bucket(seed, self.prefix_key(value, group), self.buckets());
+                Likelihood::new(1.0 / f64::from(self.levels())).times(1.0 / 4_294_967_296.0).times(self.grr.probability(x, y))
+            }
+            _ => Likelihood::new(0.0),
+        }
+    }
+
+    /// True when the payload's bucket is the one `value`'s prefix hashes to.
+    pub(crate) fn supports(&self, value: &str, payload: &Payload) -> bool {
+        match *payload {
+            Payload::Grouped { group, seed, value: y } if group < self.levels() => {
+                bucket(seed, self.prefix_key(value, group), self.buckets()) == y
+            }
+            _ => false,
+        }
+    }
+
+    /// Outputs that exercise the channel: sampled levels and seeds, each
+    /// with every bucket (or, for a huge `g`, with the buckets that matter).
+    pub(crate) fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Payload> {
+        let mut out = Vec::new();
+        for value in values.iter().cycle().take(16) {
+            let level = uniform_below(rng, u64::from(self.levels())) as u32;
+            let Payload::Grouped { group, seed, value: y } = self.randomize(value, level, rng) else { continue };
+            let g = self.buckets();
+            let ys: Vec<u64> = if g <= 4096 {
+                (0..g).collect()
+            } else {
+                let own = bucket(seed, self.prefix_key(value, group), g);
+                vec![y, own, (own + 1) % g]
+            };
+            out.extend(ys.into_iter().map(|value| Payload::Grouped { group, seed, value }));
+        }
+        out
+    }
+
+    /// The heavy hitters from the reports of every level (`n` in all), most
+    /// frequent first (see the module docs).
+    pub(crate) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
+        let keep = 2 * self.top;
+        let mut candidates = vec![Candidate { bytes: Vec::new(), support: 0, reports: 0 }];
+        for (i, level) in levels.iter().enumerate() {
+            let bits = (i as u32 + 1) * self.step;
+            let mut next = Vec::new();
+            for c in &candidates {
+                let symbols = if complete(&c.bytes, bits - self.step, self.max_length) { (1 << self.step) - 1..1 << self.step } else { 0..1 << self.step };
+                for symbol in symbols {
+                    let bytes = extend(&c.bytes, bits - self.step, symbol, self.step);
+                    if bits % 8 != 0 || plausible(&bytes) {
+                        next.push(Candidate { bytes, ..*c });
+                    }
+                }
+            }
+            let keys: Vec<u64> = next.iter().map(|c| prefix_key(&c.bytes, bits)).collect();
+            let supports = self.supports_of(level, &keys);
+            let reports = level.len() as u64;
+            let mut scored: Vec<(f64, Candidate)> = next
+                .into_iter()
+                .zip(supports)
+                .map(|(mut c, s)| {
+                    let score = if complete(&c.bytes, bits, self.max_length) {
+                        c.support += s;
+                        c.reports += reports;
+                        self.count(c.support, c.reports).0 / c.reports.max(1) as f64
+                    } else {
+                        self.count(s, reports).0 / reports.max(1) as f64
+                    };
+                    (score, c)
+                })
+                .collect();
+            if self.pruning == Pruning::Significant {
+                let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * scored.len().max(1) as f64));
+                let threshold = z * self.null_error(reports);
+                scored.retain(|(score, _)| *score > threshold);
+            }
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+            scored.truncate(keep);
+            candidates = scored.into_iter().map(|(_, c)| c).collect();
+        }
+        let mut found: Vec<CandidateEstimate> = candidates
+            .into_iter()
+            .filter_map(|c| {
+                let end = c.bytes.iter().position(|&b| b == PAD).unwrap_or(c.bytes.len());
+                let value = std::str::from_utf8(&c.bytes[..end]).ok()?.to_string();
+                let big_n = c.reports as f64;
+                let (count, variance) = self.count(c.support, c.reports);
+                let frequency = count / big_n;
+                let share = frequency.clamp(0.0, 1.0);
+                let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
+                let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
+                (c.reports > 0 && frequency > 0.0).then(|| CandidateEstimate {
+                    value,
+                    frequency,
+                    std_error,
+                    ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
+        found.truncate(self.top);
+        found
+    }
+
+    /// `(ĉ, Var[ĉ])` of OLH from a support `s` among `reports`.
+    fn count(&self, s: u64, reports: u64) -> (f64, f64) {
+        let (p, q, n) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64, reports as f64);
+        let count = (s as f64 - n * q) / (p - q);
+        let c = count.clamp(0.0, n);
+        (count, n * q * (1.0 - q) / (p - q).powi(2) + c * (1.0 - p - q) / (p - q))
+    }
+
+    /// The standard error of a frequency estimate of zero among `reports`.
+    fn null_error(&self, reports: u64) -> f64 {
+        self.count(0, reports).1.sqrt() / reports.max(1) as f64
+    }
+
+    /// `S` of every key among a level's reports: one hash per (report, key).
+    fn supports_of(&self, level: &Level, keys: &[u64]) -> Vec<u64> {
+        let g = self.buckets();
+        let mut supports = vec![0u64; keys.len()];
+        for (&seed, &y) in level.seeds.iter().zip(&level.values) {
+            for (s, &key) in supports.iter_mut().zip(keys) {
+                *s += u64::from(bucket(seed, key, g) == u64::from(y));
+            }
+        }
+        supports
+    }
+}
+
+/// A prefix being extended, with its pooled support once complete.
+#[derive(Debug, Clone)]
+struct Candidate {
+    bytes: Vec<u8>,
+    support: u64,
+    reports: u64,
+}
+
+/// The first `bits` bits of `padded`, the last byte's unused bits cleared.
+fn prefix(padded: &[u8], bits: u32) -> Vec<u8> {
+    let mut out = padded[..bits.div_ceil(8) as usize].to_vec();
+    if bits % 8 != 0 {
+        if let Some(last) = out.last_mut() {
+            *last &= 0xFF << (8 - bits % 8);
+        }
+    }
+    out
+}
+
+/// The hash key of a prefix of `bits` bits (public and platform-independent:
+/// [`key64`] of its bytes mixed with its length in bits).
+fn prefix_key(bytes: &[u8], bits: u32) -> u64 {
+    mix64(key64(bytes) ^ u64::from(bits).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// A prefix of `bits` bits with an `step`-bit symbol appended.
+fn extend(bytes: &[u8], bits: u32, symbol: u32, step: u32) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    if bits % 8 == 0 {
+        out.push(0);
+    }
+    if let Some(last) = out.last_mut() {
+        *last |= (symbol << (8 - bits % 8 - step)) as u8;
+    }
+    out
+}
+
+/// True when a prefix of `bits` bits identifies its value: it holds a whole
+/// padding byte, or it is all `max_length` bytes.
+fn complete(bytes: &[u8], bits: u32, max_length: u32) -> bool {
+    bits == max_length * 8 || bytes[..(bits / 8) as usize].contains(&PAD)
+}
+
+/// True when whole bytes can begin a padded UTF-8 value: UTF-8 (possibly cut
+/// within its last character), then only padding.
+fn plausible(bytes: &[u8]) -> bool {
+    match bytes.iter().position(|&b| b == PAD) {
+        Some(end) => bytes[end..].iter().all(|&b| b == PAD) && std::str::from_utf8(&bytes[..end]).is_ok(),
+        None => std::str::from_utf8(bytes).map_or_else(|e| e.error_len().is_none(), |_| true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_extend_bit_by_bit_and_byte_by_byte() {
+        let padded = [b'a', PAD];
+        assert_eq!(prefix(&padded, 3), vec![b'a' & 0xE0]);
+        let mut bytes = Vec::new();
+        for bit in 0..8 {
+            bytes = extend(&bytes, bit, u32::from(b'a' >> (7 - bit) & 1), 1);
+        }
+        assert_eq!(bytes, vec![b'a']);
+        assert_eq!(extend(&bytes, 8, u32::from(PAD), 8), padded);
+        assert!(complete(&padded, 16, 4) && !complete(&padded, 12, 4) && complete(&[b'a'], 8, 1));
+        assert!(plausible("é".as_bytes()) && plausible(&"é".as_bytes()[..1]) && !plausible(&[0x80]));
+        assert!(!plausible(&[PAD, b'a']) && !plausible(&[0xC3, PAD]));
+    }
+}

@@ -1,0 +1,663 @@
+//! Open domains at scale: sketches that score any candidate string (CMS,
+//! HCMS) and discovery of the most frequent strings that nobody listed in
+//! advance (PEM, TreeHist, or `"heavy_hitters"`, which picks between them).
+//!
+//! ```
+//! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};
+//! let metric = Metric::from_json(r#"{"protocol":"pem","epsilon":4,"max_length":4,"top":3}"#).unwrap();
+//! let mut aggregator = Aggregator::new(metric.clone());
+//! let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+//! for i in 0..40_000 {
+//!     aggregator.add(&metric.randomize_text(["/a", "/a", "/bc", "/xyz"][i % 4], &mut rng).unwrap()).unwrap();
+//! }
+//! let estimate = serde_json::to_value(aggregator.estimate(PostProcessing::None).unwrap()).unwrap();
+//! assert_eq!(estimate["heavy_hitters"][0]["value"], "/a");
+//! ```
+//!
+//! Each device reports once per value in one group (a sketch row or a
+//! prefix level) drawn on the device and kept with memoization; the group is
+//! independent of the value, so it costs no ε. The formulas are in the
+//! submodules and in `docs/PROTOCOLS.md`.
+
+mod discovery;
+mod sketch;
+
+pub use discovery::Discovery;
+pub use sketch::Sketch;
+
+use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
+use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
+use crate::hash::key64;
+use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
+use crate::metric::{without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
+use crate::names::{protocols, ProtocolFamily};
+use crate::rappor::CandidateEstimate;
+use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::rng::{uniform_below, CryptoRng, RngCore};
+use crate::state::{StateError, StateReader, StateWriter};
+use discovery::Pruning;
+use serde::{Deserialize, Serialize};
+use sketch::SketchKind;
+use std::any::Any;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+protocols! {
+    /// A sketch or heavy-hitter discovery protocol, as named in configs and
+    /// reports.
+    pub enum HeavyHitterProtocol("heavy-hitter") {
+        /// Apple's count-mean sketch: scores candidate strings.
+        Cms = "cms",
+        /// Apple's Hadamard count-mean sketch: scores candidate strings.
+        Hcms = "hcms",
+        /// Prefix extending (Wang et al., IEEE TDSC 2019): discovers.
+        Pem = "pem",
+        /// TreeHist (Bassily et al., NeurIPS 2017): discovers.
+        TreeHist = "treehist",
+    }
+}
+
+/// What a config names to let the library pick the discovery protocol.
+pub const CHOOSE: &str = "heavy_hitters";
+
+impl HeavyHitterProtocol {
+    /// True for the protocols that find values (the others score candidates).
+    pub fn discovers(self) -> bool {
+        matches!(self, HeavyHitterProtocol::Pem | HeavyHitterProtocol::TreeHist)
+    }
+
+    /// The discovery protocol `"heavy_hitters"` resolves to: PEM, which was
+    /// the most accurate at every ε and size measured (`bench/heavy_hitters.py`,
+    /// README): TreeHist spreads the devices over eight times as many levels.
+    pub fn best_discovery(_epsilon: f64, _max_length: u32) -> Self {
+        HeavyHitterProtocol::Pem
+    }
+}
+
+/// A sketch's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SketchConfig {
+    /// `k`, the hash functions (rows); default 256.
+    #[serde(default = "defaults::hashes")]
+    pub hashes: u64,
+    /// `m`, the columns, a power of two; default 1024.
+    #[serde(default = "defaults::width")]
+    pub width: u64,
+}
+
+/// A heavy-hitter metric's configuration, e.g. `{"protocol": "pem",
+/// "epsilon": 4, "max_length": 16, "top": 20}` or `{"protocol": "hcms",
+/// "epsilon": 4, "sketch": {"hashes": 256, "width": 1024}, "candidates":
+/// ["/home", "/checkout"]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeavyHitterConfig {
+    /// `cms`, `hcms`, `pem`, `treehist` or `heavy_hitters`.
+    pub protocol: String,
+    /// The privacy parameter of one report.
+    pub epsilon: f64,
+    /// Discovery: the longest value in bytes of UTF-8 (default 16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+    /// Discovery: cut longer values (at a character boundary) instead of
+    /// refusing them (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<bool>,
+    /// Discovery: how many values the aggregator reports (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<u64>,
+    /// Sketches: the shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sketch: Option<SketchConfig>,
+    /// Sketches: the values to score (the aggregator's; clients ignore it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<Vec<String>>,
+}
+
+mod defaults {
+    pub fn hashes() -> u64 {
+        256
+    }
+    pub fn width() -> u64 {
+        1024
+    }
+    pub const MAX_LENGTH: u64 = 16;
+    pub const TOP: u64 = 20;
+}
+
+/// The mechanism behind a heavy-hitter metric.
+#[derive(Debug, Clone)]
+enum Mechanism {
+    Sketch(Sketch),
+    Discovery(Discovery),
+}
+
+/// A configured heavy-hitter metric.
+#[derive(Debug, Clone)]
+pub struct HeavyHitterMetric {
+    protocol: HeavyHitterProtocol,
+    epsilon: f64,
+    mechanism: Mechanism,
+    truncate: bool,
+    candidates: Vec<String>,
+    fingerprint: String,
+}
+
+impl HeavyHitterMetric {
+    /// Validates the configuration.
+    pub fn new(config: &HeavyHitterConfig) -> Result<Self> {
+        let protocol = match config.protocol.as_str() {
+            CHOOSE => None,
+            name => Some(name.parse::<HeavyHitterProtocol>().map_err(|e| Error::malformed_key("protocol", e.to_string()))?),
+        };
+        let epsilon = config.epsilon;
+        if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
+            return Err(Error::invalid("epsilon", Requirement::Range { min: MIN_EPSILON, max: MAX_EPSILON, found: epsilon, metric: Some("heavy-hitter") }));
+        }
+        let max_length = config.max_length.unwrap_or(defaults::MAX_LENGTH);
+        let protocol = protocol.unwrap_or_else(|| HeavyHitterProtocol::best_discovery(epsilon, max_length as u32));
+        let not_for = |key: &'static str, given: bool| {
+            if given {
+                Err(Error::invalid(key, Requirement::NotFor { protocol: Protocol::HeavyHitter(protocol) }))
+            } else {
+                Ok(())
+            }
+        };
+        let integers = |parameter, min, max, found| {
+            if (min..=max).contains(&found) {
+                Ok(())
+            } else {
+                Err(Error::invalid(parameter, Requirement::IntegerRange { min, max, found }))
+            }
+        };
+        let mechanism = if protocol.discovers() {
+            not_for("sketch", config.sketch.is_some())?;
+            not_for("candidates", config.candidates.is_some())?;
+            integers("max_length", 1, 64, max_length)?;
+            let top = config.top.unwrap_or(defaults::TOP);
+            integers("top", 1, 1000, top)?;
+            let (step, pruning) = match protocol {
+                HeavyHitterProtocol::TreeHist => (1, Pruning::Significant),
+                _ => (8, Pruning::Best),
+            };
+            Mechanism::Discovery(Discovery::new(epsilon, step, max_length as u32, top as usize, pruning))
+        } else {
+            not_for("max_length", config.max_length.is_some())?;
+            not_for("truncate", config.truncate.is_some())?;
+            not_for("top", config.top.is_some())?;
+            let shape = config.sketch.clone().unwrap_or(SketchConfig { hashes: defaults::hashes(), width: defaults::width() });
+            integers("hashes", 1, 65_536, shape.hashes)?;
+            if !(2..=65_536).contains(&shape.width) || !shape.width.is_power_of_two() {
+                return Err(Error::invalid("width", Requirement::Format { expected: "a power of two in 2..=65536" }));
+            }
+            integers("hashes", 1, (1 << 24) / shape.width, shape.hashes)?;
+            let kind = if protocol == HeavyHitterProtocol::Cms { SketchKind::Cms } else { SketchKind::Hcms };
+            Mechanism::Sketch(Sketch::new(kind, epsilon, shape.hashes, shape.width))
+        };
+        let candidates = config.candidates.clone().unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        if let Some(repeated) = candidates.iter().position(|c| !seen.insert(c)) {
+            return Err(Error::invalid("candidates", Requirement::Distinct { repeated }));
+        }
+        let canonical = match &mechanism {
+            Mechanism::Sketch(s) => format!("{protocol}:{}:{}", s.rows(), s.width()),
+            Mechanism::Discovery(d) => format!("{protocol}:{}", d.max_length()),
+        };
+        Ok(HeavyHitterMetric {
+            protocol,
+            epsilon,
+            mechanism,
+            truncate: config.truncate.unwrap_or(false),
+            candidates,
+            fingerprint: format!("{:016x}", key64(canonical.as_bytes())),
+        })
+    }
+
+    /// Parses and validates a JSON config.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let config: HeavyHitterConfig = serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
+        Self::new(&config)
+    }
+
+    /// The resolved protocol.
+    pub fn protocol(&self) -> HeavyHitterProtocol {
+        self.protocol
+    }
+
+    /// The sketch, for CMS and HCMS.
+    pub fn sketch(&self) -> Option<&Sketch> {
+        match &self.mechanism {
+            Mechanism::Sketch(s) => Some(s),
+            Mechanism::Discovery(_) => None,
+        }
+    }
+
+    /// The discovery mechanism, for PEM and TreeHist.
+    pub fn discovery(&self) -> Option<&Discovery> {
+        match &self.mechanism {
+            Mechanism::Discovery(d) => Some(d),
+            Mechanism::Sketch(_) => None,
+        }
+    }
+
+    /// The candidates scored by a sketch.
+    pub fn candidates(&self) -> &[String] {
+        &self.candidates
+    }
+
+    /// The groups a device draws one of: sketch rows or prefix levels.
+    pub fn groups(&self) -> u64 {
+        match &self.mechanism {
+            Mechanism::Sketch(s) => s.rows(),
+            Mechanism::Discovery(d) => u64::from(d.levels()),
+        }
+    }
+
+    /// The value as reported: discovery refuses a value longer than
+    /// `max_length` bytes (the error does not contain it), or cuts it at a
+    /// character boundary with `"truncate": true`.
+    pub fn prepare<'a>(&self, value: &'a str) -> Result<Cow<'a, str>> {
+        let Mechanism::Discovery(d) = &self.mechanism else { return Ok(Cow::Borrowed(value)) };
+        let max = d.max_length();
+        if value.len() <= max {
+            return Ok(Cow::Borrowed(value));
+        }
+        if !self.truncate {
+            return Err(Error::InvalidValue { expected: ExpectedValue::Text { max_bytes: max } });
+        }
+        let end = (0..=max).rev().find(|&i| value.is_char_boundary(i)).unwrap_or(0);
+        Ok(Cow::Owned(value[..end].to_string()))
+    }
+
+    /// A report of `value` from the device's group `group`.
+    pub fn randomize_in_group(&self, value: &str, group: u64, rng: &mut dyn RngCore) -> Result<Report> {
+        let value = self.prepare(value)?;
+        let payload = match &self.mechanism {
+            Mechanism::Sketch(s) => s.randomize(&value, group % s.rows(), rng),
+            Mechanism::Discovery(d) => d.randomize(&value, (group % u64::from(d.levels())) as u32, rng),
+        };
+        Ok(self.envelope(payload))
+    }
+
+    fn envelope(&self, payload: Payload) -> Report {
+        Report {
+            version: REPORT_VERSION,
+            protocol: Protocol::HeavyHitter(self.protocol),
+            epsilon: self.epsilon,
+            domain: self.fingerprint.clone(),
+            payload,
+        }
+    }
+
+    fn randomize_once(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        let group = uniform_below(rng, self.groups());
+        self.randomize_in_group(value, group, rng)
+    }
+
+    /// Checks a report against this configuration.
+    pub fn validate(&self, report: &Report) -> Result<()> {
+        crate::report::check_envelope(report, Protocol::HeavyHitter(self.protocol), self.epsilon, &self.fingerprint)?;
+        match &self.mechanism {
+            Mechanism::Sketch(s) => s.validate(&report.payload),
+            Mechanism::Discovery(d) => d.validate(&report.payload),
+        }
+    }
+
+    /// `P[report | value]` of the realized channel (0 for a report this
+    /// configuration would refuse).
+    pub fn likelihood(&self, value: &str, report: &Report) -> Likelihood {
+        let Ok(value) = self.prepare(value) else { return Likelihood::new(0.0) };
+        match &self.mechanism {
+            Mechanism::Sketch(s) => s.likelihood(&value, &report.payload),
+            Mechanism::Discovery(d) => d.likelihood(&value, &report.payload),
+        }
+    }
+
+    /// Reports that exercise the channel of `values`: sampled groups and
+    /// seeds with the outputs that differ between values.
+    pub fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Report> {
+        let payloads = match &self.mechanism {
+            Mechanism::Sketch(s) => s.channel_outputs(values, rng),
+            Mechanism::Discovery(d) => d.channel_outputs(values, rng),
+        };
+        payloads.into_iter().map(|p| self.envelope(p)).collect()
+    }
+
+    fn supports(&self, value: &str, payload: &Payload) -> bool {
+        match &self.mechanism {
+            Mechanism::Sketch(s) => s.supports(value, payload),
+            Mechanism::Discovery(d) => d.supports(value, payload),
+        }
+    }
+}
+
+/// Heavy-hitter configs: `"protocol"` one of [`HeavyHitterProtocol`] or
+/// `"heavy_hitters"`.
+pub(crate) static FAMILY: Family = Family {
+    claims: |protocol, _| protocol == CHOOSE || protocol.parse::<HeavyHitterProtocol>().is_ok(),
+    build: |config, _| {
+        let config: HeavyHitterConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        Ok(Arc::new(HeavyHitterMetric::new(&config)?))
+    },
+    protocols: || format!("{}, {CHOOSE}", HeavyHitterProtocol::names()),
+    shape: "max_length",
+    label: "heavy-hitter",
+};
+
+impl Kind for HeavyHitterMetric {
+    fn protocol(&self) -> Protocol {
+        Protocol::HeavyHitter(self.protocol)
+    }
+    fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+    fn randomize_text(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
+        self.randomize_once(text, rng)
+    }
+    fn family(&self) -> &'static str {
+        "heavy-hitter"
+    }
+    fn value_kind(&self) -> ValueKind {
+        ValueKind::Text
+    }
+    fn memo(&self) -> Option<&dyn Memo> {
+        Some(self)
+    }
+    fn aggregator(&self) -> Box<dyn DynAggregate> {
+        Box::new(HeavyHitterAggregator::new(self.clone()))
+    }
+    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
+        Ok(Box::new(HeavyHitterAggregator::from_bytes(self.clone(), bytes)?))
+    }
+    fn neighbours(&self) -> [String; 2] {
+        match self.candidates() {
+            [a, b, ..] => [a.clone(), b.clone()],
+            _ => ["a".into(), "b".into()],
+        }
+    }
+    /// Which of the two neighbours the report supports.
+    fn events(&self, report: &Report) -> Vec<String> {
+        if self.validate(report).is_err() {
+            return Vec::new();
+        }
+        let [a, b] = self.neighbours();
+        [(a, "first"), (b, "second")]
+            .into_iter()
+            .filter(|(value, _)| self.supports(value, &report.payload))
+            .map(|(_, which)| format!("supports the {which} neighbour"))
+            .collect()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Memoization keeps the install's group (row or level, drawn once) and
+/// the report of each value.
+impl Memo for HeavyHitterMetric {
+    fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
+        vec![uniform_below(rng, self.groups())]
+    }
+    fn draws_valid(&self, draws: &[u64]) -> bool {
+        matches!(draws, [group] if *group < self.groups())
+    }
+    fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
+        Ok(self.prepare(value)?.into_owned())
+    }
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+        Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_json())
+    }
+    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
+    }
+}
+
+impl Randomizer for HeavyHitterMetric {
+    /// Any string (discovery: at most `max_length` bytes).
+    type Value = str;
+
+    fn randomize<R: CryptoRng + RngCore>(&self, value: &str, rng: &mut R) -> Result<Report> {
+        self.randomize_once(value, rng)
+    }
+}
+
+/// What a heavy-hitter estimate lists.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub enum Found {
+    /// Sketches: every candidate, in the config's order.
+    #[serde(rename = "estimates")]
+    Estimates(Vec<CandidateEstimate>),
+    /// Discovery: the values found, most frequent first.
+    #[serde(rename = "heavy_hitters")]
+    HeavyHitters(Vec<CandidateEstimate>),
+}
+
+/// The estimate of a heavy-hitter metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeavyHitterEstimate {
+    /// The resolved protocol.
+    pub protocol: HeavyHitterProtocol,
+    /// ε of one report.
+    pub epsilon: f64,
+    /// Accepted reports.
+    pub n: u64,
+    /// Rejected reports by reason.
+    pub rejected: RejectionCounts,
+    /// `"estimates"` (sketches) or `"heavy_hitters"` (discovery).
+    #[serde(flatten)]
+    pub found: Found,
+}
+
+impl HeavyHitterEstimate {
+    /// The values listed, whichever the kind.
+    pub fn values(&self) -> &[CandidateEstimate] {
+        match &self.found {
+            Found::Estimates(v) | Found::HeavyHitters(v) => v,
+        }
+    }
+}
+
+impl IntoEstimate for HeavyHitterEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        without_post(post, Estimate::HeavyHitter(self))
+    }
+}
+
+/// One level's reports (discovery keeps every report: the values to score
+/// are found only when estimating).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Level {
+    seeds: Vec<u32>,
+    values: Vec<u32>,
+}
+
+impl Level {
+    fn len(&self) -> usize {
+        self.seeds.len()
+    }
+}
+
+/// The running state of a heavy-hitter aggregator.
+#[derive(Debug, Clone)]
+enum Counts {
+    /// Reports per group (CMS: row; HCMS: row and column) and set bits per
+    /// row and column.
+    Sketch { groups: Vec<u64>, ones: Vec<u64> },
+    /// Every report, per level.
+    Discovery { levels: Vec<Level> },
+}
+
+/// Aggregates heavy-hitter reports.
+#[derive(Debug, Clone)]
+pub struct HeavyHitterAggregator {
+    metric: HeavyHitterMetric,
+    counts: Counts,
+    tally: Tally,
+}
+
+impl AggregateState for HeavyHitterAggregator {
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
+    fn tally_mut(&mut self) -> &mut Tally {
+        &mut self.tally
+    }
+
+    fn write_counts(&self, out: &mut StateWriter) {
+        match &self.counts {
+            Counts::Sketch { groups, ones } => {
+                out.counts(groups);
+                out.counts(ones);
+            }
+            Counts::Discovery { levels } => {
+                out.counts(&levels.iter().map(|l| l.len() as u64).collect::<Vec<_>>());
+                for level in levels {
+                    out.counts(&level.seeds.iter().map(|&s| u64::from(s)).collect::<Vec<_>>());
+                    out.counts(&level.values.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+
+    fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
+        let inconsistent = |what| Error::from(StateError::Inconsistent { what });
+        match (&mut self.counts, &self.metric.mechanism) {
+            (Counts::Sketch { groups, ones }, Mechanism::Sketch(sketch)) => {
+                input.counts(groups, n, "a group holds more reports than the state")?;
+                if groups.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
+                    return Err(inconsistent("the groups do not hold the number of reports"));
+                }
+                input.counts(ones, n, "a bit count exceeds the number of reports")?;
+                let m = sketch.width() as usize;
+                let within = |cell: usize, o: u64| match sketch.kind() {
+                    SketchKind::Cms => o <= groups[cell / m],
+                    SketchKind::Hcms => o <= groups[cell],
+                };
+                if !ones.iter().enumerate().all(|(cell, &o)| within(cell, o)) {
+                    return Err(inconsistent("a bit count exceeds its group's reports"));
+                }
+            }
+            (Counts::Discovery { levels }, Mechanism::Discovery(d)) => {
+                let mut sizes = vec![0u64; levels.len()];
+                input.counts(&mut sizes, n, "a level holds more reports than the state")?;
+                if sizes.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
+                    return Err(inconsistent("the levels do not hold the number of reports"));
+                }
+                for (level, &size) in levels.iter_mut().zip(&sizes) {
+                    let mut seeds = vec![0u64; size as usize];
+                    input.counts(&mut seeds, u64::from(u32::MAX), "a seed is not 32 bits")?;
+                    let mut values = vec![0u64; size as usize];
+                    input.counts(&mut values, d.buckets() - 1, "a bucket is not below g")?;
+                    level.seeds = seeds.into_iter().map(|s| s as u32).collect();
+                    level.values = values.into_iter().map(|v| v as u32).collect();
+                }
+            }
+            _ => unreachable!("the counts are made for the mechanism"),
+        }
+        Ok(())
+    }
+}
+
+impl Aggregate for HeavyHitterAggregator {
+    type Mechanism = HeavyHitterMetric;
+    type Estimate = HeavyHitterEstimate;
+
+    fn new(metric: HeavyHitterMetric) -> Self {
+        let counts = match &metric.mechanism {
+            Mechanism::Sketch(s) => Counts::Sketch { groups: vec![0; s.groups_len()], ones: vec![0; s.ones_len()] },
+            Mechanism::Discovery(d) => Counts::Discovery { levels: vec![Level::default(); d.levels() as usize] },
+        };
+        HeavyHitterAggregator { metric, counts, tally: Tally::default() }
+    }
+
+    fn mechanism(&self) -> &HeavyHitterMetric {
+        &self.metric
+    }
+
+    fn add(&mut self, report: &Report) -> Result<()> {
+        if let Err(e) = self.metric.validate(report) {
+            return Err(self.tally.reject(e));
+        }
+        match (&mut self.counts, &self.metric.mechanism) {
+            (Counts::Sketch { groups, ones }, Mechanism::Sketch(s)) => s.accumulate(&report.payload, groups, ones),
+            (Counts::Discovery { levels }, _) => {
+                if let Payload::Grouped { group, seed, value } = report.payload {
+                    let level = &mut levels[group as usize];
+                    level.seeds.push(seed);
+                    level.values.push(value as u32);
+                }
+            }
+            _ => unreachable!("the counts are made for the mechanism"),
+        }
+        self.tally.accept();
+        Ok(())
+    }
+
+    fn merge(&mut self, other: &HeavyHitterAggregator) -> Result<()> {
+        if self.metric.fingerprint != other.metric.fingerprint || self.metric.protocol != other.metric.protocol {
+            return Err(Error::MergeMismatch {
+                ours: Aggregate::state_id(self),
+                theirs: Aggregate::state_id(other),
+                conflict: MergeConflict::Configuration,
+            });
+        }
+        let tally = self.tally.merged(&other.tally)?;
+        match (&mut self.counts, &other.counts) {
+            (Counts::Sketch { groups, ones }, Counts::Sketch { groups: g2, ones: o2 }) => {
+                let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
+                let (g, o) = (add(groups, g2)?, add(ones, o2)?);
+                (*groups, *ones) = (g, o);
+            }
+            (Counts::Discovery { levels }, Counts::Discovery { levels: theirs }) => {
+                for (ours, theirs) in levels.iter_mut().zip(theirs) {
+                    ours.seeds.extend_from_slice(&theirs.seeds);
+                    ours.values.extend_from_slice(&theirs.values);
+                }
+            }
+            _ => unreachable!("equal fingerprints make equal mechanisms"),
+        }
+        self.tally = tally;
+        Ok(())
+    }
+
+    fn state_id(&self) -> String {
+        crate::metric::id_of(&self.metric)
+    }
+
+    /// Sketches: every candidate's frequency; discovery: the top values.
+    fn estimate(&self) -> Result<HeavyHitterEstimate> {
+        let n = self.tally.n();
+        if n == 0 {
+            return Err(Error::NoReports);
+        }
+        let found = match (&self.counts, &self.metric.mechanism) {
+            (Counts::Sketch { groups, ones }, Mechanism::Sketch(s)) => {
+                if self.metric.candidates.is_empty() {
+                    return Err(Error::invalid("candidates", Requirement::Required { by: "a sketch's estimate" }));
+                }
+                let table = s.table(groups, ones);
+                let estimates = self.metric.candidates.iter().map(|value| {
+                    let (count, std_error) = s.estimate(&table, n, value);
+                    let (frequency, std_error) = (count / n as f64, std_error / n as f64);
+                    CandidateEstimate {
+                        value: value.clone(),
+                        frequency,
+                        std_error,
+                        ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
+                    }
+                });
+                Found::Estimates(estimates.collect())
+            }
+            (Counts::Discovery { levels }, Mechanism::Discovery(d)) => Found::HeavyHitters(d.discover(levels, n)),
+            _ => unreachable!("the counts are made for the mechanism"),
+        };
+        Ok(HeavyHitterEstimate { protocol: self.metric.protocol, epsilon: self.metric.epsilon, n, rejected: *self.tally.rejected(), found })
+    }
+}

@@ -1,0 +1,286 @@
+//! Apple's count-mean sketch (CMS) and its Hadamard variant (HCMS)
+//! (Apple Differential Privacy Team, "Learning with privacy at scale", 2017).
+//!
+//! The sketch has `k` rows of `m` columns (`m` a power of two); row `j`
+//! hashes a string to the column `h_j(x) = bucket(j, key64(x), m)`
+//! ([`crate::hash`]: public, deterministic, identical natively and in wasm).
+//! A device draws one row `j` uniformly, then
+//!
+//! * **CMS** sends the one-hot vector of `h_j(x)` over `m` bits, each bit
+//!   flipped with probability `f = 1/(1+e^{ε/2})` (two bits differ between
+//!   two values: ratio `((1−f)/f)² ≤ e^ε`);
+//! * **HCMS** draws a Hadamard column `l` uniformly and sends the bit of the
+//!   coefficient `H[l, h_j(x)] = (−1)^{popcount(l & h_j(x))}`, flipped with
+//!   probability `f = 1/(1+e^ε)` (ratio `(1−f)/f ≤ e^ε`).
+//!
+//! Every flip is an exact integer-threshold coin rounded up (more noise).
+//!
+//! The aggregator turns each row into `t_jb`, an unbiased count of the row's
+//! reports whose value hashes to `b` (CMS: `(ones − f r_j)/(1−2f)`; HCMS: a
+//! fast Walsh–Hadamard transform of the debiased coefficients), and
+//! estimates a candidate's count as
+//!
+//! ```text
+//! ĉ_v = m/(m−1) · (Σ_j t_{j,h_j(v)} − n/m)
+//! ```
+//!
+//! unbiased over the draw of the hash functions (a value collides with
+//! another in a row with probability `1/m`). Per report, with `π_u` the
+//! share of rows where `x_u` and `v` collide (1 when `x_u = v`),
+//!
+//! ```text
+//! CMS:  Var[ĉ_v] = (m/(m−1))² Σ_u [π_u(1−π_u) + f(1−f)/(1−2f)²]
+//! HCMS: Var[ĉ_v] = (m/(m−1))² Σ_u [1/(1−2f)² − π_u²]
+//! ```
+//!
+//! and the standard errors evaluate them at `π = 1/m` for other values.
+
+use crate::error::{Rejection, Result};
+use crate::frequency::Likelihood;
+use crate::hash::{bucket, key64};
+use crate::privacy::exp_epsilon_safe;
+use crate::report::{BitVector, Payload};
+use crate::rng::{uniform_below, Bernoulli, RngCore};
+
+/// Which sketch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SketchKind {
+    /// `m` flipped bits per report.
+    Cms,
+    /// One flipped Hadamard coefficient per report.
+    Hcms,
+}
+
+/// A configured CMS or HCMS.
+#[derive(Debug, Clone)]
+pub struct Sketch {
+    kind: SketchKind,
+    rows: u64,
+    width: u64,
+    flip: Bernoulli,
+}
+
+impl Sketch {
+    /// For a validated ε, `k ≥ 1` rows and a power-of-two width `m ≥ 2`.
+    pub(crate) fn new(kind: SketchKind, epsilon: f64, rows: u64, width: u64) -> Self {
+        let per_bit = match kind {
+            SketchKind::Cms => epsilon / 2.0,
+            SketchKind::Hcms => epsilon,
+        };
+        let flip = Bernoulli::rounded_up(1.0 / (1.0 + exp_epsilon_safe(per_bit))).expect("a probability");
+        Sketch { kind, rows, width, flip }
+    }
+
+    pub(crate) fn kind(&self) -> SketchKind {
+        self.kind
+    }
+
+    /// `k`, the rows (hash functions).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// `m`, the columns.
+    pub fn width(&self) -> u64 {
+        self.width
+    }
+
+    /// The realized flip probability `f`.
+    pub fn flip_probability(&self) -> f64 {
+        self.flip.probability()
+    }
+
+    /// `h_j(value)`, the column of `value` in row `row`.
+    pub fn column(&self, row: u64, value: &str) -> u64 {
+        bucket(row as u32, key64(value.as_bytes()), self.width)
+    }
+
+    /// The number of running counts per report group: CMS counts reports
+    /// per row, HCMS per (row, Hadamard column).
+    pub(crate) fn groups_len(&self) -> usize {
+        match self.kind {
+            SketchKind::Cms => self.rows as usize,
+            SketchKind::Hcms => (self.rows * self.width) as usize,
+        }
+    }
+
+    /// The number of "ones" counts: per (row, column) for both.
+    pub(crate) fn ones_len(&self) -> usize {
+        (self.rows * self.width) as usize
+    }
+
+    /// The randomized payload of `value` in row `row`.
+    pub(crate) fn randomize(&self, value: &str, row: u64, rng: &mut dyn RngCore) -> Payload {
+        let column = self.column(row, value);
+        match self.kind {
+            SketchKind::Cms => {
+                let ones = (0..self.width).filter(|&b| (b == column) != self.flip.sample(rng)).map(|b| b as usize);
+                let bits = BitVector::with_ones(self.width as usize, ones).expect("columns are below the width");
+                Payload::Cohort { cohort: row as u32, bits }
+            }
+            SketchKind::Hcms => {
+                let l = uniform_below(rng, self.width);
+                let bit = hadamard_bit(l, column) != self.flip.sample(rng);
+                Payload::Grouped { group: row as u32, seed: l as u32, value: u64::from(bit) }
+            }
+        }
+    }
+
+    /// Checks a payload's shape and ranges.
+    pub(crate) fn validate(&self, payload: &Payload) -> Result<()> {
+        match (self.kind, payload) {
+            (SketchKind::Cms, Payload::Cohort { cohort, bits }) => {
+                if u64::from(*cohort) >= self.rows {
+                    return Err(Rejection::OutOfRange.error(format!("the row (cohort) must be below {}", self.rows)));
+                }
+                if !bits.fits(self.width as usize) {
+                    return Err(Rejection::BadLength.error(format!("expected {} bits", self.width)));
+                }
+                Ok(())
+            }
+            (SketchKind::Hcms, Payload::Grouped { group, seed, value }) => {
+                if u64::from(*group) >= self.rows || u64::from(*seed) >= self.width || *value > 1 {
+                    let message = format!("the row (cohort) must be below {}, the column (seed) below {}, the value 0 or 1", self.rows, self.width);
+                    return Err(Rejection::OutOfRange.error(message));
+                }
+                Ok(())
+            }
+            (SketchKind::Cms, _) => Err(Rejection::Malformed.error("expected cohort and bits")),
+            (SketchKind::Hcms, _) => Err(Rejection::Malformed.error("expected cohort, seed and value")),
+        }
+    }
+
+    /// Adds a validated payload to the counts.
+    pub(crate) fn accumulate(&self, payload: &Payload, groups: &mut [u64], ones: &mut [u64]) {
+        match payload {
+            Payload::Cohort { cohort, bits } => {
+                let row = *cohort as usize;
+                groups[row] += 1;
+                for b in bits.ones() {
+                    ones[row * self.width as usize + b] += 1;
+                }
+            }
+            Payload::Grouped { group, seed, value } => {
+                let cell = *group as usize * self.width as usize + *seed as usize;
+                groups[cell] += 1;
+                ones[cell] += *value;
+            }
+            _ => {}
+        }
+    }
+
+    /// `t_jb` for every row and column: unbiased counts of the row's
+    /// reports whose value hashes to `b`.
+    pub(crate) fn table(&self, groups: &[u64], ones: &[u64]) -> Vec<f64> {
+        let f = self.flip_probability();
+        let m = self.width as usize;
+        match self.kind {
+            SketchKind::Cms => ones
+                .iter()
+                .enumerate()
+                .map(|(cell, &o)| (o as f64 - f * groups[cell / m] as f64) / (1.0 - 2.0 * f))
+                .collect(),
+            SketchKind::Hcms => {
+                // Each report's coefficient, debiased: (1 − 2·bit)/(1 − 2f);
+                // summed per (row, column), then transformed per row.
+                let mut table: Vec<f64> =
+                    groups.iter().zip(ones).map(|(&r, &o)| (r as f64 - 2.0 * o as f64) / (1.0 - 2.0 * f)).collect();
+                for row in table.chunks_mut(m) {
+                    walsh_hadamard(row);
+                }
+                table
+            }
+        }
+    }
+
+    /// The count estimate of `value` and its standard error, from the
+    /// table of `n` reports (see the module docs).
+    pub(crate) fn estimate(&self, table: &[f64], n: u64, value: &str) -> (f64, f64) {
+        let (m, n) = (self.width as f64, n as f64);
+        let sum: f64 = (0..self.rows).map(|j| table[(j * self.width + self.column(j, value)) as usize]).sum();
+        let count = m / (m - 1.0) * (sum - n / m);
+        let c = count.clamp(0.0, n);
+        let f = self.flip_probability();
+        let per_report = match self.kind {
+            SketchKind::Cms => n * f * (1.0 - f) / (1.0 - 2.0 * f).powi(2) + (n - c) * (1.0 / m) * (1.0 - 1.0 / m),
+            SketchKind::Hcms => n / (1.0 - 2.0 * f).powi(2) - c - (n - c) / (m * m),
+        };
+        (count, (m / (m - 1.0)) * per_report.max(0.0).sqrt())
+    }
+
+    /// `P[payload | value]`, realized.
+    pub(crate) fn likelihood(&self, value: &str, payload: &Payload) -> Likelihood {
+        if self.validate(payload).is_err() {
+            return Likelihood::new(0.0);
+        }
+        let f = self.flip_probability();
+        let row = Likelihood::new(1.0 / self.rows as f64);
+        match payload {
+            Payload::Cohort { cohort, bits } => {
+                let column = self.column(u64::from(*cohort), value);
+                (0..self.width).fold(row, |l, b| l.times(if bits.get(b as usize) != (b == column) { f } else { 1.0 - f }))
+            }
+            Payload::Grouped { group, seed, value: bit } => {
+                let truth = hadamard_bit(u64::from(*seed), self.column(u64::from(*group), value));
+                row.times(1.0 / self.width as f64).times(if truth == (*bit == 1) { 1.0 - f } else { f })
+            }
+            _ => Likelihood::new(0.0),
+        }
+    }
+
+    /// True when the payload supports `value` (its bit, or its coefficient's
+    /// bit, is the value's own before flipping).
+    pub(crate) fn supports(&self, value: &str, payload: &Payload) -> bool {
+        match payload {
+            Payload::Cohort { cohort, bits } => bits.get(self.column(u64::from(*cohort), value) as usize),
+            Payload::Grouped { group, seed, value: bit } => {
+                hadamard_bit(u64::from(*seed), self.column(u64::from(*group), value)) == (*bit == 1)
+            }
+            _ => false,
+        }
+    }
+
+    /// Outputs that exercise the channel: for a few rows, every single-bit
+    /// change of a report (CMS) or both bits of several columns (HCMS).
+    pub(crate) fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Payload> {
+        let mut out = Vec::new();
+        for (i, value) in values.iter().enumerate() {
+            let row = uniform_below(rng, self.rows);
+            match self.randomize(value, row, rng) {
+                Payload::Cohort { cohort, bits } => {
+                    for b in 0..self.width.min(64) as usize {
+                        let ones = bits.ones().filter(|&o| o != b).chain((!bits.get(b)).then_some(b));
+                        out.push(Payload::Cohort { cohort, bits: BitVector::with_ones(self.width as usize, ones).expect("in range") });
+                    }
+                    out.push(Payload::Cohort { cohort, bits });
+                }
+                Payload::Grouped { group, .. } => {
+                    for seed in 0..self.width.min(8 + i as u64) as u32 {
+                        out.extend((0..2).map(|value| Payload::Grouped { group, seed, value }));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// The bit of the Hadamard coefficient `H[l, b]`: true for −1.
+pub(crate) fn hadamard_bit(l: u64, b: u64) -> bool {
+    (l & b).count_ones() & 1 == 1
+}
+
+/// The fast Walsh–Hadamard transform, in place (the length is a power of two).
+fn walsh_hadamard(x: &mut [f64]) {
+    let mut h = 1;
+    while h < x.len() {
+        for block in x.chunks_mut(2 * h) {
+            let (a, b) = block.split_at_mut(h);
+            for (u, v) in a.iter_mut().zip(b.iter_mut()) {
+                (*u, *v) = (*u + *v, *u - *v);
+            }
+        }
+        h *= 2;
+    }
+}
