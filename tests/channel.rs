@@ -79,45 +79,54 @@ fn enumerated_channels_are_distributions() {
 /// draws from input 1 over d = 3 (false-alarm rate 1e-6 per test). Where the
 /// outputs are too many to enumerate (local hashing's seeds), the samplers
 /// are checked on the event "the report supports its own value", whose
-/// probability is p*.
+/// probability is p*. With an instantaneous step, the draws are a fresh
+/// permanent response and the step, and the channel the composed one.
 #[test]
 fn samplers_draw_from_the_enumerated_channel() {
-    const DRAWS: usize = 200_000;
     for &protocol in FrequencyProtocol::ALL {
         if protocol == FrequencyProtocol::DBitFlip {
             continue; // enumerated exhaustively in tests/repeated.rs
         }
-        let oracle = oracle(protocol, 1.0, 3);
-        let mut rng = SimulationRng::seed_from_u64(5);
-        let ChannelOutputs::Complete(ys) = outputs(&oracle) else {
-            let (p, _) = oracle.support_probabilities();
-            let hits = (0..DRAWS)
-                .filter(|_| oracle.supported_values(&oracle.randomize_index(1, &mut rng).unwrap()).contains(&1))
-                .count() as f64;
-            let z = (hits - DRAWS as f64 * p) / (DRAWS as f64 * p * (1.0 - p)).sqrt();
-            assert!(z.abs() < common::z_critical(1e-6, 1), "{protocol:?}: z = {z}");
-            continue;
-        };
-        let mut counts: HashMap<String, usize> = HashMap::new();
-        for _ in 0..DRAWS {
-            *counts.entry(oracle.randomize_index(1, &mut rng).unwrap().to_json()).or_default() += 1;
-        }
-        let mut statistic = 0.0;
-        let mut cells = 0;
-        for y in ys {
-            let expected = DRAWS as f64 * oracle.likelihood(1, &y).probability();
-            let observed = counts.remove(&y.to_json()).unwrap_or(0) as f64;
-            if expected == 0.0 {
-                assert_eq!(observed, 0.0, "{protocol:?} drew an output of probability 0");
-                continue;
-            }
-            statistic += (observed - expected).powi(2) / expected;
-            cells += 1;
-        }
-        assert!(counts.is_empty(), "{protocol:?} drew outputs outside the enumeration");
-        let critical = chi_square_critical(1e-6, cells - 1);
-        assert!(statistic < critical, "{protocol:?}: χ² = {statistic} over {cells} cells, critical {critical}");
+        sampler_follows_its_channel(&oracle(protocol, 1.0, 3));
     }
+    for protocol in ["grr", "sue", "oue", "blh", "olh"] {
+        let config = format!(r#"{{"protocol":"{protocol}","epsilon":2,"domain":3,"instantaneous_epsilon":1}}"#);
+        sampler_follows_its_channel(&FrequencyOracle::from_json(&config).unwrap());
+    }
+}
+
+fn sampler_follows_its_channel(oracle: &FrequencyOracle) {
+    const DRAWS: usize = 200_000;
+    let protocol = oracle.protocol();
+    let mut rng = SimulationRng::seed_from_u64(5);
+    let ChannelOutputs::Complete(ys) = outputs(oracle) else {
+        let (p, _) = oracle.support_probabilities();
+        let hits = (0..DRAWS)
+            .filter(|_| oracle.supported_values(&oracle.randomize_index(1, &mut rng).unwrap()).contains(&1))
+            .count() as f64;
+        let z = (hits - DRAWS as f64 * p) / (DRAWS as f64 * p * (1.0 - p)).sqrt();
+        assert!(z.abs() < common::z_critical(1e-6, 1), "{protocol:?}: z = {z}");
+        return;
+    };
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for _ in 0..DRAWS {
+        *counts.entry(oracle.randomize_index(1, &mut rng).unwrap().to_json()).or_default() += 1;
+    }
+    let mut statistic = 0.0;
+    let mut cells = 0;
+    for y in ys {
+        let expected = DRAWS as f64 * oracle.likelihood(1, &y).probability();
+        let observed = counts.remove(&y.to_json()).unwrap_or(0) as f64;
+        if expected == 0.0 {
+            assert_eq!(observed, 0.0, "{protocol:?} drew an output of probability 0");
+            continue;
+        }
+        statistic += (observed - expected).powi(2) / expected;
+        cells += 1;
+    }
+    assert!(counts.is_empty(), "{protocol:?} drew outputs outside the enumeration");
+    let critical = chi_square_critical(1e-6, cells - 1);
+    assert!(statistic < critical, "{protocol:?}: χ² = {statistic} over {cells} cells, critical {critical}");
 }
 
 #[test]
@@ -128,4 +137,9 @@ fn every_channel_holds_its_epsilon_up_to_30() {
 #[test]
 fn local_hashing_at_large_epsilon_stays_in_range() {
     common::channel::local_hashing_at_large_epsilon_stays_in_range();
+}
+
+#[test]
+fn longitudinal_channels_hold_their_per_report_epsilon() {
+    common::channel::longitudinal_channels_hold_their_per_report_epsilon();
 }

@@ -33,21 +33,21 @@ impl GeneralizedRandomizedResponse {
         GeneralizedRandomizedResponse { m, change }
     }
 
-    /// Randomized response over `m ≥ 2` symbols that keeps the share
-    /// `λ ∈ [0, 1]` of its input: `P[y=x] − P[y=x'] = λ`, i.e. it changes the
-    /// symbol with probability `(m−1)(1−λ)/m`, rounded up (a smaller λ, more
-    /// privacy). Composing two of them multiplies their λ; the instantaneous
-    /// step of longitudinal protocols is built this way.
-    pub(crate) fn contracting(lambda: f64, m: u64) -> Self {
+    /// Randomized response over `m ≥ 2` symbols that replaces its input,
+    /// with probability `μ ∈ [0, 1]`, by a uniform draw among all `m`
+    /// symbols: it changes the symbol with probability `μ(m−1)/m`, rounded
+    /// up (more privacy). Two in a row resample with `1 − (1−μ_1)(1−μ_2)`;
+    /// the instantaneous step of longitudinal protocols is built this way.
+    pub(crate) fn resampling(mu: f64, m: u64) -> Self {
         let others = (m - 1) as f64;
-        let change = Bernoulli::rounded_up(others / m as f64 * (1.0 - lambda.clamp(0.0, 1.0)))
-            .expect("a probability in [0, 1]");
+        let change = Bernoulli::rounded_up(mu.clamp(0.0, 1.0) * others / m as f64).expect("a probability in [0, 1]");
         GeneralizedRandomizedResponse { m, change }
     }
 
-    /// The realized `λ = P[y=x] − P[y=x']`.
-    pub fn contraction(&self) -> f64 {
-        self.keep_probability() - self.probability(0, 1)
+    /// The realized `μ`: `m/(m−1)` times the probability of a change (for
+    /// `ε`, `μ = m/(e^ε+m−1)`), computed without cancelling.
+    pub fn resample_probability(&self) -> f64 {
+        self.change.probability() * self.m as f64 / (self.m - 1) as f64
     }
 
     /// Randomizes symbol `x < m`: one coin, then (if it says so) a uniform

@@ -11,10 +11,11 @@
 //! differential privacy", EDBT 2023).
 //!
 //! * **grr** (L-GRR): GRR over the `d` values at `ε_∞`, then GRR over the
-//!   `d` values. Writing a `m`-ary randomized response as its contraction
-//!   `λ = P[y=x] − P[y=x']`, `λ(ε) = (e^ε−1)/(e^ε+m−1)`, composing two
-//!   multiplies their λ; the step's `λ_2 = λ(ε_1)/λ_1` (`λ_1` realized) makes
-//!   the composition exactly GRR at `ε_1`.
+//!   `d` values. An `m`-ary randomized response at ε replaces its input, with
+//!   probability `μ(ε) = m/(e^ε+m−1)`, by a uniform draw among all `m`
+//!   symbols; two in a row resample with `μ' = 1 − (1−μ_1)(1−μ_2)`, so the
+//!   step's `μ_2 = (μ(ε_1) − μ_1)/(1 − μ_1)` (`μ_1` realized) makes the
+//!   composition exactly GRR at `ε_1`: `p' = 1 − μ'(m−1)/m`, `q' = μ'/m`.
 //! * **olh**, **blh** (LOLOHA): one hash function per install (its seed is
 //!   drawn once, so that a report's seed says nothing about a change), the
 //!   permanent response is GRR over the `g` buckets at `ε_∞`, memoized per
@@ -22,14 +23,16 @@
 //!   the `g` buckets as for L-GRR. Given the hash, one report is GRR over `g`
 //!   at `ε_1`, so OLH's `g = round(e^{ε_1}) + 1` minimizes its variance.
 //! * **sue**, **oue** (L-SUE, L-OSUE): the permanent bit vector (SUE or OUE
-//!   at `ε_∞`), then every bit flipped with probability `f = (1−λ_2)/2`. With
-//!   `a = p_1 − ½`, `c = ½ − q_1` (realized) and `e = e^{ε_1}`, the composed
-//!   bits are 1 with `p' = ½ + λ_2 a` (own) and `q' = ½ − λ_2 c` (others),
-//!   and `p'(1−q')/((1−p')q') = e` is the quadratic
-//!   `ac(e−1)λ² − (a+c)(e+1)λ/2 + (e−1)/4 = 0`, whose smaller root is
-//!   `λ_2 = 2C/(B + √(B²−4AC))`. For OUE (`a = 0`) it is `(e−1)/(2c(e+1))`
-//!   and the composition is exactly OUE at `ε_1` (the best unary encoding for
-//!   one report); for SUE it is `λ_SUE(ε_1)/λ_1`, RAPPOR's basic IRR.
+//!   at `ε_∞`, bits 1 with `p_1` own and `q_1` others, realized), then every
+//!   bit flipped with probability `f`. The composed bits are 1 with
+//!   `p' = p_1 − af` (own) and `q' = q_1 + cf` (others), `a = 2p_1 − 1`,
+//!   `c = 1 − 2q_1`, and `p'(1−q')/((1−p')q') = e = e^{ε_1}` is the quadratic
+//!   `Af² + Bf − C = 0` with `A = ac(e−1)`, `B = p_1c + a(1−q_1) +
+//!   e((1−p_1)c + aq_1)`, `C = p_1(1−q_1) − e(1−p_1)q_1`, whose root in
+//!   `[0, ½]` is `f = 2C/(B + √(B²+4AC))`. For OUE (`a = 0`) the composition
+//!   is exactly OUE at `ε_1` (the best unary encoding for one report; the
+//!   paper's L-OSUE, OUE then SUE); for SUE it is SUE at `ε_1`, RAPPOR's
+//!   basic IRR (L-SUE).
 //!
 //! Every step's coin is rounded up (more change, more privacy) from
 //! `e^{ε_1}` lowered by [`exp_epsilon_safe`], so the realized per-report ε
@@ -58,17 +61,13 @@ enum Chain {
     Unary { permanent: UnaryEncoding, flip: Bernoulli },
 }
 
-/// `λ(ε)` of `m`-ary randomized response aimed at `ε` (lowered toward privacy).
-fn contraction(epsilon: f64, m: u64) -> f64 {
-    let e = exp_epsilon_safe(epsilon);
-    (e - 1.0) / (e + (m - 1) as f64)
-}
-
 /// The step after `permanent` (realized) whose composition is `m`-ary
-/// randomized response at `epsilon_1`.
+/// randomized response at `epsilon_1` (`e^{ε_1}` lowered toward privacy).
 fn symbol_step(permanent: &GeneralizedRandomizedResponse, epsilon_1: f64) -> GeneralizedRandomizedResponse {
     let m = permanent.symbols();
-    GeneralizedRandomizedResponse::contracting(contraction(epsilon_1, m) / permanent.contraction(), m)
+    let target = m as f64 / (exp_epsilon_safe(epsilon_1) + (m - 1) as f64);
+    let mu_1 = permanent.resample_probability();
+    GeneralizedRandomizedResponse::resampling((target - mu_1) / (1.0 - mu_1), m)
 }
 
 impl Longitudinal {
@@ -93,11 +92,13 @@ impl Longitudinal {
                 } else {
                     UnaryEncoding::optimized(epsilon, d)
                 };
-                let (p, q) = permanent.support_probabilities();
-                let (a, c, e) = (p - 0.5, 0.5 - q, exp_epsilon_safe(epsilon_1));
-                let (qa, qb, qc) = (a * c * (e - 1.0), (a + c) * (e + 1.0) / 2.0, (e - 1.0) / 4.0);
-                let lambda = 2.0 * qc / (qb + (qb * qb - 4.0 * qa * qc).max(0.0).sqrt());
-                let flip = Bernoulli::rounded_up((1.0 - lambda.clamp(0.0, 1.0)) / 2.0).expect("a probability");
+                let (miss, q, e) = (permanent.miss(), permanent.support_probabilities().1, exp_epsilon_safe(epsilon_1));
+                let (p, a, c) = (1.0 - miss, 1.0 - 2.0 * miss, 1.0 - 2.0 * q);
+                let qa = a * c * (e - 1.0);
+                let qb = p * c + a * (1.0 - q) + e * (miss * c + a * q);
+                let qc = p * (1.0 - q) - e * miss * q;
+                let f = 2.0 * qc / (qb + (qb * qb + 4.0 * qa * qc).sqrt());
+                let flip = Bernoulli::rounded_up(f.clamp(0.0, 0.5)).expect("a probability");
                 Chain::Unary { permanent, flip }
             }
             _ => return None,
@@ -115,9 +116,10 @@ impl Longitudinal {
 
     /// The composed probabilities of a symbol: `(P[y=x], P[y=x'])`.
     fn symbols(permanent: &GeneralizedRandomizedResponse, step: &GeneralizedRandomizedResponse) -> (f64, f64) {
-        let (p1, q1) = (permanent.keep_probability(), permanent.probability(0, 1));
-        let (p2, q2) = (step.keep_probability(), step.probability(0, 1));
-        (p1 * p2 + (1.0 - p1) * q2, q1 * p2 + (1.0 - q1) * q2)
+        let (mu_1, mu_2) = (permanent.resample_probability(), step.resample_probability());
+        let mu = mu_1 + mu_2 - mu_1 * mu_2;
+        let m = permanent.symbols() as f64;
+        (1.0 - mu * (m - 1.0) / m, mu / m)
     }
 
     /// The composed bit probabilities, each computed without cancelling:
