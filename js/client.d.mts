@@ -1,4 +1,5 @@
 // Types of client.mjs (and of its CommonJS copy, client.cjs).
+import type { SharedStorage } from './storage.mjs';
 import type { ClientCore, ClientOptions, Config, Protocol, Report, ValueFor } from './bindings.js';
 
 /**
@@ -24,7 +25,35 @@ export declare class Client<C extends Config = Config> {
   readonly spent: number;
   /** Randomizes one value into a report ready to send. */
   randomize(value: ValueFor<C>): Report;
+  /**
+   * A client whose secret, memos and ledger live in a storage shared by any
+   * number of contexts (tabs, iframes, Web Workers, an extension's service
+   * worker and pages), which then behave as one device. `storage` defaults
+   * to `indexedDBStorage()` where IndexedDB exists, else memory.
+   */
+  static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
 }
 
-/** The `Client` class over a wasm module's `ClientCore` class. */
-export declare function bindClient(core: typeof ClientCore): typeof Client;
+export interface OpenOptions {
+  /** Where the state lives: `indexedDBStorage()`, `asyncStorage(store)`, `chromeStorage()`. */
+  storage?: SharedStorage | null;
+  /** The ledger's clock in ms since 1970 (default `Date.now`). */
+  now?: () => number;
+}
+
+/** What `Client.open` resolves to: `Client`'s members, with `randomize` and `spent` asynchronous. */
+export interface SharedClient<C extends Config = Config> {
+  readonly protocol: Protocol;
+  readonly epsilon: number;
+  /** False only without a storage and without IndexedDB (memory). */
+  readonly persistent: boolean;
+  /** Resets counted by any context, as of this client's last call. */
+  readonly resets: number;
+  /** ε spent in the budget window ending now, across every context. */
+  readonly spent: Promise<number>;
+  /** Resolves to the report once its memo and ledger entry are stored. */
+  randomize(value: ValueFor<C>): Promise<Report>;
+}
+
+/** The `Client` class over a wasm module's `ClientCore` class; `indexedDBStorage` is `Client.open`'s default. */
+export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage): typeof Client;

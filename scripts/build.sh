@@ -23,10 +23,12 @@ bindings() {
   mv "$dir/$name.js" "$dir/bindings.js"
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
-    cp js/client.mjs js/client.d.mts "$dir/"
+    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts "$dir/"
   else
     { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
-    cp js/client.d.mts "$dir/client.d.cts"
+    sed "s#'./storage.mjs'#'./storage.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
+    { sed 's/^export function /function /' js/storage.mjs; echo 'module.exports = { indexedDBStorage, asyncStorage, chromeStorage };'; } > "$dir/storage.cjs"
+    cp js/storage.d.mts "$dir/storage.d.cts"
   fi
 }
 

@@ -2,5 +2,6 @@
 // synchronously), with the JS Client over their ClientCore.
 const bindings = require('./bindings.js');
 const { bindClient } = require('./client.cjs');
+const storage = require('./storage.cjs');
 
-module.exports = { ...bindings, Client: bindClient(bindings.ClientCore) };
+module.exports = { ...bindings, ...storage, Client: bindClient(bindings.ClientCore, storage.indexedDBStorage) };

@@ -1,3 +1,4 @@
 export * from './bindings.js';
 export { default } from './bindings.js';
 export { Client } from './client.mjs';
+export * from './storage.mjs';

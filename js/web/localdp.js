@@ -3,7 +3,9 @@
 // their ClientCore.
 import { ClientCore } from './bindings.js';
 import { bindClient } from './client.mjs';
+import { indexedDBStorage } from './storage.mjs';
 
 export * from './bindings.js';
 export { default } from './bindings.js';
-export const Client = bindClient(ClientCore);
+export * from './storage.mjs';
+export const Client = bindClient(ClientCore, indexedDBStorage);

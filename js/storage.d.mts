@@ -1,0 +1,54 @@
+// Types of storage.mjs (and of its CommonJS copy, storage.cjs).
+
+/**
+ * Where `Client.open` keeps the install's secret, memos and ledger. `update`
+ * reads `keys`, calls `fn` synchronously with what it read (absent keys are
+ * `undefined`), and stores the entries `fn` returns, as one step that no
+ * other context sharing the store can interleave with; it resolves once the
+ * writes are stored. `fn` may run more than once (retries); when it throws,
+ * nothing of that run is stored and the promise rejects with its error.
+ */
+export interface SharedStorage {
+  update(keys: string[], fn: (values: Record<string, string | undefined>) => Record<string, string>): Promise<void>;
+}
+
+export interface IndexedDBStorageOptions {
+  /** The database's name (default `"localdp"`). */
+  name?: string;
+  /** The object store's name (default `"state"`). */
+  store?: string;
+  /** The factory (default `globalThis.indexedDB`). */
+  indexedDB?: IDBFactory;
+}
+
+/** IndexedDB, in pages, Web Workers and service workers: each update is one `readwrite` transaction, committed with strict durability. */
+export declare function indexedDBStorage(options?: IndexedDBStorageOptions): SharedStorage;
+
+/** An asynchronous key-value store of strings. */
+export interface AsyncStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+  /** Stores `value` only if `key` still holds `expected` (`undefined`: absent); resolves to whether it did. Needed without Web Locks. */
+  compareAndSet?(key: string, expected: string | undefined, value: string): Promise<boolean>;
+}
+
+export interface AsyncStorageOptions {
+  /** The Web Locks manager (default `navigator.locks`); `null` serializes with the store's `compareAndSet`. */
+  locks?: LockManager | null;
+  /** The lock's name (default `"localdp"`). */
+  lockName?: string;
+}
+
+/**
+ * Any async key-value store, serialized with Web Locks where present, else
+ * with the store's `compareAndSet` (re-read and retry on a conflict; after
+ * 100 conflicts in a row the update rejects with an `Error` named
+ * `StorageConflict`). Throws a `TypeError` when it has neither.
+ */
+export declare function asyncStorage(store: AsyncStore, options?: AsyncStorageOptions): SharedStorage;
+
+/** A `chrome.storage` area (default `chrome.storage.local`), serialized with Web Locks. */
+export declare function chromeStorage(area?: {
+  get(key: string): Promise<Record<string, unknown>>;
+  set(items: Record<string, string>): Promise<void>;
+}): SharedStorage;
