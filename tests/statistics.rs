@@ -70,42 +70,57 @@ fn run(oracle: &FrequencyOracle, seed: u64) -> Runs {
 
 #[test]
 fn estimates_are_unbiased_with_the_closed_form_variance_and_honest_intervals() {
+    for (i, &protocol) in FrequencyProtocol::ALL.iter().filter(|&&p| p != FrequencyProtocol::DBitFlip).enumerate() {
+        check_estimator(&oracle(protocol, 1.0, D), 1000 + i as u64);
+    }
+}
+
+/// The same checks with an instantaneous step (ε_∞ = 2, ε_1 = 1): every
+/// report a fresh permanent response and the step (as each install's first
+/// report is), debiased with the composed channel's `p*`, `q*`.
+#[test]
+fn longitudinal_estimates_are_unbiased_with_the_composed_variance() {
+    for (i, protocol) in ["grr", "sue", "oue", "blh", "olh"].into_iter().enumerate() {
+        let config = format!(r#"{{"protocol":"{protocol}","epsilon":2,"domain":{D},"instantaneous_epsilon":1}}"#);
+        check_estimator(&FrequencyOracle::from_json(&config).unwrap(), 2000 + i as u64);
+    }
+}
+
+fn check_estimator(oracle: &FrequencyOracle, seed: u64) {
     let z_values = z_critical(ALPHA, D);
     let z_one = z_critical(ALPHA, 1);
-    for (i, &protocol) in FrequencyProtocol::ALL.iter().filter(|&&p| p != FrequencyProtocol::DBitFlip).enumerate() {
-        let oracle = oracle(protocol, 1.0, D);
-        let runs = run(&oracle, 1000 + i as u64);
-        let r = RUNS as f64;
+    let protocol = oracle.protocol();
+    let runs = run(oracle, seed);
+    let r = RUNS as f64;
 
-        for v in 0..D {
-            let mean = runs.estimates.iter().map(|e| e[v]).sum::<f64>() / r;
-            let z = (mean - runs.truth[v]) / (runs.variance[v] / r).sqrt();
-            assert!(z.abs() < z_values, "{protocol:?} value {v}: bias z = {z:.2} (limit {z_values:.2})");
-        }
-
-        let errors: Vec<f64> = runs
-            .estimates
-            .iter()
-            .map(|e| e.iter().zip(&runs.truth).map(|(a, b)| (a - b).powi(2)).sum())
-            .collect();
-        let mean = errors.iter().sum::<f64>() / r;
-        let sd = (errors.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1.0)).sqrt();
-        let expected: f64 = runs.variance.iter().sum();
-        let t = (mean - expected) / (sd / r.sqrt());
-        assert!(
-            t.abs() < z_one,
-            "{protocol:?}: MSE ÷ closed form = {:.3}, t = {t:.2} (limit {z_one:.2})",
-            mean / expected
-        );
-
-        let coverage = runs.covered as f64 / (r * D as f64);
-        let tolerance = z_one * (0.95 * 0.05 / r).sqrt();
-        assert!(
-            (coverage - 0.95).abs() < tolerance,
-            "{protocol:?}: 95% intervals cover {coverage:.4} (tolerance ±{tolerance:.4})"
-        );
-        eprintln!("{protocol:?}: MSE ÷ closed form {:.3}, coverage {coverage:.4}", mean / expected);
+    for v in 0..D {
+        let mean = runs.estimates.iter().map(|e| e[v]).sum::<f64>() / r;
+        let z = (mean - runs.truth[v]) / (runs.variance[v] / r).sqrt();
+        assert!(z.abs() < z_values, "{protocol:?} value {v}: bias z = {z:.2} (limit {z_values:.2})");
     }
+
+    let errors: Vec<f64> = runs
+        .estimates
+        .iter()
+        .map(|e| e.iter().zip(&runs.truth).map(|(a, b)| (a - b).powi(2)).sum())
+        .collect();
+    let mean = errors.iter().sum::<f64>() / r;
+    let sd = (errors.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1.0)).sqrt();
+    let expected: f64 = runs.variance.iter().sum();
+    let t = (mean - expected) / (sd / r.sqrt());
+    assert!(
+        t.abs() < z_one,
+        "{protocol:?}: MSE ÷ closed form = {:.3}, t = {t:.2} (limit {z_one:.2})",
+        mean / expected
+    );
+
+    let coverage = runs.covered as f64 / (r * D as f64);
+    let tolerance = z_one * (0.95 * 0.05 / r).sqrt();
+    assert!(
+        (coverage - 0.95).abs() < tolerance,
+        "{protocol:?}: 95% intervals cover {coverage:.4} (tolerance ±{tolerance:.4})"
+    );
+    eprintln!("{protocol:?} ε={} (long-run {}): MSE ÷ closed form {:.3}, coverage {coverage:.4}", oracle.epsilon(), oracle.long_run_epsilon(), mean / expected);
 }
 
 /// A protocol whose estimator is off (here: the aggregator debiasing with the
