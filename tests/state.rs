@@ -9,18 +9,23 @@
 use localdp::rng::RngCore;
 use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
-    Aggregator, Error, FrequencyProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily, SimulationRng,
-    StateError,
+    Aggregator, Error, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
+    SimulationRng, StateError,
 };
 
 /// One config per mechanism, from the libraries' own protocol lists (so a
 /// new protocol is covered without an edit here), plus the other shapes of
-/// state: labels, records, dBitFlip with several buckets, RAPPOR's cohorts.
+/// state: labels, records, dBitFlip with several buckets, RAPPOR's cohorts
+/// (heavy hitters: sketch counts, or every discovery report by level).
 fn configs() -> Vec<String> {
     let mut configs: Vec<String> = FrequencyProtocol::ALL
         .iter()
         .map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"domain":8}}"#))
         .chain(NumericProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10]}}"#)))
+        .chain(HeavyHitterProtocol::ALL.iter().map(|p| match p.discovers() {
+            true => format!(r#"{{"protocol":"{p}","epsilon":4,"max_length":4,"top":3}}"#),
+            false => format!(r#"{{"protocol":"{p}","epsilon":1,"sketch":{{"hashes":4,"width":16}},"candidates":["a","b","c"]}}"#),
+        }))
         .collect();
     configs.extend(
         [

@@ -518,9 +518,13 @@ impl AggregateState for HeavyHitterAggregator {
             }
             Counts::Discovery { levels } => {
                 out.counts(&levels.iter().map(|l| l.len() as u64).collect::<Vec<_>>());
+                // In one canonical order, so that the state of merged shards
+                // is the same bytes as that of one aggregator fed everything.
                 for level in levels {
-                    out.counts(&level.seeds.iter().map(|&s| u64::from(s)).collect::<Vec<_>>());
-                    out.counts(&level.values.iter().map(|&v| u64::from(v)).collect::<Vec<_>>());
+                    let mut pairs: Vec<(u32, u32)> = level.seeds.iter().copied().zip(level.values.iter().copied()).collect();
+                    pairs.sort_unstable();
+                    out.counts(&pairs.iter().map(|&(s, _)| u64::from(s)).collect::<Vec<_>>());
+                    out.counts(&pairs.iter().map(|&(_, v)| u64::from(v)).collect::<Vec<_>>());
                 }
             }
         }
