@@ -457,3 +457,148 @@ fn rappor_predicted_se(metric: &Metric, candidates: &[&str], truth: &[f64], n: u
     let inverse = nalgebra::DMatrix::from_fn(c, c, |a, b| info[a][b]).try_inverse().unwrap();
     (0..c).map(|v| inverse[(v, v)].sqrt() / n as f64).collect()
 }
+
+/// With an instantaneous step the ledger charges every report `ε_1` until the
+/// value's reports have cost `ε_∞` (then nothing): the `k` reports of one value
+/// reveal at most `min(k·ε_1, ε_∞)`. The per-memo totals survive a new
+/// session, refusals spend nothing, and the window rolls over as before.
+#[test]
+fn an_instantaneous_step_is_charged_per_report_up_to_the_long_run_epsilon() {
+    let mut rng = SimulationRng::seed_from_u64(50);
+    let config = r#"{"protocol":"grr","epsilon":1,"instantaneous_epsilon":0.3,"domain":4,"memoize":true,
+                     "budget":{"epsilon":1.5,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    let mut c = Client::new(config, &secret, None).unwrap();
+    let t0 = 1_700_000_000_000;
+    let near = |a: f64, b: f64| a >= b && a - b < 1e-12;
+    for (i, total) in [0.3, 0.6, 0.9, 1.0, 1.0, 1.0].into_iter().enumerate() {
+        c.randomize_text("0", t0 + i as u64, &mut rng).unwrap();
+        assert!(near(c.spent(t0 + 10), total), "report {i} of an unchanged value: spent {} ≠ {total}", c.spent(t0 + 10));
+    }
+    // A second value: 0.3 fits (1.3), a second 0.3 does not (1.6 > 1.5).
+    c.randomize_text("1", t0 + 20, &mut rng).unwrap();
+    let before = c.state_json();
+    let refused = c.randomize_text("1", t0 + 30, &mut rng).unwrap_err();
+    assert!(matches!(refused, Error::PrivacyBudgetExceeded { cost, .. } if cost == 0.3), "{refused:?}");
+    assert_eq!(c.state_json(), before, "a refused report changes nothing");
+    assert!(!before.contains("\"charged\":{}") && before.contains("\"charged\""), "per-memo totals are kept: {before}");
+
+    // The next session carries the per-memo totals on: value 0 is paid off,
+    // value 1 has 0.7 left.
+    let mut next = Client::new(config, &secret, Some(&before)).unwrap();
+    assert_eq!(next.resets(), 0);
+    next.randomize_text("0", t0 + 40, &mut rng).expect("value 0 has cost its ε_∞: free");
+    assert!(near(next.spent(t0 + 40), 1.3));
+    let day = t0 + DAY + 20;
+    for (i, total) in [0.3, 0.6, 0.7, 0.7].into_iter().enumerate() {
+        next.randomize_text("1", day + i as u64, &mut rng).unwrap();
+        assert!(near(next.spent(day + 10), total), "value 1, report {i} after the window: {}", next.spent(day + 10));
+    }
+    let state: serde_json::Value = serde_json::from_str(&next.state_json()).unwrap();
+    assert!(state.get("charged").is_none(), "every memo paid off: no totals left: {state}");
+}
+
+/// P[two reports of one install are equal] for GRR over `m` values with a
+/// permanent response at `ε_∞` and a step at `ε_1` (nominal probabilities):
+/// `(unchanged value, changed value)`.
+fn grr_equality_probabilities(m: f64, long_run: f64, epsilon_1: f64) -> (f64, f64) {
+    let mu = |e: f64| m / (e.exp() + m - 1.0);
+    let mu_1 = mu(long_run);
+    let mu_2 = (mu(epsilon_1) - mu_1) / (1.0 - mu_1);
+    let (p1, q1) = (1.0 - mu_1 * (m - 1.0) / m, mu_1 / m);
+    let (p2, q2) = (1.0 - mu_2 * (m - 1.0) / m, mu_2 / m);
+    let same_permanent = 2.0 * p1 * q1 + (m - 2.0) * q1 * q1;
+    let equal_steps = p2 * p2 + (m - 1.0) * q2 * q2;
+    let unequal_steps = 2.0 * p2 * q2 + (m - 2.0) * q2 * q2;
+    (equal_steps, same_permanent * equal_steps + (1.0 - same_permanent) * unequal_steps)
+}
+
+/// Without the step, two reports of an unchanged value are always equal and
+/// of a changed one equal only when the two permanent responses happen to
+/// be: equality tells the collector, without noise, "unchanged". With the
+/// step, equality is a noisy signal whose rates match the closed form
+/// (GRR, d = 4, ε_∞ = 2, ε_1 = 1: 0.43 unchanged vs 0.23 changed; without
+/// the step 1 vs 0.16).
+#[test]
+fn an_instantaneous_step_makes_equal_reports_uncertain() {
+    let installs = 20_000;
+    let mut rng = SimulationRng::seed_from_u64(51);
+    let z = common::z_critical(1e-6, 4);
+    for (config, (unchanged, changed)) in [
+        (r#"{"protocol":"grr","epsilon":2,"domain":4,"memoize":true}"#, (1.0, grr_equality_probabilities(4.0, 2.0, 2.0).1)),
+        (
+            r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#,
+            grr_equality_probabilities(4.0, 2.0, 1.0),
+        ),
+    ] {
+        let (mut same_equal, mut changed_equal) = (0, 0);
+        for _ in 0..installs {
+            let mut c = client(config, &mut rng);
+            let first = c.randomize_text("0", 0, &mut rng).unwrap();
+            same_equal += usize::from(c.randomize_text("0", 1, &mut rng).unwrap() == first);
+            changed_equal += usize::from(c.randomize_text("1", 2, &mut rng).unwrap() == first);
+        }
+        for (observed, p) in [(same_equal, unchanged), (changed_equal, changed)] {
+            let share = observed as f64 / installs as f64;
+            let se = (p * (1.0 - p) / installs as f64).sqrt();
+            assert!((share - p).abs() <= z * se, "{config}: equal in {share:.4} of installs, expected {p:.4}");
+        }
+        println!("{config}: P[equal | unchanged] {unchanged:.4}, P[equal | changed] {changed:.4}");
+    }
+}
+
+/// The memoized path through the step is the composed channel: the third
+/// report of every install (a stored permanent response, the step applied
+/// afresh) gives unbiased estimates; OLH's installs keep one hash seed for
+/// every value (LOLOHA), so a seed says nothing about a change.
+#[test]
+fn memoized_reports_through_the_step_estimate_without_bias() {
+    let mut rng = SimulationRng::seed_from_u64(52);
+    let truth = [0.5, 0.25, 0.25, 0.0];
+    for protocol in ["grr", "oue", "olh"] {
+        let config = format!(r#"{{"protocol":"{protocol}","epsilon":3,"instantaneous_epsilon":1,"domain":4,"memoize":true}}"#);
+        let metric = Metric::from_json(&config).unwrap();
+        let mut aggregator = localdp::Aggregator::new(metric.clone());
+        for i in 0..40_000 {
+            let mut c = client(&config, &mut rng);
+            let value = [0, 0, 1, 2][i % 4].to_string();
+            let reports: Vec<_> = (0..3).map(|t| c.randomize_text(&value, t, &mut rng).unwrap()).collect();
+            if protocol == "olh" {
+                let other = c.randomize_text("3", 4, &mut rng).unwrap();
+                let seed = |r: &localdp::Report| match r.payload {
+                    Payload::Hashed { seed, .. } => seed,
+                    _ => unreachable!(),
+                };
+                assert_eq!(seed(&other), seed(&reports[0]), "one hash per install");
+            }
+            aggregator.add(&reports[2]).unwrap();
+        }
+        let localdp::Estimate::Frequency(e) = aggregator.estimate(localdp::PostProcessing::None).unwrap() else { unreachable!() };
+        let z = common::z_critical(1e-6, 12);
+        for (v, t) in e.estimates.iter().zip(truth) {
+            assert!((v.frequency - t).abs() < z * v.std_error, "{protocol}: {v:?} vs {t}");
+        }
+    }
+}
+
+/// Reports made without the step do not match a config with it, and vice
+/// versa (the envelope carries `ε_1`, the fingerprint `ε_∞`).
+#[test]
+fn reports_with_and_without_the_step_do_not_mix() {
+    let mut rng = SimulationRng::seed_from_u64(53);
+    let plain = r#"{"protocol":"oue","epsilon":1,"domain":4,"memoize":true}"#;
+    let stepped = r#"{"protocol":"oue","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#;
+    let other_long_run = r#"{"protocol":"oue","epsilon":3,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#;
+    for (made, checked) in [(plain, stepped), (stepped, plain), (stepped, other_long_run)] {
+        let report = client(made, &mut rng).randomize_text("1", 0, &mut rng).unwrap();
+        let mut aggregator = localdp::Aggregator::new(Metric::from_json(checked).unwrap());
+        let refused = aggregator.add(&report).unwrap_err();
+        assert!(
+            matches!(refused, Error::Rejected { reason: localdp::Rejection::ConfigMismatch, .. }),
+            "{made} → {checked}: {refused:?}"
+        );
+    }
+    let metric = Metric::from_json(stepped).unwrap();
+    assert_eq!((metric.epsilon(), metric.long_run_epsilon()), (1.0, 2.0));
+    assert_ne!(metric.id(), Metric::from_json(plain).unwrap().id());
+}
