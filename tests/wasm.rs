@@ -92,6 +92,13 @@ fn every_channel_holds_its_epsilon_in_wasm_up_to_30() {
     common::channel::every_channel_holds_its_epsilon_up_to_30();
 }
 
+/// The composed channel of every protocol with an instantaneous step, in
+/// the wasm build: per-report ε never above `ε_1`.
+#[wasm_bindgen_test]
+fn longitudinal_channels_hold_their_per_report_epsilon_in_wasm() {
+    common::channel::longitudinal_channels_hold_their_per_report_epsilon();
+}
+
 /// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
 /// 32-bit `usize` here.
 #[wasm_bindgen_test]
