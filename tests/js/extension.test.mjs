@@ -1,0 +1,78 @@
+// The example Manifest V3 extension (examples/extension) loaded unpacked in
+// headless Chromium: its module service worker randomizes with the
+// package's client build (wasm under 'wasm-unsafe-eval'), keeps its state in
+// chrome.storage.local, and posts the report to a local collector, where
+// it is counted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, startCollector, stopCollector } from './helpers.mjs';
+
+// The repository's example, from tests/js/ or from scripts/test-js.sh's target/js-scratch/.
+const example = fileURLToPath(new URL('../../examples/extension', import.meta.url));
+
+/** Polls `probe` until it returns a truthy value or `ms` pass (then fails with `what`). */
+async function until(probe, what, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test("the extension's service worker reports to the collector", async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'localdp-extension-'));
+  const extension = join(scratch, 'extension');
+  const profile = join(scratch, 'profile');
+  const metrics = join(example, 'metrics.json');
+  let collector;
+  let context;
+  try {
+    collector = await startCollector(['--db', join(scratch, 'db.sqlite'), '--metrics', metrics]);
+    // The example as a user sets it up: copied, the package's client build
+    // copied in from this project's node_modules, the collector's address set.
+    cpSync(example, extension, { recursive: true, filter: (src) => !src.endsWith('/localdp') });
+    execFileSync(process.execPath, [join(extension, 'setup.mjs'), '--collector', collector.url], { cwd: process.cwd() });
+    assert.equal(JSON.parse(readFileSync(join(extension, 'settings.json'), 'utf8')).collector, collector.url);
+
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM.executablePath,
+      headless: true,
+      args: [...CHROMIUM.args, `--disable-extensions-except=${extension}`, `--load-extension=${extension}`],
+    });
+    const worker = context.serviceWorkers()[0] ?? await context.waitForEvent('serviceworker');
+    assert.match(worker.url(), /^chrome-extension:\/\/[a-z]{32}\/background\.js$/);
+
+    const metric = await until(async () => {
+      const response = await fetch(`${collector.url}/api/metrics/ui_language`);
+      const body = await response.json();
+      return body.n > 0 && body;
+    }, 'the report to arrive');
+    assert.equal(metric.n, 1);
+    assert.ok(Object.values(metric.rejected).every((count) => count === 0), JSON.stringify(metric.rejected));
+    const [line, ...rest] = (await (await fetch(`${collector.url}/api/metrics/ui_language/export`)).text()).trim().split('\n');
+    assert.deepEqual(rest, []);
+    const report = JSON.parse(line);
+    assert.equal(report.protocol, 'grr');
+    assert.equal(report.epsilon, 1);
+
+    // The state lives in chrome.storage.local: a secret and a ledger, no raw value.
+    const stored = await worker.evaluate(() => chrome.storage.local.get(null));
+    const language = await worker.evaluate(() => navigator.language.split('-')[0]);
+    assert.match(stored['localdp:secret'], /^[0-9a-f]{64}$/);
+    const states = Object.keys(stored).filter((key) => key.startsWith('localdp:state:'));
+    assert.equal(states.length, 1);
+    assert.ok(!stored[states[0]].includes(`"${language}"`), 'the state holds no raw value');
+  } finally {
+    await context?.close();
+    await stopCollector(collector);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
