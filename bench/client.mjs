@@ -1,0 +1,84 @@
+// Client throughput (a benchmark, not a test): randomize() calls per second
+// per protocol, for the package's client module (`localdp/client` in Node,
+// `localdp/client/web` in headless Chromium) beside an earlier build's full
+// module (its dist/node and dist/web), measured in one run with the same
+// code and inputs. Then `Client.open` on IndexedDB in Chromium (every report
+// a committed transaction). One thread; run after `npm run build`.
+//   node bench/client.mjs --dist /tmp/dist-before [--n 100000] [--d 1024] [--epsilon 1]
+import { createRequire } from 'node:module';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve, CHROMIUM } from '../tests/js/helpers.mjs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const before = arg('dist');
+if (!before) throw new Error('usage: node bench/client.mjs --dist DIR (an earlier build\'s dist/) [--n N] [--d D] [--epsilon E]');
+const n = Number(arg('n', 100000));
+const d = Number(arg('d', 1024));
+const epsilon = Number(arg('epsilon', 1));
+const openN = Math.min(n, 2000);
+
+const configs = [
+  ...['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss'].map((protocol) => ({ protocol, epsilon, domain: d })),
+  ...['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean'].map((protocol) => ({ protocol, epsilon, range: [0, 100] })),
+];
+// Zipf-like true values, drawn deterministically (the values are not private here).
+const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.6180339887) % 1) ** 3));
+
+/**
+ * randomize() calls per second for each config, over `values` (scaled into
+ * [0, 100] for numeric configs). Runs in Node and, as source text, in the page.
+ */
+function rates(Client, configs, values) {
+  return configs.map((config) => {
+    const client = new Client(config);
+    const inputs = config.range ? values.map((v) => (v * 100) / 1024) : values;
+    const start = performance.now();
+    for (const v of inputs) client.randomize(v);
+    return inputs.length / ((performance.now() - start) / 1000);
+  });
+}
+
+// Node: the client module through the package's own export, the earlier build through its CommonJS file.
+const nodeClient = rates((await import('localdp/client')).Client, configs, values);
+const nodeBefore = rates(createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client, configs, values);
+
+// Chromium: both ES module builds served from one origin, each loaded with init().
+const pkg = dirname(fileURLToPath(import.meta.resolve('localdp/package.json')));
+const clientWeb = `/pkg/${relative(pkg, fileURLToPath(import.meta.resolve('localdp/client/web')))}`;
+const server = await serve({ '/pkg/': pkg, '/before/': resolve(before) });
+const browser = await chromium.launch(CHROMIUM);
+const version = browser.version();
+const page = await browser.newPage();
+await page.goto(`${server.url}/pkg/package.json`); // any document of the origin, to import the modules from
+const browserRates = (url) => page.evaluate(async ([url, source, configs, values]) => {
+  const module = await import(url);
+  await module.default();
+  return new Function(`return ${source}`)()(module.Client, configs, values);
+}, [url, rates.toString(), configs, values]);
+const webClient = await browserRates(clientWeb);
+const webBefore = await browserRates('/before/web/localdp.js');
+const opened = await page.evaluate(async ([url, config, count]) => {
+  const module = await import(url);
+  await module.default();
+  const client = await module.Client.open(config);
+  const start = performance.now();
+  for (let i = 0; i < count; i++) await client.randomize(i % config.domain);
+  return count / ((performance.now() - start) / 1000);
+}, [clientWeb, configs[0], openN]);
+await browser.close();
+await server.close();
+
+const fmt = (x) => Math.round(x).toLocaleString('en-US');
+console.log(`client reports/s, d=${d}, n=${n}, ε=${epsilon}, one thread; Node ${process.version}, Chromium ${version}`);
+console.log(`before: ${before}`);
+console.log('| protocol | Node, before | Node, localdp/client | Chromium, before | Chromium, localdp/client/web |');
+console.log('|---|--:|--:|--:|--:|');
+configs.forEach((config, i) => {
+  console.log(`| ${config.protocol} | ${fmt(nodeBefore[i])} | ${fmt(nodeClient[i])} | ${fmt(webBefore[i])} | ${fmt(webClient[i])} |`);
+});
+console.log(`| grr, \`Client.open\` (IndexedDB, awaited one by one, n=${openN}) | | | | ${fmt(opened)} |`);
