@@ -19,8 +19,8 @@
 //! `ĉ = (S − N/g)/(p − 1/g)`, and
 //!
 //! * PEM keeps the `2·top` best;
-//! * TreeHist keeps those above the Bonferroni threshold (α = 0.05 over the
-//!   extensions) of the null standard error, at most `2·top`.
+//! * TreeHist keeps those significantly above zero (the estimate above
+//!   1.96 null standard errors), at most `2·top`.
 //!
 //! A prefix that holds its padding identifies its value, so from the level
 //! where a value is complete on, every level's reports estimate that very
@@ -187,8 +187,7 @@ impl Discovery {
                 })
                 .collect();
             if self.pruning == Pruning::Significant {
-                let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * scored.len().max(1) as f64));
-                let threshold = z * self.null_error(reports);
+                let threshold = Z95 * self.null_error(reports);
                 scored.retain(|(score, _)| *score > threshold);
             }
             scored.sort_by(|a, b| b.0.total_cmp(&a.0));
