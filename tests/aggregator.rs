@@ -128,6 +128,7 @@ fn bad_configs_are_refused_with_a_reason() {
         epsilon,
         domain: DomainSpec::Size(4),
         d: None,
+        instantaneous_epsilon: None,
     };
     for epsilon in [0.0, -1.0, f64::NAN, f64::INFINITY, 31.0] {
         assert!(matches!(FrequencyOracle::new(&config(epsilon)), Err(Error::InvalidConfig { .. })), "{epsilon}");
