@@ -38,7 +38,13 @@ export function indexedDBStorage({ name = 'localdp', store = 'state', indexedDB 
   const database = () => (opening ??= new Promise((resolve, reject) => {
     const request = indexedDB.open(name, 1);
     request.onupgradeneeded = () => request.result.createObjectStore(store);
-    request.onsuccess = () => resolve(request.result);
+    request.onsuccess = () => {
+      // The browser may close the connection (site data cleared): reopen on the next update.
+      request.result.onclose = () => {
+        opening = undefined;
+      };
+      resolve(request.result);
+    };
     request.onerror = () => reject(request.error);
     request.onblocked = () => reject(new Error(`the IndexedDB database "${name}" is blocked by an older version`));
   }).catch((error) => {
