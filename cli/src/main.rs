@@ -2,7 +2,8 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
-use localdp::rappor::RapporEstimate;
+use localdp::heavy::HeavyHitterEstimate;
+use localdp::rappor::{CandidateEstimate, RapporEstimate};
 use localdp::{
     Aggregate, Aggregator, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
     NumericAggregator, NumericEstimate, NumericMetric, PostProcessing, RapporAggregator, RapporMetric, Randomizer,
@@ -258,8 +259,10 @@ fn aggregate(
         (Format::Csv, Estimate::Numeric(e)) => numeric_csv(e),
         (Format::Table, Estimate::Frequency(e)) => table(e, None, usize::MAX),
         (Format::Table, Estimate::Numeric(e)) => numeric_table(e, None),
-        (Format::Csv, Estimate::Rappor(e)) => rappor_csv(e),
+        (Format::Csv, Estimate::Rappor(e)) => candidates_csv(&e.estimates),
         (Format::Table, Estimate::Rappor(e)) => rappor_table(e, None),
+        (Format::Csv, Estimate::HeavyHitter(e)) => candidates_csv(e.values()),
+        (Format::Table, Estimate::HeavyHitter(e)) => heavy_hitter_table(e),
         // A family without a table or CSV form yet prints its JSON.
         (_, _) => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
     };
@@ -465,26 +468,34 @@ fn align(rows: &[Vec<String>]) -> String {
     lines.join("\n")
 }
 
-fn rappor_csv(estimate: &RapporEstimate) -> String {
+/// Strings with their frequencies (RAPPOR's candidates, a sketch's
+/// candidates, the heavy hitters found), as CSV.
+fn candidates_csv(values: &[CandidateEstimate]) -> String {
     let mut out = String::from("value,frequency,std_error,ci95_low,ci95_high");
-    for e in &estimate.estimates {
+    for e in values {
         out += &format!("\n{},{},{},{},{}", e.value, e.frequency, e.std_error, e.ci95[0], e.ci95[1]);
     }
     out
 }
 
-/// The detected candidates, most frequent first, then the undetected.
-fn rappor_table(estimate: &RapporEstimate, truth: Option<&[(String, f64)]>) -> String {
+/// Strings with their frequencies as an aligned table, with the true
+/// frequencies when simulated.
+fn candidates_rows(values: &[CandidateEstimate], truth: Option<&[(String, f64)]>) -> String {
     let mut rows = vec![vec!["value".to_string(), "frequency".into(), "std_error".into(), "95% interval".into()]];
     if truth.is_some() {
         rows[0].push("true".into());
     }
     let true_of = |v: &str| truth.and_then(|t| t.iter().find(|(c, _)| c == v)).map(|(_, f)| format!("{f:.4}"));
-    for e in &estimate.estimates {
+    for e in values {
         let mut row = vec![e.value.clone(), format!("{:.4}", e.frequency), format!("{:.4}", e.std_error), format!("[{:.4}, {:.4}]", e.ci95[0], e.ci95[1])];
         row.extend(true_of(&e.value));
         rows.push(row);
     }
+    align(&rows)
+}
+
+/// The detected candidates, most frequent first, then the undetected.
+fn rappor_table(estimate: &RapporEstimate, truth: Option<&[(String, f64)]>) -> String {
     let header = format!(
         "protocol rappor  epsilon_1 {:.4}  epsilon_inf {:.4}  n {}  rejected {}",
         estimate.epsilon,
@@ -492,5 +503,19 @@ fn rappor_table(estimate: &RapporEstimate, truth: Option<&[(String, f64)]>) -> S
         estimate.n,
         estimate.rejected.total()
     );
-    format!("{header}\n{}\nnot detected: {}", align(&rows), estimate.not_detected.join(", "))
+    format!("{header}\n{}\nnot detected: {}", candidates_rows(&estimate.estimates, truth), estimate.not_detected.join(", "))
+}
+
+/// A sketch's candidates in the config's order, or the heavy hitters found,
+/// most frequent first.
+fn heavy_hitter_table(estimate: &HeavyHitterEstimate) -> String {
+    let header = format!(
+        "protocol {}  epsilon {}  n {}  rejected {}",
+        estimate.protocol,
+        estimate.epsilon,
+        estimate.n,
+        estimate.rejected.total()
+    );
+    let rows = if estimate.values().is_empty() { "no value found".to_string() } else { candidates_rows(estimate.values(), None) };
+    format!("{header}\n{rows}")
 }

@@ -56,6 +56,15 @@ pub fn svg(aggregator: &Aggregator, estimate: &Estimate) -> String {
                 &rows.collect::<Vec<_>>(),
             )
         }
+        Estimate::HeavyHitter(e) => {
+            let rows = e.values().iter().map(|c| Row { label: c.value.clone(), frequency: c.frequency, ci95: c.ci95 });
+            let what = if e.protocol.discovers() { "Heavy hitters found" } else { "Candidates scored" };
+            bars(
+                &format!("{what} — {}, ε = {}, n = {}", e.protocol, e.epsilon, e.n),
+                &format!("bars: estimated frequency; lines: 95% intervals; {} rejected", e.rejected.total()),
+                &rows.collect::<Vec<_>>(),
+            )
+        }
         Estimate::Numeric(e) => {
             let ranges = aggregator.metric().mechanism::<NumericMetric>().map_or(&[][..], NumericMetric::ranges);
             numeric(e, ranges)
