@@ -15,6 +15,7 @@ const EDITS = [
   ['= FREQUENCY_PROTOCOLS;', `= ${union(families.frequency)};`],
   ['= NUMERIC_PROTOCOLS;', `= ${union(families.numeric)};`],
   ['| OPEN_DOMAIN_PROTOCOLS;', `| ${union(families.openDomain)};`],
+  ['= HEAVY_HITTER_PROTOCOLS;', `= ${union(families.heavyHitter)};`],
   ['export class Aggregator {', 'export class Aggregator<C extends Config = Config> {'],
   ['merge(other: Aggregator): void;', 'merge(other: Aggregator<C>): void;'],
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],

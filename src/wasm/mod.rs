@@ -67,6 +67,27 @@ export interface RapporConfig {
   candidates?: string[];
 }
 
+/** A sketch or heavy-hitter discovery protocol, as resolved and named in reports. */
+export type HeavyHitterProtocol = HEAVY_HITTER_PROTOCOLS;
+
+/** Open domains at scale: cms/hcms score candidate strings; pem/treehist find the most frequent ones. */
+export interface HeavyHitterConfig {
+  /** A protocol, or "heavy_hitters" for the best discovery protocol. */
+  protocol: HeavyHitterProtocol | "heavy_hitters";
+  /** ε of one report: 0.01 ≤ ε ≤ 30. */
+  epsilon: number;
+  /** Discovery: the longest value in bytes of UTF-8, 1..64 (default 16). */
+  max_length?: number;
+  /** Discovery: cut longer values at a character boundary instead of refusing them (default false). */
+  truncate?: boolean;
+  /** Discovery: how many values the estimate lists (default 20). */
+  top?: number;
+  /** cms, hcms: k hash functions (default 256) and m columns, a power of two (default 1024). */
+  sketch?: { hashes?: number; width?: number };
+  /** cms, hcms: the values to score (the aggregator's; clients ignore it). */
+  candidates?: string[];
+}
+
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, one_bit_mean). */
@@ -78,7 +99,7 @@ export interface RepeatedCollection {
 }
 
 /** Any config the package accepts. */
-export type Config = (FrequencyConfig | NumericConfig | RapporConfig) & RepeatedCollection;
+export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig) & RepeatedCollection;
 
 /** Web Storage's shape: `localStorage` works as is. */
 export interface ClientStorage {
@@ -94,7 +115,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol | OPEN_DOMAIN_PROTOCOLS;
+export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | OPEN_DOMAIN_PROTOCOLS;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -109,7 +130,7 @@ export interface Report {
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
-  /** rappor: the install's cohort (with `bits`). */
+  /** rappor: the install's cohort (with `bits`); cms, hcms: the sketch row; pem, treehist: the prefix level. */
   cohort?: number;
   /** Numeric records: the sampled attributes, increasing; dbitflip: the sampled buckets. */
   attributes?: number[];
@@ -202,12 +223,25 @@ export interface RapporEstimate {
   not_detected: string[];
 }
 
+/** The same object as `localdp aggregate --format json` for a heavy-hitter metric. */
+export interface HeavyHitterEstimate {
+  protocol: HeavyHitterProtocol;
+  epsilon: number;
+  n: number;
+  rejected: RejectionCounts;
+  /** cms, hcms: every candidate, in the config's order. */
+  estimates?: CandidateEstimate[];
+  /** pem, treehist: the values found, most frequent first (at most `top`). */
+  heavy_hitters?: CandidateEstimate[];
+}
+
 /** Any estimate. */
-export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate;
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate;
 
 /** The estimate an `Aggregator<C>` returns. */
 export type EstimateFor<C extends Config> =
   C extends RapporConfig ? RapporEstimate
+  : C extends HeavyHitterConfig ? HeavyHitterEstimate
   : C extends FrequencyConfig ? FrequencyEstimate
   : C extends { range: [number, number] } ? NumericEstimate
   : C extends { range: Array<[number, number]> } ? RecordEstimate
@@ -215,7 +249,7 @@ export type EstimateFor<C extends Config> =
 
 /** The values a `Client<C>` randomizes. */
 export type ValueFor<C extends Config> =
-  C extends RapporConfig ? string
+  C extends RapporConfig | HeavyHitterConfig ? string
   : C extends FrequencyConfig ? string | number
   : C extends { range: [number, number] } ? number
   : C extends { range: Array<[number, number]> } ? number[]
@@ -488,11 +522,13 @@ pub fn protocols() -> JsValue {
         frequency: Vec<&'static str>,
         numeric: Vec<&'static str>,
         open_domain: Vec<&'static str>,
+        heavy_hitter: Vec<&'static str>,
     }
     to_js(&Families {
         frequency: names::<crate::FrequencyProtocol>(),
         numeric: names::<crate::NumericProtocol>(),
         open_domain: names::<crate::OpenDomainProtocol>(),
+        heavy_hitter: names::<crate::HeavyHitterProtocol>(),
     })
 }
 
