@@ -34,6 +34,9 @@
 //!   paper's L-OSUE, OUE then SUE); for SUE it is SUE at `ε_1`, RAPPOR's
 //!   basic IRR (L-SUE).
 //!
+//! The formulas, the ledger rule and what a pair of reports reveals about a
+//! change: PROTOCOLS.md §1.11.
+//!
 //! Every step's coin is rounded up (more change, more privacy) from
 //! `e^{ε_1}` lowered by [`exp_epsilon_safe`], so the realized per-report ε
 //! never exceeds `ε_1` and is within 1e-12 of it (the channel tests).
