@@ -602,3 +602,15 @@ fn reports_with_and_without_the_step_do_not_mix() {
     assert_eq!((metric.epsilon(), metric.long_run_epsilon()), (1.0, 2.0));
     assert_ne!(metric.id(), Metric::from_json(plain).unwrap().id());
 }
+
+/// The auditor audits the permanent response against `ε_∞`, as for RAPPOR
+/// (the step is post-processing of it): its lower bound passes `ε_1` (a
+/// composed report alone could not) and stays below `ε_∞`.
+#[test]
+fn the_auditor_sees_the_permanent_response_behind_the_step() {
+    let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":2,"memoize":true}"#).unwrap();
+    let result = localdp::audit::audit(&metric, 200_000, 0.999, &mut SimulationRng::seed_from_u64(54));
+    assert_eq!(result.epsilon, 2.0, "claimed: ε_∞");
+    assert!(!result.violated(), "{result:?}");
+    assert!(result.epsilon_lower_bound > 1.5, "the permanent response's ε, above ε_1: {result:?}");
+}
