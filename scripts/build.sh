@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the npm package into dist/: the wasm module (wasm-pack, opt-level s,
-# then wasm-opt -Oz), its bindings for Node (CommonJS, loads synchronously)
-# and for the web (an ES module with init()), the JS Client (js/client.mjs,
-# and a CommonJS copy of it) and the entry points in js/.
+# Builds the npm package into dist/: two wasm modules (wasm-pack, opt-level
+# s, then wasm-opt -Oz), the full one (client and Aggregator) and the
+# client's (cargo feature `aggregate` off), each with its bindings for Node
+# (CommonJS, loads synchronously) and for the web (an ES module with
+# init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
+# entry points in js/. Prints the sizes that tests/js/size-budget.json holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -44,9 +46,18 @@ module() {
   cp "dist/$web/${name}_bg.wasm" "dist/$node/${name}_bg.wasm"
 }
 
+# The full module (client and Aggregator): `localdp`, `localdp/web`.
 module node web localdp
-node scripts/types.mjs dist/node/bindings.d.ts dist/web/bindings.d.ts
+# The client module (randomization, memos, the ledger; no aggregate feature):
+# `localdp/client`, `localdp/client/web`.
+module client/node client/web localdp_client --no-default-features
+node scripts/types.mjs dist/{,client/}{node,web}/bindings.d.ts
+# Entry points: the same wrappers over either module's bindings, and each
+# module's Node ESM and bundler entries.
 cp -r js/node js/web js/bundler dist/
+cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts dist/client/node/
+cp js/web/* dist/client/web/
+cp -r js/client/. dist/client/
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
@@ -57,4 +68,6 @@ size() {
   done
   echo "$raw bytes raw, $gz bytes gzipped"
 }
-echo "localdp.wasm (full): $(size dist/web/localdp_bg.wasm)"
+echo "full module, localdp_bg.wasm: $(size dist/web/localdp_bg.wasm)"
+echo "client module, localdp_client_bg.wasm: $(size dist/client/web/localdp_client_bg.wasm)"
+echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size dist/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"

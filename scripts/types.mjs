@@ -11,11 +11,14 @@ const { protocols } = createRequire(import.meta.url)('../dist/node/bindings.js')
 const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ');
 const families = protocols();
 
-const EDITS = [
+const NAMES = [
   ['= FREQUENCY_PROTOCOLS;', `= ${union(families.frequency)};`],
   ['= NUMERIC_PROTOCOLS;', `= ${union(families.numeric)};`],
   ['| OPEN_DOMAIN_PROTOCOLS;', `| ${union(families.openDomain)};`],
   ['= HEAVY_HITTER_PROTOCOLS;', `= ${union(families.heavyHitter)};`],
+];
+// Only the full module has the Aggregator.
+const AGGREGATOR = [
   ['export class Aggregator {', 'export class Aggregator<C extends Config = Config> {'],
   ['merge(other: Aggregator): void;', 'merge(other: Aggregator<C>): void;'],
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
@@ -24,7 +27,8 @@ const EDITS = [
 
 for (const file of process.argv.slice(2)) {
   let text = readFileSync(file, 'utf8');
-  for (const [from, to] of EDITS) {
+  const edits = text.includes('export class Aggregator') ? [...NAMES, ...AGGREGATOR] : NAMES;
+  for (const [from, to] of edits) {
     if (!text.includes(from)) throw new Error(`${file}: expected ${JSON.stringify(from)}`);
     text = text.replace(from, to);
   }

@@ -97,12 +97,12 @@ struct ClientStateV1 {
 impl ClientState {
     /// Reads a stored state of this or the previous format version.
     fn parse(text: &str) -> Option<ClientState> {
-        if let Ok(state) = serde_json::from_str::<ClientState>(text) {
+        if let Some(state) = crate::json::from_str::<ClientState>(text) {
             if state.version == STATE_VERSION {
                 return Some(state);
             }
         }
-        let old = serde_json::from_str::<ClientStateV1>(text).ok().filter(|s| s.version == 1)?;
+        let old = crate::json::from_str::<ClientStateV1>(text).filter(|s| s.version == 1)?;
         let draws = match (old.alpha, old.buckets, old.cohort) {
             (None, None, None) => None,
             (Some(alpha), None, None) => Some(vec![alpha]),
@@ -154,14 +154,16 @@ impl Client {
     /// does not parse or belongs to another metric is replaced by a fresh
     /// one and counted as a reset.
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
+        let config = serde_json::from_str(config).unwrap_or(serde_json::Value::Null);
+        Client::from_value(config, secret, stored)
+    }
+
+    /// [`Client::new`] with a parsed config.
+    pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
         let settings = ClientSettings::from_config(
-            serde_json::from_str::<serde_json::Value>(config)
-                .ok()
-                .as_ref()
-                .and_then(serde_json::Value::as_object)
-                .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?,
+            config.as_object().ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?,
         )?;
-        let metric = Metric::from_json(config)?;
+        let metric = Metric::from_value(config)?;
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))?;
         let memo = metric.kind().memo();
@@ -211,7 +213,7 @@ impl Client {
 
     /// The state to store after a report.
     pub fn state_json(&self) -> String {
-        serde_json::to_string(&self.state).expect("a state serializes")
+        crate::json::to_string(&self.state)
     }
 
     /// ε spent within the budget window ending at `now_ms`.

@@ -98,15 +98,20 @@ pub(crate) trait Kind: Send + Sync + Any {
     /// The memoization hook, where the family offers one.
     fn memo(&self) -> Option<&dyn Memo>;
     /// An empty aggregator.
+    #[cfg(feature = "aggregate")]
     fn aggregator(&self) -> Box<dyn DynAggregate>;
     /// The aggregator whose state `bytes` hold.
+    #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>>;
     /// Two values that differ the most (for the auditor).
+    #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2];
     /// The events of a report the auditor counts beyond its exact output.
+    #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String>;
     /// What the auditor randomizes for a value: a report (RAPPOR: its
     /// permanent response, whose claim is `ε_∞`).
+    #[cfg(feature = "aggregate")]
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
         self.randomize_text(value, rng)
     }
@@ -241,8 +246,12 @@ impl Metric {
     /// the key at fault. Client-only keys ([`crate::client::CLIENT_KEYS`])
     /// are validated, then ignored here.
     pub fn from_json(text: &str) -> Result<Self> {
-        let mut value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?;
+        Metric::from_value(serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?)
+    }
+
+    /// [`Metric::from_json`] of a parsed config (the wasm build's configs
+    /// are JS objects; no JSON text is parsed for them).
+    pub fn from_value(mut value: serde_json::Value) -> Result<Self> {
         let object = value
             .as_object_mut()
             .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?;
@@ -333,11 +342,13 @@ impl Metric {
     }
 
     /// Two values that differ the most, for the auditor.
+    #[cfg(feature = "aggregate")]
     pub fn neighbours(&self) -> [String; 2] {
         self.kind.neighbours()
     }
 
     /// The events of a report that the auditor counts.
+    #[cfg(feature = "aggregate")]
     pub fn events(&self, report: &Report) -> Vec<String> {
         self.kind.events(report)
     }
@@ -362,17 +373,20 @@ pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
 }
 
 /// The aggregator of any metric.
+#[cfg(feature = "aggregate")]
 pub struct Aggregator {
     metric: Metric,
     inner: Box<dyn DynAggregate>,
 }
 
+#[cfg(feature = "aggregate")]
 impl Clone for Aggregator {
     fn clone(&self) -> Self {
         Aggregator { metric: self.metric.clone(), inner: self.inner.clone_box() }
     }
 }
 
+#[cfg(feature = "aggregate")]
 impl fmt::Debug for Aggregator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aggregator").field("metric", &self.metric.id()).field("n", &self.n()).finish()
@@ -394,6 +408,7 @@ pub enum Estimate {
     HeavyHitter(crate::heavy::HeavyHitterEstimate),
 }
 
+#[cfg(feature = "aggregate")]
 impl Aggregator {
     /// An empty aggregator for the metric.
     pub fn new(metric: Metric) -> Self {

@@ -2,14 +2,81 @@
 
 use crate::error::{Error, Requirement, Result};
 
-/// A number as text, shortest round-trip form (as in JSON). Used instead of
-/// `{}` formatting, whose float code would add kilobytes to the wasm build.
+/// A number as text, shortest round-trip form (as in JSON: `1.0`, `0.25`,
+/// `1e-7`, `1.5e+300`). Used instead of `{}` formatting, whose float code
+/// would add kilobytes to the wasm build; there the shortest digits come
+/// from JS (`Number.prototype.toString`) and are laid out as serde_json
+/// lays them out natively, so ids and messages are the same text.
 pub fn number_text(x: f64) -> String {
-    if x.is_finite() {
-        serde_json::Value::from(x).to_string()
-    } else {
+    if !x.is_finite() {
         (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string()
+    } else if cfg!(all(target_arch = "wasm32", target_os = "unknown")) {
+        shortest_layout(&js_shortest(x))
+    } else {
+        serde_json::Value::from(x).to_string()
     }
+}
+
+/// JS's shortest round-trip text of `x`.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn js_shortest(x: f64) -> String {
+    js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default()
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn js_shortest(x: f64) -> String {
+    format!("{x:e}")
+}
+
+/// Lays out a finite number's shortest digits, given as any decimal text
+/// (`-0.000001`, `1.5e+21`, `123.45`, `1e-7`), as serde_json writes
+/// numbers: `1.0` for integers up to 16 digits, a point inside the digits
+/// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
+fn shortest_layout(text: &str) -> String {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let digits = all.trim_start_matches('0');
+    let trimmed = digits.trim_end_matches('0');
+    let mut out = String::from(if negative { "-" } else { "" });
+    if trimmed.is_empty() {
+        out.push_str("0.0");
+        return out;
+    }
+    // value = trimmed × 10^k; kk is the decimal point's place in `trimmed`.
+    let length = trimmed.len() as i32;
+    let k = exponent - frac.len() as i32 + (digits.len() - trimmed.len()) as i32;
+    let kk = length + k;
+    let zeros = |n: i32| "0".repeat(n.max(0) as usize);
+    if k >= 0 && kk <= 16 {
+        out.push_str(trimmed);
+        out.push_str(&zeros(k));
+        out.push_str(".0");
+    } else if 0 < kk && kk <= 16 {
+        out.push_str(&trimmed[..kk as usize]);
+        out.push('.');
+        out.push_str(&trimmed[kk as usize..]);
+    } else if -5 < kk && kk <= 0 {
+        out.push_str("0.");
+        out.push_str(&zeros(-kk));
+        out.push_str(trimmed);
+    } else {
+        out.push_str(&trimmed[..1]);
+        if length > 1 {
+            out.push('.');
+            out.push_str(&trimmed[1..]);
+        }
+        out.push_str(if kk > 1 { "e+" } else { "e" });
+        out.push_str(&(kk - 1).to_string());
+    }
+    out
 }
 
 /// Checks that ε is a finite, positive number.
@@ -79,5 +146,23 @@ mod tests {
         }
         assert!(total > 1.0, "ten times the float 0.1 exceeds 1 exactly: {total}");
         assert!(epsilon_rounded_up(4.0) > 4.0);
+    }
+
+    /// The wasm build's layout of JS's shortest digits is serde_json's text.
+    #[test]
+    fn shortest_layout_is_serde_jsons() {
+        let mut values = vec![0.0, -0.0, 1.0, -1.0, 0.1, 0.25, 1.5, 30.0, 1e15, 1e16, 1.5e16, 123456789012345680.0, 1e21, 1e-4, 1e-5, 1.25e-5, 1e-6, 1e-7, 5e-324, f64::MAX, f64::MIN_POSITIVE, 2.0f64.powi(53), 1.0 / 3.0];
+        let mut x = 1.0f64;
+        for i in 0..2000 {
+            x = x * 1.7 + (i as f64) * 1e-3;
+            values.extend([x, 1.0 / x, -x]);
+        }
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            assert_eq!(shortest_layout(&js_shortest(v)), serde_json::Value::from(v).to_string(), "{v:e}");
+        }
+        // The forms JS's Number.prototype.toString writes.
+        for (js, json) in [("1.5e+21", "1.5e+21"), ("0.000001", "1e-6"), ("0.00001", "0.00001"), ("123.45", "123.45"), ("-7", "-7.0"), ("0", "0.0"), ("1e+21", "1e+21"), ("100", "100.0"), ("1.2e-7", "1.2e-7")] {
+            assert_eq!(shortest_layout(js), json, "{js}");
+        }
     }
 }

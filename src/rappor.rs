@@ -339,18 +339,22 @@ impl Kind for RapporMetric {
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator(&self) -> Box<dyn DynAggregate> {
         Box::new(RapporAggregator::new(self.clone()))
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(RapporAggregator::from_bytes(self.clone(), bytes)?))
     }
+    #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
         match self.candidates() {
             [a, b, ..] => [a.clone(), b.clone()],
             _ => ["a".into(), "b".into()],
         }
     }
+    #[cfg(feature = "aggregate")]
     /// The bits the two neighbours' Bloom filters disagree on.
     fn events(&self, report: &Report) -> Vec<String> {
         let Payload::Cohort { cohort, bits } = &report.payload else { return Vec::new() };
@@ -365,6 +369,7 @@ impl Kind for RapporMetric {
         out.extend(zeros.map(|i| format!("cohort {cohort} bit {i} clear")));
         out
     }
+    #[cfg(feature = "aggregate")]
     /// The permanent response (its claim is `ε_∞`; the instantaneous step is
     /// post-processing of it).
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {

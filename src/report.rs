@@ -146,9 +146,10 @@ pub struct Report {
     pub payload: Payload,
 }
 
+/// A report as JSON carries it.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Wire {
+pub(crate) struct Wire {
     version: u32,
     protocol: String,
     epsilon: f64,
@@ -218,10 +219,17 @@ impl Report {
 
     /// The report as one line of JSON.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(&self.to_wire()).expect("a report always serializes")
+        crate::json::to_string(&self.to_wire())
     }
 
-    fn to_wire(&self) -> Wire {
+    /// A report a client stored (a memo), or `None` if it is not one; the
+    /// client's way to read its own JSON back ([`crate::json`]).
+    pub(crate) fn from_stored(text: &str) -> Option<Report> {
+        Report::from_wire(crate::json::from_str(text)?).ok()
+    }
+
+    /// The report as its wire object (the JSON fields, in order).
+    pub(crate) fn to_wire(&self) -> Wire {
         let (mut seed, mut value, mut bits, mut cohort, mut attributes, mut values) = (None, None, None, None, None, None);
         match &self.payload {
             Payload::Index(v) => value = Some(*v),

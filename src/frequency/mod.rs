@@ -579,15 +579,19 @@ impl Kind for FrequencyOracle {
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator(&self) -> Box<dyn DynAggregate> {
         Box::new(FrequencyAggregator::new(self.clone()))
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(FrequencyAggregator::from_bytes(self.clone(), bytes)?))
     }
+    #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
         [self.domain.value_text(0), self.domain.value_text(self.domain.len() - 1)]
     }
+    #[cfg(feature = "aggregate")]
     /// With an instantaneous step, the permanent response (its claim is the
     /// long-run ε; the step is post-processing of it).
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
@@ -597,6 +601,7 @@ impl Kind for FrequencyOracle {
             Some(_) => self.mechanism.randomize_memoized(index, &self.mechanism.memo_draws(rng), rng),
         }))
     }
+    #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
         // The neighbours' support is the witness that matters, whatever the
         // domain's size.
@@ -628,7 +633,7 @@ impl Memo for FrequencyOracle {
         Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
-        let stored = Report::from_json(permanent).ok().filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
+        let stored = Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
         Ok(self.envelope(self.mechanism.instantaneous(&stored.payload, rng)))
     }
     fn instantaneous_epsilon(&self) -> Option<f64> {

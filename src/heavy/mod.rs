@@ -368,12 +368,15 @@ impl Kind for HeavyHitterMetric {
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator(&self) -> Box<dyn DynAggregate> {
         Box::new(HeavyHitterAggregator::new(self.clone()))
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(HeavyHitterAggregator::from_bytes(self.clone(), bytes)?))
     }
+    #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
         match self.candidates() {
             [a, b, ..] => [a.clone(), b.clone()],
@@ -381,6 +384,7 @@ impl Kind for HeavyHitterMetric {
         }
     }
     /// Which of the two neighbours the report supports.
+    #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
         if self.validate(report).is_err() {
             return Vec::new();

@@ -548,17 +548,21 @@ impl Kind for NumericMetric {
     fn memo(&self) -> Option<&dyn Memo> {
         (self.protocol == NumericProtocol::OneBitMean && !self.vector).then_some(self as &dyn Memo)
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator(&self) -> Box<dyn DynAggregate> {
         Box::new(NumericAggregator::new(self.clone()))
     }
+    #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(NumericAggregator::from_bytes(self.clone(), bytes)?))
     }
+    #[cfg(feature = "aggregate")]
     /// The two ends of every range.
     fn neighbours(&self) -> [String; 2] {
         let ends = |end: usize| self.ranges.iter().map(|r| number_text(r[end])).collect::<Vec<_>>().join(",");
         [ends(0), ends(1)]
     }
+    #[cfg(feature = "aggregate")]
     /// Each attribute's exact output, and `output ≥ c` for a coarse set of
     /// cut points (16 of them keep the event count small).
     fn events(&self, report: &Report) -> Vec<String> {
@@ -612,7 +616,7 @@ impl Memo for NumericMetric {
         Ok(self.randomize_values(&[x], rng)?.to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
+        Report::from_stored(permanent).ok_or(Error::CorruptMemo)
     }
 }
 

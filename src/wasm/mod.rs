@@ -7,16 +7,18 @@
 //! values, with a `reason` property on rejected reports. No message contains a
 //! raw value.
 
-use crate::aggregate::RejectionCounts;
 use crate::error::{DomainKind, Error, ExpectedValue, Rejection};
 use crate::metric::ValueKind;
-use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
-use crate::{Aggregator as CoreAggregator, Metric, PostProcessing, SecureRng};
+use crate::{Metric, SecureRng};
 use js_sys::{Reflect, JSON};
-use serde::Serialize;
-use serde_json::value::RawValue;
 use wasm_bindgen::prelude::*;
+
+/// The full module's exports: the Aggregator, and the protocols' names.
+#[cfg(feature = "aggregate")]
+mod aggregator;
+#[cfg(feature = "aggregate")]
+pub use aggregator::{protocols, Aggregator};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -359,15 +361,15 @@ fn js_error(error: Error) -> JsValue {
     }
 }
 
-/// `JSON.stringify(value)`, or a TypeError naming `what`.
-fn stringify(value: &JsValue, what: &str) -> Result<String, JsValue> {
-    JSON::stringify(value)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| type_error(&format!("{what} must be a JSON object")))
+/// `JSON.stringify(value)`, or a TypeError with `message`.
+fn stringify(value: &JsValue, message: &str) -> Result<String, JsValue> {
+    JSON::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(|| type_error(message))
 }
 
-fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
+/// A config object as the core reads it: exactly what its JSON text says
+/// (`JSON.parse(JSON.stringify(config))`, so `undefined` keys drop out as
+/// they always did), with no JSON text parsed in Rust.
+fn config_value(config: &JsValue) -> Result<serde_json::Value, JsValue> {
     if !config.is_object() {
         return Err(type_error("config must be an object"));
     }
@@ -379,13 +381,13 @@ fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
         set_property(&e, "parameter", "epsilon".into());
         return Err(e);
     }
-    Metric::from_json(&stringify(config, "config")?).map_err(js_error)
+    let plain = JSON::parse(&stringify(config, "config must be a JSON object")?)?;
+    crate::json::from_js(&plain).ok_or_else(|| type_error("config must be a JSON object"))
 }
 
-/// A Rust value as a plain JS object, through JSON (the CLI's exact output).
-fn to_js<T: Serialize>(value: &T) -> JsValue {
-    let text = serde_json::to_string(value).expect("serializes");
-    JSON::parse(&text).expect("valid JSON")
+/// The metric of a config object.
+fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
+    Metric::from_value(config_value(config)?).map_err(js_error)
 }
 
 /// A client's core: randomizes values on this device with
@@ -409,9 +411,7 @@ impl ClientCore {
     #[wasm_bindgen(constructor)]
     pub fn new(config: ConfigJs, secret: &str, state: Option<String>) -> Result<ClientCore, JsValue> {
         let config: JsValue = config.into();
-        metric_from(&config)?;
-        let text = stringify(&config, "config")?;
-        let core = crate::client::Client::new(&text, secret, state.as_deref()).map_err(js_error)?;
+        let core = crate::client::Client::from_value(config_value(&config)?, secret, state.as_deref()).map_err(js_error)?;
         let resets = core.resets() as u32;
         Ok(ClientCore { core, resets, rng: SecureRng::new().map_err(js_error)? })
     }
@@ -496,7 +496,7 @@ impl ClientCore {
             }
         };
         let report = self.core.randomize_text(&text, now, &mut self.rng).map_err(js_error)?;
-        Ok(JSON::parse(&report.to_json()).expect("valid JSON").unchecked_into())
+        Ok(crate::json::to_js(&report.to_wire()).unchecked_into())
     }
 }
 
@@ -506,136 +506,4 @@ fn clock(ms: f64) -> Result<u64, JsValue> {
         return Err(range_error("the clock must give a time in ms since 1970"));
     }
     Ok(ms as u64)
-}
-
-/// Every protocol's name, by family (`{frequency, numeric, openDomain}`):
-/// the names the library declares once, which the build also writes into
-/// the TypeScript types.
-#[wasm_bindgen(js_name = protocols)]
-pub fn protocols() -> JsValue {
-    fn names<P: ProtocolFamily>() -> Vec<&'static str> {
-        P::ALL.iter().map(|p| p.name()).collect()
-    }
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Families {
-        frequency: Vec<&'static str>,
-        numeric: Vec<&'static str>,
-        open_domain: Vec<&'static str>,
-        heavy_hitter: Vec<&'static str>,
-    }
-    to_js(&Families {
-        frequency: names::<crate::FrequencyProtocol>(),
-        numeric: names::<crate::NumericProtocol>(),
-        open_domain: names::<crate::OpenDomainProtocol>(),
-        heavy_hitter: names::<crate::HeavyHitterProtocol>(),
-    })
-}
-
-/// The aggregator: validates and counts reports, merges, and estimates.
-#[wasm_bindgen]
-pub struct Aggregator {
-    inner: CoreAggregator,
-}
-
-#[wasm_bindgen]
-impl Aggregator {
-    /// `new Aggregator(config)`, with the clients' config.
-    #[wasm_bindgen(constructor)]
-    pub fn new(config: ConfigJs) -> Result<Aggregator, JsValue> {
-        Ok(Aggregator {
-            inner: CoreAggregator::new(metric_from(&config)?),
-        })
-    }
-
-    /// The resolved protocol.
-    #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
-    pub fn protocol(&self) -> String {
-        self.inner.protocol().name().to_string()
-    }
-
-    /// Accepted reports so far.
-    #[wasm_bindgen(getter)]
-    pub fn n(&self) -> f64 {
-        self.inner.n() as f64
-    }
-
-    /// Rejected reports so far, by reason.
-    #[wasm_bindgen(getter)]
-    pub fn rejected(&self) -> RejectionCountsJs {
-        to_js(self.inner.rejected()).unchecked_into()
-    }
-
-    /// Adds one report (an object, or one JSON line). A bad report throws a
-    /// `TypeError` (malformed) or `RangeError` (mismatched, out of range) with
-    /// a `reason` property, and is still counted under `rejected`.
-    pub fn add(&mut self, report: ReportInputJs) -> Result<(), JsValue> {
-        let report: JsValue = report.into();
-        let text = match report.as_string() {
-            Some(line) => line,
-            None => stringify(&report, "a report").unwrap_or_default(),
-        };
-        self.inner.add_json(text).map_err(js_error)
-    }
-
-    /// Adds many reports (an array or any iterable of objects or JSON lines).
-    /// Bad reports are counted, never thrown.
-    #[wasm_bindgen(js_name = addMany)]
-    pub fn add_many(&mut self, reports: ReportsJs) -> Result<AddManyResultJs, JsValue> {
-        let reports: JsValue = reports.into();
-        if !reports.is_object() {
-            return Err(type_error("reports must be an array or an iterable"));
-        }
-        let array = js_sys::Array::from(&reports);
-        let before_n = self.inner.n();
-        let before = *self.inner.rejected();
-        // One JSON.stringify for the whole batch; each element is then parsed
-        // and validated on its own, so one bad element costs only itself.
-        let text = stringify(&array, "reports")?;
-        let items: Vec<&RawValue> =
-            serde_json::from_str(&text).map_err(|_| type_error("reports must be an array"))?;
-        for item in items {
-            let line: String;
-            let json = match serde_json::from_str::<String>(item.get()) {
-                Ok(s) => {
-                    line = s;
-                    line.as_str()
-                }
-                Err(_) => item.get(),
-            };
-            let _ = self.inner.add_json(json);
-        }
-        let rejected = self.inner.rejected().since(&before);
-        #[derive(Serialize)]
-        struct AddMany {
-            accepted: u64,
-            rejected: RejectionCounts,
-        }
-        Ok(to_js(&AddMany {
-            accepted: self.inner.n() - before_n,
-            rejected,
-        })
-        .unchecked_into())
-    }
-
-    /// Adds everything `other` accepted and rejected (same config only).
-    pub fn merge(&mut self, other: &Aggregator) -> Result<(), JsValue> {
-        self.inner.merge(&other.inner).map_err(js_error)
-    }
-
-    /// The estimate: the same object as `localdp aggregate --format json`.
-    pub fn estimate(&self, options: Option<EstimateOptionsJs>) -> Result<EstimateJs, JsValue> {
-        let post = match options {
-            None => PostProcessing::None,
-            Some(options) => {
-                let post = Reflect::get(&options, &"post".into())?;
-                match post.as_string() {
-                    Some(name) => name.parse().map_err(|e: String| range_error(&e))?,
-                    None if post.is_undefined() => PostProcessing::None,
-                    None => return Err(type_error("options.post must be a string")),
-                }
-            }
-        };
-        Ok(to_js(&self.inner.estimate(post).map_err(js_error)?).unchecked_into())
-    }
 }

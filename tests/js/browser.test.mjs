@@ -1,5 +1,7 @@
-// The no-bundler ES module build in headless Chromium: in a page and in a
-// module Worker, with and without a strict Content-Security-Policy.
+// The no-bundler ES module builds in headless Chromium: the full module in a
+// page and in a module Worker, with and without a strict
+// Content-Security-Policy, and the client module (`localdp/client/web`) in a
+// bare page under that policy.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -52,3 +54,31 @@ for (const [name, headers] of Object.entries(policies)) {
     }
   });
 }
+
+test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval')", async () => {
+  const server = await serve({ '/': join(here, 'fixtures/client-page'), '/localdp/': join(packageDir, 'dist') }, policies["CSP script-src 'self' 'wasm-unsafe-eval'"]);
+  const page = await browser.newPage();
+  const errors = [];
+  const loaded = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('requestfinished', (r) => loaded.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
+    assert.equal(await page.evaluate(() => window.failure), undefined);
+    const { report, persistent, again } = await page.evaluate(() => window.result);
+    assert.equal(report.version, 1);
+    assert.ok(['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'hrr', 'ss'].includes(report.protocol));
+    assert.match(report.domain, /^[0-9a-f]{16}$/);
+    assert.equal(persistent, true);
+    assert.equal(again, true, 'memoized in localStorage');
+    assert.deepEqual(errors, []);
+    // Only the client module's files: no full module.
+    const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();
+    assert.deepEqual(fromPackage, ['/localdp/client/web/bindings.js', '/localdp/client/web/client.mjs', '/localdp/client/web/localdp.js', '/localdp/client/web/localdp_client_bg.wasm', '/localdp/client/web/storage.mjs']);
+    await page.screenshot({ path: join(ARTIFACTS, 'client-page-csp.png'), fullPage: true });
+  } finally {
+    await page.close();
+    await server.close();
+  }
+});

@@ -1,0 +1,2 @@
+export { Client, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
+export type * from '../web/localdp.js';

@@ -1,0 +1,152 @@
+//! The full module's exports (the `aggregate` feature): the Aggregator,
+//! and every protocol's name for the TypeScript types.
+
+use super::{
+    js_error, metric_from, range_error, stringify, type_error, AddManyResultJs, ConfigJs, EstimateJs, EstimateOptionsJs,
+    RejectionCountsJs, ReportInputJs, ReportsJs,
+};
+use crate::aggregate::RejectionCounts;
+use crate::names::ProtocolFamily;
+use crate::{Aggregator as CoreAggregator, PostProcessing};
+use js_sys::{Reflect, JSON};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use wasm_bindgen::prelude::*;
+
+/// A Rust value as a plain JS object, through serde_json's text (the CLI's
+/// exact output: non-finite numbers become null as there).
+fn to_js<T: Serialize>(value: &T) -> JsValue {
+    serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
+}
+
+/// Every protocol's name, by family (`{frequency, numeric, openDomain}`):
+/// the names the library declares once, which the build also writes into
+/// the TypeScript types.
+#[wasm_bindgen(js_name = protocols)]
+pub fn protocols() -> JsValue {
+    fn names<P: ProtocolFamily>() -> Vec<&'static str> {
+        P::ALL.iter().map(|p| p.name()).collect()
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Families {
+        frequency: Vec<&'static str>,
+        numeric: Vec<&'static str>,
+        open_domain: Vec<&'static str>,
+        heavy_hitter: Vec<&'static str>,
+    }
+    to_js(&Families {
+        frequency: names::<crate::FrequencyProtocol>(),
+        numeric: names::<crate::NumericProtocol>(),
+        open_domain: names::<crate::OpenDomainProtocol>(),
+        heavy_hitter: names::<crate::HeavyHitterProtocol>(),
+    })
+}
+
+/// The aggregator: validates and counts reports, merges, and estimates.
+#[wasm_bindgen]
+pub struct Aggregator {
+    inner: CoreAggregator,
+}
+
+#[wasm_bindgen]
+impl Aggregator {
+    /// `new Aggregator(config)`, with the clients' config.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: ConfigJs) -> Result<Aggregator, JsValue> {
+        Ok(Aggregator {
+            inner: CoreAggregator::new(metric_from(&config)?),
+        })
+    }
+
+    /// The resolved protocol.
+    #[wasm_bindgen(getter, unchecked_return_type = "Protocol")]
+    pub fn protocol(&self) -> String {
+        self.inner.protocol().name().to_string()
+    }
+
+    /// Accepted reports so far.
+    #[wasm_bindgen(getter)]
+    pub fn n(&self) -> f64 {
+        self.inner.n() as f64
+    }
+
+    /// Rejected reports so far, by reason.
+    #[wasm_bindgen(getter)]
+    pub fn rejected(&self) -> RejectionCountsJs {
+        to_js(self.inner.rejected()).unchecked_into()
+    }
+
+    /// Adds one report (an object, or one JSON line). A bad report throws a
+    /// `TypeError` (malformed) or `RangeError` (mismatched, out of range) with
+    /// a `reason` property, and is still counted under `rejected`.
+    pub fn add(&mut self, report: ReportInputJs) -> Result<(), JsValue> {
+        let report: JsValue = report.into();
+        let text = match report.as_string() {
+            Some(line) => line,
+            None => stringify(&report, "a report must be a JSON object").unwrap_or_default(),
+        };
+        self.inner.add_json(text).map_err(js_error)
+    }
+
+    /// Adds many reports (an array or any iterable of objects or JSON lines).
+    /// Bad reports are counted, never thrown.
+    #[wasm_bindgen(js_name = addMany)]
+    pub fn add_many(&mut self, reports: ReportsJs) -> Result<AddManyResultJs, JsValue> {
+        let reports: JsValue = reports.into();
+        if !reports.is_object() {
+            return Err(type_error("reports must be an array or an iterable"));
+        }
+        let array = js_sys::Array::from(&reports);
+        let before_n = self.inner.n();
+        let before = *self.inner.rejected();
+        // One JSON.stringify for the whole batch; each element is then parsed
+        // and validated on its own, so one bad element costs only itself.
+        let text = stringify(&array, "reports must be a JSON object")?;
+        let items: Vec<&RawValue> =
+            serde_json::from_str(&text).map_err(|_| type_error("reports must be an array"))?;
+        for item in items {
+            let line: String;
+            let json = match serde_json::from_str::<String>(item.get()) {
+                Ok(s) => {
+                    line = s;
+                    line.as_str()
+                }
+                Err(_) => item.get(),
+            };
+            let _ = self.inner.add_json(json);
+        }
+        let rejected = self.inner.rejected().since(&before);
+        #[derive(Serialize)]
+        struct AddMany {
+            accepted: u64,
+            rejected: RejectionCounts,
+        }
+        Ok(to_js(&AddMany {
+            accepted: self.inner.n() - before_n,
+            rejected,
+        })
+        .unchecked_into())
+    }
+
+    /// Adds everything `other` accepted and rejected (same config only).
+    pub fn merge(&mut self, other: &Aggregator) -> Result<(), JsValue> {
+        self.inner.merge(&other.inner).map_err(js_error)
+    }
+
+    /// The estimate: the same object as `localdp aggregate --format json`.
+    pub fn estimate(&self, options: Option<EstimateOptionsJs>) -> Result<EstimateJs, JsValue> {
+        let post = match options {
+            None => PostProcessing::None,
+            Some(options) => {
+                let post = Reflect::get(&options, &"post".into())?;
+                match post.as_string() {
+                    Some(name) => name.parse().map_err(|e: String| range_error(&e))?,
+                    None if post.is_undefined() => PostProcessing::None,
+                    None => return Err(type_error("options.post must be a string")),
+                }
+            }
+        };
+        Ok(to_js(&self.inner.estimate(post).map_err(js_error)?).unchecked_into())
+    }
+}

@@ -1,0 +1,103 @@
+// `localdp/client`, the small client module, installed as a user gets it:
+// from ESM and CommonJS, interchangeable with the full module's Client (same
+// reports, errors and stored state), its reports accepted by the Aggregator.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import * as client from 'localdp/client';
+import { Client as FullClient, Aggregator } from 'localdp';
+
+const require = createRequire(import.meta.url);
+const { Client } = client;
+
+/** A Map behind localStorage's two methods. */
+function memoryStorage() {
+  const map = new Map();
+  return { map, getItem: (k) => (map.has(k) ? map.get(k) : null), setItem: (k, v) => void map.set(k, String(v)) };
+}
+
+/** The error's class, name and typed properties, to compare two errors. */
+function shape(f) {
+  try {
+    f();
+  } catch (e) {
+    return { type: e.constructor.name, name: e.name, message: e.message, reason: e.reason, parameter: e.parameter, key: e.key };
+  }
+  assert.fail('no error');
+}
+
+test('ESM and CommonJS give the client, and no Aggregator', () => {
+  assert.equal(typeof Client, 'function');
+  assert.equal(require('localdp/client').Client.name, 'Client');
+  assert.equal('Aggregator' in client, false);
+  assert.equal('Aggregator' in require('localdp/client'), false);
+  const report = new (require('localdp/client').Client)({ protocol: 'grr', epsilon: 1, domain: 4 }).randomize(2);
+  assert.equal(new Aggregator({ protocol: 'grr', epsilon: 1, domain: 4 }).addMany([report]).accepted, 1);
+});
+
+const CONFIGS = [
+  ...['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'hrr', 'ss', 'auto'].map((protocol) => [{ protocol, epsilon: 2, domain: ['a', 'b', 'c'] }, 'b']),
+  [{ protocol: 'dbitflip', epsilon: 2, domain: 8, d: 2 }, 3],
+  [{ protocol: 'piecewise', epsilon: 2, range: [0, 10] }, 2.5],
+  [{ protocol: 'duchi', epsilon: 2, range: [[0, 1], [0, 10]] }, [0.5, 3]],
+  [{ protocol: 'one_bit_mean', epsilon: 1, range: [0, 100], memoize: true }, 40],
+  [{ protocol: 'rappor', bits: 32, hashes: 2, cohorts: 4, candidates: ['a', 'b'] }, 'a'],
+];
+
+for (const [config, value] of CONFIGS) {
+  test(`${config.protocol}: the full module's Aggregator accepts the client module's reports`, () => {
+    const small = new Client(config);
+    const full = new FullClient(config);
+    assert.equal(small.protocol, full.protocol);
+    assert.equal(small.epsilon, full.epsilon);
+    const reports = Array.from({ length: 200 }, () => small.randomize(value));
+    const report = reports[0];
+    assert.deepEqual(Object.keys(report), Object.keys(full.randomize(value)), 'the same fields, in order');
+    assert.deepEqual(JSON.parse(JSON.stringify(report)), report, 'a report is plain JSON');
+    const result = new Aggregator(config).addMany(reports);
+    assert.equal(result.accepted, 200, JSON.stringify(result.rejected));
+  });
+}
+
+test('errors are the full module\'s: class, name, message and properties', () => {
+  const cases = [
+    [{ protocol: 'grr', epsilon: 0, domain: 4 }],
+    [{ protocol: 'grr', epsilon: NaN, domain: 4 }],
+    [{ protocol: 'grr', epsilon: 1, domain: 1 }],
+    [{ protocol: 'grr', epsilon: '1', domain: 4 }],
+    [{ protocol: 'nope', epsilon: 1, domain: 4 }],
+    [{ protocol: 'grr', epsilon: 1, domain: 4, extra: true }],
+    [{ protocol: 'grr', epsilon: 1, domain: 4, memoize: 1 }],
+    [{ protocol: 'duchi', epsilon: 1, range: [5, 5] }],
+    [{ protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 2, window: 'soon' } }],
+    [{ protocol: 'grr', epsilon: 1, domain: 4 }, 7],
+    [{ protocol: 'grr', epsilon: 1, domain: 4 }, 1.5],
+    [{ protocol: 'grr', epsilon: 1, domain: 4 }, null],
+    [{ protocol: 'olh', epsilon: 1, domain: ['a', 'b'] }, 'secret-value-xyz'],
+    [{ protocol: 'duchi', epsilon: 1, range: [0, 1] }, NaN],
+    [{ protocol: 'duchi', epsilon: 1, range: [[0, 1], [0, 1]] }, [1]],
+    [{ protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 1.5, window: '1d' } }, 1, 2],
+  ];
+  for (const [config, ...values] of cases) {
+    const run = (C) => shape(() => {
+      const c = new C(config);
+      for (const v of values) c.randomize(v);
+    });
+    assert.deepEqual(run(Client), run(FullClient), JSON.stringify(config));
+  }
+});
+
+test('one storage, either module: memos, ledger and resets carry over', () => {
+  const storage = memoryStorage();
+  let now = 1_700_000_000_000;
+  const config = { protocol: 'oue', epsilon: 1, domain: 16, memoize: true, budget: { epsilon: 3, window: '1d' } };
+  const small = new Client(config, { storage, now: () => now });
+  const first = small.randomize(5);
+  const full = new FullClient(config, { storage, now: () => now });
+  assert.equal(full.resets, 0);
+  assert.deepEqual(full.randomize(5), first, 'the full module reads the memo the client module stored');
+  full.randomize(6);
+  assert.equal(new Client(config, { storage, now: () => now }).spent, 2);
+  now += 86_400_000;
+  assert.equal(new Client(config, { storage, now: () => now }).spent, 0, 'the window rolled over');
+});
