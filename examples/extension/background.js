@@ -3,7 +3,7 @@
 // report to a localdp collector. The metric's config comes from
 // metrics.json, the same file the collector serves it from, so the two
 // cannot drift apart; the collector's address from settings.json.
-import init, { Client, chromeStorage } from './localdp/dist/web/localdp.js';
+import init, { Client, chromeStorage } from './localdp/dist/client/web/localdp.js';
 
 const METRIC = 'ui_language';
 

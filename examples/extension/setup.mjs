@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 const here = dirname(new URL(import.meta.url).pathname);
 const resolve = createRequire(pathToFileURL(join(process.cwd(), 'package.json'))).resolve;
 const pkg = dirname(resolve('localdp/package.json'));
-const exported = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).exports['./web'];
+const exported = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).exports['./client/web'];
 const entry = join(pkg, typeof exported === 'string' ? exported : exported.default);
 
 // The entry and every file it reaches through relative imports or `new URL(…, import.meta.url)`.

@@ -13,7 +13,7 @@ import { serve, CHROMIUM } from './helpers.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(fileURLToPath(import.meta.resolve('localdp/package.json')));
 const mounts = { '/': join(here, 'fixtures/contexts'), '/pkg/': packageDir };
-const moduleUrl = `/pkg/${relative(packageDir, fileURLToPath(import.meta.resolve('localdp/web')))}`;
+const moduleUrl = `/pkg/${relative(packageDir, fileURLToPath(import.meta.resolve('localdp/client/web')))}`;
 
 // GRR over 64 values, memoized: each value has one permanent response. The
 // budget pays for five values at ε = 1; eight are asked for.
