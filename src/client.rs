@@ -133,7 +133,19 @@ pub struct Client {
 pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
     let mut secret = [0u8; 32];
     rng.fill_bytes(&mut secret);
-    secret.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&secret)
+}
+
+/// Bytes as lowercase hex (no `format!`: its machinery would weigh on the
+/// client's wasm module).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 fn parse_secret(hex: &str) -> Option<[u8; 32]> {
@@ -297,6 +309,6 @@ impl Client {
         mac.update(self.state.metric.as_bytes());
         mac.update(&[0]);
         mac.update(key.as_bytes());
-        mac.finalize().into_bytes()[..16].iter().map(|b| format!("{b:02x}")).collect()
+        hex(&mac.finalize().into_bytes()[..16])
     }
 }
