@@ -417,7 +417,7 @@ impl Memo for HeavyHitterMetric {
         Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_json(permanent).map_err(|_| Error::CorruptMemo)
+        Report::from_stored(permanent).ok_or(Error::CorruptMemo)
     }
 }
 
