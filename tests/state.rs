@@ -9,7 +9,7 @@
 use localdp::rng::RngCore;
 use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
-    Aggregator, Error, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
+    Aggregator, DistributionProtocol, Error, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
     SimulationRng, StateError,
 };
 
@@ -22,10 +22,12 @@ fn configs() -> Vec<String> {
         .iter()
         .map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"domain":8}}"#))
         .chain(NumericProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10]}}"#)))
-        .chain(HeavyHitterProtocol::ALL.iter().map(|p| match p.discovers() {
-            true => format!(r#"{{"protocol":"{p}","epsilon":4,"max_length":4,"top":3}}"#),
-            false => format!(r#"{{"protocol":"{p}","epsilon":1,"sketch":{{"hashes":4,"width":16}},"candidates":["a","b","c"]}}"#),
+        .chain(HeavyHitterProtocol::ALL.iter().map(|p| match p.name() {
+            "pem" | "treehist" => format!(r#"{{"protocol":"{p}","epsilon":4,"max_length":4,"top":3}}"#),
+            "sfp" => format!(r#"{{"protocol":"{p}","epsilon":4,"max_length":2,"top":3,"sketch":{{"hashes":2,"width":8}}}}"#),
+            _ => format!(r#"{{"protocol":"{p}","epsilon":1,"sketch":{{"hashes":4,"width":16}},"candidates":["a","b","c"]}}"#),
         }))
+        .chain(DistributionProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10],"bins":20}}"#)))
         .collect();
     configs.extend(
         [
