@@ -690,7 +690,7 @@ fn least_squares(
 }
 
 /// `Φ^{-1}(p)` by bisection on `erfc`.
-fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     let (mut lo, mut hi) = (-40.0f64, 40.0f64);
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);

@@ -289,7 +289,7 @@ fn complete(bytes: &[u8], bits: u32, max_length: u32) -> bool {
 
 /// True when whole bytes can begin a padded UTF-8 value: UTF-8 (possibly cut
 /// within its last character), then only padding.
-fn plausible(bytes: &[u8]) -> bool {
+pub(crate) fn plausible(bytes: &[u8]) -> bool {
     match bytes.iter().position(|&b| b == PAD) {
         Some(end) => bytes[end..].iter().all(|&b| b == PAD) && std::str::from_utf8(&bytes[..end]).is_ok(),
         None => std::str::from_utf8(bytes).map_or_else(|e| e.error_len().is_none(), |_| true),

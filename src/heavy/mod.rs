@@ -1,6 +1,6 @@
 //! Open domains at scale: sketches that score any candidate string (CMS,
 //! HCMS) and discovery of the most frequent strings that nobody listed in
-//! advance (PEM, TreeHist, or `"heavy_hitters"`, which picks between them).
+//! advance (PEM, TreeHist, SFP, or `"heavy_hitters"`, which picks among them).
 //!
 //! ```
 //! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};
@@ -20,9 +20,11 @@
 //! submodules and in `docs/PROTOCOLS.md`.
 
 mod discovery;
+mod sfp;
 mod sketch;
 
 pub use discovery::Discovery;
+pub use sfp::Fragments;
 pub use sketch::Sketch;
 
 use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
@@ -55,6 +57,8 @@ protocols! {
         Pem = "pem",
         /// TreeHist (Bassily et al., NeurIPS 2017): discovers.
         TreeHist = "treehist",
+        /// Apple's sequence fragment puzzle: discovers.
+        Sfp = "sfp",
     }
 }
 
@@ -64,12 +68,14 @@ pub const CHOOSE: &str = "heavy_hitters";
 impl HeavyHitterProtocol {
     /// True for the protocols that find values (the others score candidates).
     pub fn discovers(self) -> bool {
-        matches!(self, HeavyHitterProtocol::Pem | HeavyHitterProtocol::TreeHist)
+        matches!(self, HeavyHitterProtocol::Pem | HeavyHitterProtocol::TreeHist | HeavyHitterProtocol::Sfp)
     }
 
     /// The discovery protocol `"heavy_hitters"` resolves to: PEM, which was
     /// the most accurate at every ε and size measured (`bench/heavy_hitters.py`,
-    /// README): TreeHist spreads the devices over eight times as many levels.
+    /// README): TreeHist spreads the devices over eight times as many levels,
+    /// and SFP's fragments go through a sketch (HCMS's variance, which OLH's
+    /// beats at every ε).
     pub fn best_discovery(_epsilon: f64, _max_length: u32) -> Self {
         HeavyHitterProtocol::Pem
     }
@@ -79,12 +85,13 @@ impl HeavyHitterProtocol {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SketchConfig {
-    /// `k`, the hash functions (rows); default 256.
-    #[serde(default = "defaults::hashes")]
-    pub hashes: u64,
+    /// `k`, the hash functions (rows); default 256 (SFP: 32, one sketch per
+    /// position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashes: Option<u64>,
     /// `m`, the columns, a power of two; default 1024.
-    #[serde(default = "defaults::width")]
-    pub width: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u64>,
 }
 
 /// A heavy-hitter metric's configuration, e.g. `{"protocol": "pem",
@@ -108,7 +115,7 @@ pub struct HeavyHitterConfig {
     /// Discovery: how many values the aggregator reports (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<u64>,
-    /// Sketches: the shape.
+    /// Sketches and SFP: the shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sketch: Option<SketchConfig>,
     /// Sketches: the values to score (the aggregator's; clients ignore it).
@@ -117,12 +124,9 @@ pub struct HeavyHitterConfig {
 }
 
 mod defaults {
-    pub fn hashes() -> u64 {
-        256
-    }
-    pub fn width() -> u64 {
-        1024
-    }
+    pub const HASHES: u64 = 256;
+    pub const SFP_HASHES: u64 = 32;
+    pub const WIDTH: u64 = 1024;
     pub const MAX_LENGTH: u64 = 16;
     pub const TOP: u64 = 20;
 }
@@ -132,6 +136,7 @@ mod defaults {
 enum Mechanism {
     Sketch(Sketch),
     Discovery(Discovery),
+    Fragments(Fragments),
 }
 
 /// A configured heavy-hitter metric.
@@ -172,29 +177,40 @@ impl HeavyHitterMetric {
                 Err(Error::invalid(parameter, Requirement::IntegerRange { min, max, found }))
             }
         };
+        let sketch = |kind, default_hashes| -> Result<Sketch> {
+            let shape = config.sketch.clone().unwrap_or(SketchConfig { hashes: None, width: None });
+            let (hashes, width) = (shape.hashes.unwrap_or(default_hashes), shape.width.unwrap_or(defaults::WIDTH));
+            if !(2..=65_536).contains(&width) || !width.is_power_of_two() {
+                return Err(Error::invalid("width", Requirement::Format { expected: "a power of two in 2..=65536" }));
+            }
+            integers("hashes", 1, (1 << 24) / width, hashes)?;
+            Ok(Sketch::new(kind, epsilon, hashes, width))
+        };
         let mechanism = if protocol.discovers() {
-            not_for("sketch", config.sketch.is_some())?;
             not_for("candidates", config.candidates.is_some())?;
             integers("max_length", 1, 64, max_length)?;
             let top = config.top.unwrap_or(defaults::TOP);
             integers("top", 1, 1000, top)?;
-            let (step, pruning) = match protocol {
-                HeavyHitterProtocol::TreeHist => (1, Pruning::Significant),
-                _ => (8, Pruning::Best),
-            };
-            Mechanism::Discovery(Discovery::new(epsilon, step, max_length as u32, top as usize, pruning))
+            let (max_length, top) = (max_length as u32, top as usize);
+            match protocol {
+                HeavyHitterProtocol::Sfp => {
+                    Mechanism::Fragments(Fragments::new(sketch(SketchKind::Hcms, defaults::SFP_HASHES)?, max_length, top))
+                }
+                HeavyHitterProtocol::TreeHist => {
+                    not_for("sketch", config.sketch.is_some())?;
+                    Mechanism::Discovery(Discovery::new(epsilon, 1, max_length, top, Pruning::Significant))
+                }
+                _ => {
+                    not_for("sketch", config.sketch.is_some())?;
+                    Mechanism::Discovery(Discovery::new(epsilon, 8, max_length, top, Pruning::Best))
+                }
+            }
         } else {
             not_for("max_length", config.max_length.is_some())?;
             not_for("truncate", config.truncate.is_some())?;
             not_for("top", config.top.is_some())?;
-            let shape = config.sketch.clone().unwrap_or(SketchConfig { hashes: defaults::hashes(), width: defaults::width() });
-            integers("hashes", 1, 65_536, shape.hashes)?;
-            if !(2..=65_536).contains(&shape.width) || !shape.width.is_power_of_two() {
-                return Err(Error::invalid("width", Requirement::Format { expected: "a power of two in 2..=65536" }));
-            }
-            integers("hashes", 1, (1 << 24) / shape.width, shape.hashes)?;
             let kind = if protocol == HeavyHitterProtocol::Cms { SketchKind::Cms } else { SketchKind::Hcms };
-            Mechanism::Sketch(Sketch::new(kind, epsilon, shape.hashes, shape.width))
+            Mechanism::Sketch(sketch(kind, defaults::HASHES)?)
         };
         let candidates = config.candidates.clone().unwrap_or_default();
         let mut seen = std::collections::HashSet::new();
@@ -204,6 +220,7 @@ impl HeavyHitterMetric {
         let canonical = match &mechanism {
             Mechanism::Sketch(s) => format!("{protocol}:{}:{}", s.rows(), s.width()),
             Mechanism::Discovery(d) => format!("{protocol}:{}", d.max_length()),
+            Mechanism::Fragments(f) => format!("{protocol}:{}:{}:{}", f.max_length(), f.sketch().rows(), f.sketch().width()),
         };
         Ok(HeavyHitterMetric {
             protocol,
@@ -230,7 +247,7 @@ impl HeavyHitterMetric {
     pub fn sketch(&self) -> Option<&Sketch> {
         match &self.mechanism {
             Mechanism::Sketch(s) => Some(s),
-            Mechanism::Discovery(_) => None,
+            _ => None,
         }
     }
 
@@ -238,7 +255,25 @@ impl HeavyHitterMetric {
     pub fn discovery(&self) -> Option<&Discovery> {
         match &self.mechanism {
             Mechanism::Discovery(d) => Some(d),
-            Mechanism::Sketch(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The fragment mechanism, for SFP.
+    pub fn fragments(&self) -> Option<&Fragments> {
+        match &self.mechanism {
+            Mechanism::Fragments(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The sketch whose counts the aggregator keeps (CMS, HCMS; SFP: one per
+    /// part, of this shape).
+    fn counting_sketch(&self) -> Option<&Sketch> {
+        match &self.mechanism {
+            Mechanism::Sketch(s) => Some(s),
+            Mechanism::Fragments(f) => Some(f.sketch()),
+            Mechanism::Discovery(_) => None,
         }
     }
 
@@ -247,11 +282,13 @@ impl HeavyHitterMetric {
         &self.candidates
     }
 
-    /// The groups a device draws one of: sketch rows or prefix levels.
+    /// The groups a device draws one of: sketch rows, prefix levels or SFP
+    /// slots.
     pub fn groups(&self) -> u64 {
         match &self.mechanism {
             Mechanism::Sketch(s) => s.rows(),
             Mechanism::Discovery(d) => u64::from(d.levels()),
+            Mechanism::Fragments(f) => f.slots(),
         }
     }
 
@@ -259,8 +296,11 @@ impl HeavyHitterMetric {
     /// `max_length` bytes (the error does not contain it), or cuts it at a
     /// character boundary with `"truncate": true`.
     pub fn prepare<'a>(&self, value: &'a str) -> Result<Cow<'a, str>> {
-        let Mechanism::Discovery(d) = &self.mechanism else { return Ok(Cow::Borrowed(value)) };
-        let max = d.max_length();
+        let max = match &self.mechanism {
+            Mechanism::Sketch(_) => return Ok(Cow::Borrowed(value)),
+            Mechanism::Discovery(d) => d.max_length(),
+            Mechanism::Fragments(f) => f.max_length(),
+        };
         if value.len() <= max {
             return Ok(Cow::Borrowed(value));
         }
@@ -275,8 +315,9 @@ impl HeavyHitterMetric {
     pub fn randomize_in_group(&self, value: &str, group: u64, rng: &mut dyn RngCore) -> Result<Report> {
         let value = self.prepare(value)?;
         let payload = match &self.mechanism {
-            Mechanism::Sketch(s) => s.randomize(&value, group % s.rows(), rng),
+            Mechanism::Sketch(s) => s.randomize(key64(value.as_bytes()), group % s.rows(), rng),
             Mechanism::Discovery(d) => d.randomize(&value, (group % u64::from(d.levels())) as u32, rng),
+            Mechanism::Fragments(f) => f.randomize(&value, group % f.slots(), rng),
         };
         Ok(self.envelope(payload))
     }
@@ -302,6 +343,7 @@ impl HeavyHitterMetric {
         match &self.mechanism {
             Mechanism::Sketch(s) => s.validate(&report.payload),
             Mechanism::Discovery(d) => d.validate(&report.payload),
+            Mechanism::Fragments(f) => f.validate(&report.payload),
         }
     }
 
@@ -310,8 +352,9 @@ impl HeavyHitterMetric {
     pub fn likelihood(&self, value: &str, report: &Report) -> Likelihood {
         let Ok(value) = self.prepare(value) else { return Likelihood::new(0.0) };
         match &self.mechanism {
-            Mechanism::Sketch(s) => s.likelihood(&value, &report.payload),
+            Mechanism::Sketch(s) => s.likelihood(key64(value.as_bytes()), &report.payload),
             Mechanism::Discovery(d) => d.likelihood(&value, &report.payload),
+            Mechanism::Fragments(f) => f.likelihood(&value, &report.payload),
         }
     }
 
@@ -319,16 +362,18 @@ impl HeavyHitterMetric {
     /// seeds with the outputs that differ between values.
     pub fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {
-            Mechanism::Sketch(s) => s.channel_outputs(values, rng),
+            Mechanism::Sketch(s) => s.channel_outputs(&values.iter().map(|v| key64(v.as_bytes())).collect::<Vec<_>>(), rng),
             Mechanism::Discovery(d) => d.channel_outputs(values, rng),
+            Mechanism::Fragments(f) => f.channel_outputs(values, rng),
         };
         payloads.into_iter().map(|p| self.envelope(p)).collect()
     }
 
     fn supports(&self, value: &str, payload: &Payload) -> bool {
         match &self.mechanism {
-            Mechanism::Sketch(s) => s.supports(value, payload),
+            Mechanism::Sketch(s) => s.supports(key64(value.as_bytes()), payload),
             Mechanism::Discovery(d) => d.supports(value, payload),
+            Mechanism::Fragments(f) => f.supports(value, payload),
         }
     }
 }
@@ -537,7 +582,8 @@ impl AggregateState for HeavyHitterAggregator {
     fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
         let inconsistent = |what| Error::from(StateError::Inconsistent { what });
         match (&mut self.counts, &self.metric.mechanism) {
-            (Counts::Sketch { groups, ones }, Mechanism::Sketch(sketch)) => {
+            (Counts::Sketch { groups, ones }, Mechanism::Sketch(_) | Mechanism::Fragments(_)) => {
+                let sketch = self.metric.counting_sketch().expect("a sketch counts");
                 input.counts(groups, n, "a group holds more reports than the state")?;
                 if groups.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
                     return Err(inconsistent("the groups do not hold the number of reports"));
@@ -581,6 +627,10 @@ impl Aggregate for HeavyHitterAggregator {
         let counts = match &metric.mechanism {
             Mechanism::Sketch(s) => Counts::Sketch { groups: vec![0; s.groups_len()], ones: vec![0; s.ones_len()] },
             Mechanism::Discovery(d) => Counts::Discovery { levels: vec![Level::default(); d.levels() as usize] },
+            Mechanism::Fragments(f) => {
+                let parts = f.parts() as usize;
+                Counts::Sketch { groups: vec![0; parts * f.sketch().groups_len()], ones: vec![0; parts * f.sketch().ones_len()] }
+            }
         };
         HeavyHitterAggregator { metric, counts, tally: Tally::default() }
     }
@@ -595,6 +645,7 @@ impl Aggregate for HeavyHitterAggregator {
         }
         match (&mut self.counts, &self.metric.mechanism) {
             (Counts::Sketch { groups, ones }, Mechanism::Sketch(s)) => s.accumulate(&report.payload, groups, ones),
+            (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => f.sketch().accumulate(&report.payload, groups, ones),
             (Counts::Discovery { levels }, _) => {
                 if let Payload::Grouped { group, seed, value } = report.payload {
                     let level = &mut levels[group as usize];
@@ -652,7 +703,7 @@ impl Aggregate for HeavyHitterAggregator {
                 }
                 let table = s.table(groups, ones);
                 let estimates = self.metric.candidates.iter().map(|value| {
-                    let (count, std_error) = s.estimate(&table, n, value);
+                    let (count, std_error) = s.estimate(&table, n, key64(value.as_bytes()));
                     let (frequency, std_error) = (count / n as f64, std_error / n as f64);
                     CandidateEstimate {
                         value: value.clone(),
@@ -664,6 +715,7 @@ impl Aggregate for HeavyHitterAggregator {
                 Found::Estimates(estimates.collect())
             }
             (Counts::Discovery { levels }, Mechanism::Discovery(d)) => Found::HeavyHitters(d.discover(levels, n)),
+            (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => Found::HeavyHitters(f.discover(groups, ones, n)),
             _ => unreachable!("the counts are made for the mechanism"),
         };
         Ok(HeavyHitterEstimate { protocol: self.metric.protocol, epsilon: self.metric.epsilon, n, rejected: *self.tally.rejected(), found })

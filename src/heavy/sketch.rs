@@ -92,7 +92,12 @@ impl Sketch {
 
     /// `h_j(value)`, the column of `value` in row `row`.
     pub fn column(&self, row: u64, value: &str) -> u64 {
-        bucket(row as u32, key64(value.as_bytes()), self.width)
+        self.column_of(row, key64(value.as_bytes()))
+    }
+
+    /// The column of the hash key `key` in row `row`.
+    pub(crate) fn column_of(&self, row: u64, key: u64) -> u64 {
+        bucket(row as u32, key, self.width)
     }
 
     /// The number of running counts per report group: CMS counts reports
@@ -109,9 +114,9 @@ impl Sketch {
         (self.rows * self.width) as usize
     }
 
-    /// The randomized payload of `value` in row `row`.
-    pub(crate) fn randomize(&self, value: &str, row: u64, rng: &mut dyn RngCore) -> Payload {
-        let column = self.column(row, value);
+    /// The randomized payload of the hash key `key` in row `row`.
+    pub(crate) fn randomize(&self, key: u64, row: u64, rng: &mut dyn RngCore) -> Payload {
+        let column = self.column_of(row, key);
         match self.kind {
             SketchKind::Cms => {
                 let ones = (0..self.width).filter(|&b| (b == column) != self.flip.sample(rng)).map(|b| b as usize);
@@ -193,11 +198,11 @@ impl Sketch {
         }
     }
 
-    /// The count estimate of `value` and its standard error, from the
-    /// table of `n` reports (see the module docs).
-    pub(crate) fn estimate(&self, table: &[f64], n: u64, value: &str) -> (f64, f64) {
+    /// The count estimate of the hash key `key` and its standard error,
+    /// from the table of `n` reports (see the module docs).
+    pub(crate) fn estimate(&self, table: &[f64], n: u64, key: u64) -> (f64, f64) {
         let (m, n) = (self.width as f64, n as f64);
-        let sum: f64 = (0..self.rows).map(|j| table[(j * self.width + self.column(j, value)) as usize]).sum();
+        let sum: f64 = (0..self.rows).map(|j| table[(j * self.width + self.column_of(j, key)) as usize]).sum();
         let count = m / (m - 1.0) * (sum - n / m);
         let c = count.clamp(0.0, n);
         let f = self.flip_probability();
@@ -208,8 +213,8 @@ impl Sketch {
         (count, (m / (m - 1.0)) * per_report.max(0.0).sqrt())
     }
 
-    /// `P[payload | value]`, realized.
-    pub(crate) fn likelihood(&self, value: &str, payload: &Payload) -> Likelihood {
+    /// `P[payload | key]`, realized.
+    pub(crate) fn likelihood(&self, key: u64, payload: &Payload) -> Likelihood {
         if self.validate(payload).is_err() {
             return Likelihood::new(0.0);
         }
@@ -217,24 +222,24 @@ impl Sketch {
         let row = Likelihood::new(1.0 / self.rows as f64);
         match payload {
             Payload::Cohort { cohort, bits } => {
-                let column = self.column(u64::from(*cohort), value);
+                let column = self.column_of(u64::from(*cohort), key);
                 (0..self.width).fold(row, |l, b| l.times(if bits.get(b as usize) != (b == column) { f } else { 1.0 - f }))
             }
             Payload::Grouped { group, seed, value: bit } => {
-                let truth = hadamard_bit(u64::from(*seed), self.column(u64::from(*group), value));
+                let truth = hadamard_bit(u64::from(*seed), self.column_of(u64::from(*group), key));
                 row.times(1.0 / self.width as f64).times(if truth == (*bit == 1) { 1.0 - f } else { f })
             }
             _ => Likelihood::new(0.0),
         }
     }
 
-    /// True when the payload supports `value` (its bit, or its coefficient's
-    /// bit, is the value's own before flipping).
-    pub(crate) fn supports(&self, value: &str, payload: &Payload) -> bool {
+    /// True when the payload supports the key (its bit, or its
+    /// coefficient's bit, is the key's own before flipping).
+    pub(crate) fn supports(&self, key: u64, payload: &Payload) -> bool {
         match payload {
-            Payload::Cohort { cohort, bits } => bits.get(self.column(u64::from(*cohort), value) as usize),
+            Payload::Cohort { cohort, bits } => bits.get(self.column_of(u64::from(*cohort), key) as usize),
             Payload::Grouped { group, seed, value: bit } => {
-                hadamard_bit(u64::from(*seed), self.column(u64::from(*group), value)) == (*bit == 1)
+                hadamard_bit(u64::from(*seed), self.column_of(u64::from(*group), key)) == (*bit == 1)
             }
             _ => false,
         }
@@ -242,11 +247,11 @@ impl Sketch {
 
     /// Outputs that exercise the channel: for a few rows, every single-bit
     /// change of a report (CMS) or both bits of several columns (HCMS).
-    pub(crate) fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Payload> {
+    pub(crate) fn channel_outputs(&self, keys: &[u64], rng: &mut dyn RngCore) -> Vec<Payload> {
         let mut out = Vec::new();
-        for (i, value) in values.iter().enumerate() {
+        for (i, &key) in keys.iter().enumerate() {
             let row = uniform_below(rng, self.rows);
-            match self.randomize(value, row, rng) {
+            match self.randomize(key, row, rng) {
                 Payload::Cohort { cohort, bits } => {
                     for b in 0..self.width.min(64) as usize {
                         let ones = bits.ones().filter(|&o| o != b).chain((!bits.get(b)).then_some(b));

@@ -72,7 +72,7 @@ export interface RapporConfig {
 /** A sketch or heavy-hitter discovery protocol, as resolved and named in reports. */
 export type HeavyHitterProtocol = HEAVY_HITTER_PROTOCOLS;
 
-/** Open domains at scale: cms/hcms score candidate strings; pem/treehist find the most frequent ones. */
+/** Open domains at scale: cms/hcms score candidate strings; pem/treehist/sfp find the most frequent ones. */
 export interface HeavyHitterConfig {
   /** A protocol, or "heavy_hitters" for the best discovery protocol. */
   protocol: HeavyHitterProtocol | "heavy_hitters";
@@ -84,7 +84,7 @@ export interface HeavyHitterConfig {
   truncate?: boolean;
   /** Discovery: how many values the estimate lists (default 20). */
   top?: number;
-  /** cms, hcms: k hash functions (default 256) and m columns, a power of two (default 1024). */
+  /** cms, hcms, sfp: k hash functions (default 256; sfp 32) and m columns, a power of two (default 1024). */
   sketch?: { hashes?: number; width?: number };
   /** cms, hcms: the values to score (the aggregator's; clients ignore it). */
   candidates?: string[];
@@ -233,7 +233,7 @@ export interface HeavyHitterEstimate {
   rejected: RejectionCounts;
   /** cms, hcms: every candidate, in the config's order. */
   estimates?: CandidateEstimate[];
-  /** pem, treehist: the values found, most frequent first (at most `top`). */
+  /** pem, treehist, sfp: the values found, most frequent first (at most `top`). */
   heavy_hitters?: CandidateEstimate[];
 }
 

@@ -15,12 +15,13 @@ const CONFIGS = [
   { protocol: 'pem', epsilon: 4, max_length: 16, top: 5 },
   { protocol: 'treehist', epsilon: 6, max_length: 8, top: 3, truncate: true },
   { protocol: 'heavy_hitters', epsilon: 3 },
+  { protocol: 'sfp', epsilon: 6, max_length: 16, top: 3, sketch: { hashes: 8, width: 256 } },
   { protocol: 'cms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] },
   { protocol: 'hcms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] },
 ];
 
 test('the protocol lists name the heavy-hitter family', () => {
-  assert.deepEqual(protocols().heavyHitter, ['cms', 'hcms', 'pem', 'treehist']);
+  assert.deepEqual(protocols().heavyHitter, ['cms', 'hcms', 'pem', 'treehist', 'sfp']);
 });
 
 CONFIGS.forEach((config, i) => {
