@@ -19,6 +19,9 @@
 //! * [`HeavyHitterMetric`]: open domains at scale: count-mean sketches (CMS,
 //!   HCMS) that score any candidate, and discovery of the most frequent
 //!   strings without a dictionary (PEM, TreeHist); [`HeavyHitterAggregator`].
+//! * [`DistributionMetric`]: the whole distribution of a bounded number
+//!   (Square Wave, hierarchical histograms): [`DistributionAggregator`]
+//!   returns a histogram, quantiles and the mean with 95% intervals.
 //! * [`Metric`], [`Aggregator`], [`Estimate`]: any kind behind one config
 //!   format, as the CLI and the JavaScript package use them.
 //! * [`SecureRng`] is the only source a client should use;
@@ -41,6 +44,7 @@ pub mod aggregate;
 #[cfg(feature = "aggregate")]
 pub mod audit;
 pub mod client;
+pub mod distribution;
 pub mod domain;
 pub mod error;
 pub mod frequency;
@@ -64,6 +68,9 @@ pub mod wasm;
 pub use aggregate::{
     FrequencyAggregator, FrequencyEstimate, MeanEstimate, NumericAggregator, NumericEstimate, PostProcessing,
     RejectionCounts, ValueEstimate,
+};
+pub use distribution::{
+    DistributionAggregator, DistributionConfig, DistributionEstimate, DistributionMetric, DistributionProtocol,
 };
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, MergeConflict, Rejection, Requirement, Result};

@@ -37,7 +37,7 @@ pub(crate) struct Family {
 /// The families of metrics, in the order they are asked to claim a config;
 /// adding a family is a module and one line here.
 pub(crate) const FAMILIES: &[&Family] =
-    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
+    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::distribution::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
 
 /// How one metric's device keeps a permanent response per value
 /// (memoization); each family brings its own.
@@ -406,6 +406,8 @@ pub enum Estimate {
     Rappor(crate::rappor::RapporEstimate),
     /// A sketch's candidate frequencies, or the heavy hitters discovered.
     HeavyHitter(crate::heavy::HeavyHitterEstimate),
+    /// A histogram, quantiles and the mean of a number.
+    Distribution(crate::distribution::DistributionEstimate),
 }
 
 #[cfg(feature = "aggregate")]

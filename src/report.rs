@@ -16,6 +16,8 @@
 //! | `cms` | `"cohort"`: the sketch row; `"bits"`: its `m` randomized bits | `{…,"protocol":"cms",…,"cohort":3,"bits":"…"}` |
 //! | `hcms` | `"cohort"`: the sketch row; `"seed"`: a Hadamard column; `"value"`: the randomized bit | `{…,"cohort":3,"seed":517,"value":1}` |
 //! | `pem`, `treehist` | `"cohort"`: the prefix level; `"seed"` and `"value"`: local hashing of the prefix | `{…,"cohort":5,"seed":3141592,"value":12}` |
+//! | `square_wave` | `"value"`: a cell of the widened range | `{…,"protocol":"square_wave",…,"value":37}` |
+//! | `hierarchical` | `"cohort"`: the tree level; `"bits"` (OUE) or `"seed"` and `"value"` (HRR) of the level's oracle | `{…,"protocol":"hierarchical",…,"cohort":1,"bits":"0420"}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!
@@ -25,6 +27,7 @@ use crate::error::{Rejection, Result};
 use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
 use crate::heavy::HeavyHitterProtocol;
+use crate::distribution::DistributionProtocol;
 use crate::rappor::OpenDomainProtocol;
 use crate::{FrequencyProtocol, NumericProtocol};
 use serde::{Deserialize, Serialize};
@@ -91,6 +94,8 @@ pub enum Protocol {
     OpenDomain(OpenDomainProtocol),
     /// A sketch or heavy-hitter discovery protocol.
     HeavyHitter(HeavyHitterProtocol),
+    /// A distribution mechanism.
+    Distribution(DistributionProtocol),
 }
 
 impl Protocol {
@@ -101,6 +106,7 @@ impl Protocol {
             Protocol::Numeric(p) => p.name(),
             Protocol::OpenDomain(p) => p.name(),
             Protocol::HeavyHitter(p) => p.name(),
+            Protocol::Distribution(p) => p.name(),
         }
     }
 
@@ -110,7 +116,8 @@ impl Protocol {
         let numeric = NumericProtocol::ALL.iter().map(|&p| Protocol::Numeric(p));
         let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
         let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
-        frequency.chain(numeric).chain(open).chain(heavy)
+        let distribution = DistributionProtocol::ALL.iter().map(|&p| Protocol::Distribution(p));
+        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution)
     }
 
     /// The protocol called `name`, in whichever family has it.

@@ -1,7 +1,7 @@
 //! Exact channel checks shared by the native tests and the wasm build.
 
 use localdp::{
-    Aggregate, FrequencyAggregator, FrequencyOracle, FrequencyProtocol, HeavyHitterMetric, HeavyHitterProtocol,
+    Aggregate, DistributionMetric, DistributionProtocol, FrequencyAggregator, FrequencyOracle, FrequencyProtocol, HeavyHitterMetric, HeavyHitterProtocol,
     NumericConfig, NumericMetric, NumericProtocol, ProtocolFamily, SimulationRng,
 };
 
@@ -47,6 +47,32 @@ pub const HEAVY_VALUES: &[&str] = &["", "a", "ab", "b", "/checkout", "/checkout/
 pub fn heavy_metric(protocol: HeavyHitterProtocol, epsilon: f64) -> HeavyHitterMetric {
     let shape = if protocol.discovers() { String::new() } else { r#","sketch":{"hashes":4,"width":16}"#.to_string() };
     HeavyHitterMetric::from_json(&format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon}{shape}}}"#)).unwrap()
+}
+
+/// The largest `ln(P[y|x] / P[y|x'])` of a distribution metric's realized
+/// channel over `outputs` and all pairs of bins; every output must be
+/// possible from every bin. Where the outputs are all of them (Square
+/// Wave's cells), each bin's row must sum to one.
+pub fn distribution_max_log_ratio(metric: &DistributionMetric, outputs: &[localdp::Report]) -> f64 {
+    let bins = metric.bins();
+    let mut worst = 0.0f64;
+    let mut sums = vec![0.0f64; bins as usize];
+    for y in outputs {
+        let likelihoods: Vec<_> = (0..bins).map(|x| metric.likelihood(x, y)).collect();
+        assert!(likelihoods.iter().all(|l| !l.is_zero()), "an output impossible for some bins: ε = ∞");
+        for (s, l) in sums.iter_mut().zip(&likelihoods) {
+            *s += l.probability();
+        }
+        let logs: Vec<f64> = likelihoods.iter().map(|l| l.log_ratio(likelihoods[0])).collect();
+        let (lo, hi) = logs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        worst = worst.max(hi - lo);
+    }
+    if metric.square_wave().is_some() {
+        for (bin, s) in sums.iter().enumerate() {
+            assert!((s - 1.0).abs() < 1e-9, "bin {bin}: its row sums to {s}");
+        }
+    }
+    worst
 }
 
 /// Every row of a numeric channel sums to one and, for every output, the
@@ -100,6 +126,18 @@ pub fn every_channel_holds_its_epsilon_up_to_30() {
             let realized = heavy_max_log_ratio(&metric, HEAVY_VALUES, &outputs);
             assert!(realized <= epsilon + 1e-12, "{protocol} ε={epsilon}: realized {realized}");
             assert!(realized >= epsilon * 0.9 || epsilon > 20.0, "{protocol} ε={epsilon}: the check saw only {realized}");
+        }
+    }
+    // 300 bins: the tree's finest level uses HRR (above 256 nodes).
+    for &protocol in DistributionProtocol::ALL {
+        for epsilon in [0.5, 1.0, 8.0, 20.0, 30.0] {
+            for bins in [2, 16, 300] {
+                let config = format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon},"range":[0,1],"bins":{bins}}}"#);
+                let metric = DistributionMetric::from_json(&config).unwrap();
+                let realized = distribution_max_log_ratio(&metric, &metric.channel_outputs(&mut rng));
+                assert!(realized <= epsilon + 1e-12, "{config}: realized {realized}");
+                assert!(realized >= epsilon * 0.9 || epsilon > 20.0, "{config}: the check saw only {realized}");
+            }
         }
     }
     for &protocol in NumericProtocol::ALL {

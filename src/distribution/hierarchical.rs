@@ -1,0 +1,291 @@
+//! Hierarchical histograms (Cormode, Kulkarni, Srivastava, VLDB 2019): a
+//! `4`-ary tree over the bins, a frequency oracle per level, and the
+//! consistent estimate of the tree by constrained inference (Hay, Rastogi,
+//! Miklau, Suciu, VLDB 2010).
+//!
+//! Level `ℓ = 1..=h` (`h = ⌈log_4 B⌉`) cuts the range into nodes of `4^{h−ℓ}`
+//! bins (the last node may be shorter); level `h` is the bins themselves.
+//! Each device reports at **one** level, drawn uniformly on the device (and
+//! kept with memoization), the node its bin lies in, with that level's
+//! oracle at the full ε: the level does not depend on the value. The oracle
+//! is OUE up to 256 nodes and HRR beyond: OUE's variance `4e^ε/(e^ε−1)²` is
+//! the lower (HRR's is `(e^ε+1)²/(e^ε−1)²`, the same within 27% at ε ≥ 1),
+//! HRR's report is `log2 K + 1` bits instead of one per node.
+//!
+//! The aggregator debiases every level (`ŷ_v`, variance `σ²_v`), then finds
+//! the leaf frequencies whose node sums fit the observations best in
+//! generalized least squares with the total fixed at 1: bottom-up, each
+//! node's estimate combines its own observation with the sum of its
+//! children's by inverse variance; top-down, the parent's final value is
+//! split among its children, each moved by its share of the variance. With
+//! equal variances this is Hay et al.'s two passes. The weights use the
+//! data-independent `σ²` at frequency 0, so the estimate is linear in the
+//! observations and its exact covariance is `L diag(σ²) Lᵀ`, `σ²` then the
+//! oracle's variance at the estimated frequency plus the sampling of the
+//! level's devices among all (`f(1−f)/n_ℓ · (n−n_ℓ)/(n−1)`).
+
+use crate::frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
+use crate::domain::DomainSpec;
+use crate::names::Selection;
+use crate::report::{Payload, Report};
+use crate::error::{Rejection, Result};
+use crate::rng::RngCore;
+
+/// The tree's branching factor.
+pub const BRANCHING: u64 = 4;
+
+/// The largest level that uses OUE (beyond it, HRR).
+const MAX_UNARY_NODES: u64 = 256;
+
+/// One level of the tree.
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// Bins per node.
+    width: u64,
+    /// Nodes of the level.
+    nodes: u64,
+    oracle: FrequencyOracle,
+}
+
+impl Level {
+    /// The node a bin lies in.
+    pub fn node(&self, bin: u64) -> u64 {
+        bin / self.width
+    }
+
+    /// The level's frequency oracle (over its nodes).
+    pub fn oracle(&self) -> &FrequencyOracle {
+        &self.oracle
+    }
+}
+
+/// A hierarchical histogram over `bins` bins.
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    bins: u64,
+    levels: Vec<Level>,
+}
+
+impl Hierarchy {
+    /// For a validated ε and `bins ≥ 2`.
+    pub(crate) fn new(epsilon: f64, bins: u64) -> Self {
+        let mut widths = vec![1u64];
+        while widths.last().is_some_and(|&w| w * BRANCHING < bins) {
+            widths.push(widths.last().unwrap() * BRANCHING);
+        }
+        let levels = widths
+            .into_iter()
+            .rev()
+            .map(|width| {
+                let nodes = bins.div_ceil(width);
+                let protocol = if nodes <= MAX_UNARY_NODES { FrequencyProtocol::Oue } else { FrequencyProtocol::Hrr };
+                let config = FrequencyConfig {
+                    protocol: Selection::Fixed(protocol),
+                    epsilon,
+                    domain: DomainSpec::Size(nodes),
+                    d: None,
+                    instantaneous_epsilon: None,
+                };
+                Level { width, nodes, oracle: FrequencyOracle::new(&config).expect("a validated epsilon and size") }
+            })
+            .collect();
+        Hierarchy { bins, levels }
+    }
+
+    /// The levels, the coarsest first (its nodes are the root's children).
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    /// A report's payload for a value in `bin`, at `level`.
+    pub(crate) fn randomize(&self, bin: u64, level: usize, rng: &mut dyn RngCore) -> Payload {
+        let l = &self.levels[level];
+        wrap(level as u32, l.oracle.mechanism().randomize(l.node(bin) as usize, rng))
+    }
+
+    /// The level and the oracle's payload of a valid report.
+    pub(crate) fn validate(&self, payload: &Payload) -> Result<(usize, Payload)> {
+        let (level, inner) = unwrap(payload)?;
+        let l = self
+            .levels
+            .get(level)
+            .ok_or_else(|| Rejection::OutOfRange.error(format!("cohort (the level) must be below {}", self.levels.len())))?;
+        l.oracle.mechanism().validate(&inner)?;
+        Ok((level, inner))
+    }
+
+    /// `P[report | bin]` of the realized channel: the level's `1/h` times
+    /// its oracle's probability for the bin's node.
+    pub fn likelihood(&self, bin: u64, report: &Report) -> Likelihood {
+        match self.validate(&report.payload) {
+            Ok((level, inner)) if bin < self.bins => {
+                let l = &self.levels[level];
+                l.oracle.mechanism().likelihood(l.node(bin) as usize, &inner).times(1.0 / self.levels.len() as f64)
+            }
+            _ => Likelihood::new(0.0),
+        }
+    }
+
+    /// Payloads that exercise every level's channel.
+    pub(crate) fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Payload> {
+        let mut out = Vec::new();
+        for (level, l) in self.levels.iter().enumerate() {
+            let payloads = l.oracle.mechanism().channel_outputs(l.nodes as usize, rng).into_vec();
+            out.extend(payloads.into_iter().map(|p| wrap(level as u32, p)));
+        }
+        out
+    }
+
+    /// The offsets of each level's counts in the aggregator's counts, which
+    /// begin with the reports per level; the last is the total length.
+    pub(crate) fn offsets(&self) -> Vec<usize> {
+        let mut offsets = vec![self.levels.len()];
+        for l in &self.levels {
+            offsets.push(offsets.last().unwrap() + l.oracle.mechanism().counts_len());
+        }
+        offsets
+    }
+
+    /// Adds a valid report to the counts.
+    pub(crate) fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
+        if let Ok((level, inner)) = self.validate(payload) {
+            let offsets = self.offsets();
+            counts[level] += 1;
+            self.levels[level].oracle.mechanism().accumulate(&inner, &mut counts[offsets[level]..offsets[level + 1]]);
+        }
+    }
+
+    /// Checks counts read from a state.
+    pub(crate) fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
+        let inconsistent = |what| crate::error::Error::from(crate::state::StateError::Inconsistent { what });
+        let h = self.levels.len();
+        if counts[..h].iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
+            return Err(inconsistent("the levels do not hold the number of reports"));
+        }
+        let offsets = self.offsets();
+        for (level, l) in self.levels.iter().enumerate() {
+            let level_counts = &counts[offsets[level]..offsets[level + 1]];
+            if level_counts.iter().any(|&c| c > counts[level]) {
+                return Err(inconsistent("a count exceeds its level's reports"));
+            }
+            l.oracle.mechanism().check_counts(level_counts, counts[level])?;
+        }
+        Ok(())
+    }
+
+    /// The nodes a payload counts toward at its level (for the auditor).
+    pub(crate) fn supported_nodes(&self, payload: &Payload) -> Option<(usize, Vec<u64>)> {
+        let (level, inner) = self.validate(payload).ok()?;
+        let mechanism = self.levels[level].oracle.mechanism();
+        let mut counts = vec![0; mechanism.counts_len()];
+        mechanism.accumulate(&inner, &mut counts);
+        let support = mechanism.support_counts(&counts, 1);
+        Some((level, (0..self.levels[level].nodes).filter(|&v| support[v as usize] > 0.5).collect()))
+    }
+
+    /// The bins' frequencies and their covariance's pieces from the counts
+    /// of `n` reports: `(leaves, columns, variances)` where the estimate is
+    /// linear in the node observations, `columns[v]` the leaves' weights on
+    /// observation `v` and `variances[v]` its variance.
+    pub(crate) fn estimate(&self, counts: &[u64], n: u64) -> (Vec<f64>, Vec<Vec<f64>>, Vec<f64>) {
+        let offsets = self.offsets();
+        let (mut observed, mut weights, mut variances) = (Vec::new(), Vec::new(), Vec::new());
+        for (level, l) in self.levels.iter().enumerate() {
+            let n_level = counts[level];
+            let mechanism = l.oracle.mechanism();
+            if n_level == 0 {
+                // A level nobody reported at says nothing.
+                let nothing = 1e6;
+                observed.extend(std::iter::repeat_n(0.0, l.nodes as usize));
+                weights.extend(std::iter::repeat_n(nothing, l.nodes as usize));
+                variances.extend(std::iter::repeat_n(nothing, l.nodes as usize));
+                continue;
+            }
+            let (p, q) = mechanism.support_probabilities();
+            let support = mechanism.support_counts(&counts[offsets[level]..offsets[level + 1]], n_level);
+            let sampling = if n > 1 { (n - n_level) as f64 / (n - 1) as f64 / n_level as f64 } else { 0.0 };
+            for s in support {
+                let f = (s / n_level as f64 - q) / (p - q);
+                let c = f.clamp(0.0, 1.0);
+                observed.push(f);
+                weights.push(l.oracle.variance(0.0, n_level));
+                variances.push(l.oracle.variance(c, n_level) + c * (1.0 - c) * sampling);
+            }
+        }
+        let leaves = self.consistent(&observed, &weights, 1.0);
+        let columns = (0..observed.len())
+            .map(|v| {
+                let mut unit = vec![0.0; observed.len()];
+                unit[v] = 1.0;
+                self.consistent(&unit, &weights, 0.0)
+            })
+            .collect();
+        (leaves, columns, variances)
+    }
+
+    /// The leaves of the generalized least-squares fit of `observed` (all
+    /// levels' nodes, the coarsest first) with variances `weights`, the
+    /// total fixed at `total`.
+    fn consistent(&self, observed: &[f64], weights: &[f64], total: f64) -> Vec<f64> {
+        let h = self.levels.len();
+        let mut start = vec![0usize];
+        for l in &self.levels {
+            start.push(start.last().unwrap() + l.nodes as usize);
+        }
+        let children = |level: usize, node: usize| {
+            let next = &self.levels[level + 1];
+            let first = node * BRANCHING as usize;
+            first..(first + BRANCHING as usize).min(next.nodes as usize)
+        };
+        // Bottom-up: each subtree's estimate and variance.
+        let (mut z, mut v) = (observed.to_vec(), weights.to_vec());
+        for level in (0..h - 1).rev() {
+            for node in 0..self.levels[level].nodes as usize {
+                let (mut sum, mut variance) = (0.0, 0.0);
+                for c in children(level, node) {
+                    sum += z[start[level + 1] + c];
+                    variance += v[start[level + 1] + c];
+                }
+                let i = start[level] + node;
+                let precision = 1.0 / v[i] + 1.0 / variance;
+                z[i] = (z[i] / v[i] + sum / variance) / precision;
+                v[i] = 1.0 / precision;
+            }
+        }
+        // Top-down: split each parent's value among its children.
+        let split = |x: &mut [f64], parent: f64, range: std::ops::Range<usize>, offset: usize| {
+            let (sum, variance): (f64, f64) = range.clone().map(|c| (z[offset + c], v[offset + c])).fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+            for c in range {
+                x[offset + c] = z[offset + c] + v[offset + c] / variance * (parent - sum);
+            }
+        };
+        let mut x = vec![0.0; observed.len()];
+        split(&mut x, total, 0..self.levels[0].nodes as usize, 0);
+        for level in 0..h - 1 {
+            for node in 0..self.levels[level].nodes as usize {
+                let parent = x[start[level] + node];
+                split(&mut x, parent, children(level, node), start[level + 1]);
+            }
+        }
+        x[start[h - 1]..].to_vec()
+    }
+}
+
+/// The oracle's payload with its level: OUE's bits as `cohort` and `bits`,
+/// HRR's column and bit as `cohort`, `seed` and `value`.
+fn wrap(level: u32, payload: Payload) -> Payload {
+    match payload {
+        Payload::Bits(bits) => Payload::Cohort { cohort: level, bits },
+        Payload::Hashed { seed, value } => Payload::Grouped { group: level, seed, value },
+        other => other,
+    }
+}
+
+/// The level and the oracle's payload of a report.
+fn unwrap(payload: &Payload) -> Result<(usize, Payload)> {
+    match payload {
+        Payload::Cohort { cohort, bits } => Ok((*cohort as usize, Payload::Bits(bits.clone()))),
+        Payload::Grouped { group, seed, value } => Ok((*group as usize, Payload::Hashed { seed: *seed, value: *value })),
+        _ => Err(Rejection::Malformed.error("expected cohort (the level) with bits, or with seed and value")),
+    }
+}
