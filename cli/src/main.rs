@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
 use localdp::heavy::HeavyHitterEstimate;
+use localdp::DistributionEstimate;
 use localdp::rappor::{CandidateEstimate, RapporEstimate};
 use localdp::{
     Aggregate, Aggregator, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
@@ -58,9 +59,14 @@ enum Command {
         #[arg(long)]
         strict: bool,
         /// Also draw the estimate into this SVG file: bars with 95% intervals
-        /// (frequency), or means with 95% intervals (numeric).
+        /// (frequency), means with 95% intervals (numeric), or the histogram
+        /// with its quantiles marked (distribution).
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
+        /// Distribution metrics: the quantiles to estimate, levels in [0, 1]
+        /// separated by commas (default 0.5,0.9,0.95,0.99).
+        #[arg(long, value_name = "Q,Q,...")]
+        quantiles: Option<String>,
         /// Files of reports, one JSON object per line.
         report_files: Vec<PathBuf>,
     },
@@ -115,8 +121,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Randomize { config, seed, values_file } => randomize(&config, seed, values_file.as_deref()),
-        Command::Aggregate { config, post, format, strict, plot, report_files } => {
-            aggregate(&config, post.parse().expect("checked by clap"), format, strict, plot.as_deref(), &report_files)
+        Command::Aggregate { config, post, format, strict, plot, quantiles, report_files } => {
+            let post = post.parse().expect("checked by clap");
+            aggregate(&config, post, format, strict, plot.as_deref(), quantiles.as_deref(), &report_files)
         }
         Command::Serve(args) => serve::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
@@ -211,9 +218,14 @@ fn aggregate(
     format: Format,
     strict: bool,
     plot: Option<&Path>,
+    quantiles: Option<&str>,
     files: &[PathBuf],
 ) -> CliResult {
     let mut aggregator = Aggregator::new(load_metric(config)?);
+    let quantiles = quantiles.map(parse_quantiles).transpose()?;
+    if quantiles.is_some() && aggregator.metric().family() != "distribution" {
+        return Err("--quantiles applies to distribution metrics only".into());
+    }
     let inputs: Vec<Option<&Path>> =
         if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
     // A progress line on a terminal; the total is known when reading files.
@@ -252,7 +264,12 @@ fn aggregate(
             .collect();
         eprintln!("localdp: skipped {} rejected reports ({})", rejected.total(), reasons.join(", "));
     }
-    let estimate = aggregator.estimate(post).map_err(|e| e.to_string())?;
+    let estimate = match (aggregator.estimate(post).map_err(|e| e.to_string())?, quantiles) {
+        (Estimate::Distribution(e), Some(levels)) => {
+            Estimate::Distribution(e.with_quantiles(&levels).map_err(|e| e.to_string())?)
+        }
+        (estimate, _) => estimate,
+    };
     let rendered = match (format, &estimate) {
         (Format::Json, _) => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
         (Format::Csv, Estimate::Frequency(e)) => csv(e),
@@ -263,6 +280,8 @@ fn aggregate(
         (Format::Table, Estimate::Rappor(e)) => rappor_table(e, None),
         (Format::Csv, Estimate::HeavyHitter(e)) => candidates_csv(e.values()),
         (Format::Table, Estimate::HeavyHitter(e)) => heavy_hitter_table(e),
+        (Format::Csv, Estimate::Distribution(e)) => distribution_csv(e),
+        (Format::Table, Estimate::Distribution(e)) => distribution_table(e),
         // A family without a table or CSV form yet prints its JSON.
         (_, _) => serde_json::to_string_pretty(&estimate).expect("an estimate serializes"),
     };
@@ -271,6 +290,15 @@ fn aggregate(
     }
     println!("{rendered}");
     Ok(())
+}
+
+/// `--quantiles`: levels in [0, 1] separated by commas.
+fn parse_quantiles(text: &str) -> CliResult<Vec<f64>> {
+    let levels = text
+        .split(',')
+        .map(|q| q.trim().parse::<f64>().ok().filter(|q| (0.0..=1.0).contains(q)))
+        .collect::<Option<Vec<f64>>>();
+    levels.ok_or_else(|| format!("--quantiles must be levels in [0, 1] separated by commas, not {text:?}"))
 }
 
 fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> CliResult {
@@ -518,4 +546,60 @@ fn heavy_hitter_table(estimate: &HeavyHitterEstimate) -> String {
     );
     let rows = if estimate.values().is_empty() { "no value found".to_string() } else { candidates_rows(estimate.values(), None) };
     format!("{header}\n{rows}")
+}
+
+/// The quantile names (`p50`, `p99.9`) of a distribution estimate.
+fn quantile_name(q: f64) -> String {
+    format!("p{}", (q * 1000.0).round() / 10.0)
+}
+
+/// A distribution estimate as CSV: one row per bin, quantile and the mean.
+fn distribution_csv(estimate: &DistributionEstimate) -> String {
+    let mut out = String::from("kind,lo,hi,q,estimate,ci95_low,ci95_high");
+    for b in &estimate.histogram {
+        out += &format!("\nbin,{},{},,{},{},{}", b.lo, b.hi, b.frequency, b.ci95[0], b.ci95[1]);
+    }
+    for q in &estimate.quantiles {
+        out += &format!("\nquantile,,,{},{},{},{}", q.q, q.value, q.ci95[0], q.ci95[1]);
+    }
+    let m = &estimate.mean;
+    out + &format!("\nmean,,,,{},{},{}", m.value, m.ci95[0], m.ci95[1])
+}
+
+/// The histogram as rows with a bar each, the quantiles marked in the bins
+/// they fall in, then the quantiles and the mean with their intervals.
+fn distribution_table(estimate: &DistributionEstimate) -> String {
+    let header = format!(
+        "protocol {}  epsilon {}  n {}  rejected {}",
+        estimate.protocol,
+        estimate.epsilon,
+        estimate.n,
+        estimate.rejected.total()
+    );
+    let most = estimate.histogram.iter().map(|b| b.frequency).fold(1e-12, f64::max);
+    let mut rows = vec![vec!["bin".to_string(), "frequency".into(), "95% interval".into(), String::new(), String::new()]];
+    for (i, b) in estimate.histogram.iter().enumerate() {
+        let last = i + 1 == estimate.histogram.len();
+        let marks: Vec<String> = estimate
+            .quantiles
+            .iter()
+            .filter(|q| q.value >= b.lo && (q.value < b.hi || (last && q.value <= b.hi)))
+            .map(|q| quantile_name(q.q))
+            .collect();
+        let bar = "#".repeat((b.frequency.max(0.0) / most * 40.0).round() as usize);
+        rows.push(vec![
+            format!("[{}, {})", b.lo, b.hi),
+            format!("{:.4}", b.frequency),
+            format!("[{:.4}, {:.4}]", b.ci95[0], b.ci95[1]),
+            format!("{bar:<40}"),
+            marks.join(" "),
+        ]);
+    }
+    let mut quantiles = vec![vec!["quantile".to_string(), "value".into(), "95% interval".into()]];
+    for q in &estimate.quantiles {
+        quantiles.push(vec![quantile_name(q.q), format!("{:.4}", q.value), format!("[{:.4}, {:.4}]", q.ci95[0], q.ci95[1])]);
+    }
+    let m = &estimate.mean;
+    quantiles.push(vec!["mean".into(), format!("{:.4}", m.value), format!("[{:.4}, {:.4}]", m.ci95[0], m.ci95[1])]);
+    format!("{header}\n{}\n\n{}", align(&rows), align(&quantiles))
 }

@@ -2,12 +2,14 @@
 //! who collect reports elsewhere. A frequency estimate is one bar per value
 //! (`frequency`, after `--post`) with the 95% interval of the unbiased
 //! estimate (RAPPOR: one per detected candidate); a numeric one is each
-//! attribute's mean with its interval on the attribute's range. Plain SVG
-//! written by hand: no scripts, no fonts or images fetched, one
-//! `<rect class="bar">` per value and one `<circle class="mean">` per
-//! attribute.
+//! attribute's mean with its interval on the attribute's range; a
+//! distribution's is its histogram over the range, each bin's 95% interval,
+//! and each quantile marked with its interval. Plain SVG written by hand: no
+//! scripts, no fonts or images fetched, one `<rect class="bar">` per value
+//! or bin, one `<circle class="mean">` per attribute and one `<g
+//! class="quantile">` per quantile.
 
-use localdp::{Aggregator, Estimate, NumericEstimate, NumericMetric};
+use localdp::{Aggregator, DistributionEstimate, Estimate, NumericEstimate, NumericMetric};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -16,7 +18,8 @@ const TOP: f64 = 64.0;
 const STYLE: &str = "text{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:12px;fill:#222}\
 .title{font-size:15px;font-weight:600}.note{fill:#555}.tick{fill:#666;font-size:11px}\
 .grid{stroke:#e3e3e3}.zero{stroke:#888}.bar{fill:#4c78a8}.ci{stroke:#1d1d1d;stroke-width:1.5;fill:none}\
-.track{stroke:#bbb;stroke-width:6;stroke-linecap:round}.mean{fill:#4c78a8;stroke:#1d1d1d}";
+.track{stroke:#bbb;stroke-width:6;stroke-linecap:round}.mean{fill:#4c78a8;stroke:#1d1d1d}\
+.band{fill:#e45756;fill-opacity:0.15}.mark{stroke:#e45756;stroke-width:1.5;stroke-dasharray:4 3}.qlabel{fill:#b8302f;font-size:11px}";
 
 /// Writes the picture of `estimate` (made by `aggregator`) to `path`.
 pub fn write(path: &Path, aggregator: &Aggregator, estimate: &Estimate) -> Result<(), String> {
@@ -65,6 +68,7 @@ pub fn svg(aggregator: &Aggregator, estimate: &Estimate) -> String {
                 &rows.collect::<Vec<_>>(),
             )
         }
+        Estimate::Distribution(e) => histogram(e),
         Estimate::Numeric(e) => {
             let ranges = aggregator.metric().mechanism::<NumericMetric>().map_or(&[][..], NumericMetric::ranges);
             numeric(e, ranges)
@@ -202,6 +206,81 @@ fn numeric(e: &NumericEstimate, ranges: &[[f64; 2]]) -> String {
             p = precision,
         );
     }
+    out += "</svg>\n";
+    out
+}
+
+/// The histogram over the range: a bar per bin with its 95% interval, and
+/// each quantile as a dashed line over its interval's band.
+fn histogram(e: &DistributionEstimate) -> String {
+    let (left, right, plot_top, plot_bottom) = (64.0, WIDTH - 24.0, TOP + 36.0, TOP + 300.0);
+    let (lo, hi) = match (e.histogram.first(), e.histogram.last()) {
+        (Some(first), Some(last)) => (first.lo, last.hi),
+        _ => (0.0, 1.0),
+    };
+    let x = Axis::new(lo, hi, left, right);
+    let top = e.histogram.iter().flat_map(|b| [b.frequency, b.ci95[1]]).fold(1e-9, f64::max);
+    let floor = e.histogram.iter().flat_map(|b| [b.frequency, b.ci95[0]]).fold(0.0, f64::min);
+    let y = |f: f64| plot_bottom - (f - floor) / (top - floor) * (plot_bottom - plot_top);
+    let height = plot_bottom + 40.0;
+    let title = format!("Estimated distribution — {}, ε = {}, n = {}", e.protocol, e.epsilon, e.n);
+    let mut out = header(height, &title);
+    let _ = write!(
+        out,
+        "<text class=\"title\" x=\"16\" y=\"24\">{}</text>\n<text class=\"note\" x=\"16\" y=\"44\">bars: share per bin, \
+         lines: 95% intervals; dashed: quantiles, shaded: their 95% intervals; {} rejected</text>\n\
+         <text class=\"note\" x=\"16\" y=\"62\">mean {:.p$} [{:.p$}, {:.p$}]</text>\n",
+        escape(&title),
+        e.rejected.total(),
+        e.mean.value,
+        e.mean.ci95[0],
+        e.mean.ci95[1],
+        p = decimals((e.mean.ci95[1] - e.mean.ci95[0]) / 4.0),
+    );
+    out += &x.grid(plot_top, plot_bottom);
+    for b in &e.histogram {
+        let (x0, x1) = (x.x(b.lo), x.x(b.hi));
+        let middle = 0.5 * (x0 + x1);
+        let _ = writeln!(
+            out,
+            "<g class=\"bin\"><title>[{}, {}): {:.4} (95% interval {:.4} to {:.4})</title>\
+             <rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>\
+             <path class=\"ci\" d=\"M{middle:.1} {:.1}V{:.1}\"/></g>",
+            b.lo,
+            b.hi,
+            b.frequency,
+            b.ci95[0],
+            b.ci95[1],
+            x0 + 0.5,
+            y(b.frequency.max(0.0)),
+            (x1 - x0 - 1.0).max(0.5),
+            (y(0.0) - y(b.frequency.max(0.0))).max(0.0),
+            y(b.ci95[0]),
+            y(b.ci95[1]),
+        );
+    }
+    for (i, q) in e.quantiles.iter().enumerate() {
+        let name = format!("p{}", (q.q * 1000.0).round() / 10.0);
+        let at = x.x(q.value);
+        let _ = writeln!(
+            out,
+            "<g class=\"quantile\"><title>{name}: {:.4} (95% interval {:.4} to {:.4})</title>\
+             <rect class=\"band\" x=\"{:.1}\" y=\"{plot_top:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>\
+             <line class=\"mark\" x1=\"{at:.1}\" y1=\"{plot_top:.1}\" x2=\"{at:.1}\" y2=\"{plot_bottom:.1}\"/>\
+             <text class=\"qlabel\" x=\"{:.1}\" y=\"{:.1}\">{name} {:.p$}</text></g>",
+            q.value,
+            q.ci95[0],
+            q.ci95[1],
+            x.x(q.ci95[0]),
+            (x.x(q.ci95[1]) - x.x(q.ci95[0])).max(1.0),
+            plot_bottom - plot_top,
+            at + 3.0,
+            plot_top - 8.0 - 12.0 * (i % 2) as f64,
+            q.value,
+            p = decimals((q.ci95[1] - q.ci95[0]) / 4.0),
+        );
+    }
+    out += &x.labels(plot_bottom + 18.0);
     out += "</svg>\n";
     out
 }
