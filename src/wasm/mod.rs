@@ -29,12 +29,14 @@ export type FrequencyProtocol = FREQUENCY_PROTOCOLS;
 export interface FrequencyConfig {
   /** A protocol, or "auto" for the smallest variance at this ε and domain. */
   protocol: FrequencyProtocol | "auto";
-  /** ε of one report: 0 < ε ≤ 30. */
+  /** ε of one report: 0.01 ≤ ε ≤ 30 (with `instantaneous_epsilon`: the long-run ε of all reports of one value). */
   epsilon: number;
   /** A size d (values are the integers 0..d) or a list of distinct strings. */
   domain: number | string[];
   /** dbitflip only: buckets sampled per report (default 1). */
   d?: number;
+  /** With `memoize`: ε of one report (0.01 < ε_1 < epsilon); each report randomizes the value's permanent response, made at `epsilon`, afresh. grr, sue, oue, blh, olh, auto. */
+  instantaneous_epsilon?: number;
 }
 
 /** A numeric mechanism, as resolved and named in reports. */
@@ -90,6 +92,21 @@ export interface HeavyHitterConfig {
   candidates?: string[];
 }
 
+/** A distribution mechanism, as resolved and named in reports. */
+export type DistributionProtocol = DISTRIBUTION_PROTOCOLS;
+
+/** The whole distribution of a bounded number: a histogram, quantiles and the mean. */
+export interface DistributionConfig {
+  /** square_wave (Square Wave with EMS), hierarchical (a 4-ary tree of frequency oracles), or "distribution" for the better. */
+  protocol: DistributionProtocol | "distribution";
+  /** ε of one report: 0.01 ≤ ε ≤ 30. */
+  epsilon: number;
+  /** [lo, hi]. Values are clipped to it. */
+  range: [number, number];
+  /** The histogram's bins, 2..4096 (default 64). */
+  bins?: number;
+}
+
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, one_bit_mean). */
@@ -101,7 +118,7 @@ export interface RepeatedCollection {
 }
 
 /** Any config the package accepts. */
-export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig) & RepeatedCollection;
+export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig) & RepeatedCollection;
 
 /** Web Storage's shape: `localStorage` works as is. */
 export interface ClientStorage {
@@ -117,7 +134,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | OPEN_DOMAIN_PROTOCOLS;
+export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | DistributionProtocol | OPEN_DOMAIN_PROTOCOLS;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -132,7 +149,7 @@ export interface Report {
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
-  /** rappor: the install's cohort (with `bits`); cms, hcms: the sketch row; pem, treehist: the prefix level. */
+  /** rappor: the install's cohort (with `bits`); cms, hcms: the sketch row; pem, treehist: the prefix level; hierarchical: the tree level. */
   cohort?: number;
   /** Numeric records: the sampled attributes, increasing; dbitflip: the sampled buckets. */
   attributes?: number[];
@@ -237,13 +254,45 @@ export interface HeavyHitterEstimate {
   heavy_hitters?: CandidateEstimate[];
 }
 
+/** One bin of a distribution's histogram. */
+export interface DistributionBin {
+  lo: number;
+  hi: number;
+  /** The share of values in [lo, hi). */
+  frequency: number;
+  ci95: [number, number];
+}
+
+/** One quantile of a distribution, in the range's units. */
+export interface QuantileEstimate {
+  /** The level in [0, 1]. */
+  q: number;
+  value: number;
+  ci95: [number, number];
+}
+
+/** The same object as `localdp aggregate --format json` for a distribution metric. */
+export interface DistributionEstimate {
+  protocol: DistributionProtocol;
+  epsilon: number;
+  n: number;
+  rejected: RejectionCounts;
+  /** One entry per bin, from the range's low end. */
+  histogram: DistributionBin[];
+  /** p50, p90, p95, p99. */
+  quantiles: QuantileEstimate[];
+  /** The mean of the bins' midpoints. */
+  mean: { value: number; ci95: [number, number] };
+}
+
 /** Any estimate. */
-export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate;
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate;
 
 /** The estimate an `Aggregator<C>` returns. */
 export type EstimateFor<C extends Config> =
   C extends RapporConfig ? RapporEstimate
   : C extends HeavyHitterConfig ? HeavyHitterEstimate
+  : C extends DistributionConfig ? DistributionEstimate
   : C extends FrequencyConfig ? FrequencyEstimate
   : C extends { range: [number, number] } ? NumericEstimate
   : C extends { range: Array<[number, number]> } ? RecordEstimate
@@ -253,6 +302,7 @@ export type EstimateFor<C extends Config> =
 export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
   : C extends FrequencyConfig ? string | number
+  : C extends DistributionConfig ? number
   : C extends { range: [number, number] } ? number
   : C extends { range: Array<[number, number]> } ? number[]
   : number | number[];
