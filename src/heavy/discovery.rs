@@ -29,7 +29,8 @@
 //! them. The frequency is `ĉ/N` with variance
 //! `[N q(1−q)/(p−q)² + c(1−p−q)/(p−q)]/N² + f(1−f)/N·(1−N/n)` (the last
 //! term: which devices drew the pooled levels). The final list is the
-//! survivors after the last level, ranked by that estimate.
+//! survivors after the last level that are significantly above zero
+//! (Bonferroni, α = 0.05 over the survivors), ranked by that estimate.
 
 use super::Level;
 use crate::aggregate::Z95;
@@ -194,6 +195,10 @@ impl Discovery {
             scored.truncate(keep);
             candidates = scored.into_iter().map(|(_, c)| c).collect();
         }
+        // Listed: significantly above zero, Bonferroni at α = 0.05 over the
+        // survivors (at a few thousand reports per level, noise alone can
+        // carry a prefix through every level).
+        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
         let mut found: Vec<CandidateEstimate> = candidates
             .into_iter()
             .filter_map(|c| {
@@ -205,7 +210,7 @@ impl Discovery {
                 let share = frequency.clamp(0.0, 1.0);
                 let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
                 let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
-                (c.reports > 0 && frequency > 0.0).then(|| CandidateEstimate {
+                (c.reports > 0 && frequency > z * std_error).then(|| CandidateEstimate {
                     value,
                     frequency,
                     std_error,
