@@ -49,10 +49,15 @@ const isRecord = (m) => Array.isArray(m.config.range?.[0]);
 const rangesOf = (m) => (isRecord(m) ? m.config.range : [m.config.range]);
 /** What the package's Client takes for answer `i` of a frequency metric. */
 const valueOf = (m, i) => (Array.isArray(m.config.domain) ? m.config.domain[i] : i);
+/** The pages simulated users of an open-text metric came from: nobody tells the collector this list. */
+const PAGES = ['/', '/pricing', '/docs', '/blog/ldp', '/signup', '/about', '/careers', '/blog/rust', '/status', '/legal'];
+/** The values a metric's simulated users draw from, with their labels (open text: the pages above). */
+const choicesOf = (m) => (m.kind === 'heavy-hitter' ? PAGES : labelsOf(m));
+const isOpenText = (m) => m.kind === 'heavy-hitter';
 
 function guarantee(m) {
   const ratio = Math.exp(m.epsilon);
-  const subject = m.kind === 'numeric' ? 'answer' : 'choice';
+  const subject = m.kind === 'frequency' ? 'choice' : 'answer';
   return `ε = ${m.epsilon}: whatever the report, your ${subject} made it at most ` +
     `e^ε ≈ ${ratio.toFixed(2)}× more likely than any other ${subject} would have.`;
 }
@@ -91,7 +96,10 @@ function buildSurvey(loadTime) {
         fieldset.append(el('p', { class: 'muted', text: `Filled in with this page's own load time, ${loadTime} ms, as measured here.` }));
       }
     } else {
-      fieldset.append(el('input', { type: 'text', name: m.name, required: true, maxLength: 200 }));
+      fieldset.append(el('input', { type: 'text', name: m.name, required: true, maxLength: 200, placeholder: '/pricing' }));
+      if (isOpenText(m)) {
+        fieldset.append(el('p', { class: 'muted', text: `Any text: nobody listed the possible answers. The collector discovers the frequent ones from randomized prefixes (at most ${m.config.max_length} bytes are used).` }));
+      }
     }
     fieldset.append(el('p', { class: 'guarantee', text: guarantee(m) }));
     questions.append(fieldset);
@@ -157,8 +165,8 @@ function buildSimulator() {
   panel.replaceChildren();
   for (const m of state.metrics) {
     const box = el('fieldset', { class: 'distribution', 'data-metric': m.name }, el('legend', { text: m.title ?? m.name }));
-    if (m.kind === 'frequency') {
-      const labels = labelsOf(m);
+    if (m.kind === 'frequency' || isOpenText(m)) {
+      const labels = choicesOf(m);
       const sliders = labels.map((label, i) => el('input', {
         type: 'range', min: 0, max: 100, step: 1, value: String(Math.round(100 / (i + 1) ** 1.2)), 'aria-label': `${label} weight`,
       }));
@@ -205,15 +213,18 @@ function buildSimulator() {
     } else {
       box.append(el('p', { class: 'muted', text: 'Not simulated: an open domain has no list of values to draw from.' }));
     }
+    if (isOpenText(m)) {
+      box.append(el('p', { class: 'muted', text: 'The simulator knows these pages; the collector is never told them.' }));
+    }
     panel.append(box);
   }
 }
 
 /** The truth of the simulated users so far: counts, or sums of clipped values. */
 function emptyTruth(m) {
-  return m.kind === 'frequency'
-    ? { users: 0, counts: new Array(labelsOf(m).length).fill(0) }
-    : { users: 0, sums: new Array(rangesOf(m).length).fill(0) };
+  return m.kind === 'numeric'
+    ? { users: 0, sums: new Array(rangesOf(m).length).fill(0) }
+    : { users: 0, counts: new Array(choicesOf(m).length).fill(0) };
 }
 
 async function simulate() {
@@ -239,6 +250,9 @@ async function simulate() {
           if (m.kind === 'frequency') {
             truth.counts[answer]++;
             reports[u] = m.simulationClient.randomize(valueOf(m, answer));
+          } else if (isOpenText(m)) {
+            truth.counts[answer]++;
+            reports[u] = m.simulationClient.randomize(PAGES[answer]);
           } else {
             answer.forEach((x, a) => { truth.sums[a] += x; });
             reports[u] = m.simulationClient.randomize(isRecord(m) ? answer : answer[0]);
@@ -325,8 +339,11 @@ function ticks(axis, format) {
 }
 
 function renderShares(m, estimate) {
-  const rows = estimate.estimates;
-  const truth = m.truth?.users ? m.truth.counts.map((c) => c / m.truth.users) : null;
+  const rows = estimate.heavy_hitters ?? estimate.estimates;
+  const shares = m.truth?.users ? m.truth.counts.map((c) => c / m.truth.users) : null;
+  // Open text: the truth of a discovered value, by its text (0 if no simulated user holds it).
+  const truth = shares && isOpenText(m) ? rows.map((r) => shares[PAGES.indexOf(r.value)] ?? 0) : shares;
+  if (rows.length === 0) return el('p', { class: 'empty', text: 'Nothing discovered yet: a value must be frequent among many reports.' });
   const axis = shareAxis([...rows.flatMap((r) => [r.frequency, ...r.ci95]), ...(truth ?? [])]);
   const plot = el('div', { class: 'bars' });
   rows.forEach((r, i) => {
@@ -392,7 +409,9 @@ function render(m, answer) {
     plot.replaceChildren(renderShares(m, estimate));
     note.textContent = m.kind === 'rappor'
       ? `Candidates detected by the decoder; ${estimate.not_detected.length} not detected.`
-      : `${truthNote(m, estimate.n)}${estimate.post === 'none' ? '' : ` Bars are post-processed (${estimate.post}); intervals belong to the unbiased estimate.`}`;
+      : isOpenText(m)
+        ? `Discovered with no list of pages: the ${estimate.heavy_hitters.length} most frequent the reports support, by ${m.protocol}. ${truthNote(m, estimate.n)}`
+        : `${truthNote(m, estimate.n)}${estimate.post === 'none' ? '' : ` Bars are post-processed (${estimate.post}); intervals belong to the unbiased estimate.`}`;
   }
 }
 
