@@ -16,6 +16,7 @@ const NAMES = [
   ['= NUMERIC_PROTOCOLS;', `= ${union(families.numeric)};`],
   ['| OPEN_DOMAIN_PROTOCOLS;', `| ${union(families.openDomain)};`],
   ['= HEAVY_HITTER_PROTOCOLS;', `= ${union(families.heavyHitter)};`],
+  ['= DISTRIBUTION_PROTOCOLS;', `= ${union(families.distribution)};`],
 ];
 // Only the full module has the Aggregator.
 const AGGREGATOR = [

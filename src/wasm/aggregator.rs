@@ -34,12 +34,14 @@ pub fn protocols() -> JsValue {
         numeric: Vec<&'static str>,
         open_domain: Vec<&'static str>,
         heavy_hitter: Vec<&'static str>,
+        distribution: Vec<&'static str>,
     }
     to_js(&Families {
         frequency: names::<crate::FrequencyProtocol>(),
         numeric: names::<crate::NumericProtocol>(),
         open_domain: names::<crate::OpenDomainProtocol>(),
         heavy_hitter: names::<crate::HeavyHitterProtocol>(),
+        distribution: names::<crate::DistributionProtocol>(),
     })
 }
 
