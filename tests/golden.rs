@@ -18,3 +18,10 @@ fn reports_for_a_fixed_seed_are_stable() {
         assert_eq!(golden::produced(protocol), golden::expected(protocol, &payloads), "{protocol}");
     }
 }
+
+#[test]
+fn heavy_hitter_reports_for_a_fixed_seed_are_stable() {
+    for (config, expected) in golden::HEAVY {
+        assert_eq!(golden::heavy_produced(config), expected, "{config}");
+    }
+}

@@ -41,6 +41,9 @@ fn seeded_streams_and_reports_match_native() {
     for (protocol, payloads) in golden::REPORTS {
         assert_eq!(golden::produced(protocol), golden::expected(protocol, &payloads), "{protocol}");
     }
+    for (config, expected) in golden::HEAVY {
+        assert_eq!(golden::heavy_produced(config), expected, "{config}");
+    }
 }
 
 #[wasm_bindgen_test]

@@ -38,3 +38,37 @@ pub fn produced(protocol: &str) -> Vec<String> {
     let mut rng = localdp::SimulationRng::seed_from_u64(42);
     (0..3).map(|i| oracle.randomize_index(i, &mut rng).expect("an index of the domain").to_json()).collect()
 }
+
+/// Heavy-hitter configs (ε with a fraction, which JSON writes alike natively
+/// and in wasm) whose report of `"/checkout"` from
+/// `SimulationRng::seed_from_u64(42)` is fixed: the public hashes (prefix
+/// keys, sketch columns, fragment keys) must agree natively and in wasm.
+pub const HEAVY: [(&str, &str); 5] = [
+    (
+        r#"{"protocol":"pem","epsilon":2.5,"max_length":16}"#,
+        r#"{"version":1,"protocol":"pem","epsilon":2.5,"domain":"602bf07963a61008","seed":2736219033,"value":8,"cohort":8}"#,
+    ),
+    (
+        r#"{"protocol":"treehist","epsilon":2.5,"max_length":16}"#,
+        r#"{"version":1,"protocol":"treehist","epsilon":2.5,"domain":"04cd6229f6cb6fc5","seed":2736219033,"value":8,"cohort":120}"#,
+    ),
+    (
+        r#"{"protocol":"sfp","epsilon":2.5,"max_length":16,"sketch":{"hashes":8,"width":64}}"#,
+        r#"{"version":1,"protocol":"sfp","epsilon":2.5,"domain":"1222fea74078f8e7","seed":21,"value":1,"cohort":129}"#,
+    ),
+    (
+        r#"{"protocol":"cms","epsilon":2.5,"sketch":{"hashes":8,"width":16}}"#,
+        r#"{"version":1,"protocol":"cms","epsilon":2.5,"domain":"7aa2c860e5b011da","bits":"8ec2","cohort":0}"#,
+    ),
+    (
+        r#"{"protocol":"hcms","epsilon":2.5,"sketch":{"hashes":8,"width":64}}"#,
+        r#"{"version":1,"protocol":"hcms","epsilon":2.5,"domain":"b40af69e987f8838","seed":25,"value":0,"cohort":0}"#,
+    ),
+];
+
+/// The report line the current build produces for a heavy-hitter config.
+pub fn heavy_produced(config: &str) -> String {
+    let metric = localdp::HeavyHitterMetric::from_json(config).expect("valid");
+    let mut rng = localdp::SimulationRng::seed_from_u64(42);
+    localdp::Randomizer::randomize(&metric, "/checkout", &mut rng).expect("fits").to_json()
+}
