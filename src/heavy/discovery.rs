@@ -210,7 +210,7 @@ impl Discovery {
                 let share = frequency.clamp(0.0, 1.0);
                 let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
                 let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
-                (c.reports > 0 && frequency > z * std_error).then(|| CandidateEstimate {
+                (c.reports > 0 && frequency > z * std_error).then_some(CandidateEstimate {
                     value,
                     frequency,
                     std_error,
@@ -315,7 +315,7 @@ mod tests {
         }
         assert_eq!(bytes, vec![b'a']);
         assert_eq!(extend(&bytes, 8, u32::from(PAD), 8), padded);
-        assert!(complete(&padded, 16, 4) && !complete(&padded, 12, 4) && complete(&[b'a'], 8, 1));
+        assert!(complete(&padded, 16, 4) && !complete(&padded, 12, 4) && complete(b"a", 8, 1));
         assert!(plausible("é".as_bytes()) && plausible(&"é".as_bytes()[..1]) && !plausible(&[0x80]));
         assert!(!plausible(&[PAD, b'a']) && !plausible(&[0xC3, PAD]));
     }
