@@ -19,10 +19,12 @@
 //! "epsilon": ε, "range": [lo, hi], "bins": B}` (B from 2 to 4096, default
 //! 64) cuts the range into `B` equal bins. A value is clipped to the range
 //! (as for means: whatever the device holds, only a number in the range is
-//! randomized) and located in its bin, `⌊B(x − lo)/(hi − lo)⌋` (the top
-//! edge in the last bin); the bin is what the report randomizes, with exact
-//! integer coins, so the estimate is the distribution of the bins, without
-//! bias from rounding. Two mechanisms:
+//! randomized) and located on a public grid: its bin, `⌊B(x − lo)/(hi −
+//! lo)⌋` (the top edge in the last bin), or for Square Wave its place on a
+//! finer grid of `G = B·⌈1024/B⌉` steps, whose every `G/B` make a bin; that
+//! is what the report randomizes, with exact integer coins, so the estimate
+//! is the distribution of the bins, without bias from rounding. Two
+//! mechanisms:
 //!
 //! * `square_wave` ([`SquareWave`]): one cell of the widened range, near the
 //!   value with probability ratio `e^ε`; EMS reconstruction.
@@ -32,8 +34,8 @@
 //!   measured (`bench/distributions.py`, README): it spends every report on
 //!   the whole range, where the tree spreads them over its levels.
 //!
-//! Memoization keeps one permanent report per bin (and, for the tree, the
-//! level drawn once per install): a memo per value of the grid.
+//! Memoization keeps one permanent report per input of the grid (and, for
+//! the tree, the level drawn once per install): a memo per value of the grid.
 
 mod aggregator;
 mod hierarchical;
@@ -228,11 +230,25 @@ impl DistributionMetric {
         }
     }
 
+    /// The inputs a report randomizes: Square Wave's fine grid, or the bins.
+    pub fn inputs(&self) -> u64 {
+        self.square_wave().map_or(self.bins, SquareWave::inputs)
+    }
+
+    /// The input of a finite value (clipped to the range): its place on
+    /// Square Wave's fine grid, or its bin.
+    pub fn input_of(&self, x: f64) -> u64 {
+        let [lo, hi] = self.range;
+        let inputs = self.inputs();
+        let position = (x.clamp(lo, hi) - lo) / (hi - lo) * inputs as f64;
+        (position.floor().max(0.0) as u64).min(inputs - 1)
+    }
+
     /// The public number a Square Wave report's cell stands for (the centre
     /// of the cell in the widened range); `None` for the tree.
     pub fn cell_value(&self, cell: u64) -> Option<f64> {
         let [lo, hi] = self.range;
-        self.square_wave().map(|sw| lo + (hi - lo) * sw.cell_centre(cell) / self.bins as f64)
+        self.square_wave().map(|sw| lo + (hi - lo) * sw.cell_centre(cell) / sw.inputs() as f64)
     }
 
     /// The groups a device draws one of (the tree's levels; 1 for Square Wave).
@@ -248,11 +264,12 @@ impl DistributionMetric {
         }
     }
 
-    /// A report of a value in `bin` from the device's `group` (the tree's level).
-    pub fn randomize_bin(&self, bin: u64, group: u64, rng: &mut dyn RngCore) -> Report {
+    /// A report of a value at `input` ([`Self::input_of`]) from the
+    /// device's `group` (the tree's level).
+    pub fn randomize_input(&self, input: u64, group: u64, rng: &mut dyn RngCore) -> Report {
         let payload = match &self.mechanism {
-            Mechanism::SquareWave(sw) => Payload::Index(sw.sample(bin, rng)),
-            Mechanism::Hierarchical(tree) => tree.randomize(bin, (group % tree.levels().len() as u64) as usize, rng),
+            Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
+            Mechanism::Hierarchical(tree) => tree.randomize(input, (group % tree.levels().len() as u64) as usize, rng),
         };
         Report {
             version: REPORT_VERSION,
@@ -268,7 +285,7 @@ impl DistributionMetric {
             return Err(Error::InvalidValue { expected: ExpectedValue::FiniteNumber });
         }
         let group = uniform_below(rng, self.groups());
-        Ok(self.randomize_bin(self.bin_of(x), group, rng))
+        Ok(self.randomize_input(self.input_of(x), group, rng))
     }
 
     /// Checks a report against this configuration.
@@ -284,15 +301,15 @@ impl DistributionMetric {
         }
     }
 
-    /// `P[report | bin]` of the realized channel (0 for a report this
+    /// `P[report | input]` of the realized channel (0 for a report this
     /// configuration refuses).
-    pub fn likelihood(&self, bin: u64, report: &Report) -> Likelihood {
-        if self.validate(report).is_err() || bin >= self.bins {
+    pub fn likelihood(&self, input: u64, report: &Report) -> Likelihood {
+        if self.validate(report).is_err() || input >= self.inputs() {
             return Likelihood::new(0.0);
         }
         match (&self.mechanism, &report.payload) {
-            (Mechanism::SquareWave(sw), Payload::Index(k)) => Likelihood::new(sw.probability(bin, *k)),
-            (Mechanism::Hierarchical(tree), _) => tree.likelihood(bin, report),
+            (Mechanism::SquareWave(sw), Payload::Index(k)) => Likelihood::new(sw.probability(input, *k)),
+            (Mechanism::Hierarchical(tree), _) => tree.likelihood(input, report),
             _ => Likelihood::new(0.0),
         }
     }
@@ -404,9 +421,9 @@ impl Kind for DistributionMetric {
     }
 }
 
-/// Memoization keeps one permanent report per bin (the memo key is the
-/// bin, so values that share a bin share a report), and for the tree the
-/// level drawn once per install.
+/// Memoization keeps one permanent report per input of the grid (the memo
+/// key is the input, so values that share it share a report), and for the
+/// tree the level drawn once per install.
 impl Memo for DistributionMetric {
     fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
         self.hierarchy().map(|_| vec![uniform_below(rng, self.groups())]).unwrap_or_default()
@@ -418,11 +435,11 @@ impl Memo for DistributionMetric {
         }
     }
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
-        Ok(self.bin_of(Self::parse_value(value)?).to_string())
+        Ok(self.input_of(Self::parse_value(value)?).to_string())
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
-        let bin = self.bin_of(Self::parse_value(value)?);
-        Ok(self.randomize_bin(bin, draws.first().copied().unwrap_or(0), rng).to_json())
+        let input = self.input_of(Self::parse_value(value)?);
+        Ok(self.randomize_input(input, draws.first().copied().unwrap_or(0), rng).to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)

@@ -50,16 +50,17 @@ pub fn heavy_metric(protocol: HeavyHitterProtocol, epsilon: f64) -> HeavyHitterM
 }
 
 /// The largest `ln(P[y|x] / P[y|x'])` of a distribution metric's realized
-/// channel over `outputs` and all pairs of bins; every output must be
-/// possible from every bin. Where the outputs are all of them (Square
-/// Wave's cells), each bin's row must sum to one.
+/// channel over `outputs` and all pairs of inputs (Square Wave's fine grid,
+/// the tree's bins); every output must be possible from every input. Where
+/// the outputs are all of them (Square Wave's cells), each input's row must
+/// sum to one.
 pub fn distribution_max_log_ratio(metric: &DistributionMetric, outputs: &[localdp::Report]) -> f64 {
-    let bins = metric.bins();
+    let inputs = metric.inputs();
     let mut worst = 0.0f64;
-    let mut sums = vec![0.0f64; bins as usize];
+    let mut sums = vec![0.0f64; inputs as usize];
     for y in outputs {
-        let likelihoods: Vec<_> = (0..bins).map(|x| metric.likelihood(x, y)).collect();
-        assert!(likelihoods.iter().all(|l| !l.is_zero()), "an output impossible for some bins: ε = ∞");
+        let likelihoods: Vec<_> = (0..inputs).map(|x| metric.likelihood(x, y)).collect();
+        assert!(likelihoods.iter().all(|l| !l.is_zero()), "an output impossible for some inputs: ε = ∞");
         for (s, l) in sums.iter_mut().zip(&likelihoods) {
             *s += l.probability();
         }
@@ -68,8 +69,8 @@ pub fn distribution_max_log_ratio(metric: &DistributionMetric, outputs: &[locald
         worst = worst.max(hi - lo);
     }
     if metric.square_wave().is_some() {
-        for (bin, s) in sums.iter().enumerate() {
-            assert!((s - 1.0).abs() < 1e-9, "bin {bin}: its row sums to {s}");
+        for (input, s) in sums.iter().enumerate() {
+            assert!((s - 1.0).abs() < 1e-9, "input {input}: its row sums to {s}");
         }
     }
     worst
