@@ -223,9 +223,11 @@ impl Client {
         self.resets
     }
 
-    /// The state to store after a report.
-    pub fn state_json(&self) -> String {
-        crate::json::to_string(&self.state)
+    /// The state to store after a report, or [`Error::UnstorableState`] if
+    /// JSON cannot carry it exactly (never a placeholder that would read back
+    /// as a reset).
+    pub fn state_json(&self) -> Result<String> {
+        crate::json::to_string(&self.state).ok_or(Error::UnstorableState)
     }
 
     /// ε spent within the budget window ending at `now_ms`.

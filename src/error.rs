@@ -99,6 +99,10 @@ pub enum Error {
     /// nothing was released (a `RangeError` in JavaScript).
     #[error("invalid configuration: a stored memo is corrupt")]
     CorruptMemo,
+    /// A client's state holds a number JSON cannot carry exactly (in wasm,
+    /// an integer above 2^53); it was not stored.
+    #[error("the client state cannot be stored as JSON")]
+    UnstorableState,
     /// The operating system's random source failed.
     #[error("secure random source unavailable: {detail}")]
     Randomness {

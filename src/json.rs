@@ -14,11 +14,11 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
     serde_json::from_str(text).ok()
 }
 
-/// The value as JSON text.
+/// The value as JSON text; `None` if JSON cannot carry it (a non-finite
+/// number, a non-string key).
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-pub(crate) fn to_string<T: Serialize>(value: &T) -> String {
-    // Only plain data with string keys and finite numbers comes here.
-    serde_json::to_string(value).unwrap_or_default()
+pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
+    serde_json::to_string(value).ok()
 }
 
 /// Parses `text` as a `T`; `None` if it is not JSON or not a `T`.
@@ -27,10 +27,11 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
     from_js(&js_sys::JSON::parse(text).ok()?)
 }
 
-/// The value as JSON text.
+/// The value as JSON text; `None` if JSON cannot carry it exactly (as
+/// [`to_js`]).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn to_string<T: Serialize>(value: &T) -> String {
-    js_sys::JSON::stringify(&to_js(value)).ok().and_then(|s| s.as_string()).unwrap_or_default()
+pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
+    js_sys::JSON::stringify(&to_js(value)?).ok().and_then(|s| s.as_string())
 }
 
 /// A JS value (plain JSON data) as a `T`.
@@ -41,8 +42,9 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: &wasm_bindgen::JsValue) -> Opt
 
 /// The value as a plain JS object, as `JSON.parse` of its JSON text would
 /// give it: objects for maps, numbers for integers, no `undefined` fields.
+/// `None` if a number cannot be carried exactly (an integer above 2^53).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn to_js<T: Serialize>(value: &T) -> wasm_bindgen::JsValue {
+pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    value.serialize(&serializer).unwrap_or(wasm_bindgen::JsValue::NULL)
+    value.serialize(&serializer).ok()
 }

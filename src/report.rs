@@ -226,7 +226,8 @@ impl Report {
 
     /// The report as one line of JSON.
     pub fn to_json(&self) -> String {
-        crate::json::to_string(&self.to_wire())
+        // A report's numbers are indices, seeds and cohorts below 2^53.
+        crate::json::to_string(&self.to_wire()).expect("a report always serializes")
     }
 
     /// A report a client stored (a memo), or `None` if it is not one; the

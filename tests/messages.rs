@@ -23,7 +23,7 @@ fn corrupt_memo(config: &str, value: &str) -> Error {
     let secret = new_secret(&mut rng);
     let mut client = Client::new(config, &secret, None).unwrap();
     client.randomize_text(value, 0, &mut rng).unwrap();
-    let mut state: ClientState = serde_json::from_str(&client.state_json()).unwrap();
+    let mut state: ClientState = serde_json::from_str(&client.state_json().unwrap()).unwrap();
     for memo in state.memos.values_mut() {
         *memo = "zz".into();
     }
@@ -202,6 +202,7 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("rejected", aggregator(grr).add_json("junk").unwrap_err()),
         ("state", Aggregator::from_bytes(Metric::from_json(grr).unwrap(), b"LDPS").map(drop).unwrap_err()),
         ("Error::NoReports", Error::NoReports),
+        ("Error::UnstorableState", Error::UnstorableState),
     ]
 }
 
@@ -302,6 +303,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("rejected", "report rejected (malformed): not a report: …"),
     ("state", "invalid aggregator state: the state is truncated"),
     ("Error::NoReports", "no accepted reports to estimate from"),
+    ("Error::UnstorableState", "the client state cannot be stored as JSON"),
 ];
 
 #[test]

@@ -59,7 +59,7 @@ fn memo_keys_reveal_nothing_and_differ_per_install() {
         assert_eq!(a.randomize_text("secret-label-xyz", 0, &mut rng).unwrap(), first, "a memo hit resends the report");
     }
     b.randomize_text("secret-label-xyz", 0, &mut rng).unwrap();
-    let (sa, sb) = (a.state_json(), b.state_json());
+    let (sa, sb) = (a.state_json().unwrap(), b.state_json().unwrap());
     assert!(!sa.contains("secret-label-xyz") && !sa.contains("\"0\""), "{sa}");
     let key = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["memos"].as_object().unwrap().keys().next().unwrap().clone();
     assert_ne!(key(&sa), key(&sb), "keys are per-install");
@@ -133,7 +133,7 @@ fn version_1_states_carry_on_without_a_reset() {
         let mut first = Client::new(config, &secret, None).unwrap();
         let report = first.randomize_text(value, 1000, &mut rng).unwrap();
         // The same state as version 1 wrote it.
-        let mut v1: serde_json::Value = serde_json::from_str(&first.state_json()).unwrap();
+        let mut v1: serde_json::Value = serde_json::from_str(&first.state_json().unwrap()).unwrap();
         let state = v1.as_object_mut().unwrap();
         state.insert("version".into(), 1.into());
         let draws = state.remove("draws").unwrap();
@@ -150,7 +150,7 @@ fn version_1_states_carry_on_without_a_reset() {
         assert_eq!(second.resets(), 0, "{config}: a version 1 state is not a reset");
         assert_eq!(second.spent(1000), first.spent(1000), "{config}: the ledger carries on");
         let again = second.randomize_text(value, 2000, &mut rng).unwrap();
-        assert_eq!(second.state_json(), first.state_json(), "{config}: no new memo, no new charge");
+        assert_eq!(second.state_json().unwrap(), first.state_json().unwrap(), "{config}: no new memo, no new charge");
         if field != "cohort" {
             assert_eq!(again, report, "{config}: the permanent response is reused");
         }
@@ -168,7 +168,7 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let config = r#"{"protocol":"ss","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
     let mut first = Client::new(config, &secret, None).unwrap();
     let report = first.randomize_text("3", 10, &mut rng).unwrap();
-    let stored = first.state_json();
+    let stored = first.state_json().unwrap();
 
     let mut second = Client::new(config, &secret, Some(&stored)).unwrap();
     assert_eq!(second.resets(), 0);
@@ -477,10 +477,10 @@ fn an_instantaneous_step_is_charged_per_report_up_to_the_long_run_epsilon() {
     }
     // A second value: 0.3 fits (1.3), a second 0.3 does not (1.6 > 1.5).
     c.randomize_text("1", t0 + 20, &mut rng).unwrap();
-    let before = c.state_json();
+    let before = c.state_json().unwrap();
     let refused = c.randomize_text("1", t0 + 30, &mut rng).unwrap_err();
     assert!(matches!(refused, Error::PrivacyBudgetExceeded { cost, .. } if cost == 0.3), "{refused:?}");
-    assert_eq!(c.state_json(), before, "a refused report changes nothing");
+    assert_eq!(c.state_json().unwrap(), before, "a refused report changes nothing");
     assert!(!before.contains("\"charged\":{}") && before.contains("\"charged\""), "per-memo totals are kept: {before}");
 
     // The next session carries the per-memo totals on: value 0 is paid off,
@@ -494,7 +494,7 @@ fn an_instantaneous_step_is_charged_per_report_up_to_the_long_run_epsilon() {
         next.randomize_text("1", day + i as u64, &mut rng).unwrap();
         assert!(near(next.spent(day + 10), total), "value 1, report {i} after the window: {}", next.spent(day + 10));
     }
-    let state: serde_json::Value = serde_json::from_str(&next.state_json()).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&next.state_json().unwrap()).unwrap();
     assert!(state.get("charged").is_none(), "every memo paid off: no totals left: {state}");
 }
 

@@ -390,6 +390,7 @@ fn js_error(error: Error) -> JsValue {
         | Error::InvalidValue { .. }
         | Error::MergeMismatch { .. }
         | Error::CorruptMemo
+        | Error::UnstorableState
         | Error::State(_) => range_error(&message),
         Error::PrivacyBudgetExceeded { cost, spent, budget } => {
             let e = js_sys::Error::new(&message);
@@ -491,10 +492,11 @@ impl ClientCore {
         self.resets
     }
 
-    /// The state text to store (JSON).
+    /// The state text to store (JSON); throws rather than give text that
+    /// would read back as a reset.
     #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        self.core.state_json()
+    pub fn state(&self) -> Result<String, JsValue> {
+        self.core.state_json().map_err(js_error)
     }
 
     /// ε spent in the budget window ending at `now_ms` (ms since 1970).
@@ -546,14 +548,20 @@ impl ClientCore {
             }
         };
         let report = self.core.randomize_text(&text, now, &mut self.rng).map_err(js_error)?;
-        Ok(crate::json::to_js(&report.to_wire()).unchecked_into())
+        let wire = crate::json::to_js(&report.to_wire()).ok_or_else(|| js_error(Error::CorruptMemo))?;
+        Ok(wire.unchecked_into())
     }
 }
 
-/// A clock reading in ms since 1970, or a RangeError.
+/// A clock reading in ms since 1970, or a RangeError: a finite number from 0
+/// to `Number.MAX_SAFE_INTEGER`, so that the ledger's times stay exact in
+/// the state's JSON (a clock in µs or ns would pass 2^53 ms).
 fn clock(ms: f64) -> Result<u64, JsValue> {
-    if !(ms.is_finite() && ms >= 0.0) {
-        return Err(range_error("the clock must give a time in ms since 1970"));
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    if !(ms.is_finite() && (0.0..=MAX_SAFE_INTEGER).contains(&ms)) {
+        let e = range_error("the clock must give a time in ms since 1970, at most Number.MAX_SAFE_INTEGER");
+        set_property(&e, "parameter", "now".into());
+        return Err(e);
     }
     Ok(ms as u64)
 }

@@ -101,3 +101,27 @@ test('one storage, either module: memos, ledger and resets carry over', () => {
   now += 86_400_000;
   assert.equal(new Client(config, { storage, now: () => now }).spent, 0, 'the window rolled over');
 });
+
+test('a clock past Number.MAX_SAFE_INTEGER ms is refused, and the stored state never turns into a reset', () => {
+  // A clock in µs or ns (performance.timeOrigin * 1000, process.hrtime) would put ledger times above 2^53,
+  // which JSON cannot carry exactly: the state must never be stored as a placeholder that reads back as a reset.
+  const config = { protocol: 'grr', epsilon: 1, domain: 4, memoize: true, budget: { epsilon: 10, window: '1d' } };
+  for (const C of [Client, FullClient]) {
+    const storage = memoryStorage();
+    let now = 1_700_000_000_000;
+    const c = new C(config, { storage, now: () => now });
+    const report = c.randomize(1);
+    const stored = [...storage.map].find(([k]) => k.startsWith('localdp:state:'))[1];
+    now = 2 ** 53 + 2;
+    const refused = shape(() => c.randomize(2));
+    assert.equal(refused.type, 'RangeError');
+    assert.equal(refused.parameter, 'now');
+    assert.throws(() => c.spent, RangeError);
+    now = Number.MAX_SAFE_INTEGER;
+    assert.equal(c.spent, 0, 'the last safe ms is a valid time');
+    const again = new C(config, { storage, now: () => now });
+    assert.equal(again.resets, 0, 'the stored state still reads back');
+    assert.ok(stored.includes('1700000000000'), 'the ledger kept the first report');
+    assert.deepEqual(again.randomize(1), report, 'the memo survived');
+  }
+});
