@@ -129,13 +129,14 @@ export function bindClient(ClientCore, indexedDBStorage) {
       await this.#storage.update(this.#keys, (values) => {
         const writes = {};
         let secret = values[secretKey];
+        const stored = values[stateKey];
         let resets = 0;
         if (!validSecret(secret)) {
-          resets += secret === undefined ? 0 : 1;
+          // A lost secret beside a stored state is a reset too: its memos are keyed under the lost secret.
+          resets += secret === undefined && stored === undefined ? 0 : 1;
           secret = newSecret();
           writes[secretKey] = secret;
         }
-        const stored = values[stateKey];
         if (secret !== this.#secret || stored !== this.#text) {
           const core = new ClientCore(this.#config, secret, stored ?? null);
           this.#core.free();
@@ -194,16 +195,17 @@ export function bindClient(ClientCore, indexedDBStorage) {
       this.#now = now;
       let resets = 0;
       if (storage !== null) {
-        let secret = storage.getItem(SECRET_KEY);
-        if (!validSecret(secret)) {
-          resets += typeof secret === 'string' ? 1 : 0;
-          secret = fresh;
-          storage.setItem(SECRET_KEY, secret);
-        }
         const id = core.id;
         this.#stateKey = `localdp:state:${id}`;
         const resetsKey = `localdp:resets:${id}`;
         const stored = storage.getItem(this.#stateKey);
+        let secret = storage.getItem(SECRET_KEY);
+        if (!validSecret(secret)) {
+          // A lost secret beside a stored state is a reset too: its memos are keyed under the lost secret.
+          resets += typeof secret === 'string' || typeof stored === 'string' ? 1 : 0;
+          secret = fresh;
+          storage.setItem(SECRET_KEY, secret);
+        }
         if (secret !== fresh || typeof stored === 'string') {
           core.free();
           core = new ClientCore(config, secret, typeof stored === 'string' ? stored : null);

@@ -66,6 +66,9 @@ test('corrupt storage starts afresh and counts the reset', () => {
   assert.equal(after.resets, 1);
   storage.setItem('localdp:secret', 'tampered');
   assert.equal(new Client(config, { storage }).resets, 2, 'resets accumulate in storage');
+  storage.map.delete('localdp:secret');
+  assert.equal(new Client(config, { storage }).resets, 3, 'a lost secret beside a stored state is a reset: its memos are lost');
+  assert.equal(new Client(config, { storage }).resets, 3, 'the new secret is kept: no further reset');
   assert.throws(() => new Client(config, { storage: {} }), TypeError);
 });
 

@@ -137,6 +137,11 @@ test('Client.open: corrupt stored state counts a reset, seen by every client', a
   store.map.set('localdp:secret', 'tampered');
   await second.randomize(2);
   assert.equal(second.resets, 2);
+  store.map.delete('localdp:secret');
+  await first.randomize(2);
+  assert.equal(first.resets, 3, 'a lost secret beside a stored state is a reset: its memos are lost');
+  await second.randomize(2);
+  assert.equal(second.resets, 3, 'the new secret is kept: no further reset');
   await assert.rejects(Client.open(GRR, { storage: { getItem() {}, setItem() {} } }), TypeError);
 });
 
