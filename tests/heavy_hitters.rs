@@ -9,6 +9,7 @@ mod common;
 
 use common::z_critical;
 use localdp::heavy::Found;
+use localdp::state::StateWriter;
 use localdp::{
     Aggregate, Error, ExpectedValue, HeavyHitterAggregator, HeavyHitterMetric, HeavyHitterProtocol, Metric,
     Requirement, SimulationRng,
@@ -256,4 +257,47 @@ fn foreign_and_hostile_reports_are_refused() {
     let out_of_range = format!(r#"{{"version":1,"protocol":"hcms","epsilon":1.0,"domain":"{domain}","cohort":0,"seed":16,"value":1}}"#);
     assert!(sketch.add_json(&out_of_range).is_err());
     assert!(sketch.add_json(report.to_string()).is_ok());
+}
+
+/// A forged (correctly checksummed) PEM/TreeHist state is refused without
+/// allocating what it claims: a level of 2^40 reports in a few bytes is
+/// truncated, not an abort; and a state whose reports are not in the order
+/// the aggregator writes them (so it would not read back to the same bytes)
+/// is inconsistent.
+#[test]
+fn forged_discovery_states_are_refused_cheaply() {
+    for protocol in ["pem", "treehist"] {
+        let metric = HeavyHitterMetric::from_json(&format!(r#"{{"protocol":"{protocol}","epsilon":1,"max_length":4}}"#)).unwrap();
+        let levels = metric.discovery().unwrap().levels() as usize;
+        let forge = |n: u64, first: &[(u64, u64)]| {
+            let mut w = StateWriter::new(&HeavyHitterAggregator::new(metric.clone()).state_id());
+            w.u64(n);
+            w.counts(&[0; 6]);
+            let mut sizes = vec![0; levels];
+            sizes[0] = n;
+            w.counts(&sizes);
+            for level in 0..levels {
+                let pairs = if level == 0 { first } else { &[] };
+                w.counts(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+                w.counts(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+            }
+            w.finish()
+        };
+        let state_error = |bytes: &[u8]| match HeavyHitterAggregator::from_bytes(metric.clone(), bytes) {
+            Err(Error::State(e)) => e,
+            other => panic!("{protocol}: {other:?}"),
+        };
+        assert_eq!(HeavyHitterAggregator::from_bytes(metric.clone(), &forge(2, &[(1, 0), (2, 0)])).unwrap().n(), 2);
+        assert!(matches!(state_error(&forge(2, &[(2, 0), (1, 0)])), localdp::StateError::Inconsistent { .. }), "{protocol}");
+        assert!(matches!(state_error(&forge(2, &[(1, 1), (1, 0)])), localdp::StateError::Inconsistent { .. }), "{protocol}");
+        // A level claiming 2^40 reports with none written.
+        let mut w = StateWriter::new(&HeavyHitterAggregator::new(metric.clone()).state_id());
+        w.u64(1 << 40);
+        w.counts(&[0; 6]);
+        let mut sizes = vec![0; levels];
+        sizes[0] = 1 << 40;
+        w.counts(&sizes);
+        w.u64(1 << 40);
+        assert_eq!(state_error(&w.finish()), localdp::StateError::Truncated, "{protocol}");
+    }
 }

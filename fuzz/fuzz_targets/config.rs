@@ -12,7 +12,8 @@ const MAX_INPUT: usize = 4096;
 /// library itself accepts up to 2^22 values.
 const MAX_SIZE: u64 = 1 << 16;
 
-/// True when the config names a domain or a record too large to build quickly.
+/// True when the config names a domain, a record or a sketch too large to
+/// build quickly.
 fn too_large(text: &str) -> bool {
     let Ok(serde_json::Value::Object(object)) = serde_json::from_str::<serde_json::Value>(text) else {
         return false; // Metric::from_json refuses it cheaply
@@ -23,9 +24,11 @@ fn too_large(text: &str) -> bool {
         _ => false,
     };
     let number = |key: &str| object.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
+    let sketch = |key: &str| object.get("sketch").and_then(|s| s.get(key)).and_then(serde_json::Value::as_u64).unwrap_or(0);
     object.get("domain").is_some_and(size)
         || object.get("range").is_some_and(size)
         || number("bits").saturating_mul(number("cohorts")) > MAX_SIZE
+        || sketch("hashes").saturating_mul(sketch("width")) > MAX_SIZE
 }
 
 fuzz_target!(|data: &[u8]| {

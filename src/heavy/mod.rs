@@ -605,18 +605,34 @@ impl AggregateState for HeavyHitterAggregator {
                     return Err(inconsistent("the levels do not hold the number of reports"));
                 }
                 for (level, &size) in levels.iter_mut().zip(&sizes) {
-                    let mut seeds = vec![0u64; size as usize];
-                    input.counts(&mut seeds, u64::from(u32::MAX), "a seed is not 32 bits")?;
-                    let mut values = vec![0u64; size as usize];
-                    input.counts(&mut values, d.buckets() - 1, "a bucket is not below g")?;
-                    level.seeds = seeds.into_iter().map(|s| s as u32).collect();
-                    level.values = values.into_iter().map(|v| v as u32).collect();
+                    let seeds = read_u32s(input, size, u32::MAX, "a seed is not 32 bits")?;
+                    let values = read_u32s(input, size, (d.buckets() - 1) as u32, "a bucket is not below g")?;
+                    // The order write_counts gives, so that a state reads back to the same bytes.
+                    if !(1..seeds.len()).all(|i| (seeds[i - 1], values[i - 1]) <= (seeds[i], values[i])) {
+                        return Err(inconsistent("a level's reports are not in canonical order"));
+                    }
+                    (level.seeds, level.values) = (seeds, values);
                 }
             }
             _ => unreachable!("the counts are made for the mechanism"),
         }
         Ok(())
     }
+}
+
+/// A list of `len` numbers written by [`StateWriter::counts`], each at most
+/// `max`. It grows as numbers are read (each takes at least a byte), so a
+/// forged length fails as truncated instead of allocating it up front.
+fn read_u32s(input: &mut StateReader<'_>, len: u64, max: u32, what: &'static str) -> Result<Vec<u32>> {
+    let inconsistent = || Error::from(StateError::Inconsistent { what });
+    if input.u64()? != len {
+        return Err(inconsistent());
+    }
+    let mut out = Vec::new();
+    for _ in 0..len {
+        out.push(u32::try_from(input.u64()?).ok().filter(|&x| x <= max).ok_or_else(inconsistent)?);
+    }
+    Ok(out)
 }
 
 impl Aggregate for HeavyHitterAggregator {
