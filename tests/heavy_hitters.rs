@@ -211,7 +211,7 @@ fn long_values_are_refused_or_truncated_and_keys_checked() {
     assert_eq!(parameter, "top");
     assert!(matches!(requirement, Requirement::NotFor { .. }));
     assert_eq!(invalid(r#"{"protocol":"pem","epsilon":1,"candidates":["a"]}"#).0, "candidates");
-    assert_eq!(invalid(r#"{"protocol":"hcms","epsilon":1,"sketch":{"hashes":4,"width":24}}"#).0, "width");
+    assert_eq!(invalid(r#"{"protocol":"hcms","epsilon":1,"sketch":{"hashes":4,"width":24}}"#).0, "sketch.width");
     assert_eq!(invalid(r#"{"protocol":"pem","epsilon":1,"max_length":65}"#).0, "max_length");
     assert_eq!(invalid(r#"{"protocol":"treehist","epsilon":1,"top":0}"#).0, "top");
     assert_eq!(invalid(r#"{"protocol":"cms","epsilon":1,"candidates":["a","a"]}"#).0, "candidates");

@@ -115,6 +115,10 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("rappor bits", config_error(r#"{"protocol":"rappor","bits":0}"#)),
         ("rappor hashes", config_error(r#"{"protocol":"rappor","bits":8,"hashes":9}"#)),
         ("rappor cohorts", config_error(r#"{"protocol":"rappor","cohorts":2000}"#)),
+        ("hcms cells", config_error(r#"{"protocol":"hcms","epsilon":1,"sketch":{"hashes":65,"width":65536}}"#)),
+        ("sfp hashes", config_error(r#"{"protocol":"sfp","epsilon":1,"max_length":4,"sketch":{"hashes":257,"width":16}}"#)),
+        ("sfp cells", config_error(r#"{"protocol":"sfp","epsilon":1,"max_length":64,"sketch":{"hashes":2,"width":65536}}"#)),
+        ("sketch width", config_error(r#"{"protocol":"cms","epsilon":1,"sketch":{"width":24}}"#)),
         ("rappor f", config_error(r#"{"protocol":"rappor","f":1}"#)),
         ("rappor p q", config_error(r#"{"protocol":"rappor","p":0.8,"q":0.7}"#)),
         ("rappor candidates", config_error(r#"{"protocol":"rappor","candidates":["a","a"]}"#)),
@@ -255,6 +259,10 @@ const TEXTS: &[(&str, &str)] = &[
     ("rappor bits", "invalid configuration: bits must be in 1..=4096"),
     ("rappor hashes", "invalid configuration: hashes must be in 1..=min(bits, 64)"),
     ("rappor cohorts", "invalid configuration: cohorts must be in 1..=1024"),
+    ("hcms cells", "invalid configuration: sketch.hashes must be in 1..=64"),
+    ("sfp hashes", "invalid configuration: sketch.hashes must be in 1..=256"),
+    ("sfp cells", "invalid configuration: sketch.width must be in 2..=64527"),
+    ("sketch width", "invalid configuration: sketch.width must be a power of two in 2..=65536"),
     ("rappor f", "invalid configuration: f must be in (0, 1)"),
     ("rappor p q", "invalid configuration: p and q must satisfy 0 ≤ p < q ≤ 1"),
     ("rappor candidates", "invalid configuration: candidates must be distinct"),
@@ -339,6 +347,9 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     assert_eq!(error("rappor candidates"), invalid("candidates", Requirement::Distinct { repeated: 1 }));
     assert_eq!(error("d 5"), invalid("d", integers(1, 4, 5)));
     assert_eq!(error("rappor hashes"), invalid("hashes", integers(1, 8, 9)));
+    assert_eq!(error("hcms cells"), invalid("sketch.hashes", integers(1, 64, 65)));
+    assert_eq!(error("sfp hashes"), invalid("sketch.hashes", integers(1, 256, 257)));
+    assert_eq!(error("sfp cells"), invalid("sketch.width", integers(2, (1 << 22) / 65, 65536)));
     assert_eq!(error("granularity huge"), invalid("granularity", integers(1, 1 << 20, 1 << 21)));
     let only_for = |protocol| Requirement::OnlyFor { protocol };
     assert_eq!(error("post for numeric"), invalid("post", only_for("frequency")));

@@ -115,13 +115,24 @@ pub struct HeavyHitterConfig {
     /// Discovery: how many values the aggregator reports (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<u64>,
-    /// Sketches and SFP: the shape.
+    /// Sketches and SFP: the shape, `hashes × width` with `width` a power
+    /// of two up to 65,536; at most [`MAX_CELLS`] cells in all (SFP has `L
+    /// + 1` sketches) and, for SFP, at most [`MAX_SFP_HASHES`] hashes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sketch: Option<SketchConfig>,
     /// Sketches: the values to score (the aggregator's; clients ignore it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<String>>,
 }
+
+/// The most cells a metric's sketches hold in all (SFP: `(L + 1)` sketches
+/// of `hashes × width`): 2^22, about 100 MB for the aggregator's counts and
+/// table.
+pub const MAX_CELLS: u64 = 1 << 22;
+
+/// The most hashes (rows) of SFP's sketches: the aggregator scores 65,536
+/// fragments per position, each over every row.
+pub const MAX_SFP_HASHES: u64 = 256;
 
 mod defaults {
     pub const HASHES: u64 = 256;
@@ -177,13 +188,16 @@ impl HeavyHitterMetric {
                 Err(Error::invalid(parameter, Requirement::IntegerRange { min, max, found }))
             }
         };
-        let sketch = |kind, default_hashes| -> Result<Sketch> {
+        // `parts` sketches of `hashes × width` cells, at most MAX_CELLS in all
+        // (memory, and the aggregator's work per report and per value scored).
+        let sketch = |kind, default_hashes, max_hashes: u64, parts: u64| -> Result<Sketch> {
             let shape = config.sketch.clone().unwrap_or(SketchConfig { hashes: None, width: None });
             let (hashes, width) = (shape.hashes.unwrap_or(default_hashes), shape.width.unwrap_or(defaults::WIDTH));
             if !(2..=65_536).contains(&width) || !width.is_power_of_two() {
-                return Err(Error::invalid("width", Requirement::Format { expected: "a power of two in 2..=65536" }));
+                return Err(Error::invalid("sketch.width", Requirement::Format { expected: "a power of two in 2..=65536" }));
             }
-            integers("hashes", 1, (1 << 24) / width, hashes)?;
+            integers("sketch.width", 2, MAX_CELLS / parts, width)?;
+            integers("sketch.hashes", 1, max_hashes.min(MAX_CELLS / (parts * width)), hashes)?;
             Ok(Sketch::new(kind, epsilon, hashes, width))
         };
         let mechanism = if protocol.discovers() {
@@ -194,7 +208,9 @@ impl HeavyHitterMetric {
             let (max_length, top) = (max_length as u32, top as usize);
             match protocol {
                 HeavyHitterProtocol::Sfp => {
-                    Mechanism::Fragments(Fragments::new(sketch(SketchKind::Hcms, defaults::SFP_HASHES)?, max_length, top))
+                    let parts = u64::from(max_length) + 1;
+                    let sketch = sketch(SketchKind::Hcms, defaults::SFP_HASHES, MAX_SFP_HASHES, parts)?;
+                    Mechanism::Fragments(Fragments::new(sketch, max_length, top))
                 }
                 HeavyHitterProtocol::TreeHist => {
                     not_for("sketch", config.sketch.is_some())?;
@@ -210,7 +226,7 @@ impl HeavyHitterMetric {
             not_for("truncate", config.truncate.is_some())?;
             not_for("top", config.top.is_some())?;
             let kind = if protocol == HeavyHitterProtocol::Cms { SketchKind::Cms } else { SketchKind::Hcms };
-            Mechanism::Sketch(sketch(kind, defaults::HASHES)?)
+            Mechanism::Sketch(sketch(kind, defaults::HASHES, MAX_CELLS, 1)?)
         };
         let candidates = config.candidates.clone().unwrap_or_default();
         let mut seen = std::collections::HashSet::new();
