@@ -119,6 +119,7 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("sfp hashes", config_error(r#"{"protocol":"sfp","epsilon":1,"max_length":4,"sketch":{"hashes":257,"width":16}}"#)),
         ("sfp cells", config_error(r#"{"protocol":"sfp","epsilon":1,"max_length":64,"sketch":{"hashes":2,"width":65536}}"#)),
         ("sketch width", config_error(r#"{"protocol":"cms","epsilon":1,"sketch":{"width":24}}"#)),
+        ("top 101", config_error(r#"{"protocol":"pem","epsilon":1,"top":101}"#)),
         ("rappor f", config_error(r#"{"protocol":"rappor","f":1}"#)),
         ("rappor p q", config_error(r#"{"protocol":"rappor","p":0.8,"q":0.7}"#)),
         ("rappor candidates", config_error(r#"{"protocol":"rappor","candidates":["a","a"]}"#)),
@@ -263,6 +264,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("sfp hashes", "invalid configuration: sketch.hashes must be in 1..=256"),
     ("sfp cells", "invalid configuration: sketch.width must be in 2..=64527"),
     ("sketch width", "invalid configuration: sketch.width must be a power of two in 2..=65536"),
+    ("top 101", "invalid configuration: top must be in 1..=100"),
     ("rappor f", "invalid configuration: f must be in (0, 1)"),
     ("rappor p q", "invalid configuration: p and q must satisfy 0 ≤ p < q ≤ 1"),
     ("rappor candidates", "invalid configuration: candidates must be distinct"),
@@ -350,6 +352,7 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     assert_eq!(error("hcms cells"), invalid("sketch.hashes", integers(1, 64, 65)));
     assert_eq!(error("sfp hashes"), invalid("sketch.hashes", integers(1, 256, 257)));
     assert_eq!(error("sfp cells"), invalid("sketch.width", integers(2, (1 << 22) / 65, 65536)));
+    assert_eq!(error("top 101"), invalid("top", integers(1, 100, 101)));
     assert_eq!(error("granularity huge"), invalid("granularity", integers(1, 1 << 20, 1 << 21)));
     let only_for = |protocol| Requirement::OnlyFor { protocol };
     assert_eq!(error("post for numeric"), invalid("post", only_for("frequency")));

@@ -112,7 +112,10 @@ pub struct HeavyHitterConfig {
     /// refusing them (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncate: Option<bool>,
-    /// Discovery: how many values the aggregator reports (default 20).
+    /// Discovery: how many values the aggregator reports (1 to [`MAX_TOP`],
+    /// default 20). PEM and TreeHist score `2·top·2^s` prefixes per report
+    /// (`s` bits per level: 8 or 1), so estimating costs about `n·2·top·2^s`
+    /// hashes: at `top` = 100 and 10^6 PEM reports, about 5·10^10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top: Option<u64>,
     /// Sketches and SFP: the shape, `hashes × width` with `width` a power
@@ -124,6 +127,10 @@ pub struct HeavyHitterConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<String>>,
 }
+
+/// The most values a discovery estimate lists (`"top"`): the aggregator's
+/// work grows with it (see [`HeavyHitterConfig::top`]).
+pub const MAX_TOP: u64 = 100;
 
 /// The most cells a metric's sketches hold in all (SFP: `(L + 1)` sketches
 /// of `hashes × width`): 2^22, about 100 MB for the aggregator's counts and
@@ -204,7 +211,7 @@ impl HeavyHitterMetric {
             not_for("candidates", config.candidates.is_some())?;
             integers("max_length", 1, 64, max_length)?;
             let top = config.top.unwrap_or(defaults::TOP);
-            integers("top", 1, 1000, top)?;
+            integers("top", 1, MAX_TOP, top)?;
             let (max_length, top) = (max_length as u32, top as usize);
             match protocol {
                 HeavyHitterProtocol::Sfp => {
