@@ -485,7 +485,7 @@ impl Memo for HeavyHitterMetric {
         Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_stored(permanent).ok_or(Error::CorruptMemo)
+        Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }
 
