@@ -501,9 +501,30 @@ fn align(rows: &[Vec<String>]) -> String {
 fn candidates_csv(values: &[CandidateEstimate]) -> String {
     let mut out = String::from("value,frequency,std_error,ci95_low,ci95_high");
     for e in values {
-        out += &format!("\n{},{},{},{},{}", e.value, e.frequency, e.std_error, e.ci95[0], e.ci95[1]);
+        out += &format!("\n{},{},{},{},{}", csv_field(&e.value), e.frequency, e.std_error, e.ci95[0], e.ci95[1]);
     }
     out
+}
+
+/// A value from devices as one CSV field: a leading `=`, `+`, `-`, `@`, tab
+/// or carriage return (a spreadsheet formula) is prefixed with `'`, and the field is quoted
+/// (RFC 4180: `"` doubled) when it holds a comma, a quote or a line break.
+/// Discovered values are chosen by the population, so an attacker's value
+/// can be among them.
+fn csv_field(value: &str) -> String {
+    let guarded = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_string() };
+    if guarded.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", guarded.replace('"', "\"\""))
+    } else {
+        guarded
+    }
+}
+
+/// A value from devices as terminal text: control characters (terminal
+/// escapes, line breaks) and a backslash shown as Rust escapes (`\u{1b}`,
+/// `\n`, `\\`), so a value cannot restyle or rewrite the table.
+fn printable(value: &str) -> String {
+    value.chars().map(|c| if c.is_control() || c == '\\' { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Strings with their frequencies as an aligned table, with the true
@@ -515,7 +536,7 @@ fn candidates_rows(values: &[CandidateEstimate], truth: Option<&[(String, f64)]>
     }
     let true_of = |v: &str| truth.and_then(|t| t.iter().find(|(c, _)| c == v)).map(|(_, f)| format!("{f:.4}"));
     for e in values {
-        let mut row = vec![e.value.clone(), format!("{:.4}", e.frequency), format!("{:.4}", e.std_error), format!("[{:.4}, {:.4}]", e.ci95[0], e.ci95[1])];
+        let mut row = vec![printable(&e.value), format!("{:.4}", e.frequency), format!("{:.4}", e.std_error), format!("[{:.4}, {:.4}]", e.ci95[0], e.ci95[1])];
         row.extend(true_of(&e.value));
         rows.push(row);
     }

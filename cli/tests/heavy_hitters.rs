@@ -56,3 +56,25 @@ fn a_value_longer_than_max_length_fails_the_run_naming_the_line() {
     let reports = stdout(&["randomize", "--config", lenient.to_str().unwrap()], "/home\n/a-secret-page\n");
     assert_eq!(reports.lines().count(), 2);
 }
+
+/// Discovered values come from devices: a population can make any value
+/// heavy. CSV quotes them (RFC 4180) and defuses spreadsheet formulas; the
+/// table shows control characters escaped, never as terminal escapes.
+#[test]
+fn hostile_values_are_quoted_in_csv_and_escaped_in_tables() {
+    let scratch = Scratch::new("heavy-hitters-hostile");
+    let config = scratch.file("hostile.json", r#"{"protocol":"pem","epsilon":4,"max_length":8,"top":5}"#);
+    let config = config.to_str().unwrap();
+    let lines = (0..6000).map(|i| ["=1+2,\"x", "\u{1b}[2J"][i % 2]).collect::<Vec<_>>().join("\n") + "\n";
+    let reports = stdout(&["randomize", "--config", config, "--seed", "17"], &lines);
+    let csv = stdout(&["aggregate", "--config", config, "--format", "csv"], &reports);
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    // The value is the field before the last four (numbers).
+    let mut values: Vec<&str> = rows.iter().map(|r| r.rsplitn(5, ',').last().unwrap()).collect();
+    values.sort();
+    assert_eq!(values, ["\u{1b}[2J", r#""'=1+2,""x""#], "quoted, the formula defused: {csv}");
+    let table = stdout(&["aggregate", "--config", config, "--format", "table"], &reports);
+    assert!(!table.contains('\u{1b}'), "no raw escape reaches the terminal: {table:?}");
+    assert!(table.contains("\\u{1b}[2J"), "{table}");
+}
