@@ -125,7 +125,8 @@ pub fn every_channel_holds_its_epsilon_up_to_30() {
             let outputs = metric.channel_outputs(HEAVY_VALUES, &mut rng);
             assert!(outputs.len() >= 32, "{protocol}: {} outputs", outputs.len());
             let realized = heavy_max_log_ratio(&metric, HEAVY_VALUES, &outputs);
-            assert!(realized <= epsilon + 1e-12, "{protocol} ε={epsilon}: realized {realized}");
+            // Never above ε: the constants round toward privacy.
+            assert!(realized <= epsilon, "{protocol} ε={epsilon}: realized {realized}");
             assert!(realized >= epsilon * 0.9 || epsilon > 20.0, "{protocol} ε={epsilon}: the check saw only {realized}");
         }
     }
