@@ -147,6 +147,12 @@ fn configs_are_checked_and_resolved() {
     let tree = DistributionMetric::from_json(r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":64}"#).unwrap();
     let sizes: Vec<u64> = tree.hierarchy().unwrap().levels().iter().map(|l| l.oracle().domain().len() as u64).collect();
     assert_eq!(sizes, [4, 16, 64]);
+    // Square Wave's cells stand for public numbers of the widened range.
+    let sw = DistributionMetric::from_json(r#"{"protocol":"square_wave","epsilon":1,"range":[0,100],"bins":10}"#).unwrap();
+    let (inputs, cells) = (sw.inputs(), sw.square_wave().unwrap().cells());
+    assert_eq!((inputs, tree.inputs()), (1030, 64), "a fine grid of B*ceil(1024/B) inputs; the tree's bins");
+    assert!(sw.cell_value(0).unwrap() < 0.0 && sw.cell_value(cells - 1).unwrap() > 100.0);
+    assert!(tree.cell_value(0).is_none());
     let parameter = |config: &str| match Metric::from_json(config) {
         Err(Error::InvalidConfig { parameter, .. }) => parameter.to_string(),
         Err(Error::MalformedConfig { .. }) => "malformed".to_string(),

@@ -4,7 +4,7 @@
 //! The running state is integer counts (Square Wave: reports per cell; the
 //! tree: reports per level and each level's oracle counts), so merging is
 //! exact and the estimate of merged shards is that of one aggregator fed
-//! everything, bit for bit (the bootstrap below is seeded).
+//! everything, bit for bit (the bootstrap below is seeded by the counts).
 //!
 //! **Intervals.** The cumulative distribution `F` is estimated at the bins'
 //! edges with a standard error: for the tree, exactly, from the linear
@@ -27,7 +27,6 @@ use crate::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
 use crate::report::{Payload, Report};
-use crate::rng::RngCore;
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
@@ -213,9 +212,11 @@ impl DistributionAggregator {
                 let counts: Vec<f64> = self.counts.iter().map(|&c| c as f64).collect();
                 let inputs = sw.reconstruct(&counts);
                 let outputs = sw.output_distribution(&inputs);
-                // Resampling public counts is post-processing: a fixed seed
-                // keeps the estimate a function of the counts.
-                let mut rng = crate::SimulationRng::seed_from_u64(0x5157_4156_4542_4f4f);
+                // Resampling public counts is post-processing: seeded by the
+                // counts, the estimate is a function of them, and the
+                // resampling noise differs from one collection to the next.
+                let bytes: Vec<u8> = self.counts.iter().flat_map(|c| c.to_le_bytes()).collect();
+                let mut rng = SplitMix(crate::hash::key64(&bytes));
                 let refits: Vec<Shape> = (0..BOOTSTRAP)
                     .map(|_| {
                         let resampled: Vec<f64> = outputs.iter().map(|&p| poisson(n as f64 * p, &mut rng)).collect();
@@ -261,10 +262,30 @@ impl DistributionAggregator {
     }
 }
 
+/// SplitMix64 (Steele, Lea, Flood, OOPSLA 2014): the bootstrap's
+/// resampling of public counts needs reproducible, not secret, numbers,
+/// and this keeps a cipher out of the aggregator's code.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `(0, 1]`.
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 * f64::powi(2.0, -53)
+    }
+}
+
 /// A Poisson draw of mean `lambda` (for the bootstrap only): Knuth's
 /// product of uniforms below 30, the rounded normal approximation above.
-fn poisson(lambda: f64, rng: &mut dyn RngCore) -> f64 {
-    let uniform = |rng: &mut dyn RngCore| ((rng.next_u64() >> 11) + 1) as f64 * f64::powi(2.0, -53);
+fn poisson(lambda: f64, rng: &mut SplitMix) -> f64 {
+    let uniform = |rng: &mut SplitMix| rng.uniform();
     if lambda < 30.0 {
         let limit = crate::privacy::exp(-lambda);
         let (mut k, mut product) = (0.0, uniform(rng));

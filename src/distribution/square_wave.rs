@@ -27,8 +27,8 @@
 //! than `10^-3 e^ε` per iteration (the paper's authors' threshold; measured
 //! over 10 iterations) or 10,000 iterations;
 //! the bins are sums of `r` inputs. The fine grid matters: smoothing 64
-//! coarse bins instead biased the median of a log-normal by 120 ms in 10,000
-//! (half a bin) whatever `n` (`bench/distributions.py`, before the change).
+//! coarse bins instead biased the median of a log-normal by 120 ms (of 156
+//! ms bins) whatever `n` (`bench/distributions.py`, before the change).
 //! Both steps run in `O(G + N)`: the channel is a constant plus a sliding
 //! window, so its products are prefix sums.
 
