@@ -349,10 +349,7 @@ impl Kind for RapporMetric {
     }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
-        match self.candidates() {
-            [a, b, ..] => [a.clone(), b.clone()],
-            _ => ["a".into(), "b".into()],
-        }
+        candidate_neighbours(self.candidates())
     }
     #[cfg(feature = "aggregate")]
     /// The bits the two neighbours' Bloom filters disagree on.
@@ -441,6 +438,16 @@ pub struct CandidateEstimate {
     pub std_error: f64,
     /// The 95% normal interval.
     pub ci95: [f64; 2],
+}
+
+/// The two values an audit of an open-domain metric compares: its first two
+/// candidates, else `"a"` and `"b"`.
+#[cfg(feature = "aggregate")]
+pub(crate) fn candidate_neighbours(candidates: &[String]) -> [String; 2] {
+    match candidates {
+        [a, b, ..] => [a.clone(), b.clone()],
+        _ => ["a".into(), "b".into()],
+    }
 }
 
 /// The estimate of a RAPPOR metric.

@@ -40,8 +40,10 @@ impl HadamardResponse {
     }
 }
 
-/// In-place fast Walsh–Hadamard transform (Sylvester order, unnormalized).
-pub fn walsh_hadamard(a: &mut [i64]) {
+/// In-place fast Walsh–Hadamard transform (Sylvester order, unnormalized;
+/// the length is a power of two): of exact integer counts here, of a
+/// sketch's `f64` table in the heavy hitters.
+pub fn walsh_hadamard<T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T>>(a: &mut [T]) {
     let mut h = 1;
     while h < a.len() {
         for block in a.chunks_mut(2 * h) {

@@ -22,7 +22,7 @@
 
 mod dbitflip;
 mod grr;
-mod hadamard;
+pub(crate) mod hadamard;
 mod hadamard_rr;
 mod local_hashing;
 mod longitudinal;

@@ -60,8 +60,9 @@ pub struct Discovery {
     grr: GeneralizedRandomizedResponse,
 }
 
-/// The padding byte: never part of UTF-8.
-const PAD: u8 = 0xFF;
+/// The padding byte: never part of UTF-8 (PEM, TreeHist and SFP pad values
+/// to `max_length` with it).
+pub(crate) const PAD: u8 = 0xFF;
 
 impl Discovery {
     /// For a validated ε, `step` bits per level (8 or 1), values of at most

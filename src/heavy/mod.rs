@@ -446,10 +446,7 @@ impl Kind for HeavyHitterMetric {
     }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
-        match self.candidates() {
-            [a, b, ..] => [a.clone(), b.clone()],
-            _ => ["a".into(), "b".into()],
-        }
+        crate::rappor::candidate_neighbours(self.candidates())
     }
     /// Which of the two neighbours the report supports.
     #[cfg(feature = "aggregate")]

@@ -21,7 +21,7 @@
 //! values listed are those significantly above zero (Bonferroni, α = 0.05
 //! over the values assembled), at most `top`.
 
-use super::discovery::plausible;
+use super::discovery::{plausible, PAD};
 use super::sketch::Sketch;
 use crate::aggregate::Z95;
 use crate::error::{Rejection, Result};
@@ -30,9 +30,6 @@ use crate::hash::key64;
 use crate::rappor::CandidateEstimate;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};
-
-/// The padding byte: never part of UTF-8.
-const PAD: u8 = 0xFF;
 
 /// The fragments kept per position, of the 65,536 scored (about four per
 /// value hash).

@@ -36,6 +36,7 @@
 //! and the standard errors evaluate them at `π = 1/m` for other values.
 
 use crate::error::{Rejection, Result};
+use crate::frequency::hadamard::walsh_hadamard;
 use crate::frequency::Likelihood;
 use crate::hash::{bucket, key64};
 use crate::privacy::exp_epsilon_safe;
@@ -274,18 +275,4 @@ impl Sketch {
 /// The bit of the Hadamard coefficient `H[l, b]`: true for −1.
 pub(crate) fn hadamard_bit(l: u64, b: u64) -> bool {
     (l & b).count_ones() & 1 == 1
-}
-
-/// The fast Walsh–Hadamard transform, in place (the length is a power of two).
-fn walsh_hadamard(x: &mut [f64]) {
-    let mut h = 1;
-    while h < x.len() {
-        for block in x.chunks_mut(2 * h) {
-            let (a, b) = block.split_at_mut(h);
-            for (u, v) in a.iter_mut().zip(b.iter_mut()) {
-                (*u, *v) = (*u + *v, *u - *v);
-            }
-        }
-        h *= 2;
-    }
 }
