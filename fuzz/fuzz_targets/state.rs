@@ -26,7 +26,7 @@ const CONFIGS: &[&str] = &[
     r#"{"protocol":"hcms","epsilon":1,"sketch":{"hashes":4,"width":16},"candidates":["a","b"]}"#,
     r#"{"protocol":"square_wave","epsilon":1,"range":[0,1],"bins":8}"#,
     r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#,
-    r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4}"#,
+    r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#,
 ];
 
 fn metrics() -> &'static [Metric] {
