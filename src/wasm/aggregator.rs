@@ -19,7 +19,8 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
     serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
-/// Every protocol's name, by family (`{frequency, numeric, openDomain}`):
+/// Every protocol's name, by family (`{frequency, numeric, openDomain,
+/// heavyHitter, distribution}`):
 /// the names the library declares once, which the build also writes into
 /// the TypeScript types.
 #[wasm_bindgen(js_name = protocols)]

@@ -109,7 +109,7 @@ export interface DistributionConfig {
 
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
-  /** Draw one permanent response per value and resend it (frequency protocols, one_bit_mean). */
+  /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, one_bit_mean; RAPPOR always does). */
   memoize?: boolean;
   /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"). */
   budget?: { epsilon: number; window: string };
