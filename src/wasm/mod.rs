@@ -242,17 +242,18 @@ export interface RapporEstimate {
   not_detected: string[];
 }
 
-/** The same object as `localdp aggregate --format json` for a heavy-hitter metric. */
-export interface HeavyHitterEstimate {
+/** The same object as `localdp aggregate --format json` for a heavy-hitter metric: one of the two lists, so that `'estimates' in e` narrows. */
+export type HeavyHitterEstimate = {
   protocol: HeavyHitterProtocol;
   epsilon: number;
   n: number;
   rejected: RejectionCounts;
+} & (
   /** cms, hcms: every candidate, in the config's order. */
-  estimates?: CandidateEstimate[];
+  | { estimates: CandidateEstimate[] }
   /** pem, treehist, sfp: the values found, most frequent first (at most `top`). */
-  heavy_hitters?: CandidateEstimate[];
-}
+  | { heavy_hitters: CandidateEstimate[] }
+);
 
 /** One bin of a distribution's histogram. */
 export interface DistributionBin {
