@@ -46,6 +46,8 @@ const labelsOf = (m) => (Array.isArray(m.config.domain)
   ? m.config.domain.map(String)
   : Array.from({ length: m.config.domain }, (_, i) => String(i)));
 const isRecord = (m) => Array.isArray(m.config.range?.[0]);
+/** Numbers: a numeric metric's mean, or a distribution's histogram and quantiles. */
+const isNumber = (m) => m.kind === 'numeric' || m.kind === 'distribution';
 const rangesOf = (m) => (isRecord(m) ? m.config.range : [m.config.range]);
 /** What the package's Client takes for answer `i` of a frequency metric. */
 const valueOf = (m, i) => (Array.isArray(m.config.domain) ? m.config.domain[i] : i);
@@ -86,7 +88,7 @@ function buildSurvey(loadTime) {
         choices.append(el('label', { class: 'choice' }, input, el('span', { text: label })));
       });
       fieldset.append(choices);
-    } else if (m.kind === 'numeric') {
+    } else if (isNumber(m)) {
       rangesOf(m).forEach(([lo, hi], a) => {
         const input = el('input', { type: 'number', name: `${m.name}-${a}`, min: lo, max: hi, step: 'any', required: true });
         if (m.unit === 'ms' && !isRecord(m)) input.value = String(Math.min(hi, Math.max(lo, loadTime)));
@@ -121,7 +123,7 @@ async function submitSurvey(event) {
         const i = Number(data.get(m.name));
         value = valueOf(m, i);
         shown = labelsOf(m)[i];
-      } else if (m.kind === 'numeric') {
+      } else if (isNumber(m)) {
         const numbers = rangesOf(m).map((_, a) => Number(data.get(`${m.name}-${a}`)));
         value = isRecord(m) ? numbers : numbers[0];
         shown = `${numbers.join(', ')} ${m.unit ?? ''}`.trim();
@@ -145,7 +147,7 @@ async function submitSurvey(event) {
         : `Collector: ${answer.status}, ${answer.body.error ?? 'refused'}.`;
       reply.classList.toggle('error', !answer.ok);
     }));
-    const memo = state.metrics.some((m) => m.kind !== 'numeric');
+    const memo = state.metrics.some((m) => !isNumber(m));
     rows.append(el('p', {
       class: 'muted',
       text: memo
@@ -191,6 +193,21 @@ function buildSimulator() {
       update();
       m.draw = () => categorical(sliders.map((s) => Number(s.value)));
       m.drawable = () => sliders.some((s) => Number(s.value) > 0);
+    } else if (m.kind === 'distribution') {
+      // Page-load times: log-normal, a median and a spread (σ of the logarithm).
+      const [lo, hi] = m.config.range;
+      const median = el('input', { type: 'range', min: lo, max: hi, step: 'any', value: String(lo + 0.16 * (hi - lo)), 'aria-label': 'median' });
+      const spread = el('input', { type: 'range', min: 0.05, max: 1.5, step: 0.01, value: '0.6', 'aria-label': 'spread' });
+      const shown = el('output');
+      const update = () => {
+        shown.textContent = `log-normal, median ${count.format(Math.round(Number(median.value)))} ${m.unit ?? ''}, σ ${Number(spread.value).toFixed(2)} (in logs), clipped to [${lo}, ${hi}]`;
+      };
+      median.addEventListener('input', update);
+      spread.addEventListener('input', update);
+      update();
+      box.append(el('div', { class: 'sliders numeric' }, el('span', { text: 'median' }), median, el('span', { text: 'spread' }), spread), shown);
+      m.draw = () => [Math.min(hi, Math.max(lo, Math.max(1e-9, Number(median.value)) * Math.exp(Number(spread.value) * normal())))];
+      m.drawable = () => true;
     } else if (m.kind === 'numeric') {
       const controls = rangesOf(m).map(([lo, hi], a) => {
         const mean = el('input', { type: 'range', min: lo, max: hi, step: 'any', value: String(lo + 0.25 * (hi - lo)), 'aria-label': `mean of attribute ${a}` });
@@ -220,8 +237,9 @@ function buildSimulator() {
   }
 }
 
-/** The truth of the simulated users so far: counts, or sums of clipped values. */
+/** The truth of the simulated users so far: counts, sums of clipped values, or the values. */
 function emptyTruth(m) {
+  if (m.kind === 'distribution') return { users: 0, values: [] };
   return m.kind === 'numeric'
     ? { users: 0, sums: new Array(rangesOf(m).length).fill(0) }
     : { users: 0, counts: new Array(choicesOf(m).length).fill(0) };
@@ -253,6 +271,9 @@ async function simulate() {
           } else if (isOpenText(m)) {
             truth.counts[answer]++;
             reports[u] = m.simulationClient.randomize(PAGES[answer]);
+          } else if (m.kind === 'distribution') {
+            truth.values.push(answer[0]);
+            reports[u] = m.simulationClient.randomize(answer[0]);
           } else {
             answer.forEach((x, a) => { truth.sums[a] += x; });
             reports[u] = m.simulationClient.randomize(isRecord(m) ? answer : answer[0]);
@@ -263,7 +284,8 @@ async function simulate() {
         if (reply.ok) {
           // Only what the collector stored counts as truth.
           m.truth.users += truth.users;
-          (truth.counts ?? truth.sums).forEach((v, i) => { (m.truth.counts ?? m.truth.sums)[i] += v; });
+          if (truth.values) m.truth.values.push(...truth.values);
+          else (truth.counts ?? truth.sums).forEach((v, i) => { (m.truth.counts ?? m.truth.sums)[i] += v; });
         } else {
           failed += size;
         }
@@ -390,6 +412,51 @@ function renderMeans(m, estimate) {
   return plot;
 }
 
+/** The simulated users' own q-quantile (the smallest value with a share q at or below it). */
+function trueQuantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length))) - 1];
+}
+
+/** The histogram (a column per bin, the truth's share as a marker) and p50, p95 with their intervals beside the truth. */
+function renderDistribution(m, estimate) {
+  const [lo, hi] = m.config.range;
+  const unit = m.unit ? ` ${m.unit}` : '';
+  const values = m.truth?.users ? m.truth.values : null;
+  const width = (hi - lo) / estimate.histogram.length;
+  const shares = values && estimate.histogram.map((_, b) => values.filter((v) => Math.min(estimate.histogram.length - 1, Math.floor((v - lo) / width)) === b).length / values.length);
+  const top = Math.max(1e-9, ...estimate.histogram.map((b) => b.ci95[1]), ...(shares ?? []));
+  const y = (f) => Math.max(0, Math.min(100, (100 * f) / top));
+  // Vertical placement through CSSOM, as span() and at() place horizontally.
+  const rise = (node, from, to) => Object.assign(node.style, { bottom: `${y(from)}%`, height: `${y(to) - y(from)}%` }) && node;
+  const hist = el('div', { class: 'hist' });
+  estimate.histogram.forEach((b, i) => {
+    const column = el('div', { class: 'column', title: `${b.lo}–${b.hi}${unit}: ${percent(b.frequency, 1)}, 95% interval ${percent(b.ci95[0], 1)} to ${percent(b.ci95[1], 1)}${shares ? `, truth ${percent(shares[i], 1)}` : ''}` },
+      rise(el('span', { class: 'bin' }), 0, b.frequency),
+      rise(el('span', { class: 'bin-ci' }), b.ci95[0], b.ci95[1]));
+    if (shares) column.append(rise(el('span', { class: 'bin-truth' }), shares[i], shares[i]));
+    hist.append(column);
+  });
+  const x = (v) => (100 * (v - lo)) / (hi - lo);
+  const rows = estimate.quantiles.filter((q) => q.q === 0.5 || q.q === 0.95).map((q) => {
+    const truth = values ? trueQuantile(values, q.q) : null;
+    const name = `p${Math.round(q.q * 100)}`;
+    const track = el('div', { class: 'track' },
+      span(el('span', { class: 'range' }), 0, 100),
+      span(el('span', { class: 'ci' }), x(q.ci95[0]), x(q.ci95[1])),
+      at(el('span', { class: 'dot' }), x(q.value)));
+    if (truth !== null) track.append(at(el('span', { class: 'truth', title: `true ${name} ${Math.round(truth)}` }), x(truth)));
+    return el('div', { class: 'mean-row quantile', 'data-q': String(q.q) },
+      el('p', { class: 'figure' },
+        el('span', { class: 'mean', text: `${name} ${count.format(Math.round(q.value))}${unit}` }),
+        el('span', { text: ` (95%: ${count.format(Math.round(q.ci95[0]))} to ${count.format(Math.round(q.ci95[1]))}${unit})` }),
+        truth !== null ? el('span', { class: 'truth-figure', text: ` · truth ${count.format(Math.round(truth))}${unit}` }) : null),
+      track);
+  });
+  return el('div', { class: 'distribution' }, hist,
+    el('div', { class: 'ends' }, el('span', { text: `${lo}` }), el('span', { text: `${hi}${unit}` })), ...rows);
+}
+
 function render(m, answer) {
   const card = m.card;
   const plot = $('.plot', card);
@@ -402,7 +469,10 @@ function render(m, answer) {
   }
   const estimate = answer.body;
   $('.meta', card).replaceChildren(...meta(m, estimate));
-  if (m.kind === 'numeric') {
+  if (m.kind === 'distribution') {
+    plot.replaceChildren(renderDistribution(m, estimate));
+    note.textContent = `${truthNote(m, estimate.n)} Columns: each bin's share with its 95% interval; diamonds: the simulated users' shares. ${m.protocol === 'square_wave' ? 'Square Wave, EMS reconstruction.' : 'Hierarchical histogram.'}`;
+  } else if (m.kind === 'numeric') {
     plot.replaceChildren(renderMeans(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} The mean is unbiased for the clipped values; post-processing applies to frequencies only.`;
   } else {
@@ -451,7 +521,7 @@ async function main() {
       // Each simulated user is a new device: a plain client, one fresh report each.
       simulationClient: new Client(m.config),
       // This visitor's device: a repeated choice resends its memoized report.
-      surveyClient: new Client(m.kind === 'numeric' ? m.config : { ...m.config, memoize: true }),
+      surveyClient: new Client(isNumber(m) ? m.config : { ...m.config, memoize: true }),
     }));
     state.metrics.forEach((m) => { m.truth = m.kind === 'rappor' ? null : emptyTruth(m); });
     buildSurvey(loadTime);

@@ -14,7 +14,7 @@ import { startCollector, stopCollector, CHROMIUM, ARTIFACTS } from './helpers.mj
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
 const REPORT_KEYS = new Set(['version', 'protocol', 'epsilon', 'domain', 'value', 'seed', 'bits', 'cohort', 'attributes', 'values']);
-const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem'];
+const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem', 'square_wave', 'hierarchical'];
 
 let browser;
 let server;
@@ -121,9 +121,14 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
       assert.equal(await page.locator(`${card} .truth`).count(), values);
       assert.match(await page.textContent(`${card} .meta`), /ε = \d/);
     }
-    assert.equal(await page.locator('.card[data-metric="load_time"] .dot').count(), 1);
-    assert.equal(await page.locator('.card[data-metric="load_time"] .truth').count(), 1);
-    assert.match(await page.textContent('.card[data-metric="load_time"] .figure'), /ms ± [\d.]+ ms \(95%\)/);
+    // The load time's distribution: a column per bin with its interval and
+    // the simulated users' share; p50 and p95 with their intervals beside the truth.
+    const load = '.card[data-metric="load_time"]';
+    assert.equal(await page.locator(`${load} .hist .column`).count(), 32);
+    assert.equal(await page.locator(`${load} .bin-truth`).count(), 32);
+    assert.equal(await page.locator(`${load} .quantile .dot`).count(), 2);
+    assert.equal(await page.locator(`${load} .quantile .truth`).count(), 2);
+    assert.match(await page.textContent(`${load} .quantile .figure`), /^p50 [\d,]+ ms \(95%: [\d,]+ to [\d,]+ ms\) · truth [\d,]+ ms$/);
     // The open-text question: pages discovered with no list, the most common
     // first, each with an interval and the simulated truth.
     const discovered = '.card[data-metric="referrer"]';
