@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use localdp::simulate::Population;
 use localdp::heavy::HeavyHitterEstimate;
-use localdp::DistributionEstimate;
+use localdp::{DistributionAggregator, DistributionEstimate, DistributionMetric};
 use localdp::rappor::{CandidateEstimate, RapporEstimate};
 use localdp::{
     Aggregate, Aggregator, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
@@ -370,6 +370,27 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
             candidates.iter().cloned().zip(population.frequencies().iter().map(|f| f * 0.9)).collect();
         println!("Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).");
         println!("{}", rappor_table(&estimate, Some(&truth)));
+    } else if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
+        let mut aggregator = DistributionAggregator::new(distribution.clone());
+        let range = distribution.range();
+        let mut values = Vec::with_capacity(users as usize);
+        for _ in 0..users {
+            let x = localdp::simulate::bimodal_record(&[range], &mut rng)[0];
+            values.push(x);
+            aggregator.add(&distribution.randomize(&x, &mut rng).map_err(fail)?).map_err(fail)?;
+        }
+        let estimate = aggregator.estimate().map_err(fail)?;
+        values.sort_by(f64::total_cmp);
+        let truth: Vec<String> = estimate
+            .quantiles
+            .iter()
+            .map(|q| {
+                let k = ((q.q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+                format!("{} {:.4}", quantile_name(q.q), values[k - 1])
+            })
+            .collect();
+        println!("Simulated {users} users with a bimodal distribution on the range (seed {seed}).");
+        println!("{}\n\ntrue quantiles: {}", distribution_table(&estimate), truth.join(", "));
     } else {
         return Err(format!("simulate does not support {} metrics yet", metric.family()));
     }

@@ -62,3 +62,14 @@ fn quantiles_are_checked() {
     let out = run(&["aggregate", "--config", frequency.to_str().unwrap(), "--quantiles", "0.5"], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("distribution metrics only"));
 }
+
+#[test]
+fn simulate_prints_the_estimate_beside_the_true_quantiles() {
+    let scratch = Scratch::new("distribution-simulate");
+    let config = scratch.file("config.json", r#"{"protocol":"hierarchical","epsilon":2,"range":[0,1000],"bins":16}"#);
+    let out = run(&["simulate", "--config", config.to_str().unwrap(), "--users", "5000"], "");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with('[')).count(), 16, "{text}");
+    assert!(text.contains("true quantiles: p50 "), "{text}");
+}
