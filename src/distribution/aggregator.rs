@@ -237,10 +237,10 @@ impl DistributionAggregator {
                 }
             }
             Mechanism::Hierarchical(tree) => {
-                let (frequencies, columns, variances) = tree.estimate(&self.counts, n);
+                let (frequencies, columns) = tree.estimate(&self.counts, n);
                 let bins = frequencies.len();
                 let (mut frequency_var, mut cdf_var, mut mean_var) = (vec![0.0; bins], vec![0.0; bins + 1], 0.0);
-                for (column, &variance) in columns.into_iter().zip(&variances) {
+                for (column, variance) in columns {
                     let weights = Shape::of(column);
                     for (b, &w) in weights.frequencies.iter().enumerate() {
                         frequency_var[b] += w * w * variance;

@@ -184,10 +184,11 @@ impl Hierarchy {
     }
 
     /// The bins' frequencies and their covariance's pieces from the counts
-    /// of `n` reports: `(leaves, columns, variances)` where the estimate is
-    /// linear in the node observations, `columns[v]` the leaves' weights on
-    /// observation `v` and `variances[v]` its variance.
-    pub(crate) fn estimate(&self, counts: &[u64], n: u64) -> (Vec<f64>, Vec<Vec<f64>>, Vec<f64>) {
+    /// of `n` reports: `(leaves, columns)` where the estimate is linear in
+    /// the node observations and `columns` yields, for each observation `v`,
+    /// the leaves' weights on it and its variance. The columns are made one
+    /// at a time (a dense nodes × bins matrix is 179 MB at 4096 bins).
+    pub(crate) fn estimate(&self, counts: &[u64], n: u64) -> (Vec<f64>, impl Iterator<Item = (Vec<f64>, f64)> + '_) {
         let offsets = self.offsets();
         let (mut observed, mut weights, mut variances) = (Vec::new(), Vec::new(), Vec::new());
         for (level, l) in self.levels.iter().enumerate() {
@@ -213,14 +214,13 @@ impl Hierarchy {
             }
         }
         let leaves = self.consistent(&observed, &weights, 1.0);
-        let columns = (0..observed.len())
-            .map(|v| {
-                let mut unit = vec![0.0; observed.len()];
-                unit[v] = 1.0;
-                self.consistent(&unit, &weights, 0.0)
-            })
-            .collect();
-        (leaves, columns, variances)
+        let nodes = observed.len();
+        let columns = variances.into_iter().enumerate().map(move |(v, variance)| {
+            let mut unit = vec![0.0; nodes];
+            unit[v] = 1.0;
+            (self.consistent(&unit, &weights, 0.0), variance)
+        });
+        (leaves, columns)
     }
 
     /// The leaves of the generalized least-squares fit of `observed` (all
