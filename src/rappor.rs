@@ -34,7 +34,7 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
-use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, key64};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
@@ -544,9 +544,8 @@ impl Aggregate for RapporAggregator {
                 conflict: MergeConflict::Configuration,
             });
         }
-        let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
-        let counts = add(&self.counts, &other.counts)?;
-        let per_cohort = add(&self.per_cohort, &other.per_cohort)?;
+        let counts = summed(&self.counts, &other.counts)?;
+        let per_cohort = summed(&self.per_cohort, &other.per_cohort)?;
         let tally = self.tally.merged(&other.tally)?;
         (self.counts, self.per_cohort, self.tally) = (counts, per_cohort, tally);
         Ok(())

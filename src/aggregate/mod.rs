@@ -255,7 +255,7 @@ impl Aggregate for FrequencyAggregator {
                 conflict: MergeConflict::Configuration,
             });
         }
-        let counts = self.counts.iter().zip(&other.counts).map(|(&a, &b)| checked_sum(a, b)).collect::<Result<_>>()?;
+        let counts = summed(&self.counts, &other.counts)?;
         let tally = self.tally.merged(&other.tally)?;
         (self.counts, self.tally) = (counts, tally);
         Ok(())
@@ -326,6 +326,11 @@ impl IntoEstimate for FrequencyEstimate {
 /// [`crate::state::MAX_COUNT`] (only forged states can get there).
 pub(crate) fn checked_sum<T: num_like::CheckedAdd>(a: T, b: T) -> Result<T> {
     a.checked(b).ok_or(Error::State(StateError::Inconsistent { what: "merged counts overflow" }))
+}
+
+/// Two count vectors added element by element with [`checked_sum`] (a merge).
+pub(crate) fn summed(a: &[u64], b: &[u64]) -> Result<Vec<u64>> {
+    a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect()
 }
 
 pub(crate) mod num_like {

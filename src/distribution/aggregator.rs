@@ -22,7 +22,7 @@
 //! read off the CDF made monotone (isotonic regression, clamped to `[0, 1]`).
 
 use super::{DistributionMetric, DistributionProtocol, Mechanism};
-use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
@@ -366,7 +366,7 @@ impl Aggregate for DistributionAggregator {
                 conflict: MergeConflict::Configuration,
             });
         }
-        let counts = self.counts.iter().zip(&other.counts).map(|(&a, &b)| checked_sum(a, b)).collect::<Result<_>>()?;
+        let counts = summed(&self.counts, &other.counts)?;
         let tally = self.tally.merged(&other.tally)?;
         (self.counts, self.tally) = (counts, tally);
         Ok(())

@@ -27,7 +27,7 @@ pub use discovery::Discovery;
 pub use sfp::Fragments;
 pub use sketch::Sketch;
 
-use crate::aggregate::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
 use crate::hash::key64;
@@ -706,8 +706,7 @@ impl Aggregate for HeavyHitterAggregator {
         let tally = self.tally.merged(&other.tally)?;
         match (&mut self.counts, &other.counts) {
             (Counts::Sketch { groups, ones }, Counts::Sketch { groups: g2, ones: o2 }) => {
-                let add = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(&x, &y)| checked_sum(x, y)).collect::<Result<Vec<_>>>();
-                let (g, o) = (add(groups, g2)?, add(ones, o2)?);
+                let (g, o) = (summed(groups, g2)?, summed(ones, o2)?);
                 (*groups, *ones) = (g, o);
             }
             (Counts::Discovery { levels }, Counts::Discovery { levels: theirs }) => {
