@@ -443,11 +443,8 @@ fn table(estimate: &FrequencyEstimate, truth: Option<&[f64]>, top: usize) -> Str
         rows.push(row);
     }
     let mut out = format!(
-        "protocol {}  epsilon {}  n {}  rejected {}  post {}\n",
-        estimate.protocol.name(),
-        estimate.epsilon,
-        estimate.n,
-        estimate.rejected.total(),
+        "{}  post {}\n",
+        table_header(estimate.protocol, estimate.epsilon, estimate.n, &estimate.rejected),
         serde_json::to_value(estimate.post).expect("serializes").as_str().unwrap_or("none"),
     );
     out += &align(&rows);
@@ -486,14 +483,13 @@ fn numeric_table(estimate: &NumericEstimate, truth: Option<&[f64]>) -> String {
         }
         rows.push(row);
     }
-    let header = format!(
-        "protocol {}  epsilon {}  n {}  rejected {}",
-        estimate.protocol.name(),
-        estimate.epsilon,
-        estimate.n,
-        estimate.rejected.total()
-    );
+    let header = table_header(estimate.protocol, estimate.epsilon, estimate.n, &estimate.rejected);
     format!("{header}\n{}", align(&rows))
+}
+
+/// The first line of every `--format table` estimate but RAPPOR's.
+fn table_header(protocol: impl std::fmt::Display, epsilon: f64, n: u64, rejected: &localdp::RejectionCounts) -> String {
+    format!("protocol {protocol}  epsilon {epsilon}  n {n}  rejected {}", rejected.total())
 }
 
 /// Rows as aligned columns: the first left-aligned, the others right-aligned.
@@ -579,13 +575,7 @@ fn rappor_table(estimate: &RapporEstimate, truth: Option<&[(String, f64)]>) -> S
 /// A sketch's candidates in the config's order, or the heavy hitters found,
 /// most frequent first.
 fn heavy_hitter_table(estimate: &HeavyHitterEstimate) -> String {
-    let header = format!(
-        "protocol {}  epsilon {}  n {}  rejected {}",
-        estimate.protocol,
-        estimate.epsilon,
-        estimate.n,
-        estimate.rejected.total()
-    );
+    let header = table_header(estimate.protocol, estimate.epsilon, estimate.n, &estimate.rejected);
     let rows = if estimate.values().is_empty() { "no value found".to_string() } else { candidates_rows(estimate.values(), None) };
     format!("{header}\n{rows}")
 }
@@ -611,13 +601,7 @@ fn distribution_csv(estimate: &DistributionEstimate) -> String {
 /// The histogram as rows with a bar each, the quantiles marked in the bins
 /// they fall in, then the quantiles and the mean with their intervals.
 fn distribution_table(estimate: &DistributionEstimate) -> String {
-    let header = format!(
-        "protocol {}  epsilon {}  n {}  rejected {}",
-        estimate.protocol,
-        estimate.epsilon,
-        estimate.n,
-        estimate.rejected.total()
-    );
+    let header = table_header(estimate.protocol, estimate.epsilon, estimate.n, &estimate.rejected);
     let most = estimate.histogram.iter().map(|b| b.frequency).fold(1e-12, f64::max);
     let mut rows = vec![vec!["bin".to_string(), "frequency".into(), "95% interval".into(), String::new(), String::new()]];
     for (i, b) in estimate.histogram.iter().enumerate() {
