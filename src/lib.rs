@@ -44,6 +44,8 @@ pub mod aggregate;
 #[cfg(feature = "aggregate")]
 pub mod audit;
 pub mod client;
+#[cfg(feature = "aggregate")]
+pub mod columnar;
 pub mod distribution;
 pub mod domain;
 pub mod error;

@@ -13,6 +13,8 @@
 //! in [`crate::state`].
 
 use crate::aggregate::{RejectionCounts, Tally};
+#[cfg(feature = "aggregate")]
+use crate::columnar::ReportBatch;
 use crate::error::Result;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
@@ -62,6 +64,12 @@ pub(crate) mod sealed {
         /// consistent with `n` and the configuration. On an error the counts
         /// may be partly overwritten: call it on a fresh aggregator only.
         fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()>;
+
+        /// A report of this aggregator's configuration (its version,
+        /// protocol, ε and fingerprint) carrying `payload`: a batch's row
+        /// once the batch's envelope matched.
+        #[cfg(feature = "aggregate")]
+        fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report;
     }
 }
 
@@ -105,6 +113,35 @@ pub trait Aggregate: Sized + sealed::AggregateState {
             Ok(report) => self.add(&report),
             Err(e) => Err(self.tally_mut().reject(e)),
         }
+    }
+
+    /// Validates and adds every row of a batch of columns: the envelope is
+    /// checked once; rejected rows are counted by reason exactly as
+    /// [`Aggregate::add_json`] counts the same reports, and what is accepted
+    /// stays. Returns the first rejected row and its error (`None` if every
+    /// row was accepted).
+    ///
+    /// This default goes row by row ([`ReportBatch::row`]); frequency and
+    /// numeric aggregators count columns with kernels instead.
+    ///
+    /// ```
+    /// use localdp::columnar::{Column, ReportBatch};
+    /// use localdp::{Aggregate, FrequencyAggregator, FrequencyOracle, Metric};
+    /// let oracle = FrequencyOracle::from_json(r#"{"protocol":"hrr","epsilon":1,"domain":8}"#).unwrap();
+    /// let id = Metric::from_json(r#"{"protocol":"hrr","epsilon":1,"domain":8}"#).unwrap().id();
+    /// let (seeds, bits) = ([1u32, 5, 15], [1u64, 0, 1]);
+    /// let batch = ReportBatch {
+    ///     seed: Some(Column { values: &seeds, valid: None }),
+    ///     value: Some(Column { values: &bits, valid: None }),
+    ///     ..ReportBatch::new(1, &id, 3)
+    /// };
+    /// let mut aggregator = FrequencyAggregator::new(oracle);
+    /// assert!(aggregator.add_batch(&batch).is_none());
+    /// assert_eq!(aggregator.n(), 3);
+    /// ```
+    #[cfg(feature = "aggregate")]
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, crate::error::Error)> {
+        crate::columnar::add_rows(self, batch)
     }
 
     /// Adds everything `other` accepted and rejected. Both must have the same

@@ -8,6 +8,8 @@
 //! so that no code outside a family's own module matches on the family.
 
 use crate::aggregate::{PostProcessing, RejectionCounts};
+#[cfg(feature = "aggregate")]
+use crate::columnar::{ReportBatch, ReportFields};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
 use crate::privacy::number_text;
@@ -103,6 +105,9 @@ pub(crate) trait Kind: Send + Sync + Any {
     /// The aggregator whose state `bytes` hold.
     #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>>;
+    /// Which wire fields the metric's reports carry.
+    #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> ReportFields;
     /// Two values that differ the most (for the auditor).
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2];
@@ -125,6 +130,8 @@ pub(crate) trait DynAggregate: Send + Sync {
     fn rejected(&self) -> &RejectionCounts;
     fn add(&mut self, report: &Report) -> Result<()>;
     fn add_json(&mut self, text: &[u8]) -> Result<()>;
+    #[cfg(feature = "aggregate")]
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)>;
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()>;
     fn state_id(&self) -> String;
     fn estimate(&self, post: PostProcessing) -> Result<Estimate>;
@@ -155,6 +162,10 @@ where
     }
     fn add_json(&mut self, text: &[u8]) -> Result<()> {
         Aggregate::add_json(self, text)
+    }
+    #[cfg(feature = "aggregate")]
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
+        Aggregate::add_batch(self, batch)
     }
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()> {
         match other.as_any().downcast_ref::<A>() {
@@ -347,6 +358,22 @@ impl Metric {
         self.kind.neighbours()
     }
 
+    /// Which wire fields the metric's reports carry and whether each is in
+    /// every report: the columns of a columnar form of its reports
+    /// ([`crate::columnar`]).
+    ///
+    /// ```
+    /// use localdp::columnar::{Presence, ReportFields};
+    /// use localdp::Metric;
+    /// let oue = Metric::from_json(r#"{"protocol":"oue","epsilon":1,"domain":20}"#).unwrap();
+    /// assert_eq!(oue.report_fields(), ReportFields::bits(20));
+    /// assert_eq!((oue.report_fields().bits_width, oue.report_fields().value), (Some(3), Presence::Never));
+    /// ```
+    #[cfg(feature = "aggregate")]
+    pub fn report_fields(&self) -> ReportFields {
+        self.kind.report_fields()
+    }
+
     /// The events of a report that the auditor counts.
     #[cfg(feature = "aggregate")]
     pub fn events(&self, report: &Report) -> Vec<String> {
@@ -362,6 +389,18 @@ impl Metric {
 /// (what aggregator states are tagged with, too).
 pub(crate) fn id_of(kind: &dyn Kind) -> String {
     format!("{}:{}:{}", kind.protocol(), number_text(kind.epsilon()), kind.fingerprint())
+}
+
+/// A report of the metric's configuration carrying `payload`.
+#[cfg(feature = "aggregate")]
+pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Report {
+    Report {
+        version: crate::report::REPORT_VERSION,
+        protocol: kind.protocol(),
+        epsilon: kind.epsilon(),
+        domain: kind.fingerprint().to_string(),
+        payload,
+    }
 }
 
 /// Numbers separated by commas (one for a scalar metric).
@@ -465,6 +504,30 @@ impl Aggregator {
     /// Parses, validates and adds one JSON report.
     pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
         self.inner.add_json(text.as_ref())
+    }
+
+    /// Validates and adds every row of a batch of columns, counting
+    /// rejections by reason exactly as [`Aggregator::add_json`] would count
+    /// the same reports; returns the first rejected row and its error (`None`
+    /// if all were accepted). See [`crate::columnar`].
+    ///
+    /// ```
+    /// use localdp::columnar::{Bytes, ReportBatch};
+    /// use localdp::{Aggregator, Metric, Rejection};
+    /// let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":1,"domain":12}"#).unwrap();
+    /// let id = metric.id();
+    /// // Three reports of 12 bits (2 bytes each); the last sets a padding bit.
+    /// let data = [0x01, 0x00, 0x00, 0x08, 0x00, 0x10];
+    /// let batch = ReportBatch {
+    ///     bits: Some(Bytes::Fixed { data: &data, width: 2, valid: None }),
+    ///     ..ReportBatch::new(1, &id, 3)
+    /// };
+    /// let mut aggregator = Aggregator::new(metric);
+    /// assert_eq!(aggregator.add_batch(&batch).map(|(row, _)| row), Some(2));
+    /// assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::BadLength)), (2, 1));
+    /// ```
+    pub fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
+        self.inner.add_batch(batch)
     }
 
     /// Adds everything `other` accepted and rejected (same config only).

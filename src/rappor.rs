@@ -348,6 +348,10 @@ impl Kind for RapporMetric {
         Ok(Box::new(RapporAggregator::from_bytes(self.clone(), bytes)?))
     }
     #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> crate::columnar::ReportFields {
+        crate::columnar::ReportFields::cohort_bits(self.bits)
+    }
+    #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
         candidate_neighbours(self.candidates())
     }
@@ -486,6 +490,11 @@ impl AggregateState for RapporAggregator {
 
     fn tally_mut(&mut self) -> &mut Tally {
         &mut self.tally
+    }
+
+    #[cfg(feature = "aggregate")]
+    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+        crate::metric::envelope(&self.metric, payload)
     }
 
     fn write_counts(&self, out: &mut StateWriter) {

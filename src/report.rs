@@ -82,6 +82,37 @@ pub enum Payload {
     },
 }
 
+impl Payload {
+    /// The payload of a report's fields, by which of them are present: the
+    /// one rule for JSON ([`Report::from_json`]) and for columns
+    /// ([`crate::columnar::ReportBatch::row`]). `to_bits` reads the `bits`
+    /// field (hex on the wire, raw bytes in a column) only once the fields
+    /// make a payload that has bits, so a wrong combination is malformed
+    /// whatever its bits hold.
+    pub(crate) fn from_fields<B>(
+        seed: Option<u32>,
+        value: Option<u64>,
+        bits: Option<B>,
+        cohort: Option<u32>,
+        attributes: Option<Vec<u32>>,
+        values: Option<Vec<u64>>,
+        to_bits: impl FnOnce(B) -> Result<BitVector>,
+    ) -> Result<Payload> {
+        Ok(match (seed, value, bits, cohort, attributes, values) {
+            (None, Some(v), None, None, None, None) => Payload::Index(v),
+            (Some(seed), Some(value), None, None, None, None) => Payload::Hashed { seed, value },
+            (None, None, Some(bits), None, None, None) => Payload::Bits(to_bits(bits)?),
+            (None, None, Some(bits), Some(cohort), None, None) => Payload::Cohort { cohort, bits: to_bits(bits)? },
+            (Some(seed), Some(value), None, Some(group), None, None) => Payload::Grouped { group, seed, value },
+            (None, None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
+            _ => {
+                return Err(Rejection::Malformed
+                    .error("a report carries either value, seed and value, bits, cohort and bits, cohort, seed and value, or attributes and values"))
+            }
+        })
+    }
+}
+
 /// The protocol of any family, as reports carry it and estimates print it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -202,18 +233,9 @@ impl Report {
             return Err(Rejection::UnsupportedVersion
                 .error(format!("report format version {} is not supported", w.version)));
         }
-        let payload = match (w.seed, w.value, w.bits, w.cohort, w.attributes, w.values) {
-            (None, Some(v), None, None, None, None) => Payload::Index(v),
-            (Some(seed), Some(value), None, None, None, None) => Payload::Hashed { seed, value },
-            (None, None, Some(hex), None, None, None) => Payload::Bits(BitVector::from_hex(&hex)?),
-            (None, None, Some(hex), Some(cohort), None, None) => Payload::Cohort { cohort, bits: BitVector::from_hex(&hex)? },
-            (Some(seed), Some(value), None, Some(group), None, None) => Payload::Grouped { group, seed, value },
-            (None, None, None, None, Some(attributes), Some(values)) => Payload::Sampled { attributes, values },
-            _ => {
-                return Err(Rejection::Malformed
-                    .error("a report carries either value, seed and value, bits, cohort and bits, cohort, seed and value, or attributes and values"))
-            }
-        };
+        let payload = Payload::from_fields(w.seed, w.value, w.bits, w.cohort, w.attributes, w.values, |hex| {
+            BitVector::from_hex(&hex)
+        })?;
         let protocol = Protocol::from_name(&w.protocol)
             .ok_or_else(|| Rejection::ConfigMismatch.error("report made with a protocol this build does not know"))?;
         Ok(Report { version: w.version, protocol, epsilon: w.epsilon, domain: w.domain, payload })
@@ -358,6 +380,24 @@ impl BitVector {
                 })
             })
         })
+    }
+
+    /// The packed bytes (bit `i` in byte `i/8` at position `i%8`): the raw
+    /// form of the `bits` column ([`crate::columnar::Bytes`]).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The vector of these packed bytes (whose length and padding
+    /// validation checks, as for hex).
+    ///
+    /// ```
+    /// use localdp::report::BitVector;
+    /// let bits = BitVector::from_bytes(vec![0x02, 0x02]);
+    /// assert_eq!((bits.to_hex(), bits.as_bytes()), ("0202".to_string(), &[2u8, 2][..]));
+    /// ```
+    pub fn from_bytes(bytes: Vec<u8>) -> BitVector {
+        BitVector { bytes }
     }
 
     /// Lower-case hex, two digits per byte.

@@ -209,6 +209,11 @@ impl AggregateState for FrequencyAggregator {
         &mut self.tally
     }
 
+    #[cfg(feature = "aggregate")]
+    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+        crate::metric::envelope(&self.oracle, payload)
+    }
+
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.counts);
     }

@@ -104,6 +104,11 @@ impl AggregateState for NumericAggregator {
         &mut self.tally
     }
 
+    #[cfg(feature = "aggregate")]
+    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+        crate::metric::envelope(&self.metric, payload)
+    }
+
     fn write_counts(&self, out: &mut StateWriter) {
         out.u64(self.sums.len() as u64);
         for s in &self.sums {

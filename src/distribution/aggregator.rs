@@ -310,6 +310,11 @@ impl AggregateState for DistributionAggregator {
         &mut self.tally
     }
 
+    #[cfg(feature = "aggregate")]
+    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+        crate::metric::envelope(&self.metric, payload)
+    }
+
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.counts);
     }

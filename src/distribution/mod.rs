@@ -386,6 +386,19 @@ impl Kind for DistributionMetric {
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(DistributionAggregator::from_bytes(self.clone(), bytes)?))
     }
+    /// Square Wave: a cell; the tree: the level and its oracle's fields.
+    #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> crate::columnar::ReportFields {
+        use crate::columnar::{Presence, ReportFields};
+        match &self.mechanism {
+            Mechanism::SquareWave(_) => ReportFields::INDEX,
+            Mechanism::Hierarchical(tree) => {
+                let levels = tree.levels().iter().map(|l| Kind::report_fields(l.oracle()));
+                let fields = levels.reduce(ReportFields::either).unwrap_or(ReportFields::NONE);
+                ReportFields { cohort: Presence::Always, ..fields }
+            }
+        }
+    }
     /// The two ends of the range.
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {

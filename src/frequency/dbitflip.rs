@@ -110,6 +110,11 @@ impl Mechanism for DBitFlip {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Sampled
+    }
+
     fn counts_len(&self) -> usize {
         self.k
     }

@@ -96,6 +96,11 @@ impl Mechanism for GeneralizedRandomizedResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Index { range: self.m }
+    }
+
     fn counts_len(&self) -> usize {
         self.m as usize
     }

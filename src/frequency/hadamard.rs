@@ -80,6 +80,11 @@ impl Mechanism for HadamardResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Index { range: self.k }
+    }
+
     fn counts_len(&self) -> usize {
         self.k as usize
     }

@@ -85,6 +85,11 @@ impl Mechanism for HadamardRandomizedResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Coefficient { k: self.k }
+    }
+
     fn counts_len(&self) -> usize {
         2 * self.k as usize
     }

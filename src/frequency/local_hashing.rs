@@ -96,6 +96,11 @@ impl Mechanism for LocalHashing {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Hashed { g: self.g, keys: &self.keys }
+    }
+
     fn counts_len(&self) -> usize {
         self.keys.len()
     }

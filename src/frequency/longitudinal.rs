@@ -150,6 +150,11 @@ impl Mechanism for Longitudinal {
         self.permanent().accumulate(payload, counts)
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        self.permanent().kernel()
+    }
+
     fn counts_len(&self) -> usize {
         self.permanent().counts_len()
     }

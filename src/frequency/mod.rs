@@ -30,6 +30,8 @@ mod subset;
 mod unary;
 
 use crate::aggregate::FrequencyAggregator;
+#[cfg(feature = "aggregate")]
+use crate::columnar::ReportFields;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{DomainKind, Error, Rejection, Requirement, Result};
 use crate::hash::key64;
@@ -208,6 +210,11 @@ pub(crate) trait Mechanism: Send + Sync {
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]);
     /// The number of running counts (`d`, or `K` for Hadamard response).
     fn counts_len(&self) -> usize;
+    /// How the aggregator counts this protocol's reports from columns (and
+    /// so which wire fields they carry): the same validation and counts as
+    /// [`Mechanism::validate`] and [`Mechanism::accumulate`].
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> Kernel<'_>;
     /// `S_v` for every value from the running counts of `n` reports.
     fn support_counts(&self, counts: &[u64], _n: u64) -> Vec<f64> {
         counts.iter().map(|&c| c as f64).collect()
@@ -263,6 +270,60 @@ pub(crate) trait Mechanism: Send + Sync {
     /// instantaneous step.
     fn instantaneous(&self, permanent: &Payload, _rng: &mut dyn RngCore) -> Payload {
         permanent.clone()
+    }
+}
+
+/// How a frequency protocol's reports are counted from columns
+/// (`aggregate/kernels.rs`); each variant states the validation and the
+/// counting its protocols' [`Mechanism::validate`] and
+/// [`Mechanism::accumulate`] do, one report at a time.
+#[cfg(feature = "aggregate")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kernel<'a> {
+    /// `value`: an index, out of range from `range` on, adding one to its
+    /// own count (GRR, HR).
+    Index {
+        /// The number of indices.
+        range: u64,
+    },
+    /// `seed` and `value`: local hashing's bucket, out of range from `g` on,
+    /// adding one to the count of every key that hashes to it under the seed.
+    Hashed {
+        /// The buckets.
+        g: u64,
+        /// The domain's hash keys, one per count.
+        keys: &'a [u64],
+    },
+    /// `seed`: a Hadamard column below `k`; `value`: a bit (else out of
+    /// range); adds one to count `2·seed + value` (HRR).
+    Coefficient {
+        /// The Hadamard columns.
+        k: u64,
+    },
+    /// `bits`: exactly `d` bits with clean padding (else a bad length),
+    /// with exactly `weight` ones when given (else a bad subset size);
+    /// adds one to the count of every set bit (SUE, OUE, SS).
+    Bits {
+        /// The bits of a report.
+        d: usize,
+        /// The ones every report has (subset selection's `k`).
+        weight: Option<usize>,
+    },
+    /// `attributes` and `values` (dBitFlip): validated and counted report
+    /// by report.
+    Sampled,
+}
+
+#[cfg(feature = "aggregate")]
+impl Kernel<'_> {
+    /// The wire fields of the reports.
+    fn report_fields(self) -> ReportFields {
+        match self {
+            Kernel::Index { .. } => ReportFields::INDEX,
+            Kernel::Hashed { .. } | Kernel::Coefficient { .. } => ReportFields::HASHED,
+            Kernel::Bits { d, .. } => ReportFields::bits(d),
+            Kernel::Sampled => ReportFields::SAMPLED,
+        }
     }
 }
 
@@ -586,6 +647,10 @@ impl Kind for FrequencyOracle {
     #[cfg(feature = "aggregate")]
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(FrequencyAggregator::from_bytes(self.clone(), bytes)?))
+    }
+    #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> ReportFields {
+        self.mechanism.kernel().report_fields()
     }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {

@@ -106,6 +106,11 @@ impl Mechanism for SubsetSelection {
         count_bits(payload, counts)
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Bits { d: self.d, weight: Some(self.k) }
+    }
+
     fn counts_len(&self) -> usize {
         self.d
     }

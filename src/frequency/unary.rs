@@ -72,6 +72,11 @@ impl Mechanism for UnaryEncoding {
         count_bits(payload, counts)
     }
 
+    #[cfg(feature = "aggregate")]
+    fn kernel(&self) -> super::Kernel<'_> {
+        super::Kernel::Bits { d: self.d, weight: None }
+    }
+
     fn counts_len(&self) -> usize {
         self.d
     }

@@ -444,6 +444,17 @@ impl Kind for HeavyHitterMetric {
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(HeavyHitterAggregator::from_bytes(self.clone(), bytes)?))
     }
+    /// CMS: the row and its bits; the others: a group, a seed and a value.
+    #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> crate::columnar::ReportFields {
+        use crate::columnar::ReportFields;
+        match &self.mechanism {
+            Mechanism::Sketch(sketch) if sketch.kind() == sketch::SketchKind::Cms => {
+                ReportFields::cohort_bits(sketch.width() as usize)
+            }
+            Mechanism::Sketch(_) | Mechanism::Discovery(_) | Mechanism::Fragments(_) => ReportFields::GROUPED,
+        }
+    }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
         crate::rappor::candidate_neighbours(self.candidates())
@@ -577,6 +588,11 @@ impl AggregateState for HeavyHitterAggregator {
 
     fn tally_mut(&mut self) -> &mut Tally {
         &mut self.tally
+    }
+
+    #[cfg(feature = "aggregate")]
+    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+        crate::metric::envelope(&self.metric, payload)
     }
 
     fn write_counts(&self, out: &mut StateWriter) {

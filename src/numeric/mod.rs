@@ -556,6 +556,16 @@ impl Kind for NumericMetric {
     fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
         Ok(Box::new(NumericAggregator::from_bytes(self.clone(), bytes)?))
     }
+    /// A record: sampled attributes and values; one number: a value.
+    #[cfg(feature = "aggregate")]
+    fn report_fields(&self) -> crate::columnar::ReportFields {
+        use crate::columnar::ReportFields;
+        if self.vector {
+            ReportFields::SAMPLED
+        } else {
+            ReportFields::INDEX
+        }
+    }
     #[cfg(feature = "aggregate")]
     /// The two ends of every range.
     fn neighbours(&self) -> [String; 2] {

@@ -1,0 +1,389 @@
+//! Reports as columns: a batch of reports of one configuration, its
+//! envelope once and each payload field as a borrowed typed column, laid out
+//! as Apache Arrow lays out its arrays (so an Arrow record batch is viewed
+//! without copying; this crate itself has no Arrow dependency).
+//!
+//! [`crate::Aggregator::add_batch`] validates and counts a [`ReportBatch`]
+//! exactly as [`crate::Aggregator::add_json`] would count the same reports,
+//! one by one: the same accepted counts and the same rejections by reason.
+//! Frequency and numeric aggregators do it with column kernels (no
+//! allocation per row); every other family goes row by row through
+//! [`ReportBatch::row`].
+//!
+//! ```
+//! use localdp::columnar::{Column, ReportBatch};
+//! use localdp::{Aggregator, Metric, Rejection};
+//! let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+//! let id = metric.id();
+//! let values = [0u64, 3, 2, 9]; // 9 is outside the domain
+//! let batch = ReportBatch {
+//!     value: Some(Column { values: &values, valid: None }),
+//!     ..ReportBatch::new(1, &id, values.len())
+//! };
+//! let mut aggregator = Aggregator::new(metric);
+//! let (row, error) = aggregator.add_batch(&batch).unwrap(); // the first rejection
+//! assert_eq!(row, 3);
+//! assert!(matches!(error, localdp::Error::Rejected { reason: Rejection::OutOfRange, .. }));
+//! assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::OutOfRange)), (3, 1));
+//! ```
+
+use crate::error::{Error, Rejection, Result};
+use crate::mechanism::Aggregate;
+use crate::report::{BitVector, Payload, REPORT_VERSION};
+
+/// An Arrow-style validity bitmap: bit `i` (least significant first) of
+/// `bytes`, counted from `offset`, is 1 where row `i` is present.
+#[derive(Debug, Clone, Copy)]
+pub struct Bitmap<'a> {
+    /// The bits.
+    pub bytes: &'a [u8],
+    /// The bit of row 0.
+    pub offset: usize,
+}
+
+impl Bitmap<'_> {
+    /// Whether row `i` is present; `None` when the bitmap is too short.
+    pub fn get(&self, i: usize) -> Option<bool> {
+        let bit = self.offset.checked_add(i)?;
+        self.bytes.get(bit / 8).map(|byte| byte >> (bit % 8) & 1 == 1)
+    }
+}
+
+/// Whether row `i` is present under an optional validity bitmap (none: all
+/// rows are), or malformed when the bitmap is too short.
+fn present(valid: Option<Bitmap<'_>>, i: usize) -> Result<bool> {
+    match valid {
+        None => Ok(true),
+        Some(bitmap) => bitmap.get(i).ok_or_else(|| short_column()),
+    }
+}
+
+fn short_column() -> Error {
+    Rejection::Malformed.error("a column or its validity bitmap is shorter than the batch")
+}
+
+fn bad_offsets() -> Error {
+    Rejection::Malformed.error("a column's offsets are out of bounds")
+}
+
+/// One column of fixed-width values: row `i` is `values[i]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Column<'a, T> {
+    /// The values, one per row (a null row's value is ignored).
+    pub values: &'a [T],
+    /// Which rows are present; `None`: all of them.
+    pub valid: Option<Bitmap<'a>>,
+}
+
+impl<T: Copy> Column<'_, T> {
+    /// Row `i`: `None` where it is null.
+    fn get(&self, i: usize) -> Result<Option<T>> {
+        let value = *self.values.get(i).ok_or_else(short_column)?;
+        Ok(present(self.valid, i)?.then_some(value))
+    }
+
+    /// The values of the first `len` rows when every one of them is present
+    /// (what the column kernels read), else `None`.
+    pub(crate) fn dense(&self, len: usize) -> Option<&[T]> {
+        if self.valid.is_some() {
+            return None;
+        }
+        self.values.get(..len)
+    }
+}
+
+/// A column of byte strings: the `bits` payload as raw bytes (bit `i` in
+/// byte `i/8` at position `i%8`, as the hex on the wire), not hex.
+#[derive(Debug, Clone, Copy)]
+pub enum Bytes<'a> {
+    /// Every row `width` bytes (Arrow FixedSizeBinary): row `i` is
+    /// `data[i*width..(i+1)*width]`.
+    Fixed {
+        /// The rows, back to back.
+        data: &'a [u8],
+        /// The bytes of one row.
+        width: usize,
+        /// Which rows are present; `None`: all of them.
+        valid: Option<Bitmap<'a>>,
+    },
+    /// Arrow Binary: row `i` is `data[offsets[i]..offsets[i+1]]`
+    /// (`offsets.len()` is the number of rows plus one).
+    Variable {
+        /// Where each row starts, and where the last ends.
+        offsets: &'a [i32],
+        /// The rows' bytes.
+        data: &'a [u8],
+        /// Which rows are present; `None`: all of them.
+        valid: Option<Bitmap<'a>>,
+    },
+}
+
+impl<'a> Bytes<'a> {
+    /// Row `i`'s bytes: `None` where it is null.
+    pub(crate) fn get(&self, i: usize) -> Result<Option<&'a [u8]>> {
+        let (range, valid) = match *self {
+            Bytes::Fixed { width, valid, .. } => {
+                let start = i.checked_mul(width).ok_or_else(bad_offsets)?;
+                (start..start.checked_add(width).ok_or_else(bad_offsets)?, valid)
+            }
+            Bytes::Variable { offsets, valid, .. } => (offset_range(offsets, i)?, valid),
+        };
+        let data = match *self {
+            Bytes::Fixed { data, .. } | Bytes::Variable { data, .. } => data,
+        };
+        // A null row's offsets may be anything; they are not read.
+        if !present(valid, i)? {
+            return Ok(None);
+        }
+        data.get(range).map(Some).ok_or_else(bad_offsets)
+    }
+}
+
+/// `offsets[i]..offsets[i+1]` as a range, if both exist, are not negative
+/// and do not decrease.
+fn offset_range(offsets: &[i32], i: usize) -> Result<std::ops::Range<usize>> {
+    let (Some(&start), Some(&end)) = (offsets.get(i), offsets.get(i.wrapping_add(1))) else {
+        return Err(short_column());
+    };
+    match (usize::try_from(start), usize::try_from(end)) {
+        (Ok(start), Ok(end)) if start <= end => Ok(start..end),
+        _ => Err(bad_offsets()),
+    }
+}
+
+/// A list column (Arrow List of non-null values): row `i` is
+/// `values[offsets[i]..offsets[i+1]]`.
+#[derive(Debug, Clone, Copy)]
+pub struct List<'a, T> {
+    /// Where each row's list starts, and where the last ends.
+    pub offsets: &'a [i32],
+    /// Every row's items, back to back.
+    pub values: &'a [T],
+    /// Which rows are present; `None`: all of them.
+    pub valid: Option<Bitmap<'a>>,
+}
+
+impl<'a, T> List<'a, T> {
+    /// Row `i`'s items: `None` where it is null.
+    pub(crate) fn get(&self, i: usize) -> Result<Option<&'a [T]>> {
+        let range = offset_range(self.offsets, i)?;
+        if !present(self.valid, i)? {
+            return Ok(None);
+        }
+        self.values.get(range).map(Some).ok_or_else(bad_offsets)
+    }
+}
+
+/// A batch of reports of one configuration: the envelope once, the payload
+/// as columns named as the JSON wire fields ([`crate::report`]).
+///
+/// A column that is `None` is absent from every row; a row's payload is
+/// chosen by which columns are present in that row, by the rule
+/// [`crate::Report::from_json`] applies to a report's fields.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportBatch<'a> {
+    /// The report format version of every row ([`REPORT_VERSION`]); another
+    /// version has every row rejected as unsupported.
+    pub version: u32,
+    /// The metric's identity as [`crate::Metric::id`] writes it
+    /// (`protocol:epsilon:fingerprint`); another metric's has every
+    /// well-formed row rejected as a configuration mismatch.
+    pub id: &'a str,
+    /// The number of rows.
+    pub len: usize,
+    /// `value`: an index, a bucket, a bit or an output index.
+    pub value: Option<Column<'a, u64>>,
+    /// `seed`: a hash seed or a Hadamard column.
+    pub seed: Option<Column<'a, u32>>,
+    /// `cohort`: a cohort, a sketch row or a tree level.
+    pub cohort: Option<Column<'a, u32>>,
+    /// `bits`: a bit vector, as raw bytes.
+    pub bits: Option<Bytes<'a>>,
+    /// `attributes`: sampled attributes or buckets.
+    pub attributes: Option<List<'a, u32>>,
+    /// `values`: one output per sampled attribute.
+    pub values: Option<List<'a, u64>>,
+}
+
+impl<'a> ReportBatch<'a> {
+    /// A batch of `len` rows with no column yet (fill in the payload's).
+    pub fn new(version: u32, id: &'a str, len: usize) -> Self {
+        ReportBatch { version, id, len, value: None, seed: None, cohort: None, bits: None, attributes: None, values: None }
+    }
+
+    /// Row `i`'s payload. A column shorter than the batch, offsets out of
+    /// bounds, a row beyond `len` or a combination of fields no report has
+    /// make the row malformed (an error, never a panic).
+    pub fn row(&self, i: usize) -> Result<Payload> {
+        if i >= self.len {
+            return Err(short_column());
+        }
+        let value = self.value.map(|c| c.get(i)).transpose()?.flatten();
+        let seed = self.seed.map(|c| c.get(i)).transpose()?.flatten();
+        let cohort = self.cohort.map(|c| c.get(i)).transpose()?.flatten();
+        let bits = self.bits.map(|c| c.get(i)).transpose()?.flatten();
+        let attributes = self.attributes.map(|c| c.get(i)).transpose()?.flatten();
+        let values = self.values.map(|c| c.get(i)).transpose()?.flatten();
+        Payload::from_fields(
+            seed,
+            value,
+            bits,
+            cohort,
+            attributes.map(<[u32]>::to_vec),
+            values.map(<[u64]>::to_vec),
+            |bytes| Ok(BitVector::from_bytes(bytes.to_vec())),
+        )
+    }
+
+    /// What the envelope check of the batch against the metric `id` found.
+    pub(crate) fn envelope(&self, id: &str) -> Envelope {
+        if self.version != REPORT_VERSION {
+            Envelope::OtherVersion
+        } else if self.id != id {
+            Envelope::OtherMetric
+        } else {
+            Envelope::Matches
+        }
+    }
+
+    /// The rejection of a row whose envelope does not match (`None` when it
+    /// does): every row of another version; every well-formed row of
+    /// another metric (a malformed one is malformed first, as in JSON).
+    pub(crate) fn envelope_rejection(&self, envelope: Envelope, i: usize) -> Option<Error> {
+        match envelope {
+            Envelope::Matches => None,
+            Envelope::OtherVersion => Some(
+                Rejection::UnsupportedVersion
+                    .error(format!("report format version {} is not supported", self.version)),
+            ),
+            Envelope::OtherMetric => Some(match self.row(i) {
+                Err(e) => e,
+                Ok(_) => Rejection::ConfigMismatch.error("report batch made for another metric"),
+            }),
+        }
+    }
+}
+
+/// The result of checking a batch's envelope once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Envelope {
+    /// The aggregator's version and metric.
+    Matches,
+    /// Another report format version.
+    OtherVersion,
+    /// Another metric's identity.
+    OtherMetric,
+}
+
+/// The default [`Aggregate::add_batch`]: the envelope checked once, then row
+/// by row through [`ReportBatch::row`] and [`Aggregate::add`] of a report
+/// carrying the aggregator's own envelope.
+pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
+    let envelope = batch.envelope(&aggregator.state_id());
+    let mut first = None;
+    for i in 0..batch.len {
+        let result = match batch.envelope_rejection(envelope, i) {
+            Some(e) => Err(aggregator.tally_mut().reject(e)),
+            None => match batch.row(i) {
+                Ok(payload) => aggregator.add(&aggregator.envelope(payload)),
+                Err(e) => Err(aggregator.tally_mut().reject(e)),
+            },
+        };
+        if let (Err(e), None) = (result, &first) {
+            first = Some((i, e));
+        }
+    }
+    first
+}
+
+/// Whether a report field is present in a metric's reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// In no report.
+    Never,
+    /// In every report.
+    Always,
+    /// In some reports (e.g. a tree's levels with different oracles).
+    Sometimes,
+}
+
+impl Presence {
+    /// Presence in reports that are of one kind or the other.
+    fn either(self, other: Presence) -> Presence {
+        if self == other {
+            self
+        } else {
+            Presence::Sometimes
+        }
+    }
+}
+
+/// Which wire fields a metric's reports carry ([`crate::Metric::report_fields`]),
+/// e.g. for the columns of an Arrow schema of its reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportFields {
+    /// `value`.
+    pub value: Presence,
+    /// `seed`.
+    pub seed: Presence,
+    /// `cohort`.
+    pub cohort: Presence,
+    /// `bits`.
+    pub bits: Presence,
+    /// `Some(w)` when every report's bits are exactly `w` bytes.
+    pub bits_width: Option<usize>,
+    /// `attributes` and `values`.
+    pub sampled: Presence,
+}
+
+impl ReportFields {
+    /// No field at all (a start to fill in).
+    pub const NONE: ReportFields = ReportFields {
+        value: Presence::Never,
+        seed: Presence::Never,
+        cohort: Presence::Never,
+        bits: Presence::Never,
+        bits_width: None,
+        sampled: Presence::Never,
+    };
+
+    /// The fields of the payload [`Payload::Index`].
+    pub const INDEX: ReportFields = ReportFields { value: Presence::Always, ..ReportFields::NONE };
+
+    /// The fields of the payload [`Payload::Hashed`].
+    pub const HASHED: ReportFields = ReportFields { seed: Presence::Always, ..ReportFields::INDEX };
+
+    /// The fields of the payload [`Payload::Grouped`].
+    pub const GROUPED: ReportFields = ReportFields { cohort: Presence::Always, ..ReportFields::HASHED };
+
+    /// The fields of the payload [`Payload::Sampled`].
+    pub const SAMPLED: ReportFields = ReportFields { sampled: Presence::Always, ..ReportFields::NONE };
+
+    /// The fields of the payload [`Payload::Bits`] of `d` bits.
+    pub const fn bits(d: usize) -> ReportFields {
+        ReportFields { bits: Presence::Always, bits_width: Some(d.div_ceil(8)), ..ReportFields::NONE }
+    }
+
+    /// The fields of the payload [`Payload::Cohort`] of `d` bits.
+    pub const fn cohort_bits(d: usize) -> ReportFields {
+        ReportFields { cohort: Presence::Always, ..ReportFields::bits(d) }
+    }
+
+    /// The fields of reports that are of one shape or the other.
+    pub fn either(self, other: ReportFields) -> ReportFields {
+        let width = |f: ReportFields| (f.bits != Presence::Never).then_some(f.bits_width);
+        ReportFields {
+            value: self.value.either(other.value),
+            seed: self.seed.either(other.seed),
+            cohort: self.cohort.either(other.cohort),
+            bits: self.bits.either(other.bits),
+            bits_width: match (width(self), width(other)) {
+                (Some(a), Some(b)) if a == b => a,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                _ => None,
+            },
+            sampled: self.sampled.either(other.sampled),
+        }
+    }
+}
