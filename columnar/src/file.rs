@@ -1,0 +1,164 @@
+//! Parquet files of reports.
+
+use crate::schema::{self, CONFIG_KEY, REJECTED_KEY};
+use crate::{add_record_batch, Error, Result};
+use arrow_array::RecordBatch;
+use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::{KeyValue, ParquetMetaData};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use std::fs::File;
+use std::io::Write;
+use std::ops::Range;
+use std::path::Path;
+
+/// Rows per row group by default: Parquet's own default (2^20), the unit
+/// `localdp aggregate --threads` splits a file by.
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+/// At most this many bytes (as encoded in memory) per row group, whatever
+/// the rows: 2^20 reports of 1,024 bits would otherwise hold 128 MiB while
+/// being written.
+pub const ROW_GROUP_BYTES: usize = 64 << 20;
+/// Rows per record batch read ([`read_parquet_into`]): large enough that
+/// the column kernels run long, small enough (a few MiB) to stay in cache.
+const READ_BATCH_ROWS: usize = 64 * 1024;
+
+/// Writes one metric's reports as a Parquet file, batch by batch
+/// ([`crate::ReportBuilder`] makes the batches): zstd-compressed, the
+/// schema's metadata plus [`CONFIG_KEY`] (the config's text) and, at
+/// [`ParquetWriter::finish`], [`REJECTED_KEY`].
+pub struct ParquetWriter<W: Write + Send> {
+    inner: ArrowWriter<W>,
+}
+
+impl<W: Write + Send> ParquetWriter<W> {
+    /// A file of `metric`'s reports on `out`, whose config's text is
+    /// `config`, in row groups of at most `row_group_rows` reports (and
+    /// [`ROW_GROUP_BYTES`]).
+    pub fn new(out: W, metric: &Metric, config: &str, row_group_rows: usize) -> Result<Self> {
+        let schema = schema::schema(metric);
+        let mut metadata: Vec<KeyValue> =
+            schema.metadata().iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
+        metadata.push(KeyValue::new(CONFIG_KEY.to_string(), config.to_string()));
+        metadata.sort_by(|a, b| a.key.cmp(&b.key));
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+            .set_key_value_metadata(Some(metadata))
+            .build();
+        Ok(ParquetWriter { inner: ArrowWriter::try_new(out, schema, Some(properties))? })
+    }
+
+    /// Appends a batch of the metric's reports (a row group is written out
+    /// whenever one is full).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        Ok(self.inner.write(batch)?)
+    }
+
+    /// The output so far (for streaming: take the bytes written and send
+    /// them; the writer counts positions itself).
+    pub fn output(&mut self) -> &mut W {
+        self.inner.inner_mut()
+    }
+
+    /// Writes the last row group and the footer, with `rejected` (the
+    /// rejections counted among the reports the file was made from) as
+    /// [`REJECTED_KEY`], and hands back the output.
+    pub fn finish(mut self, rejected: &RejectionCounts) -> Result<W> {
+        let counts = serde_json::to_string(rejected).expect("counts serialize");
+        self.inner.append_key_value_metadata(KeyValue::new(REJECTED_KEY.to_string(), counts));
+        Ok(self.inner.into_inner()?)
+    }
+}
+
+/// Writes `batches` of `metric`'s reports as a whole Parquet file to `out`
+/// (see [`ParquetWriter`]).
+pub fn write_parquet<W: Write + Send>(
+    out: W,
+    metric: &Metric,
+    config: &str,
+    batches: &[RecordBatch],
+    rejected: &RejectionCounts,
+) -> Result<W> {
+    let mut writer = ParquetWriter::new(out, metric, config, ROW_GROUP_ROWS)?;
+    for batch in batches {
+        writer.write(batch)?;
+    }
+    writer.finish(rejected)
+}
+
+fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|source| Error::Io { path: path.display().to_string(), source })
+}
+
+/// The footer of a Parquet file.
+fn metadata(path: &Path) -> Result<ParquetMetaData> {
+    Ok(SerializedFileReader::new(open(path)?)?.metadata().clone())
+}
+
+/// The number of row groups of a Parquet file (the units it can be read in,
+/// in parallel).
+pub fn row_group_count(path: &Path) -> Result<usize> {
+    Ok(metadata(path)?.num_row_groups())
+}
+
+/// The rejection counts a file carries ([`REJECTED_KEY`]): those counted
+/// among the reports it was made from (`localdp export`); none for a file
+/// without the key. Counted once per file, whichever row groups are read.
+pub fn exported_rejections(path: &Path) -> Result<Vec<(Rejection, u64)>> {
+    let metadata = metadata(path)?;
+    let Some(text) = metadata
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|e| e.key == REJECTED_KEY))
+        .and_then(|e| e.value.as_deref())
+    else {
+        return Ok(Vec::new());
+    };
+    let bad = |problem| Error::Metadata { key: REJECTED_KEY, problem };
+    let object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|_| bad("not a JSON object"))?;
+    let mut counts = Vec::new();
+    for (reason, count) in object {
+        let reason = Rejection::ALL.into_iter().find(|r| r.as_str() == reason).ok_or(bad("an unknown reason"))?;
+        let count = count.as_u64().ok_or(bad("a count that is not a whole number"))?;
+        if count > 0 {
+            counts.push((reason, count));
+        }
+    }
+    Ok(counts)
+}
+
+/// Reads the row groups `row_groups` of a Parquet file of reports into the
+/// aggregator ([`add_record_batch`]: rows of another metric are counted as
+/// configuration mismatches, malformed rows as malformed). Returns the first
+/// rejected row (counted from the start of the file) and its error, `None`
+/// if every row was accepted. A file that cannot be read, or row groups it
+/// does not have, are an error. The file's [`exported_rejections`] are not
+/// added here.
+pub fn read_parquet_into(
+    aggregator: &mut Aggregator,
+    path: &Path,
+    row_groups: Range<usize>,
+) -> Result<Option<(u64, localdp::Error)>> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)?;
+    let groups = builder.metadata().row_groups();
+    if row_groups.end > groups.len() {
+        return Err(Error::RowGroups { requested: row_groups, available: groups.len() });
+    }
+    let mut row: u64 = groups[..row_groups.start].iter().map(|g| g.num_rows().max(0) as u64).sum();
+    let reader = builder.with_row_groups(row_groups.collect()).with_batch_size(READ_BATCH_ROWS).build()?;
+    let mut first = None;
+    for batch in reader {
+        let batch = batch?;
+        if let Some((i, e)) = add_record_batch(aggregator, &batch) {
+            first.get_or_insert((row + i as u64, e));
+        }
+        row += batch.num_rows() as u64;
+    }
+    Ok(first)
+}

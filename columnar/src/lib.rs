@@ -1,0 +1,135 @@
+//! # localdp-arrow
+//!
+//! localdp reports as Apache Arrow record batches and Parquet files: the
+//! schema of one metric's reports, a builder, a zero-copy view of a batch as
+//! the core's [`localdp::columnar::ReportBatch`] (so an aggregator counts
+//! Arrow columns directly), and Parquet files written and read in row
+//! groups. The CLI's `localdp export --format parquet` and `localdp
+//! aggregate FILE.parquet`, the collector's `reports.parquet` and the
+//! DataFusion crate use it.
+//!
+//! ## The schema
+//!
+//! One schema per metric ([`schema`]): a non-null `id` column, then only the
+//! payload columns the metric's reports carry, named as the JSON wire
+//! fields ([`localdp::report`]) and in this order:
+//!
+//! | column | Arrow type | null |
+//! |---|---|---|
+//! | `id` | `Dictionary(Int32, Utf8)`: [`localdp::Metric::id`], `protocol:epsilon:fingerprint`, stored once per batch | never |
+//! | `value` | `UInt64` | where some reports lack it |
+//! | `seed` | `UInt32` | 〃 |
+//! | `cohort` | `UInt32` | 〃 |
+//! | `bits` | `FixedSizeBinary(w)` when every report has `w` bytes, else `Binary`; raw bytes, bit `i` in byte `i/8` at position `i%8` | 〃 |
+//! | `attributes` | `List<UInt32>` (items non-null) | 〃 |
+//! | `values` | `List<UInt64>` (items non-null) | 〃 |
+//!
+//! Metadata: `localdp.version` (`"1"`, the report format version) on the
+//! schema; Parquet files also carry `localdp.config` (the config's JSON text)
+//! and `localdp.rejected` (the rejections counted among the reports the file
+//! was made from, as the estimate's `"rejected"` prints them). `docs/COLUMNAR.md`
+//! has an example per payload shape.
+//!
+//! ```
+//! use localdp::{Aggregator, Metric, SimulationRng};
+//! let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+//! let mut rng = SimulationRng::seed_from_u64(7); // simulation only
+//! let mut builder = localdp_arrow::ReportBuilder::new(&metric);
+//! for value in ["0", "1", "3", "3"] {
+//!     builder.push(&metric.randomize_text(value, &mut rng).unwrap()).unwrap();
+//! }
+//! let batch = builder.finish();
+//! let mut aggregator = Aggregator::new(metric);
+//! assert!(localdp_arrow::add_record_batch(&mut aggregator, &batch).is_none());
+//! assert_eq!(aggregator.n(), 4);
+//! ```
+
+#![warn(missing_docs)]
+
+mod builder;
+mod file;
+mod schema;
+mod view;
+
+pub use builder::ReportBuilder;
+pub use file::{
+    exported_rejections, read_parquet_into, row_group_count, write_parquet, ParquetWriter, ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+};
+pub use schema::{
+    id_type, schema, ATTRIBUTES, BITS, COHORT, CONFIG_KEY, ID, REJECTED_KEY, SEED, VALUE, VALUES, VERSION_KEY,
+};
+pub use view::{add_record_batch, batch_view, payload_view};
+
+/// What can go wrong between reports and Arrow or Parquet. Messages name
+/// columns, types and keys, never a report's contents.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A payload column has another Arrow type than the schema's.
+    #[error("column {column:?} is {found}, expected {expected}")]
+    ColumnType {
+        /// The column.
+        column: &'static str,
+        /// The types it may have.
+        expected: &'static str,
+        /// The type it has.
+        found: String,
+    },
+    /// A list column's items hold nulls.
+    #[error("column {column:?} has null items")]
+    NullItems {
+        /// The column.
+        column: &'static str,
+    },
+    /// The batch has no `id` column.
+    #[error("no \"id\" column")]
+    MissingId,
+    /// A row's `id` is null.
+    #[error("a report without an id")]
+    NullId,
+    /// The rows of one batch carry different metric identities, or none
+    /// ([`batch_view`] needs one).
+    #[error("the rows carry different metric identities")]
+    MixedIds,
+    /// A metadata entry that cannot be read.
+    #[error("metadata {key:?}: {problem}")]
+    Metadata {
+        /// The key.
+        key: &'static str,
+        /// What is wrong with its value.
+        problem: &'static str,
+    },
+    /// A report of another metric or format version given to a builder.
+    #[error("a report of another metric")]
+    OtherMetric,
+    /// A report whose payload has no place in the metric's schema.
+    #[error("a report payload this metric's reports never have")]
+    PayloadShape,
+    /// Row groups a file does not have.
+    #[error("row groups {requested:?} requested, the file has {available}")]
+    RowGroups {
+        /// The row groups asked for.
+        requested: std::ops::Range<usize>,
+        /// The file's row groups.
+        available: usize,
+    },
+    /// A file that cannot be opened.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Parquet's own error (not a Parquet file, a corrupt page, a write that
+    /// failed).
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+    /// Arrow's own error.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+/// This crate's results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
