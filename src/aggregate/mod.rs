@@ -30,6 +30,16 @@ impl RejectionCounts {
         self.0[reason as usize] += 1;
     }
 
+    /// Counts `n` more rejections for `reason` at once: counts kept beside
+    /// the reports (a collector's table, a Parquet file's
+    /// `localdp.rejected`). An error, and no change, if the count would pass
+    /// [`crate::state::MAX_COUNT`].
+    pub fn add(&mut self, reason: Rejection, n: u64) -> Result<()> {
+        let count = &mut self.0[reason as usize];
+        *count = checked_sum(*count, n)?;
+        Ok(())
+    }
+
     /// The count for one reason.
     pub fn get(&self, reason: Rejection) -> u64 {
         self.0[reason as usize]
