@@ -3,7 +3,8 @@
 #  1. native Rust, the whole workspace: the library's unit, exact-channel,
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
-#     port) and `--plot`; and the doc examples;
+#     port) and `--plot`; and the doc examples; then, in a step of its own,
+#     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. wasm-bindgen tests in Node and in headless Chromium;
 #  3. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
@@ -15,8 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 need_rust
-cargo test --workspace --all-targets
-cargo test --workspace --doc --quiet
+cargo test --workspace --all-targets --exclude localdp-datafusion
+cargo test --workspace --doc --quiet --exclude localdp-datafusion
+# The query engines (engines/: DataFusion and Ballista), in the debug
+# profile: their dependencies take about 10 minutes to build from nothing on
+# 2 cores (3.6 GB of target/), once; then CI's cache keeps them. Its tests
+# start a Ballista scheduler and two executors on loopback.
+cargo test -p localdp-datafusion --profile dev
 
 need_wasm
 need_browser
