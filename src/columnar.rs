@@ -81,15 +81,6 @@ impl<T: Copy> Column<'_, T> {
         let value = *self.values.get(i).ok_or_else(short_column)?;
         Ok(present(self.valid, i)?.then_some(value))
     }
-
-    /// The values of the first `len` rows when every one of them is present
-    /// (what the column kernels read), else `None`.
-    pub(crate) fn dense(&self, len: usize) -> Option<&[T]> {
-        if self.valid.is_some() {
-            return None;
-        }
-        self.values.get(..len)
-    }
 }
 
 /// A column of byte strings: the `bits` payload as raw bytes (bit `i` in

@@ -530,6 +530,31 @@ impl Aggregator {
         self.inner.add_batch(batch)
     }
 
+    /// Parses, validates and adds every report of a buffer of whole JSON
+    /// Lines (blank lines are skipped), counting rejections exactly as
+    /// [`Aggregator::add_json`] of each line would; returns the first
+    /// rejected line, numbered from 0 with blank lines included, and its
+    /// error (`None` if every report was accepted).
+    ///
+    /// Lines that are byte for byte the canonical serialization of this
+    /// metric's reports ([`Report::to_json`]) take a fast path: only their
+    /// payload integers are read, and they are counted as a batch of columns
+    /// ([`Aggregator::add_batch`]); any other line is parsed in full.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+    /// let mut aggregator = Aggregator::new(metric.clone());
+    /// let id = metric.id();
+    /// let line = |v: u64| format!(r#"{{"version":1,"protocol":"grr","epsilon":1,"domain":"{}","value":{v}}}"#, &id[6..]);
+    /// let text = format!("{}\n\n{}\nnot json\n{}\n", line(0), line(3), line(2));
+    /// let (line, _) = aggregator.add_json_lines(text.as_bytes()).unwrap();
+    /// assert_eq!((line, aggregator.n(), aggregator.rejected().total()), (3, 3, 1));
+    /// ```
+    pub fn add_json_lines(&mut self, text: &[u8]) -> Option<(usize, Error)> {
+        crate::aggregate::lines::add(self, text)
+    }
+
     /// Adds everything `other` accepted and rejected (same config only).
     pub fn merge(&mut self, other: &Aggregator) -> Result<()> {
         self.inner.merge(&*other.inner)

@@ -1,6 +1,10 @@
 //! The server side: streaming, validating, mergeable aggregation and
 //! estimates with honest error bars.
 
+#[cfg(feature = "aggregate")]
+mod kernels;
+#[cfg(feature = "aggregate")]
+pub(crate) mod lines;
 mod numeric;
 mod post;
 
@@ -12,6 +16,8 @@ use crate::error::{Error, MergeConflict, Rejection, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{Estimate, IntoEstimate};
+#[cfg(feature = "aggregate")]
+use crate::columnar::{Envelope, ReportBatch};
 use crate::report::Report;
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::ser::SerializeMap;
@@ -138,6 +144,15 @@ impl Tally {
         self.n += 1;
     }
 
+    /// Counts a batch's accepted reports and its rejections.
+    #[cfg(feature = "aggregate")]
+    pub(crate) fn count_batch(&mut self, accepted: u64, rejected: &RejectionCounts) {
+        self.n += accepted;
+        for (count, more) in self.rejected.0.iter_mut().zip(rejected.0) {
+            *count += more;
+        }
+    }
+
     /// Counts a rejection error by its reason and hands it back.
     pub(crate) fn reject(&mut self, e: Error) -> Error {
         self.rejected.count_error(e)
@@ -259,6 +274,22 @@ impl Aggregate for FrequencyAggregator {
                 Ok(())
             }
             Err(e) => Err(self.tally.reject(e)),
+        }
+    }
+
+    /// Counts with the protocol's column kernel ([`kernels`]) when the
+    /// batch's envelope matches and its columns are the kernel's; row by row
+    /// otherwise.
+    #[cfg(feature = "aggregate")]
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
+        let envelope = batch.envelope(&Aggregate::state_id(self));
+        let outcome = match envelope {
+            Envelope::Matches => kernels::frequency(self.oracle.mechanism().kernel(), batch, &mut self.counts),
+            Envelope::OtherVersion | Envelope::OtherMetric => None,
+        };
+        match outcome {
+            Some(outcome) => kernels::finish(self, batch, outcome, |a, report| a.oracle.validate(report)),
+            None => crate::columnar::add_rows(self, batch),
         }
     }
 

@@ -4,6 +4,8 @@ use super::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
+#[cfg(feature = "aggregate")]
+use crate::columnar::{Envelope, ReportBatch};
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::numeric::{NumericMetric, NumericProtocol};
 use crate::report::{Payload, Report};
@@ -66,10 +68,10 @@ impl Serialize for NumericEstimate {
 /// Exact integer sums of output indices: mergeable without rounding, so an
 /// estimate does not depend on the order reports arrived in.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Sums {
-    count: u64,
-    sum: u128,
-    sum_of_squares: u128,
+pub(super) struct Sums {
+    pub count: u64,
+    pub sum: u128,
+    pub sum_of_squares: u128,
 }
 
 /// Aggregates reports of one numeric metric in `O(D)` memory, with the same
@@ -178,6 +180,25 @@ impl Aggregate for NumericAggregator {
         }
         self.tally.accept();
         Ok(())
+    }
+
+    /// One number per report: counted by the column kernel
+    /// ([`super::kernels`]) when the batch's envelope matches and it has
+    /// one `value` column without nulls; row by row otherwise (records too).
+    #[cfg(feature = "aggregate")]
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
+        let envelope = batch.envelope(&Aggregate::state_id(self));
+        let outcome = match envelope {
+            Envelope::Matches if !self.metric.is_vector() => {
+                let ends: Vec<u64> = self.metric.components().iter().map(|c| c.end).collect();
+                super::kernels::numeric(batch, self.metric.outputs(), &ends, &mut self.sums)
+            }
+            _ => None,
+        };
+        match outcome {
+            Some(outcome) => super::kernels::finish(self, batch, outcome, |a, report| a.metric.validate(report)),
+            None => crate::columnar::add_rows(self, batch),
+        }
     }
 
     fn merge(&mut self, other: &NumericAggregator) -> Result<()> {

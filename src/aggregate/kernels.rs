@@ -1,0 +1,338 @@
+//! Column kernels: frequency and numeric reports counted from a
+//! [`ReportBatch`]'s columns, with the same validation, counts and
+//! rejections as one report at a time ([`crate::frequency::Kernel`] states
+//! what each protocol checks and counts), but no allocation per row and no
+//! work per row beyond the counting itself.
+//!
+//! A kernel runs on a batch whose envelope matches and whose columns are
+//! exactly the protocol's, with no null (the form a writer of this metric's
+//! reports produces); anything else goes row by row
+//! ([`crate::columnar::add_rows`]), which gives the same counts. Only the
+//! first rejected row's error is built (again row by row); the others are
+//! counted by reason.
+//!
+//! * Indices (GRR, HR) and Hadamard coefficients (HRR): one increment per
+//!   row.
+//! * Bit vectors (SUE, OUE, SS): a row is read as 64-bit words; bit `k` of
+//!   every byte of a word is added at once, as eight 8-bit lanes of one
+//!   counter word (`(word >> k) & 0x0101…01`), and the lanes are flushed to
+//!   the counts before they can overflow (every 255 rows).
+//! * Local hashing (BLH, OLH): every value is hashed under every row's seed
+//!   (exact decoding), in 32-bit lanes with no branch: the hash
+//!   ([`crate::hash::bucket`], unchanged) is computed in 32-bit halves, of
+//!   which only the top half of its last product is needed, and a row's
+//!   bucket `y` becomes the range of top halves that fall into it, so the
+//!   match is one subtraction and one comparison per value.
+//!
+//! The loops are written to be vectorized by the compiler; on x86-64 they
+//! are also compiled for AVX2 and chosen at run time when the CPU has it.
+
+use super::numeric::Sums;
+use super::RejectionCounts;
+use crate::columnar::{Bytes, Column, ReportBatch};
+use crate::error::{Error, Rejection, Result};
+use crate::mechanism::Aggregate;
+use crate::report::Report;
+use crate::frequency::Kernel;
+
+/// What a kernel counted: accepted rows, rejections by reason, and the
+/// first rejected row.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub accepted: u64,
+    pub rejected: RejectionCounts,
+    pub first: Option<usize>,
+}
+
+impl Outcome {
+    fn reject(&mut self, row: usize, reason: Rejection) {
+        self.rejected.count(reason);
+        self.first.get_or_insert(row);
+    }
+
+    /// Counts the rows not rejected as accepted.
+    fn accept_rest(mut self, rows: usize) -> Outcome {
+        self.accepted = rows as u64 - self.rejected.total();
+        self
+    }
+}
+
+/// Books a kernel's outcome into the aggregator's tally and builds the
+/// first rejected row's error (the only one built), row by row: the row's
+/// own error, or the one `validate` gives its report.
+pub(crate) fn finish<A: Aggregate>(
+    aggregator: &mut A,
+    batch: &ReportBatch<'_>,
+    outcome: Outcome,
+    validate: impl Fn(&A, &Report) -> Result<()>,
+) -> Option<(usize, Error)> {
+    aggregator.tally_mut().count_batch(outcome.accepted, &outcome.rejected);
+    let row = outcome.first?;
+    let error = match batch.row(row) {
+        Err(e) => e,
+        Ok(payload) => validate(aggregator, &aggregator.envelope(payload)).err()?,
+    };
+    Some((row, error))
+}
+
+/// Defines a function whose body is compiled twice on x86-64, for the
+/// baseline and for AVX2 (with POPCNT), the second chosen at run time when
+/// the CPU has both.
+macro_rules! with_avx2 {
+    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$meta])*
+        fn $name($($arg: $ty),*) {
+            #[inline(always)]
+            fn portable($($arg: $ty),*) $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,popcnt")]
+                fn avx2($($arg: $ty),*) {
+                    portable($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
+                    // SAFETY: the CPU has the features `avx2` is compiled for.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            portable($($arg),*)
+        }
+    };
+}
+
+/// The columns a batch has: value, seed, cohort, bits, attributes, values.
+fn columns(batch: &ReportBatch<'_>) -> [bool; 6] {
+    [
+        batch.value.is_some(),
+        batch.seed.is_some(),
+        batch.cohort.is_some(),
+        batch.bits.is_some(),
+        batch.attributes.is_some(),
+        batch.values.is_some(),
+    ]
+}
+
+/// The first `len` values of a column without nulls.
+fn dense<'a, T>(column: Option<Column<'a, T>>, len: usize) -> Option<&'a [T]> {
+    column.filter(|c| c.valid.is_none()).and_then(|c| c.values.get(..len))
+}
+
+/// Counts a frequency batch (envelope already matched) into `counts`, or
+/// `None` when its columns are not the kernel's (then it goes row by row).
+pub(crate) fn frequency(kernel: Kernel<'_>, batch: &ReportBatch<'_>, counts: &mut [u64]) -> Option<Outcome> {
+    const VALUE: [bool; 6] = [true, false, false, false, false, false];
+    const SEED_VALUE: [bool; 6] = [true, true, false, false, false, false];
+    const BITS: [bool; 6] = [false, false, false, true, false, false];
+    let len = batch.len;
+    let mut out = Outcome::default();
+    match kernel {
+        Kernel::Index { range } if columns(batch) == VALUE && counts.len() as u64 == range => {
+            indices(dense(batch.value, len)?, counts, &mut out);
+        }
+        Kernel::Coefficient { k } if columns(batch) == SEED_VALUE && counts.len() as u64 == 2 * k => {
+            coefficients(dense(batch.seed, len)?, dense(batch.value, len)?, counts, &mut out);
+        }
+        Kernel::Hashed { g, keys } if columns(batch) == SEED_VALUE && g >= 2 && counts.len() == keys.len() => {
+            hashed(dense(batch.seed, len)?, dense(batch.value, len)?, g, keys, counts, &mut out);
+        }
+        Kernel::Bits { d, weight } if columns(batch) == BITS && counts.len() == d => {
+            bits(batch.bits?, len, d, weight, counts, &mut out);
+        }
+        _ => return None,
+    }
+    Some(out.accept_rest(len))
+}
+
+/// GRR, HR: one count per index; an index past the counts is out of range.
+fn indices(values: &[u64], counts: &mut [u64], out: &mut Outcome) {
+    for (i, &v) in values.iter().enumerate() {
+        match usize::try_from(v).ok().and_then(|v| counts.get_mut(v)) {
+            Some(count) => *count += 1,
+            None => out.reject(i, Rejection::OutOfRange),
+        }
+    }
+}
+
+/// HRR: column `seed` below `k` and bit `value`, at count `2·seed + value`.
+fn coefficients(seeds: &[u32], values: &[u64], counts: &mut [u64], out: &mut Outcome) {
+    let k = counts.len() / 2;
+    for (i, (&seed, &value)) in seeds.iter().zip(values).enumerate() {
+        if (seed as usize) < k && value <= 1 {
+            counts[2 * seed as usize + value as usize] += 1;
+        } else {
+            out.reject(i, Rejection::OutOfRange);
+        }
+    }
+}
+
+/// Rows between flushes of 32-bit lane counters (far below 2^32).
+const HASHED_FLUSH: usize = 1 << 30;
+
+/// BLH, OLH: exact decoding, every key hashed under every row's seed.
+fn hashed(seeds: &[u32], values: &[u64], g: u64, keys: &[u64], counts: &mut [u64], out: &mut Outcome) {
+    // The per-key terms of the hash's first round, in 32-bit halves.
+    let low: Vec<u32> = keys.iter().map(|&k| k as u32 ^ (k >> 33) as u32).collect();
+    let high: Vec<u32> = keys.iter().map(|&k| (k >> 32) as u32).collect();
+    let mut lanes = vec![0u32; keys.len()];
+    for (chunk, (seeds, values)) in seeds.chunks(HASHED_FLUSH).zip(values.chunks(HASHED_FLUSH)).enumerate() {
+        hashed_rows(seeds, values, g, &low, &high, &mut lanes, out, chunk * HASHED_FLUSH);
+        for (count, lane) in counts.iter_mut().zip(&mut lanes) {
+            *count += u64::from(std::mem::take(lane));
+        }
+    }
+}
+
+with_avx2! {
+    /// Adds to `lanes` the keys whose bucket under each row's seed is the
+    /// row's value (rows numbered from `first_row`).
+    #[allow(clippy::too_many_arguments)]
+    fn hashed_rows(
+        seeds: &[u32],
+        values: &[u64],
+        g: u64,
+        low: &[u32],
+        high: &[u32],
+        lanes: &mut [u32],
+        out: &mut Outcome,
+        first_row: usize,
+    ) {
+        // The hash's constants (crate::hash), in 32-bit halves.
+        const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+        const M1: u64 = 0xff51_afd7_ed55_8ccd;
+        const M2: u64 = 0xc4ce_b9fe_1a85_ec53;
+        let (m1_low, m1_high, m2_low, m2_high) = (M1 as u32, (M1 >> 32) as u32, M2 as u32, (M2 >> 32) as u32);
+        for (i, (&seed, &value)) in seeds.iter().zip(values).enumerate() {
+            if value >= g {
+                out.reject(first_row + i, Rejection::OutOfRange);
+                continue;
+            }
+            // bucket = (top · g) >> 32 = value exactly when `top` lies in
+            // [⌈value·2^32/g⌉, ⌈(value+1)·2^32/g⌉), a range narrower than 2^32 (g ≥ 2).
+            let start = (u128::from(value) << 32).div_ceil(u128::from(g));
+            let end = (u128::from(value + 1) << 32).div_ceil(u128::from(g));
+            let (start, width) = (start as u32, (end - start) as u32);
+            let s = u64::from(seed).wrapping_mul(SEED);
+            let (s_low, s_high) = (s as u32 ^ (s >> 33) as u32, (s >> 32) as u32);
+            for ((lane, &low), &high) in lanes.iter_mut().zip(low).zip(high) {
+                // x ^= x >> 33 (precomputed per key and per seed), then x *= M1.
+                let (x_low, x_high) = (low ^ s_low, high ^ s_high);
+                let p = u64::from(x_low) * u64::from(m1_low);
+                let y_high = ((p >> 32) as u32)
+                    .wrapping_add(x_low.wrapping_mul(m1_high))
+                    .wrapping_add(x_high.wrapping_mul(m1_low));
+                // x ^= x >> 33, then the top half of x *= M2 (the last
+                // x ^= x >> 33 leaves the top half as it is).
+                let y_low = p as u32 ^ (y_high >> 1);
+                let q = u64::from(y_low) * u64::from(m2_low);
+                let top = ((q >> 32) as u32)
+                    .wrapping_add(y_low.wrapping_mul(m2_high))
+                    .wrapping_add(y_high.wrapping_mul(m2_low));
+                *lane += u32::from(top.wrapping_sub(start) < width);
+            }
+        }
+    }
+}
+
+/// Rows between flushes of the 8-bit lanes.
+const BITS_FLUSH: usize = 255;
+
+/// SUE, OUE, SS: every set bit counted; a row of another length or with
+/// padding bits set is a bad length, one with another number of ones (SS) a
+/// bad subset size; a null row or one out of bounds is malformed.
+fn bits(column: Bytes<'_>, len: usize, d: usize, weight: Option<usize>, counts: &mut [u64], out: &mut Outcome) {
+    let words = d.div_ceil(64);
+    // lanes[k * words + w]: byte lane b counts bit k of byte b of word w.
+    let mut lanes = vec![0u64; 8 * words];
+    let mut row = vec![0u64; words];
+    let mut pending = 0;
+    for i in 0..len {
+        let bytes = match column.get(i) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) | Err(_) => {
+                out.reject(i, Rejection::Malformed);
+                continue;
+            }
+        };
+        let padding_clean = d % 8 == 0 || bytes.last().is_none_or(|&b| b >> (d % 8) == 0);
+        if bytes.len() != d.div_ceil(8) || !padding_clean {
+            out.reject(i, Rejection::BadLength);
+            continue;
+        }
+        for (word, chunk) in row.iter_mut().zip(bytes.chunks(8)) {
+            let mut le = [0u8; 8];
+            le[..chunk.len()].copy_from_slice(chunk);
+            *word = u64::from_le_bytes(le);
+        }
+        if weight.is_some_and(|k| ones(&row) != k as u64) {
+            out.reject(i, Rejection::BadSubsetSize);
+            continue;
+        }
+        add_bit_lanes(&row, &mut lanes);
+        pending += 1;
+        if pending == BITS_FLUSH {
+            flush_bit_lanes(&mut lanes, words, counts);
+            pending = 0;
+        }
+    }
+    flush_bit_lanes(&mut lanes, words, counts);
+}
+
+with_avx2! {
+    /// Adds bit `k` of every byte of `row` to the lanes of `k`.
+    fn add_bit_lanes(row: &[u64], lanes: &mut [u64]) {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        for (k, lanes) in lanes.chunks_exact_mut(row.len()).enumerate() {
+            for (lane, &word) in lanes.iter_mut().zip(row) {
+                *lane += (word >> k) & LOW_BITS;
+            }
+        }
+    }
+}
+
+/// The number of ones of a row's words.
+fn ones(row: &[u64]) -> u64 {
+    row.iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// Adds the 8-bit lanes to the counts and empties them.
+fn flush_bit_lanes(lanes: &mut [u64], words: usize, counts: &mut [u64]) {
+    for (k, lanes) in lanes.chunks_exact_mut(words).enumerate() {
+        for (w, lane) in lanes.iter_mut().enumerate() {
+            for b in 0..8 {
+                if let Some(count) = counts.get_mut(64 * w + 8 * b + k) {
+                    *count += *lane >> (8 * b) & 0xff;
+                }
+            }
+            *lane = 0;
+        }
+    }
+}
+
+/// Counts a scalar numeric batch (envelope already matched): `values`
+/// below `outputs`, each into the component whose `ends` first exceeds it;
+/// `None` when the columns are not one `value` without nulls.
+pub(crate) fn numeric(
+    batch: &ReportBatch<'_>,
+    outputs: u64,
+    ends: &[u64],
+    sums: &mut [Sums],
+) -> Option<Outcome> {
+    if columns(batch) != [true, false, false, false, false, false] || ends.len() != sums.len() || ends.is_empty() {
+        return None;
+    }
+    let values = dense(batch.value, batch.len)?;
+    let mut out = Outcome::default();
+    for (i, &v) in values.iter().enumerate() {
+        if v >= outputs {
+            out.reject(i, Rejection::OutOfRange);
+            continue;
+        }
+        // As NumericAggregator::accumulate: the first component whose end exceeds v.
+        let c = ends.iter().position(|&end| v < end).unwrap_or(ends.len() - 1);
+        let s = &mut sums[c];
+        s.count += 1;
+        s.sum += u128::from(v);
+        s.sum_of_squares += u128::from(v) * u128::from(v);
+    }
+    Some(out.accept_rest(batch.len))
+}

@@ -1,0 +1,200 @@
+//! JSON Lines at column speed: a line that is, byte for byte, the canonical
+//! serialization of one of the metric's reports ([`crate::Report::to_json`]:
+//! its field order, this metric's envelope, integers without leading zeros,
+//! bits in lower-case hex) has only its payload integers read, into columns
+//! that are counted as a [`ReportBatch`]. Any other line goes through the
+//! full parser ([`Aggregator::add_json`]), so validation and rejection
+//! counts are those of parsing every line.
+
+use crate::columnar::{Bytes, Column, Presence, ReportBatch, ReportFields};
+use crate::error::Error;
+use crate::metric::Aggregator;
+use crate::report::{BitVector, Payload, REPORT_VERSION};
+
+/// Rows gathered before they are counted as one batch.
+const BATCH: usize = 4096;
+
+/// The payloads the scanner reads.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// `"value":N}`
+    Value,
+    /// `"seed":S,"value":N}`
+    SeedValue,
+    /// `"bits":"HEX"}` of `width` bytes.
+    Bits { width: usize },
+}
+
+/// The canonical form of a metric's report lines.
+struct Canonical {
+    /// Everything before the payload's first field.
+    prefix: Vec<u8>,
+    shape: Shape,
+}
+
+impl Canonical {
+    /// The canonical form of the metric's reports, if their payload is one
+    /// the scanner reads.
+    fn of(aggregator: &Aggregator) -> Option<Canonical> {
+        let fields = aggregator.metric().report_fields();
+        let (shape, sample, suffix) = match fields {
+            ReportFields::INDEX => (Shape::Value, Payload::Index(0), "\"value\":0}".to_string()),
+            ReportFields::HASHED => {
+                (Shape::SeedValue, Payload::Hashed { seed: 0, value: 0 }, "\"seed\":0,\"value\":0}".to_string())
+            }
+            ReportFields { bits: Presence::Always, bits_width: Some(width), .. }
+                if fields == ReportFields::bits(8 * width) =>
+            {
+                let bits = BitVector::from_bytes(vec![0; width]);
+                (Shape::Bits { width }, Payload::Bits(bits), format!("\"bits\":\"{}\"}}", "0".repeat(2 * width)))
+            }
+            _ => return None,
+        };
+        let line = crate::metric::envelope(aggregator.metric().kind(), sample).to_json();
+        let prefix = line.strip_suffix(&suffix)?.as_bytes().to_vec();
+        Some(Canonical { prefix, shape })
+    }
+}
+
+/// The columns of the canonical lines read so far, and their line numbers.
+#[derive(Default)]
+struct Pending {
+    values: Vec<u64>,
+    seeds: Vec<u32>,
+    bits: Vec<u8>,
+    lines: Vec<usize>,
+}
+
+/// Adds every line of `text` (whole lines; blank ones are skipped) to the
+/// aggregator; returns the first rejected line (numbered from 0, blank
+/// lines included) and its error.
+pub(crate) fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
+    let canonical = Canonical::of(aggregator);
+    let mut pending = Pending::default();
+    let mut first: Option<(usize, Error)> = None;
+    let mut keep_first = |found: Option<(usize, Error)>| {
+        if let Some((line, e)) = found {
+            if first.as_ref().is_none_or(|(earlier, _)| line < *earlier) {
+                first = Some((line, e));
+            }
+        }
+    };
+    let (mut at, mut line) = (0, 0);
+    while at < text.len() {
+        let rest = &text[at..];
+        let scanned = canonical.as_ref().and_then(|c| scan(c, rest, &mut pending));
+        let length = match scanned {
+            Some(length) => {
+                pending.lines.push(line);
+                if pending.lines.len() == BATCH {
+                    keep_first(flush(aggregator, canonical.as_ref(), &mut pending));
+                }
+                length
+            }
+            None => {
+                let length = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                let report = &rest[..length];
+                if !report.iter().all(u8::is_ascii_whitespace) {
+                    keep_first(aggregator.add_json(report).err().map(|e| (line, e)));
+                }
+                length
+            }
+        };
+        // Past the line and its newline.
+        at += length + 1;
+        line += 1;
+    }
+    keep_first(flush(aggregator, canonical.as_ref(), &mut pending));
+    first
+}
+
+/// Reads one canonical line at the start of `text` into `pending`; returns
+/// its length (without the newline), or `None` if it is not canonical (then
+/// nothing is read).
+fn scan(canonical: &Canonical, text: &[u8], pending: &mut Pending) -> Option<usize> {
+    let mut at = text.strip_prefix(canonical.prefix.as_slice())?;
+    match canonical.shape {
+        Shape::Value => {
+            let value;
+            (value, at) = integer(at.strip_prefix(b"\"value\":")?)?;
+            at = at.strip_prefix(b"}")?;
+            pending.values.push(value);
+        }
+        Shape::SeedValue => {
+            let (seed, value);
+            (seed, at) = integer(at.strip_prefix(b"\"seed\":")?)?;
+            (value, at) = integer(at.strip_prefix(b",\"value\":")?)?;
+            at = at.strip_prefix(b"}")?;
+            pending.seeds.push(u32::try_from(seed).ok()?);
+            pending.values.push(value);
+        }
+        Shape::Bits { width } => {
+            at = at.strip_prefix(b"\"bits\":\"")?;
+            let hex = at.get(..2 * width)?;
+            at = at[2 * width..].strip_prefix(b"\"}")?;
+            let start = pending.bits.len();
+            for pair in hex.chunks_exact(2) {
+                match (digit(pair[0]), digit(pair[1])) {
+                    (Some(high), Some(low)) => pending.bits.push(high << 4 | low),
+                    _ => {
+                        pending.bits.truncate(start);
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    // The line ends here.
+    if !(at.is_empty() || at[0] == b'\n') {
+        match canonical.shape {
+            Shape::Value => drop(pending.values.pop()),
+            Shape::SeedValue => drop((pending.seeds.pop(), pending.values.pop())),
+            Shape::Bits { width } => pending.bits.truncate(pending.bits.len() - width),
+        }
+        return None;
+    }
+    Some(text.len() - at.len())
+}
+
+/// A lower-case hex digit's value.
+fn digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
+/// A canonical unsigned integer (no sign, no leading zero, below 2^64) at
+/// the start of `text`, and what follows it.
+fn integer(text: &[u8]) -> Option<(u64, &[u8])> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || (digits > 1 && text[0] == b'0') {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in &text[..digits] {
+        n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some((n, &text[digits..]))
+}
+
+/// Counts the pending rows as one batch and empties them; returns the first
+/// rejected line.
+fn flush(aggregator: &mut Aggregator, canonical: Option<&Canonical>, pending: &mut Pending) -> Option<(usize, Error)> {
+    let (Some(canonical), false) = (canonical, pending.lines.is_empty()) else { return None };
+    let id = aggregator.metric().id();
+    let column = |values| Some(Column { values, valid: None });
+    let mut batch = ReportBatch::new(REPORT_VERSION, &id, pending.lines.len());
+    match canonical.shape {
+        Shape::Value => batch.value = column(&pending.values),
+        Shape::SeedValue => (batch.seed, batch.value) = (Some(Column { values: &pending.seeds, valid: None }), column(&pending.values)),
+        Shape::Bits { width } => batch.bits = Some(Bytes::Fixed { data: &pending.bits, width, valid: None }),
+    }
+    let first = aggregator.add_batch(&batch).map(|(row, e)| (pending.lines[row], e));
+    pending.values.clear();
+    pending.seeds.clear();
+    pending.bits.clear();
+    pending.lines.clear();
+    first
+}
