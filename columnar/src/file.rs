@@ -109,7 +109,7 @@ pub fn row_group_count(path: &Path) -> Result<usize> {
 /// The rejection counts a file carries ([`REJECTED_KEY`]): those counted
 /// among the reports it was made from (`localdp export`); none for a file
 /// without the key. Counted once per file, whichever row groups are read.
-pub fn exported_rejections(path: &Path) -> Result<Vec<(Rejection, u64)>> {
+pub fn exported_rejections(path: &Path) -> Result<RejectionCounts> {
     let metadata = metadata(path)?;
     let Some(text) = metadata
         .file_metadata()
@@ -117,18 +117,16 @@ pub fn exported_rejections(path: &Path) -> Result<Vec<(Rejection, u64)>> {
         .and_then(|kv| kv.iter().find(|e| e.key == REJECTED_KEY))
         .and_then(|e| e.value.as_deref())
     else {
-        return Ok(Vec::new());
+        return Ok(RejectionCounts::default());
     };
     let bad = |problem| Error::Metadata { key: REJECTED_KEY, problem };
     let object: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(text).map_err(|_| bad("not a JSON object"))?;
-    let mut counts = Vec::new();
+    let mut counts = RejectionCounts::default();
     for (reason, count) in object {
         let reason = Rejection::ALL.into_iter().find(|r| r.as_str() == reason).ok_or(bad("an unknown reason"))?;
         let count = count.as_u64().ok_or(bad("a count that is not a whole number"))?;
-        if count > 0 {
-            counts.push((reason, count));
-        }
+        counts.add(reason, count).map_err(|_| bad("a count too large"))?;
     }
     Ok(counts)
 }

@@ -231,7 +231,7 @@ fn parquet_files_aggregate_as_their_reports_in_any_row_groups() {
         }
         writer.finish(&rejected).unwrap();
         assert_eq!(localdp_arrow::row_group_count(&path).unwrap(), 4, "{config}");
-        assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), vec![(Rejection::Malformed, 1)]);
+        assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), rejected);
         // Row groups 0..1 and 1..4 into two aggregators, merged.
         let mut first = Aggregator::new(metric.clone());
         let mut rest = Aggregator::new(metric.clone());
@@ -263,8 +263,8 @@ fn hostile_files_are_errors() {
     let error = localdp_arrow::read_parquet_into(&mut aggregator, &path, 0..2).unwrap_err();
     assert_eq!(error.to_string(), "row groups 0..2 requested, the file has 1");
     assert_eq!(aggregator.n(), 0);
-    assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), vec![]);
-    for (text, problem) in [("[1]", "not a JSON object"), (r#"{"lost":1}"#, "an unknown reason"), (r#"{"malformed":-1}"#, "a count")] {
+    assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), localdp::RejectionCounts::default());
+    for (text, problem) in [("[1]", "not a JSON object"), (r#"{"lost":1}"#, "an unknown reason"), (r#"{"malformed":-1}"#, "a count"), (r#"{"malformed":18446744073709551615}"#, "too large")] {
         // Written by plain Parquet, as any tool could.
         let properties = parquet::file::properties::WriterProperties::builder()
             .set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new("localdp.rejected".into(), text.to_string())]))
