@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 // The binary's own modules (cli/src/).
+mod columnar;
 mod plot;
 mod progress;
 mod serve;
@@ -67,6 +68,28 @@ enum Command {
         /// separated by commas (default 0.5,0.9,0.95,0.99).
         #[arg(long, value_name = "Q,Q,...")]
         quantiles: Option<String>,
+        /// Files of reports, one JSON object per line.
+        report_files: Vec<PathBuf>,
+    },
+    /// Validate JSON Lines reports (stdin if no file) and write the accepted
+    /// ones as a Parquet file (schema: docs/COLUMNAR.md); rejected reports
+    /// are counted on stderr, as `aggregate` counts them, and in the file's
+    /// metadata (`localdp.rejected`), so aggregating the file gives the
+    /// estimate of the lines.
+    Export {
+        /// The metric's config (JSON).
+        #[arg(long)]
+        config: PathBuf,
+        /// The output format.
+        #[arg(long, value_enum)]
+        format: columnar::ExportFormat,
+        /// The file to write (replaced whole, once complete).
+        #[arg(short, long, value_name = "OUT.parquet")]
+        output: PathBuf,
+        /// Reports per row group (the unit `aggregate --threads` splits a
+        /// file by).
+        #[arg(long, value_name = "N", default_value_t = localdp_arrow::ROW_GROUP_ROWS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        row_group_size: usize,
         /// Files of reports, one JSON object per line.
         report_files: Vec<PathBuf>,
     },
@@ -124,6 +147,9 @@ fn main() -> ExitCode {
         Command::Aggregate { config, post, format, strict, plot, quantiles, report_files } => {
             let post = post.parse().expect("checked by clap");
             aggregate(&config, post, format, strict, plot.as_deref(), quantiles.as_deref(), &report_files)
+        }
+        Command::Export { config, format, output, row_group_size, report_files } => {
+            columnar::export(&config, format, &output, row_group_size, &report_files)
         }
         Command::Serve(args) => serve::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),

@@ -17,6 +17,8 @@ mod access;
 mod collector;
 #[path = "serve/limits.rs"]
 mod limits;
+#[path = "serve/parquet.rs"]
+mod parquet;
 #[path = "serve/store.rs"]
 mod store;
 #[path = "serve/telemetry.rs"]
@@ -294,6 +296,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}/reports", post(post_reports))
         .route("/api/metrics/{name}/estimate", get(estimate))
         .route("/api/metrics/{name}/export", get(export))
+        .route("/api/metrics/{name}/reports.parquet", get(parquet::reports_parquet))
         .route("/healthz", get(healthz))
         .route("/metrics", get(prometheus))
         .method_not_allowed_fallback(|| async { json(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method not allowed"})) })

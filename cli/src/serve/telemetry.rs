@@ -24,7 +24,7 @@ pub enum Route {
     Estimate,
     /// `GET /api/metrics`, `GET /api/metrics/{name}`.
     Metrics,
-    /// `GET /api/metrics/{name}/export`.
+    /// `GET /api/metrics/{name}/export` and `…/reports.parquet`.
     Export,
     /// `GET /healthz`.
     Health,
@@ -80,7 +80,7 @@ impl Route {
                 None => Route::Metrics,
                 Some((_, "reports")) if method == Method::POST => Route::Reports,
                 Some((_, "estimate")) => Route::Estimate,
-                Some((_, "export")) => Route::Export,
+                Some((_, "export" | "reports.parquet")) => Route::Export,
                 Some(_) => Route::OtherApi,
             };
         }

@@ -49,6 +49,10 @@ pub struct Page {
     pub rows: Vec<(i64, String)>,
     /// The last row id the export covers.
     pub upto: i64,
+    /// On the first page (`upto: None` asked), the metric's rejection
+    /// counts, read with `upto`: what was rejected by the time the reports
+    /// up to it were stored.
+    pub rejected: Option<RejectionCounts>,
 }
 
 pub enum Job {
@@ -110,9 +114,10 @@ fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mp
                     group.push(append);
                 }
                 Job::Export { key, after, upto, limit, reply } => {
-                    let page = upto
-                        .map_or_else(|| store.last_report(key), Ok)
-                        .and_then(|upto| Ok(Page { rows: store.page(key, after, upto, limit)?, upto }));
+                    let rejected = upto.is_none().then(|| store.rejections(key)).transpose();
+                    let page = upto.map_or_else(|| store.last_report(key), Ok).and_then(|upto| {
+                        Ok(Page { rows: store.page(key, after, upto, limit)?, upto, rejected: rejected? })
+                    });
                     let _ = reply.send(page);
                 }
                 Job::Stop => stopping = true,
