@@ -27,6 +27,7 @@ pub const PROTOCOLS: &[(&str, &[&str])] = &[
     (r#"{"protocol":"sfp","epsilon":2,"max_length":4,"sketch":{"hashes":4,"width":16}}"#, &["/a", "/b"]),
     (r#"{"protocol":"square_wave","epsilon":1,"range":[0,1],"bins":8}"#, &["0.1", "0.7"]),
     (r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#, &["0.1", "0.4", "0.95"]),
+    (r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":1024}"#, &["0.1", "0.4", "0.95"]),
     (r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#, &["1", "2"]),
 ];
 
