@@ -34,4 +34,9 @@ async fn two_executors_give_one_machines_estimates() {
             assert_same(estimate.as_deref().expect("an estimate"), expected[key].as_deref().unwrap(), key);
         }
     }
+    // Both executors ran tasks: each wrote shuffle files in its work directory.
+    for executor in ["executor-0", "executor-1"] {
+        let files = std::fs::read_dir(dir.join(executor)).expect("a work directory").count();
+        assert!(files > 0, "{executor} ran no task");
+    }
 }
