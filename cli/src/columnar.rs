@@ -121,11 +121,9 @@ pub fn print_rejected(rejected: &RejectionCounts) {
     }
 }
 
-/// The parts a Parquet file is read in (one per row group, so threads can
-/// share a file).
-pub fn parquet_parts(path: &Path) -> CliResult<Vec<Range<usize>>> {
-    let groups = localdp_arrow::row_group_count(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok((0..groups).map(|g| g..g + 1).collect())
+/// The row groups of a Parquet file (the parts threads share it in).
+pub fn row_group_count(path: &Path) -> CliResult<usize> {
+    localdp_arrow::row_group_count(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Reads row groups of a Parquet file of reports into the aggregator;

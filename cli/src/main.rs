@@ -258,6 +258,11 @@ fn aggregate(
     let size: Option<u64> = files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum();
     let mut progress = progress::Progress::new(size.filter(|_| !files.is_empty()));
     for input in inputs {
+        if let Some(path) = input.filter(|p| columnar::is_parquet(p)) {
+            columnar::read_parquet(&mut aggregator, path, 0..columnar::row_group_count(path)?, strict)?;
+            columnar::add_exported_rejections(&mut aggregator, path, strict)?;
+            continue;
+        }
         let source = input.map_or("stdin".to_string(), |p| p.display().to_string());
         let mut reader = open_input(input)?;
         let mut line = Vec::new();

@@ -281,3 +281,4 @@ fn hostile_files_are_errors() {
         assert_eq!(aggregator.n(), 10);
     }
 }
+
