@@ -201,3 +201,24 @@ async fn wrong_calls_fail_at_planning() {
         assert!(error.contains(message), "{sql}: {error}");
     }
 }
+
+/// The SQL the README shows, in SQL only: a table per metric over its
+/// directory (the schema read from the files, as DataFusion reads them:
+/// strings and binaries as views), the day from the path.
+#[tokio::test]
+async fn the_documented_sql_over_each_metrics_directory() {
+    let root = scratch("documented-sql");
+    for (seed, &(name, config, values)) in CASES.iter().enumerate() {
+        let metric = metric(config);
+        let by_day = write_metric(&root, name, &metric, values, seed as u64 + 50);
+        let ctx = session(2);
+        let location = root.join(format!("metric={name}/"));
+        let create = format!("CREATE EXTERNAL TABLE {name} STORED AS PARQUET PARTITIONED BY (day) LOCATION '{}'", location.display());
+        ctx.sql(&create).await.expect("a table").collect().await.expect("created");
+        let sql = format!("SELECT day, {} AS estimate FROM {name} GROUP BY day ORDER BY day", call(config, &metric));
+        let got = estimates(&ctx, &sql).await;
+        for (day, reports) in &by_day {
+            assert_same(got[day].as_deref().expect("an estimate"), &cli_estimate(&metric, reports), &format!("{name} {day}"));
+        }
+    }
+}
