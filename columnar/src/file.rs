@@ -28,8 +28,10 @@ const READ_BATCH_ROWS: usize = 64 * 1024;
 
 /// Writes one metric's reports as a Parquet file, batch by batch
 /// ([`crate::ReportBuilder`] makes the batches): zstd-compressed, the
-/// schema's metadata plus [`CONFIG_KEY`] (the config's text) and, at
-/// [`ParquetWriter::finish`], [`REJECTED_KEY`].
+/// schema's metadata plus [`CONFIG_KEY`] (the config's text) in the Arrow
+/// schema the file embeds and in the footer's key-value metadata, and, at
+/// [`ParquetWriter::finish`], [`REJECTED_KEY`] in the footer only (the
+/// embedded schema is written first).
 pub struct ParquetWriter<W: Write + Send> {
     inner: ArrowWriter<W>,
 }
@@ -39,10 +41,12 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// `config`, in row groups of at most `row_group_rows` reports (and
     /// [`ROW_GROUP_BYTES`]).
     pub fn new(out: W, metric: &Metric, config: &str, row_group_rows: usize) -> Result<Self> {
-        let schema = schema::schema(metric);
+        // The config in the Arrow schema's metadata too: readers that take
+        // the schema embedded in the file (pyarrow) show only that.
+        let mut schema = schema::schema(metric).as_ref().clone();
+        schema.metadata.insert(CONFIG_KEY.to_string(), config.to_string());
         let mut metadata: Vec<KeyValue> =
             schema.metadata().iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
-        metadata.push(KeyValue::new(CONFIG_KEY.to_string(), config.to_string()));
         metadata.sort_by(|a, b| a.key.cmp(&b.key));
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -50,7 +54,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
             .set_key_value_metadata(Some(metadata))
             .build();
-        Ok(ParquetWriter { inner: ArrowWriter::try_new(out, schema, Some(properties))? })
+        Ok(ParquetWriter { inner: ArrowWriter::try_new(out, std::sync::Arc::new(schema), Some(properties))? })
     }
 
     /// Appends a batch of the metric's reports (a row group is written out

@@ -25,10 +25,11 @@
 //! | `values` | `List<UInt64>` (items non-null) | 〃 |
 //!
 //! Metadata: `localdp.version` (`"1"`, the report format version) on the
-//! schema; Parquet files also carry `localdp.config` (the config's JSON text)
-//! and `localdp.rejected` (the rejections counted among the reports the file
-//! was made from, as the estimate's `"rejected"` prints them). `docs/COLUMNAR.md`
-//! has an example per payload shape.
+//! schema; Parquet files also carry `localdp.config` (the config's JSON text,
+//! in the embedded schema and the footer) and, in the footer,
+//! `localdp.rejected` (the rejections counted among the reports the file
+//! was made from, as the estimate's `"rejected"` prints them).
+//! `docs/COLUMNAR.md` has an example per payload shape.
 //!
 //! ```
 //! use localdp::{Aggregator, Metric, SimulationRng};

@@ -281,4 +281,3 @@ fn hostile_files_are_errors() {
         assert_eq!(aggregator.n(), 10);
     }
 }
-
