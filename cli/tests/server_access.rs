@@ -29,6 +29,7 @@ const PROTECTED: &[&str] = &[
     "/api/metrics/colors/estimate",
     "/api/metrics/colors/estimate?post=project",
     "/api/metrics/colors/export",
+    "/api/metrics/colors/reports.parquet",
     "/metrics",
     // Auth comes first: an unknown name is not revealed (its 404 lists the metrics).
     "/api/metrics/nope",
