@@ -7,7 +7,7 @@
 //! and never stored. A body that is not JSON, or JSON that is neither an
 //! object nor an array, counts nothing (it is not a report).
 
-use super::store::{add_counts, Store};
+use super::store::Store;
 use localdp::{
     Aggregator, Error, Estimate, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
@@ -205,7 +205,10 @@ impl Collected {
         if rejected.total() > 0 {
             let mut counts = *totals.rejected();
             for reason in Rejection::ALL {
-                add_counts(&mut counts, reason, rejected.get(reason));
+                // Past 2^53 rejections: counted nowhere, and said so.
+                if let Err(e) = counts.add(reason, rejected.get(reason)) {
+                    eprintln!("{}: rejections not counted: {e}", self.spec.name);
+                }
             }
             totals.restore_rejected(counts);
         }

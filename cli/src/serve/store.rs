@@ -158,7 +158,8 @@ impl Store {
                 .into_iter()
                 .find(|r| r.as_str() == reason)
                 .ok_or_else(|| format!("database: unknown rejection reason {reason:?}"))?;
-            add_counts(&mut counts, reason, count as u64);
+            let count = u64::try_from(count).map_err(|_| format!("database: a negative count of {reason} rejections"))?;
+            counts.add(reason, count).map_err(|e| format!("database: {e}"))?;
         }
         Ok(counts)
     }
@@ -245,15 +246,5 @@ impl Store {
             .query_map(params![key, after, upto, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(db)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
-    }
-}
-
-/// Adds `n` rejections for `reason`. `O(n)`: `RejectionCounts` has no
-/// public way to add a count at once (the library's `merged` is
-/// crate-private), only `count`. Used for a batch's own rejections (already
-/// counted one by one) and once per reason at start.
-pub fn add_counts(counts: &mut RejectionCounts, reason: Rejection, n: u64) {
-    for _ in 0..n {
-        counts.count(reason);
     }
 }
