@@ -5,7 +5,6 @@ use crate::{load_config, open_input, progress, CliResult};
 use localdp::{Aggregator, Error, Rejection, RejectionCounts, Report};
 use localdp_arrow::{ParquetWriter, ReportBuilder};
 use std::io::BufRead;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// What `localdp export` writes.
@@ -124,16 +123,6 @@ pub fn print_rejected(rejected: &RejectionCounts) {
 /// The row groups of a Parquet file (the parts threads share it in).
 pub fn row_group_count(path: &Path) -> CliResult<usize> {
     localdp_arrow::row_group_count(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Reads row groups of a Parquet file of reports into the aggregator;
-/// `strict`: the first rejected row is an error.
-pub fn read_parquet(aggregator: &mut Aggregator, path: &Path, row_groups: Range<usize>, strict: bool) -> CliResult {
-    let first = localdp_arrow::read_parquet_into(aggregator, path, row_groups).map_err(|e| format!("{}: {e}", path.display()))?;
-    match first {
-        Some((row, e)) if strict => Err(format!("{}: row {}: {e}", path.display(), row + 1)),
-        _ => Ok(()),
-    }
 }
 
 /// Adds the rejections a Parquet file was exported with (once per file,

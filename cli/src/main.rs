@@ -6,9 +6,9 @@ use localdp::heavy::HeavyHitterEstimate;
 use localdp::{DistributionAggregator, DistributionEstimate, DistributionMetric};
 use localdp::rappor::{CandidateEstimate, RapporEstimate};
 use localdp::{
-    Aggregate, Aggregator, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
+    Aggregate, Error, Estimate, FrequencyAggregator, FrequencyEstimate, FrequencyOracle, Metric,
     NumericAggregator, NumericEstimate, NumericMetric, PostProcessing, RapporAggregator, RapporMetric, Randomizer,
-    Rejection, SecureRng, SimulationRng,
+    SecureRng, SimulationRng,
 };
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 // The binary's own modules (cli/src/).
 mod columnar;
+mod inputs;
 mod plot;
 mod progress;
 mod serve;
@@ -68,6 +69,12 @@ enum Command {
         /// separated by commas (default 0.5,0.9,0.95,0.99).
         #[arg(long, value_name = "Q,Q,...")]
         quantiles: Option<String>,
+        /// Threads that read the files, each into its own aggregator, merged
+        /// exactly at the end: the estimate is the same for any number.
+        /// JSON Lines files are split at line boundaries, Parquet files by row
+        /// group; stdin is read by one. Default: the available cores.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
         /// Files of reports, one JSON object per line.
         report_files: Vec<PathBuf>,
     },
@@ -144,9 +151,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Randomize { config, seed, values_file } => randomize(&config, seed, values_file.as_deref()),
-        Command::Aggregate { config, post, format, strict, plot, quantiles, report_files } => {
+        Command::Aggregate { config, post, format, strict, plot, quantiles, threads, report_files } => {
             let post = post.parse().expect("checked by clap");
-            aggregate(&config, post, format, strict, plot.as_deref(), quantiles.as_deref(), &report_files)
+            aggregate(&config, post, format, strict, plot.as_deref(), quantiles.as_deref(), threads.map(usize::from), &report_files)
         }
         Command::Export { config, format, output, row_group_size, report_files } => {
             columnar::export(&config, format, &output, row_group_size, &report_files)
@@ -245,56 +252,25 @@ fn aggregate(
     strict: bool,
     plot: Option<&Path>,
     quantiles: Option<&str>,
+    threads: Option<usize>,
     files: &[PathBuf],
 ) -> CliResult {
-    let mut aggregator = Aggregator::new(load_metric(config)?);
+    let metric = load_metric(config)?;
     let quantiles = quantiles.map(parse_quantiles).transpose()?;
-    if quantiles.is_some() && aggregator.metric().family() != "distribution" {
+    if quantiles.is_some() && metric.family() != "distribution" {
         return Err("--quantiles applies to distribution metrics only".into());
     }
-    let inputs: Vec<Option<&Path>> =
-        if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
     // A progress line on a terminal; the total is known when reading files.
     let size: Option<u64> = files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum();
     let mut progress = progress::Progress::new(size.filter(|_| !files.is_empty()));
-    for input in inputs {
-        if let Some(path) = input.filter(|p| columnar::is_parquet(p)) {
-            columnar::read_parquet(&mut aggregator, path, 0..columnar::row_group_count(path)?, strict)?;
-            columnar::add_exported_rejections(&mut aggregator, path, strict)?;
-            continue;
-        }
-        let source = input.map_or("stdin".to_string(), |p| p.display().to_string());
-        let mut reader = open_input(input)?;
-        let mut line = Vec::new();
-        let mut number = 0;
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line).map_err(|e| format!("{source}: {e}"))? == 0 {
-                break;
-            }
-            number += 1;
-            progress.advance(line.len());
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if let Err(e) = aggregator.add_json(&line) {
-                if strict {
-                    progress.finish();
-                    return Err(format!("{source}: line {number}: {e}"));
-                }
-            }
-        }
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let sources = inputs::Source::plan(files, threads)?;
+    let mut aggregator = inputs::aggregate(&metric, &sources, threads, strict, &mut progress)?;
+    // Once per Parquet file: the rejections it was exported with.
+    for path in files.iter().filter(|p| columnar::is_parquet(p)) {
+        columnar::add_exported_rejections(&mut aggregator, path, strict)?;
     }
-    progress.finish();
-    let rejected = aggregator.rejected();
-    if rejected.total() > 0 {
-        let reasons: Vec<String> = Rejection::ALL
-            .iter()
-            .filter(|&&r| rejected.get(r) > 0)
-            .map(|&r| format!("{} {r}", rejected.get(r)))
-            .collect();
-        eprintln!("localdp: skipped {} rejected reports ({})", rejected.total(), reasons.join(", "));
-    }
+    columnar::print_rejected(aggregator.rejected());
     let estimate = match (aggregator.estimate(post).map_err(|e| e.to_string())?, quantiles) {
         (Estimate::Distribution(e), Some(levels)) => {
             Estimate::Distribution(e.with_quantiles(&levels).map_err(|e| e.to_string())?)

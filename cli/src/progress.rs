@@ -53,6 +53,16 @@ impl Progress {
         }
     }
 
+    /// The totals so far (bytes and lines read by every thread).
+    pub fn update(&mut self, bytes: u64, lines: u64) {
+        (self.bytes, self.lines) = (bytes, lines);
+        let now = Instant::now();
+        if self.enabled && now >= self.next_draw {
+            self.draw(now);
+            self.next_draw = now + INTERVAL;
+        }
+    }
+
     fn draw(&mut self, now: Instant) {
         let seconds = now.duration_since(self.started).as_secs_f64();
         let rate = self.lines as f64 / seconds;
