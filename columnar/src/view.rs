@@ -170,7 +170,7 @@ pub fn add_record_batch(aggregator: &mut Aggregator, batch: &RecordBatch) -> Opt
     }
     let ids = match Ids::of(batch) {
         Ok(ids) => ids,
-        Err(e) => return reject_all(aggregator, batch, 0, rows, e),
+        Err(e) => return reject_all(aggregator, 0, rows, e),
     };
     let own = aggregator.metric().id();
     if ids.single(rows) == Some(own.as_str()) {
@@ -190,7 +190,7 @@ pub fn add_record_batch(aggregator: &mut Aggregator, batch: &RecordBatch) -> Opt
         let end = (start..rows).find(|&i| kind(i) != run).unwrap_or(rows);
         let slice = batch.slice(start, end - start);
         let result = match run {
-            0 => reject_all(aggregator, &slice, start, end - start, Error::NullId),
+            0 => reject_all(aggregator, start, end - start, Error::NullId),
             1 => add_view(aggregator, &slice, &own, start),
             _ => add_view(aggregator, &slice, ids.get(start).unwrap_or_default(), start),
         };
@@ -205,22 +205,15 @@ pub fn add_record_batch(aggregator: &mut Aggregator, batch: &RecordBatch) -> Opt
 fn add_view(aggregator: &mut Aggregator, batch: &RecordBatch, id: &str, at: usize) -> Option<(usize, localdp::Error)> {
     match payload_view(batch, id) {
         Ok(view) => aggregator.add_batch(&view).map(|(i, e)| (at + i, e)),
-        Err(e) => reject_all(aggregator, batch, at, batch.num_rows(), e),
+        Err(e) => reject_all(aggregator, at, batch.num_rows(), e),
     }
 }
 
 /// Counts `rows` rows as malformed (a batch of them with no payload column:
 /// the aggregator counts each as a report with no payload) and returns the
-/// first with `why`.
-fn reject_all(
-    aggregator: &mut Aggregator,
-    batch: &RecordBatch,
-    at: usize,
-    rows: usize,
-    why: Error,
-) -> Option<(usize, localdp::Error)> {
+/// first, at row `at` of the caller's batch, with `why`.
+fn reject_all(aggregator: &mut Aggregator, at: usize, rows: usize, why: Error) -> Option<(usize, localdp::Error)> {
     let own = aggregator.metric().id();
-    let _ = batch;
     let empty = ReportBatch::new(localdp::report::REPORT_VERSION, &own, rows);
     aggregator.add_batch(&empty);
     Some((at, localdp::Error::Rejected { reason: Rejection::Malformed, detail: why.to_string() }))
