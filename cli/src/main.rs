@@ -46,7 +46,9 @@ enum Command {
         /// Values, one per line.
         values_file: Option<PathBuf>,
     },
-    /// Estimate the distribution from JSON Lines reports (stdin if no file).
+    /// Estimate the distribution from JSON Lines reports (stdin if no file)
+    /// or Parquet files of reports (`*.parquet`, as `localdp export` writes
+    /// them).
     Aggregate {
         /// The metric's config (JSON).
         #[arg(long)]
@@ -75,7 +77,8 @@ enum Command {
         /// group; stdin is read by one. Default: the available cores.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
-        /// Files of reports, one JSON object per line.
+        /// Files of reports: JSON Lines (one JSON object per line), or
+        /// Parquet when the name ends in `.parquet`.
         report_files: Vec<PathBuf>,
     },
     /// Validate JSON Lines reports (stdin if no file) and write the accepted
