@@ -22,15 +22,15 @@ use common::*;
 use datafusion::prelude::SessionContext;
 use localdp::Metric;
 
-/// The protocols measured: `(name, config)`.
-const PROTOCOLS: &[(&str, &str)] = &[
-    ("grr", r#"{"protocol":"grr","epsilon":1,"domain":1024}"#),
-    ("olh", r#"{"protocol":"olh","epsilon":1,"domain":1024}"#),
-    ("hr", r#"{"protocol":"hr","epsilon":1,"domain":1024}"#),
-    ("sue", r#"{"protocol":"sue","epsilon":1,"domain":1024}"#),
-    ("oue", r#"{"protocol":"oue","epsilon":1,"domain":1024}"#),
-    ("ss", r#"{"protocol":"ss","epsilon":1,"domain":1024}"#),
-    ("piecewise", r#"{"protocol":"piecewise","epsilon":1,"range":[0,1024]}"#),
+/// The protocols measured: `(name, config, d)` (numeric ones have no d).
+const PROTOCOLS: &[(&str, &str, Option<usize>)] = &[
+    ("grr", r#"{"protocol":"grr","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("olh", r#"{"protocol":"olh","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("hr", r#"{"protocol":"hr","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("sue", r#"{"protocol":"sue","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("oue", r#"{"protocol":"oue","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("ss", r#"{"protocol":"ss","epsilon":1,"domain":1024}"#, Some(1024)),
+    ("piecewise", r#"{"protocol":"piecewise","epsilon":1,"range":[0,1024]}"#, None),
 ];
 
 /// Parquet files per protocol (one day).
@@ -44,31 +44,38 @@ async fn main() {
     let values: Vec<String> = (0..1024).map(|v| v.to_string()).collect();
     let values: Vec<&str> = values.iter().map(String::as_str).collect();
     let mut metrics = Vec::new();
-    for &(name, config) in PROTOCOLS {
+    for &(name, config, d) in PROTOCOLS {
         let metric = metric(config);
         for part in 0..FILES {
             let reports = reports(&metric, &values, n / FILES, part as u64);
             write_parquet(&root.join(format!("metric={name}/day=2026-01-01/part-{part}.parquet")), &metric, &reports);
         }
-        metrics.push((name, config, metric));
+        metrics.push((name, config, d, metric));
     }
     let cluster = Cluster::start(&dir, 2, 1);
-    for (name, config, metric) in &metrics {
+    for (name, config, d, metric) in &metrics {
+        let run = Run { protocol: name, d: *d, n };
         let sql = format!("SELECT metric, day, {} FROM reports WHERE metric = '{name}' GROUP BY metric, day", call(config, metric));
         let mut seen = Vec::new();
         for threads in [1, 2] {
             let ctx = session(threads);
-            seen.push(measure(&ctx, &root, metric, &sql, "datafusion", threads, name, n).await);
+            seen.push(measure(&ctx, &root, metric, &sql, "datafusion", threads, &run).await);
         }
         let ctx = cluster.session(2).await;
-        seen.push(measure(&ctx, &root, metric, &sql, "ballista", 2, name, n).await);
+        seen.push(measure(&ctx, &root, metric, &sql, "ballista", 2, &run).await);
         assert!(seen.windows(2).all(|w| w[0] == w[1]), "{name}: every path gives the same estimate");
     }
 }
 
+/// What one line reports beside the path: the protocol, its d, the reports.
+struct Run<'a> {
+    protocol: &'a str,
+    d: Option<usize>,
+    n: usize,
+}
+
 /// Runs the query three times in `ctx`, prints the best run as a JSON line,
 /// and returns its estimates.
-#[allow(clippy::too_many_arguments)]
 async fn measure(
     ctx: &SessionContext,
     root: &std::path::Path,
@@ -76,8 +83,7 @@ async fn measure(
     sql: &str,
     path: &str,
     threads: usize,
-    protocol: &str,
-    n: usize,
+    run: &Run<'_>,
 ) -> std::collections::BTreeMap<String, Option<String>> {
     register_reports(ctx, root, metric).await;
     let mut best = f64::INFINITY;
@@ -89,8 +95,8 @@ async fn measure(
         result = Some(got);
     }
     let line = serde_json::json!({
-        "path": path, "threads": threads, "protocol": protocol, "d": 1024, "reports": n,
-        "seconds": best, "reports_per_second": n as f64 / best,
+        "path": path, "threads": threads, "protocol": run.protocol, "d": run.d, "reports": run.n,
+        "seconds": best, "reports_per_second": run.n as f64 / best,
     });
     println!("{line}");
     result.expect("three runs")
