@@ -77,7 +77,7 @@ pub fn export(config: &Path, format: ExportFormat, output: &Path, row_group_rows
 /// Calls `each` on every non-blank line of the files (stdin if none), with a
 /// progress line on a terminal; an error from `each` is prefixed with the
 /// file and line.
-pub fn for_each_line(files: &[PathBuf], mut each: impl FnMut(&[u8]) -> CliResult) -> CliResult {
+fn for_each_line(files: &[PathBuf], mut each: impl FnMut(&[u8]) -> CliResult) -> CliResult {
     let inputs: Vec<Option<&Path>> =
         if files.is_empty() { vec![None] } else { files.iter().map(|f| Some(f.as_path())).collect() };
     let size: Option<u64> = files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum();
