@@ -31,6 +31,13 @@ pub fn key64(bytes: &[u8]) -> u64 {
 /// per-report decoding of local hashing fast.
 #[inline(always)]
 pub fn bucket(seed: u32, key: u64, g: u64) -> u64 {
-    let h = mix64(key ^ u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let h = mix64(key ^ salt(seed));
     ((h >> 32) * g) >> 32
+}
+
+/// What a seed XORs into every key before [`mix64`] in [`bucket`] (the
+/// aggregator's local-hashing kernel computes it once per report).
+#[inline(always)]
+pub fn salt(seed: u32) -> u64 {
+    u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }

@@ -18,14 +18,15 @@
 //!   counter word (`(word >> k) & 0x0101…01`), and the lanes are flushed to
 //!   the counts before they can overflow (every 255 rows).
 //! * Local hashing (BLH, OLH): every value is hashed under every row's seed
-//!   (exact decoding), in 32-bit lanes with no branch: the hash
-//!   ([`crate::hash::bucket`], unchanged) is computed in 32-bit halves, of
-//!   which only the top half of its last product is needed, and a row's
-//!   bucket `y` becomes the range of top halves that fall into it, so the
-//!   match is one subtraction and one comparison per value.
+//!   (exact decoding) with no branch: the wire hash ([`crate::hash::mix64`]
+//!   itself) of the value's key and the row's salted seed, and a row's
+//!   bucket `y` turned into the range of hash top halves that fall into it,
+//!   so the match is one subtraction and one comparison, added to 32-bit
+//!   lane counters.
 //!
 //! The loops are written to be vectorized by the compiler; on x86-64 they
-//! are also compiled for AVX2 and chosen at run time when the CPU has it.
+//! are also compiled for wider instruction sets, chosen at run time
+//! (`multiversion!`).
 
 use super::numeric::Sums;
 use super::RejectionCounts;
@@ -34,6 +35,7 @@ use crate::error::{Error, Rejection, Result};
 use crate::mechanism::Aggregate;
 use crate::report::Report;
 use crate::frequency::Kernel;
+use crate::hash::{mix64, salt};
 
 /// What a kernel counted: accepted rows, rejections by reason, and the
 /// first rejected row.
@@ -75,27 +77,40 @@ pub(crate) fn finish<A: Aggregate>(
     Some((row, error))
 }
 
-/// Defines a function whose body is compiled twice on x86-64, for the
-/// baseline and for AVX2 (with POPCNT), the second chosen at run time when
-/// the CPU has both.
-macro_rules! with_avx2 {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+/// Defines a function whose body is compiled for the baseline and, on
+/// x86-64, for each tier of target features listed (best first), the first
+/// tier the CPU has chosen at run time. (Which tier pays depends on the
+/// loop: AVX-512's 64-bit multiply makes the hashing loop 3× faster than
+/// AVX2, while the bit-lane loop runs best as AVX2; measured by
+/// `benches/kernels.rs`.)
+macro_rules! multiversion {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block
+        tiers: $($tier:tt),+
+    ) => {
         $(#[$meta])*
         fn $name($($arg: $ty),*) {
             #[inline(always)]
             fn portable($($arg: $ty),*) $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2,popcnt")]
-                fn avx2($($arg: $ty),*) {
-                    portable($($arg),*)
-                }
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
-                    // SAFETY: the CPU has the features `avx2` is compiled for.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
+            multiversion!(@tiers ($($arg: $ty),*) $($tier)+);
             portable($($arg),*)
+        }
+    };
+    (@tiers $params:tt $($tier:tt)+) => {
+        $(multiversion!(@tier $params $tier);)+
+    };
+    (@tier ($($arg:ident: $ty:ty),*) [$($feature:tt),+]) => {
+        #[cfg(target_arch = "x86_64")]
+        {
+            $(#[target_feature(enable = $feature)])+
+            fn tier($($arg: $ty),*) {
+                portable($($arg),*)
+            }
+            if $(std::arch::is_x86_feature_detected!($feature))&&+ {
+                // SAFETY: the CPU has the features `tier` is compiled for.
+                return unsafe { tier($($arg),*) };
+            }
         }
     };
 }
@@ -170,19 +185,16 @@ const HASHED_FLUSH: usize = 1 << 30;
 
 /// BLH, OLH: exact decoding, every key hashed under every row's seed.
 fn hashed(seeds: &[u32], values: &[u64], g: u64, keys: &[u64], counts: &mut [u64], out: &mut Outcome) {
-    // The per-key terms of the hash's first round, in 32-bit halves.
-    let low: Vec<u32> = keys.iter().map(|&k| k as u32 ^ (k >> 33) as u32).collect();
-    let high: Vec<u32> = keys.iter().map(|&k| (k >> 32) as u32).collect();
     let mut lanes = vec![0u32; keys.len()];
     for (chunk, (seeds, values)) in seeds.chunks(HASHED_FLUSH).zip(values.chunks(HASHED_FLUSH)).enumerate() {
-        hashed_rows(seeds, values, g, &low, &high, &mut lanes, out, chunk * HASHED_FLUSH);
+        hashed_rows(seeds, values, g, keys, &mut lanes, out, chunk * HASHED_FLUSH);
         for (count, lane) in counts.iter_mut().zip(&mut lanes) {
             *count += u64::from(std::mem::take(lane));
         }
     }
 }
 
-with_avx2! {
+multiversion! {
     /// Adds to `lanes` the keys whose bucket under each row's seed is the
     /// row's value (rows numbered from `first_row`).
     #[allow(clippy::too_many_arguments)]
@@ -190,103 +202,86 @@ with_avx2! {
         seeds: &[u32],
         values: &[u64],
         g: u64,
-        low: &[u32],
-        high: &[u32],
+        keys: &[u64],
         lanes: &mut [u32],
         out: &mut Outcome,
         first_row: usize,
     ) {
-        // The hash's constants (crate::hash), in 32-bit halves.
-        const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
-        const M1: u64 = 0xff51_afd7_ed55_8ccd;
-        const M2: u64 = 0xc4ce_b9fe_1a85_ec53;
-        let (m1_low, m1_high, m2_low, m2_high) = (M1 as u32, (M1 >> 32) as u32, M2 as u32, (M2 >> 32) as u32);
         for (i, (&seed, &value)) in seeds.iter().zip(values).enumerate() {
             if value >= g {
                 out.reject(first_row + i, Rejection::OutOfRange);
                 continue;
             }
-            // bucket = (top · g) >> 32 = value exactly when `top` lies in
-            // [⌈value·2^32/g⌉, ⌈(value+1)·2^32/g⌉), a range narrower than 2^32 (g ≥ 2).
+            // bucket = (top · g) >> 32 = value exactly when `top`, the hash's
+            // top half, lies in [⌈value·2^32/g⌉, ⌈(value+1)·2^32/g⌉): a range
+            // narrower than 2^32 (g ≥ 2), so one wrapping comparison.
             let start = (u128::from(value) << 32).div_ceil(u128::from(g));
             let end = (u128::from(value + 1) << 32).div_ceil(u128::from(g));
             let (start, width) = (start as u32, (end - start) as u32);
-            let s = u64::from(seed).wrapping_mul(SEED);
-            let (s_low, s_high) = (s as u32 ^ (s >> 33) as u32, (s >> 32) as u32);
-            for ((lane, &low), &high) in lanes.iter_mut().zip(low).zip(high) {
-                // x ^= x >> 33 (precomputed per key and per seed), then x *= M1.
-                let (x_low, x_high) = (low ^ s_low, high ^ s_high);
-                let p = u64::from(x_low) * u64::from(m1_low);
-                let y_high = ((p >> 32) as u32)
-                    .wrapping_add(x_low.wrapping_mul(m1_high))
-                    .wrapping_add(x_high.wrapping_mul(m1_low));
-                // x ^= x >> 33, then the top half of x *= M2 (the last
-                // x ^= x >> 33 leaves the top half as it is).
-                let y_low = p as u32 ^ (y_high >> 1);
-                let q = u64::from(y_low) * u64::from(m2_low);
-                let top = ((q >> 32) as u32)
-                    .wrapping_add(y_low.wrapping_mul(m2_high))
-                    .wrapping_add(y_high.wrapping_mul(m2_low));
+            let salt = salt(seed);
+            for (lane, &key) in lanes.iter_mut().zip(keys) {
+                let top = (mix64(key ^ salt) >> 32) as u32;
                 *lane += u32::from(top.wrapping_sub(start) < width);
             }
         }
     }
+    tiers: ["avx512f", "avx512dq", "avx512vl", "avx512bw"], ["avx2"]
 }
 
 /// Rows between flushes of the 8-bit lanes.
 const BITS_FLUSH: usize = 255;
 
-/// SUE, OUE, SS: every set bit counted; a row of another length or with
-/// padding bits set is a bad length, one with another number of ones (SS) a
-/// bad subset size; a null row or one out of bounds is malformed.
-fn bits(column: Bytes<'_>, len: usize, d: usize, weight: Option<usize>, counts: &mut [u64], out: &mut Outcome) {
-    let words = d.div_ceil(64);
-    // lanes[k * words + w]: byte lane b counts bit k of byte b of word w.
-    let mut lanes = vec![0u64; 8 * words];
-    let mut row = vec![0u64; words];
-    let mut pending = 0;
-    for i in 0..len {
-        let bytes = match column.get(i) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) | Err(_) => {
-                out.reject(i, Rejection::Malformed);
+multiversion! {
+    /// SUE, OUE, SS: every set bit counted; a row of another length or with
+    /// padding bits set is a bad length, one with another number of ones
+    /// (SS) a bad subset size; a null row or one out of bounds is malformed.
+    fn bits(column: Bytes<'_>, len: usize, d: usize, weight: Option<usize>, counts: &mut [u64], out: &mut Outcome) {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        let words = d.div_ceil(64);
+        // lanes[k * words + w]: byte lane b counts bit k of byte b of word w.
+        let mut lanes = vec![0u64; 8 * words];
+        let mut row = vec![0u64; words];
+        let mut pending = 0;
+        for i in 0..len {
+            let bytes = match column.get(i) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) | Err(_) => {
+                    out.reject(i, Rejection::Malformed);
+                    continue;
+                }
+            };
+            let padding_clean = d % 8 == 0 || bytes.last().is_none_or(|&b| b >> (d % 8) == 0);
+            if bytes.len() != d.div_ceil(8) || !padding_clean {
+                out.reject(i, Rejection::BadLength);
                 continue;
             }
-        };
-        let padding_clean = d % 8 == 0 || bytes.last().is_none_or(|&b| b >> (d % 8) == 0);
-        if bytes.len() != d.div_ceil(8) || !padding_clean {
-            out.reject(i, Rejection::BadLength);
-            continue;
-        }
-        for (word, chunk) in row.iter_mut().zip(bytes.chunks(8)) {
-            let mut le = [0u8; 8];
-            le[..chunk.len()].copy_from_slice(chunk);
-            *word = u64::from_le_bytes(le);
-        }
-        if weight.is_some_and(|k| ones(&row) != k as u64) {
-            out.reject(i, Rejection::BadSubsetSize);
-            continue;
-        }
-        add_bit_lanes(&row, &mut lanes);
-        pending += 1;
-        if pending == BITS_FLUSH {
-            flush_bit_lanes(&mut lanes, words, counts);
-            pending = 0;
-        }
-    }
-    flush_bit_lanes(&mut lanes, words, counts);
-}
-
-with_avx2! {
-    /// Adds bit `k` of every byte of `row` to the lanes of `k`.
-    fn add_bit_lanes(row: &[u64], lanes: &mut [u64]) {
-        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-        for (k, lanes) in lanes.chunks_exact_mut(row.len()).enumerate() {
-            for (lane, &word) in lanes.iter_mut().zip(row) {
-                *lane += (word >> k) & LOW_BITS;
+            let mut chunks = bytes.chunks_exact(8);
+            for (word, chunk) in row.iter_mut().zip(&mut chunks) {
+                *word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            }
+            if let (rest @ [_, ..], Some(last)) = (chunks.remainder(), row.last_mut()) {
+                let mut le = [0u8; 8];
+                le[..rest.len()].copy_from_slice(rest);
+                *last = u64::from_le_bytes(le);
+            }
+            if weight.is_some_and(|k| ones(&row) != k as u64) {
+                out.reject(i, Rejection::BadSubsetSize);
+                continue;
+            }
+            for (k, lanes) in lanes.chunks_exact_mut(words).enumerate() {
+                for (lane, &word) in lanes.iter_mut().zip(&row) {
+                    *lane += (word >> k) & LOW_BITS;
+                }
+            }
+            pending += 1;
+            if pending == BITS_FLUSH {
+                flush_bit_lanes(&mut lanes, words, counts);
+                pending = 0;
             }
         }
+        flush_bit_lanes(&mut lanes, words, counts);
     }
+    tiers: ["avx2", "popcnt"]
 }
 
 /// The number of ones of a row's words.
