@@ -542,12 +542,12 @@ impl Aggregator {
     /// ([`Aggregator::add_batch`]); any other line is parsed in full.
     ///
     /// ```
-    /// use localdp::{Aggregator, Metric};
+    /// use localdp::{Aggregator, Metric, SimulationRng};
     /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+    /// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+    /// let mut line = |v: &str| metric.randomize_text(v, &mut rng).unwrap().to_json();
+    /// let text = format!("{}\n\n{}\nnot json\n{}\n", line("0"), line("3"), line("2"));
     /// let mut aggregator = Aggregator::new(metric.clone());
-    /// let id = metric.id();
-    /// let line = |v: u64| format!(r#"{{"version":1,"protocol":"grr","epsilon":1,"domain":"{}","value":{v}}}"#, &id[6..]);
-    /// let text = format!("{}\n\n{}\nnot json\n{}\n", line(0), line(3), line(2));
     /// let (line, _) = aggregator.add_json_lines(text.as_bytes()).unwrap();
     /// assert_eq!((line, aggregator.n(), aggregator.rejected().total()), (3, 3, 1));
     /// ```
