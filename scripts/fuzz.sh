@@ -17,7 +17,7 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.1
-TARGETS=(report config state)
+TARGETS=(report config state columns)
 SECONDS_PER_TARGET=${1:-30}
 REPLAY_TIMEOUT=${REPLAY_TIMEOUT:-10}   # seconds per regression input
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-10}       # seconds per input while fuzzing
