@@ -54,7 +54,7 @@ impl Bitmap<'_> {
 fn present(valid: Option<Bitmap<'_>>, i: usize) -> Result<bool> {
     match valid {
         None => Ok(true),
-        Some(bitmap) => bitmap.get(i).ok_or_else(|| short_column()),
+        Some(bitmap) => bitmap.get(i).ok_or_else(short_column),
     }
 }
 

@@ -13,7 +13,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// Bytes read at a time (whole lines of it are counted at once).
@@ -248,10 +248,29 @@ pub fn aggregate(metric: &Metric, sources: &[Source], threads: usize, strict: bo
         aggregator
     };
     let aggregators: Vec<Aggregator> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.max(1)).map(|_| scope.spawn(worker)).collect();
-        while !handles.iter().all(|h| h.is_finished()) {
-            progress.update(read.bytes.load(Ordering::Relaxed), read.lines.load(Ordering::Relaxed));
-            std::thread::sleep(Duration::from_millis(50));
+        // Each thread says when it is done; until all are, the progress line
+        // is redrawn from the counters.
+        let (done, finished) = mpsc::channel();
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                let done = done.clone();
+                scope.spawn(move || {
+                    let aggregator = worker();
+                    let _ = done.send(());
+                    aggregator
+                })
+            })
+            .collect();
+        drop(done);
+        let mut running = handles.len();
+        while running > 0 {
+            match finished.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => running -= 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    progress.update(read.bytes.load(Ordering::Relaxed), read.lines.load(Ordering::Relaxed))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
         }
         handles.into_iter().map(|h| h.join().expect("an aggregating thread does not panic")).collect()
     });
