@@ -299,6 +299,21 @@ fn lines_that_are_not_canonical_take_the_full_parser() {
     assert_eq!((&text_outcome.0, &text_outcome.1), (&lines_outcome.0, &lines_outcome.1));
     assert_eq!(text_outcome.2, Some((2, Rejection::Malformed)), "the first rejected line, blank lines counted");
     assert_eq!(Aggregator::from_bytes(metric.clone(), &text_outcome.0).unwrap().n(), 4);
+
+    // Bits: upper-case hex is accepted by the parser, not read by the scanner.
+    let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":1,"domain":12}"#).unwrap();
+    let canonical = metric.randomize_text("3", &mut SimulationRng::seed_from_u64(1)).unwrap().to_json();
+    let (head, hex) = canonical.rsplit_once(":\"").unwrap();
+    let lines = vec![
+        canonical.clone(),
+        format!("{head}:\"{}", hex.to_uppercase()),
+        format!("{head}:\"zz{}", &hex[2..]),
+        format!("{head}:\"00{hex}"),
+        format!("{head}:\"{}ff\"}}", &hex[..2]), // the second byte's padding bits
+    ];
+    let text_outcome = by_text(&metric, &lines);
+    assert_eq!(text_outcome, by_lines(&metric, &lines));
+    assert_eq!(text_outcome.1.iter().sum::<u64>(), 3, "bad hex, a bad length, padding set");
 }
 
 #[test]

@@ -132,15 +132,15 @@ fn scan(canonical: &Canonical, text: &[u8], pending: &mut Pending) -> Option<usi
             at = at.strip_prefix(b"\"bits\":\"")?;
             let hex = at.get(..2 * width)?;
             at = at[2 * width..].strip_prefix(b"\"}")?;
-            let start = pending.bits.len();
-            for pair in hex.chunks_exact(2) {
-                match (digit(pair[0]), digit(pair[1])) {
-                    (Some(high), Some(low)) => pending.bits.push(high << 4 | low),
-                    _ => {
-                        pending.bits.truncate(start);
-                        return None;
-                    }
-                }
+            let (start, mut bad) = (pending.bits.len(), 0);
+            pending.bits.extend(hex.chunks_exact(2).map(|pair| {
+                let (high, low) = (HEX[usize::from(pair[0])], HEX[usize::from(pair[1])]);
+                bad |= high | low;
+                high << 4 | low
+            }));
+            if bad >= 16 {
+                pending.bits.truncate(start);
+                return None;
             }
         }
     }
@@ -156,14 +156,16 @@ fn scan(canonical: &Canonical, text: &[u8], pending: &mut Pending) -> Option<usi
     Some(text.len() - at.len())
 }
 
-/// A lower-case hex digit's value.
-fn digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
+/// The value of each lower-case hex digit; 16 for any other byte.
+const HEX: [u8; 256] = {
+    let mut table = [16; 256];
+    let mut i = 0;
+    while i < 16 {
+        table[b"0123456789abcdef"[i] as usize] = i as u8;
+        i += 1;
     }
-}
+    table
+};
 
 /// A canonical unsigned integer (no sign, no leading zero, below 2^64) at
 /// the start of `text`, and what follows it.
