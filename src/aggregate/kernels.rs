@@ -303,31 +303,90 @@ fn flush_bit_lanes(lanes: &mut [u64], words: usize, counts: &mut [u64]) {
     }
 }
 
-/// Counts a scalar numeric batch (envelope already matched): `values`
-/// below `outputs`, each into the component whose `ends` first exceeds it;
-/// `None` when the columns are not one `value` without nulls.
-pub(crate) fn numeric(
-    batch: &ReportBatch<'_>,
-    outputs: u64,
-    ends: &[u64],
-    sums: &mut [Sums],
-) -> Option<Outcome> {
-    if columns(batch) != [true, false, false, false, false, false] || ends.len() != sums.len() || ends.is_empty() {
+/// A numeric metric's output grid: indices below `outputs`, in components
+/// that end at `ends` (increasing; the last takes the rest).
+pub(crate) struct Grid<'a> {
+    pub outputs: u64,
+    pub ends: &'a [u64],
+}
+
+impl Grid<'_> {
+    /// Adds the output index `k` (below `outputs`) to the sums of its
+    /// component among `sums` (one per component), as
+    /// `NumericAggregator::accumulate` does.
+    fn add(&self, sums: &mut [Sums], k: u64) {
+        let c = self.ends.iter().position(|&end| k < end).unwrap_or(self.ends.len() - 1);
+        let s = &mut sums[c];
+        s.count += 1;
+        s.sum += u128::from(k);
+        s.sum_of_squares += u128::from(k) * u128::from(k);
+    }
+}
+
+/// Counts a numeric batch of one number per report (envelope already
+/// matched): a `value` column without nulls, else `None`; a value past the
+/// grid is out of range.
+pub(crate) fn numbers(batch: &ReportBatch<'_>, grid: &Grid<'_>, sums: &mut [Sums]) -> Option<Outcome> {
+    if columns(batch) != [true, false, false, false, false, false] || grid.ends.is_empty() || sums.len() != grid.ends.len() {
         return None;
     }
     let values = dense(batch.value, batch.len)?;
     let mut out = Outcome::default();
     for (i, &v) in values.iter().enumerate() {
-        if v >= outputs {
+        if v < grid.outputs {
+            grid.add(sums, v);
+        } else {
             out.reject(i, Rejection::OutOfRange);
-            continue;
         }
-        // As NumericAggregator::accumulate: the first component whose end exceeds v.
-        let c = ends.iter().position(|&end| v < end).unwrap_or(ends.len() - 1);
-        let s = &mut sums[c];
-        s.count += 1;
-        s.sum += u128::from(v);
-        s.sum_of_squares += u128::from(v) * u128::from(v);
+    }
+    Some(out.accept_rest(batch.len))
+}
+
+/// Counts a numeric batch of records (envelope already matched): list
+/// columns `attributes` and `values` without nulls, else `None`. As
+/// `NumericMetric::validate`: other than `sampled` of each is a bad subset
+/// size, attributes not increasing are malformed, an attribute or a value
+/// out of range is out of range; a row whose lists are out of bounds is
+/// malformed.
+pub(crate) fn records(
+    batch: &ReportBatch<'_>,
+    sampled: usize,
+    attributes: usize,
+    grid: &Grid<'_>,
+    sums: &mut [Sums],
+) -> Option<Outcome> {
+    let components = grid.ends.len();
+    if columns(batch) != [false, false, false, false, true, true] || components == 0 || sums.len() != attributes * components {
+        return None;
+    }
+    let (Some(sampled_attributes), Some(sampled_values)) =
+        (batch.attributes.filter(|l| l.valid.is_none()), batch.values.filter(|l| l.valid.is_none()))
+    else {
+        return None;
+    };
+    let mut out = Outcome::default();
+    for i in 0..batch.len {
+        let (Ok(Some(a)), Ok(Some(v))) = (sampled_attributes.get(i), sampled_values.get(i)) else {
+            out.reject(i, Rejection::Malformed);
+            continue;
+        };
+        let reason = if a.len() != sampled || v.len() != sampled {
+            Some(Rejection::BadSubsetSize)
+        } else if a.windows(2).any(|w| w[0] >= w[1]) {
+            Some(Rejection::Malformed)
+        } else if a.iter().any(|&x| x as usize >= attributes) || v.iter().any(|&k| k >= grid.outputs) {
+            Some(Rejection::OutOfRange)
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => out.reject(i, reason),
+            None => {
+                for (&x, &k) in a.iter().zip(v) {
+                    grid.add(&mut sums[x as usize * components..][..components], k);
+                }
+            }
+        }
     }
     Some(out.accept_rest(batch.len))
 }

@@ -5,6 +5,8 @@ use crate::error::{Error, MergeConflict, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::metric::{without_post, Estimate, IntoEstimate};
 #[cfg(feature = "aggregate")]
+use super::kernels::{self, Grid};
+#[cfg(feature = "aggregate")]
 use crate::columnar::{Envelope, ReportBatch};
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::numeric::{NumericMetric, NumericProtocol};
@@ -182,21 +184,28 @@ impl Aggregate for NumericAggregator {
         Ok(())
     }
 
-    /// One number per report: counted by the column kernel
-    /// ([`super::kernels`]) when the batch's envelope matches and it has
-    /// one `value` column without nulls; row by row otherwise (records too).
+    /// Counted by the column kernels ([`kernels`]) when the batch's
+    /// envelope matches and its columns are the metric's (`value`, or
+    /// `attributes` and `values` for a record) without nulls; row by row
+    /// otherwise.
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         let envelope = batch.envelope(&Aggregate::state_id(self));
         let outcome = match envelope {
-            Envelope::Matches if !self.metric.is_vector() => {
+            Envelope::Matches => {
                 let ends: Vec<u64> = self.metric.components().iter().map(|c| c.end).collect();
-                super::kernels::numeric(batch, self.metric.outputs(), &ends, &mut self.sums)
+                let grid = Grid { outputs: self.metric.outputs(), ends: &ends };
+                if self.metric.is_vector() {
+                    let (sampled, attributes) = (self.metric.sampled(), self.metric.ranges().len());
+                    kernels::records(batch, sampled, attributes, &grid, &mut self.sums)
+                } else {
+                    kernels::numbers(batch, &grid, &mut self.sums)
+                }
             }
-            _ => None,
+            Envelope::OtherVersion | Envelope::OtherMetric => None,
         };
         match outcome {
-            Some(outcome) => super::kernels::finish(self, batch, outcome, |a, report| a.metric.validate(report)),
+            Some(outcome) => kernels::finish(self, batch, outcome, |a, report| a.metric.validate(report)),
             None => crate::columnar::add_rows(self, batch),
         }
     }
