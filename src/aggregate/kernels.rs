@@ -23,6 +23,8 @@
 //!   bucket `y` turned into the range of hash top halves that fall into it,
 //!   so the match is one subtraction and one comparison, added to 32-bit
 //!   lane counters.
+//! * Numeric reports (one number, or a record's lists): range checks and
+//!   exact integer sums per attribute and component.
 //!
 //! The loops are written to be vectorized by the compiler; on x86-64 they
 //! are also compiled for wider instruction sets, chosen at run time
