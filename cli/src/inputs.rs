@@ -95,21 +95,21 @@ impl Source {
     }
 
     /// Adds the source's reports; returns the first rejected line or row
-    /// (numbered from 0 within the source) and its error. `read` counts
-    /// bytes and lines.
-    fn add_to(&self, aggregator: &mut Aggregator, read: &Counters) -> CliResult<Option<(u64, Error)>> {
+    /// (numbered from 0 within the source) and its error (`strict`: reading
+    /// may stop there). `read` counts bytes and lines.
+    fn add_to(&self, aggregator: &mut Aggregator, read: &Counters, strict: bool) -> CliResult<Option<(u64, Error)>> {
         let at = |e: &dyn std::fmt::Display| format!("{}: {e}", self.name());
         match self {
             Source::JsonLines { path, range } => {
                 let mut file = File::open(path).map_err(|e| at(&e))?;
                 file.seek(SeekFrom::Start(range.start)).map_err(|e| at(&e))?;
-                add_lines(aggregator, file.take(range.end - range.start), read).map_err(|e| at(&e))
+                add_lines(aggregator, file.take(range.end - range.start), read, strict).map_err(|e| at(&e))
             }
             Source::Parquet { path, row_groups } => {
                 let first = localdp_arrow::read_parquet_into(aggregator, path, row_groups.clone()).map_err(|e| at(&e))?;
                 Ok(first)
             }
-            Source::Stdin => add_lines(aggregator, io::stdin().lock(), read).map_err(|e| at(&e)),
+            Source::Stdin => add_lines(aggregator, io::stdin().lock(), read, strict).map_err(|e| at(&e)),
         }
     }
 
@@ -172,8 +172,8 @@ struct Counters {
 
 /// Adds the JSON Lines of `input`, whole lines at a time
 /// ([`Aggregator::add_json_lines`]); returns the first rejected line
-/// (numbered from 0) and its error.
-fn add_lines(aggregator: &mut Aggregator, mut input: impl Read, read: &Counters) -> io::Result<Option<(u64, Error)>> {
+/// (numbered from 0) and its error. `strict`: stops reading once there is one.
+fn add_lines(aggregator: &mut Aggregator, mut input: impl Read, read: &Counters, strict: bool) -> io::Result<Option<(u64, Error)>> {
     let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK);
     let mut lines = 0u64;
     let mut first = None;
@@ -202,7 +202,7 @@ fn add_lines(aggregator: &mut Aggregator, mut input: impl Read, read: &Counters)
             read.lines.fetch_add(counted, Ordering::Relaxed);
             buffer.drain(..whole);
         }
-        if n == 0 {
+        if n == 0 || (strict && first.is_some()) {
             return Ok(first);
         }
     }
@@ -230,7 +230,7 @@ pub fn aggregate(metric: &Metric, sources: &[Source], threads: usize, strict: bo
         while !stop.load(Ordering::Relaxed) {
             let index = next.fetch_add(1, Ordering::Relaxed);
             let Some(source) = sources.get(index) else { break };
-            match source.add_to(&mut aggregator, &read) {
+            match source.add_to(&mut aggregator, &read, strict) {
                 Ok(None) => {}
                 Ok(Some((line, error))) => {
                     let mut first = first.lock().expect("no thread panics holding it");
