@@ -199,7 +199,17 @@ pub struct ReportBatch<'a> {
 impl<'a> ReportBatch<'a> {
     /// A batch of `len` rows with no column yet (fill in the payload's).
     pub fn new(version: u32, id: &'a str, len: usize) -> Self {
-        ReportBatch { version, id, len, value: None, seed: None, cohort: None, bits: None, attributes: None, values: None }
+        ReportBatch {
+            version,
+            id,
+            len,
+            value: None,
+            seed: None,
+            cohort: None,
+            bits: None,
+            attributes: None,
+            values: None,
+        }
     }
 
     /// Row `i`'s payload. A column shorter than the batch, offsets out of
@@ -244,8 +254,7 @@ impl<'a> ReportBatch<'a> {
         match envelope {
             Envelope::Matches => None,
             Envelope::OtherVersion => Some(
-                Rejection::UnsupportedVersion
-                    .error(format!("report format version {} is not supported", self.version)),
+                Rejection::UnsupportedVersion.error(format!("report format version {} is not supported", self.version)),
             ),
             Envelope::OtherMetric => Some(match self.row(i) {
                 Err(e) => e,

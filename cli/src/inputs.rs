@@ -106,7 +106,8 @@ impl Source {
                 add_lines(aggregator, file.take(range.end - range.start), read, strict).map_err(|e| at(&e))
             }
             Source::Parquet { path, row_groups } => {
-                let first = localdp_arrow::read_parquet_into(aggregator, path, row_groups.clone()).map_err(|e| at(&e))?;
+                let first =
+                    localdp_arrow::read_parquet_into(aggregator, path, row_groups.clone()).map_err(|e| at(&e))?;
                 Ok(first)
             }
             Source::Stdin => add_lines(aggregator, io::stdin().lock(), read, strict).map_err(|e| at(&e)),
@@ -173,7 +174,12 @@ struct Counters {
 /// Adds the JSON Lines of `input`, whole lines at a time
 /// ([`Aggregator::add_json_lines`]); returns the first rejected line
 /// (numbered from 0) and its error. `strict`: stops reading once there is one.
-fn add_lines(aggregator: &mut Aggregator, mut input: impl Read, read: &Counters, strict: bool) -> io::Result<Option<(u64, Error)>> {
+fn add_lines(
+    aggregator: &mut Aggregator,
+    mut input: impl Read,
+    read: &Counters,
+    strict: bool,
+) -> io::Result<Option<(u64, Error)>> {
     let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK);
     let mut lines = 0u64;
     let mut first = None;
@@ -219,7 +225,13 @@ struct Rejected {
 /// `strict`, the first rejected line (in the order of the sources) is an
 /// error naming its file and line; the threads stop taking sources once one
 /// is found.
-pub fn aggregate(metric: &Metric, sources: &[Source], threads: usize, strict: bool, progress: &mut Progress) -> CliResult<Aggregator> {
+pub fn aggregate(
+    metric: &Metric,
+    sources: &[Source],
+    threads: usize,
+    strict: bool,
+    progress: &mut Progress,
+) -> CliResult<Aggregator> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let read = Counters::default();

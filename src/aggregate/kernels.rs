@@ -34,10 +34,10 @@ use super::numeric::Sums;
 use super::RejectionCounts;
 use crate::columnar::{Bytes, Column, ReportBatch};
 use crate::error::{Error, Rejection, Result};
-use crate::mechanism::Aggregate;
-use crate::report::Report;
 use crate::frequency::Kernel;
 use crate::hash::{mix64, salt};
+use crate::mechanism::Aggregate;
+use crate::report::Report;
 
 /// What a kernel counted: accepted rows, rejections by reason, and the
 /// first rejected row.
@@ -329,7 +329,10 @@ impl Grid<'_> {
 /// matched): a `value` column without nulls, else `None`; a value past the
 /// grid is out of range.
 pub(crate) fn numbers(batch: &ReportBatch<'_>, grid: &Grid<'_>, sums: &mut [Sums]) -> Option<Outcome> {
-    if columns(batch) != [true, false, false, false, false, false] || grid.ends.is_empty() || sums.len() != grid.ends.len() {
+    if columns(batch) != [true, false, false, false, false, false]
+        || grid.ends.is_empty()
+        || sums.len() != grid.ends.len()
+    {
         return None;
     }
     let values = dense(batch.value, batch.len)?;
@@ -358,7 +361,10 @@ pub(crate) fn records(
     sums: &mut [Sums],
 ) -> Option<Outcome> {
     let components = grid.ends.len();
-    if columns(batch) != [false, false, false, false, true, true] || components == 0 || sums.len() != attributes * components {
+    if columns(batch) != [false, false, false, false, true, true]
+        || components == 0
+        || sums.len() != attributes * components
+    {
         return None;
     }
     let (Some(sampled_attributes), Some(sampled_values)) =

@@ -190,7 +190,9 @@ fn flush(aggregator: &mut Aggregator, canonical: Option<&Canonical>, pending: &m
     let mut batch = ReportBatch::new(REPORT_VERSION, &id, pending.lines.len());
     match canonical.shape {
         Shape::Value => batch.value = column(&pending.values),
-        Shape::SeedValue => (batch.seed, batch.value) = (Some(Column { values: &pending.seeds, valid: None }), column(&pending.values)),
+        Shape::SeedValue => {
+            (batch.seed, batch.value) = (Some(Column { values: &pending.seeds, valid: None }), column(&pending.values))
+        }
         Shape::Bits { width } => batch.bits = Some(Bytes::Fixed { data: &pending.bits, width, valid: None }),
     }
     let first = aggregator.add_batch(&batch).map(|(row, e)| (pending.lines[row], e));
