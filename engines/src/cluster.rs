@@ -15,14 +15,14 @@ use std::sync::Arc;
 use ballista_core::config::LogRotationPolicy;
 use ballista_core::registry::BallistaFunctionRegistry;
 use datafusion::common::Result;
-use datafusion::execution::SessionState;
+use datafusion::execution::{FunctionRegistry, SessionState};
 use datafusion::prelude::SessionConfig;
 
 /// The scheduler's session state for a client's session: Ballista's own
 /// (with S3 object stores, as the stock scheduler has) and `ldp_estimate`.
 pub fn scheduler_session_state(config: SessionConfig) -> Result<SessionState> {
     let mut state = ballista_core::object_store::session_state_with_s3_support(config)?;
-    crate::register_in(&mut state)?;
+    state.register_udaf(Arc::new(crate::udaf()))?;
     Ok(state)
 }
 

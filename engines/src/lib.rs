@@ -51,7 +51,6 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::Result;
-use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::function::{AccumulatorArgs, AggregateFunctionSimplification, StateFieldsArgs};
 use datafusion::logical_expr::utils::format_state_name;
@@ -74,13 +73,6 @@ pub fn udaf() -> AggregateUDF {
 /// Registers `ldp_estimate` in a session.
 pub fn register(ctx: &SessionContext) {
     ctx.register_udaf(udaf());
-}
-
-/// Registers `ldp_estimate` in any function registry (a session state, the
-/// state a Ballista scheduler builds).
-pub fn register_in(registry: &mut dyn FunctionRegistry) -> Result<()> {
-    registry.register_udaf(Arc::new(udaf()))?;
-    Ok(())
 }
 
 /// The implementation behind [`udaf`].
