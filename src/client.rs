@@ -35,6 +35,7 @@
 //! ([`Client::randomize_text`]).
 
 use crate::error::{Error, Requirement, Result};
+use crate::json::ConfigObject;
 use crate::metric::Metric;
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
@@ -172,10 +173,13 @@ impl Client {
 
     /// [`Client::new`] with a parsed config.
     pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
-        let settings = ClientSettings::from_config(
-            config.as_object().ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?,
-        )?;
-        let metric = Metric::from_value(config)?;
+        Client::from_config(crate::metric::config_object(config)?, secret, stored)
+    }
+
+    /// [`Client::from_value`] of a config object.
+    pub(crate) fn from_config(config: ConfigObject, secret: &str, stored: Option<&str>) -> Result<Self> {
+        let settings = ClientSettings::from_config(&config)?;
+        let metric = Metric::from_config(config)?;
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))?;
         let memo = metric.kind().memo();

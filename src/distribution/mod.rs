@@ -348,7 +348,7 @@ impl Randomizer for DistributionMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol == CHOOSE || protocol.parse::<DistributionProtocol>().is_ok(),
     build: |config, _| {
-        let config: DistributionConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: DistributionConfig = config.parse()?;
         Ok(Arc::new(DistributionMetric::new(&config)?))
     },
     protocols: || format!("{}, {CHOOSE}", DistributionProtocol::names()),

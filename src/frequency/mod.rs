@@ -537,10 +537,10 @@ pub(crate) static FAMILY: Family = Family {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
     build: |config, settings| {
-        if config.get("instantaneous_epsilon").is_some_and(|e| !e.is_number()) {
+        if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(_)) {
             return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
         }
-        let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: FrequencyConfig = config.parse()?;
         if config.instantaneous_epsilon.is_some() && !settings.memoize {
             // Without memos there is no permanent response to randomize again.
             let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };

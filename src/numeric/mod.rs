@@ -516,7 +516,7 @@ impl Randomizer for NumericMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
     build: |config, settings| {
-        let mut config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let mut config: NumericConfig = config.parse()?;
         config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
