@@ -37,7 +37,7 @@ pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
 /// A JS value (plain JSON data) as a `T`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub(crate) fn from_js<T: DeserializeOwned>(value: &wasm_bindgen::JsValue) -> Option<T> {
-    serde_wasm_bindgen::from_value(value.clone()).ok()
+    T::deserialize(js_de::JsDeserializer(value.clone())).ok()
 }
 
 /// The value as a plain JS object, as `JSON.parse` of its JSON text would
@@ -193,10 +193,377 @@ impl ConfigObject {
 
     /// The object as a `T`, or a malformed-config error with serde's text.
     pub(crate) fn parse<T: DeserializeOwned>(self) -> crate::error::Result<T> {
-        serde_wasm_bindgen::from_value(self.object.into()).map_err(|e| {
-            let error = wasm_bindgen::JsValue::from(e);
-            let message = js_sys::Reflect::get(&error, &"message".into()).ok().and_then(|m| m.as_string());
-            crate::error::Error::malformed(message.unwrap_or_default())
-        })
+        T::deserialize(js_de::JsDeserializer(self.object.into())).map_err(|e| crate::error::Error::malformed(e.0))
+    }
+}
+
+/// A serde deserializer over plain JSON data in JS values (what
+/// `JSON.parse` gives), read as serde_json reads the same JSON: integers up
+/// to 2^53 as integers, other numbers as floats. Its errors carry serde's
+/// messages with numbers written from JS's digits, so that neither
+/// serde-wasm-bindgen's deserializer nor core's float formatting is linked
+/// into the wasm modules.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod js_de {
+    use serde::de::{self, DeserializeSeed, IntoDeserializer, Unexpected, Visitor};
+    use std::fmt;
+    use wasm_bindgen::{JsCast, JsValue};
+
+    /// A deserialization error: its message.
+    #[derive(Debug)]
+    pub(crate) struct Error(pub(crate) String);
+
+    impl fmt::Display for Error {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    impl std::error::Error for Error {}
+
+    impl de::Error for Error {
+        fn custom<T: fmt::Display>(message: T) -> Self {
+            Error(message.to_string())
+        }
+        fn invalid_type(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+            Error(["invalid type: ", &unexpected_text(unexpected), ", expected ", &expected.to_string()].concat())
+        }
+        fn invalid_value(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+            Error(["invalid value: ", &unexpected_text(unexpected), ", expected ", &expected.to_string()].concat())
+        }
+    }
+
+    /// serde's text of an `Unexpected`, a float written as Rust's `{}` with
+    /// a decimal point (`1.0`, `0.0000001`).
+    fn unexpected_text(unexpected: Unexpected<'_>) -> String {
+        match unexpected {
+            Unexpected::Float(x) => ["floating point `", &float_text(x), "`"].concat(),
+            Unexpected::Unsigned(n) => ["integer `", &n.to_string(), "`"].concat(),
+            Unexpected::Signed(n) => ["integer `", &n.to_string(), "`"].concat(),
+            Unexpected::Bool(b) => (if b { "boolean `true`" } else { "boolean `false`" }).to_string(),
+            Unexpected::Char(c) => ["character `", c.encode_utf8(&mut [0; 4]), "`"].concat(),
+            Unexpected::Str(s) => ["string ", &debug_str(s)].concat(),
+            Unexpected::Bytes(_) => "byte array".to_string(),
+            Unexpected::Unit => "unit value".to_string(),
+            Unexpected::Option => "Option value".to_string(),
+            Unexpected::NewtypeStruct => "newtype struct".to_string(),
+            Unexpected::Seq => "sequence".to_string(),
+            Unexpected::Map => "map".to_string(),
+            Unexpected::Enum => "enum".to_string(),
+            Unexpected::UnitVariant => "unit variant".to_string(),
+            Unexpected::NewtypeVariant => "newtype variant".to_string(),
+            Unexpected::TupleVariant => "tuple variant".to_string(),
+            Unexpected::StructVariant => "struct variant".to_string(),
+            Unexpected::Other(other) => other.to_string(),
+        }
+    }
+
+    /// A string as Rust's `{:?}` writes it (serde quotes strings so).
+    fn debug_str(s: &str) -> String {
+        let mut out = String::new();
+        let _ = fmt::Write::write_fmt(&mut out, format_args!("{s:?}"));
+        out
+    }
+
+    /// A finite float as Rust's `{}` writes it (no exponent), with `.0`
+    /// after an integer, from JS's shortest round-trip digits.
+    fn float_text(x: f64) -> String {
+        let js = js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default();
+        let (sign, js) = js.strip_prefix('-').map_or(("", js.as_str()), |rest| ("-", rest));
+        let (mantissa, exponent) = js.split_once('e').unwrap_or((js, "0"));
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits = [int, frac].concat();
+        let point = int.len() as i64 + exponent.trim_start_matches('+').parse::<i64>().unwrap_or(0);
+        let zeros = |n: i64| "0".repeat(n.max(0) as usize);
+        let body = if point <= 0 {
+            ["0.", &zeros(-point), &digits].concat()
+        } else if point as usize >= digits.len() {
+            [digits.as_str(), &zeros(point - digits.len() as i64), ".0"].concat()
+        } else {
+            let (a, b) = digits.split_at(point as usize);
+            [a, ".", b].concat()
+        };
+        [sign, &body].concat()
+    }
+
+    /// A JS value holding plain JSON data.
+    pub(crate) struct JsDeserializer(pub(crate) JsValue);
+
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+    /// What a JS number is to serde: an integer up to 2^53 in magnitude,
+    /// else a float (as serde_json reads the same number's JSON).
+    enum Number {
+        Unsigned(u64),
+        Signed(i64),
+        Float(f64),
+    }
+
+    fn number(x: f64) -> Number {
+        if x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x) {
+            Number::Unsigned(x as u64)
+        } else if x.fract() == 0.0 && (-MAX_SAFE_INTEGER..0.0).contains(&x) {
+            Number::Signed(x as i64)
+        } else {
+            Number::Float(x)
+        }
+    }
+
+    impl JsDeserializer {
+        /// The error for a value of the wrong type.
+        fn invalid(&self, expected: &dyn de::Expected) -> Error {
+            let text;
+            let unexpected = if let Some(b) = self.0.as_bool() {
+                Unexpected::Bool(b)
+            } else if let Some(x) = self.0.as_f64() {
+                match number(x) {
+                    Number::Unsigned(n) => Unexpected::Unsigned(n),
+                    Number::Signed(n) => Unexpected::Signed(n),
+                    Number::Float(x) => Unexpected::Float(x),
+                }
+            } else if let Some(s) = self.0.as_string() {
+                text = s;
+                Unexpected::Str(&text)
+            } else if js_sys::Array::is_array(&self.0) {
+                Unexpected::Seq
+            } else if self.0.is_object() {
+                Unexpected::Map
+            } else {
+                Unexpected::Unit
+            };
+            de::Error::invalid_type(unexpected, expected)
+        }
+
+        fn seq<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            let array: js_sys::Array = self.0.unchecked_into();
+            visitor.visit_seq(Seq { array, next: 0 })
+        }
+
+        fn map<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            let entries = js_sys::Object::entries(self.0.unchecked_ref());
+            visitor.visit_map(Map { entries, next: 0, value: None })
+        }
+
+        fn integer<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            match self.0.as_f64().map(number) {
+                Some(Number::Unsigned(n)) => visitor.visit_u64(n),
+                Some(Number::Signed(n)) => visitor.visit_i64(n),
+                _ => Err(self.invalid(&visitor)),
+            }
+        }
+    }
+
+    /// Each typed request calls only the visitor methods its type needs
+    /// (a struct from an object, a string from a string), so that no
+    /// visitor is instantiated for every JSON type; `deserialize_any`
+    /// serves untagged enums.
+    impl<'de> de::Deserializer<'de> for JsDeserializer {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.0.is_null() || self.0.is_undefined() {
+                visitor.visit_unit()
+            } else if let Some(b) = self.0.as_bool() {
+                visitor.visit_bool(b)
+            } else if let Some(x) = self.0.as_f64() {
+                match number(x) {
+                    Number::Unsigned(n) => visitor.visit_u64(n),
+                    Number::Signed(n) => visitor.visit_i64(n),
+                    Number::Float(x) => visitor.visit_f64(x),
+                }
+            } else if let Some(text) = self.0.as_string() {
+                visitor.visit_string(text)
+            } else if js_sys::Array::is_array(&self.0) {
+                self.seq(visitor)
+            } else if self.0.is_object() {
+                self.map(visitor)
+            } else {
+                Err(self.invalid(&visitor))
+            }
+        }
+
+        fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            match self.0.as_bool() {
+                Some(b) => visitor.visit_bool(b),
+                None => Err(self.invalid(&visitor)),
+            }
+        }
+
+        fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            match self.0.as_f64() {
+                Some(x) => visitor.visit_f64(x),
+                None => Err(self.invalid(&visitor)),
+            }
+        }
+
+        fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_f64(visitor)
+        }
+
+        fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            match self.0.as_string() {
+                Some(text) => visitor.visit_string(text),
+                None => Err(self.invalid(&visitor)),
+            }
+        }
+
+        fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_string(visitor)
+        }
+
+        fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_string(visitor)
+        }
+
+        fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_string(visitor)
+        }
+
+        fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if js_sys::Array::is_array(&self.0) {
+                self.seq(visitor)
+            } else {
+                Err(self.invalid(&visitor))
+            }
+        }
+
+        fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_seq(visitor)
+        }
+
+        fn deserialize_tuple_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            _len: usize,
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            self.deserialize_seq(visitor)
+        }
+
+        fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.0.is_object() && !js_sys::Array::is_array(&self.0) {
+                self.map(visitor)
+            } else {
+                Err(self.invalid(&visitor))
+            }
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            _fields: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            self.deserialize_map(visitor)
+        }
+
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.0.is_null() || self.0.is_undefined() {
+                visitor.visit_none()
+            } else {
+                visitor.visit_some(self)
+            }
+        }
+
+        fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.0.is_null() || self.0.is_undefined() {
+                visitor.visit_unit()
+            } else {
+                Err(self.invalid(&visitor))
+            }
+        }
+
+        fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_unit(visitor)
+        }
+
+        fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            visitor.visit_unit()
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
+            visitor.visit_newtype_struct(self)
+        }
+
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            _variants: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            // Unit variants, as JSON strings.
+            match self.0.as_string() {
+                Some(variant) => visitor.visit_enum(variant.into_deserializer()),
+                None => Err(self.invalid(&"a string")),
+            }
+        }
+
+        fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+        fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.integer(visitor)
+        }
+
+        serde::forward_to_deserialize_any! { i128 u128 bytes byte_buf }
+    }
+
+    struct Seq {
+        array: js_sys::Array,
+        next: u32,
+    }
+
+    impl<'de> de::SeqAccess<'de> for Seq {
+        type Error = Error;
+        fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+            if self.next >= self.array.length() {
+                return Ok(None);
+            }
+            self.next += 1;
+            seed.deserialize(JsDeserializer(self.array.get(self.next - 1))).map(Some)
+        }
+        fn size_hint(&self) -> Option<usize> {
+            Some((self.array.length() - self.next) as usize)
+        }
+    }
+
+    struct Map {
+        entries: js_sys::Array,
+        next: u32,
+        value: Option<JsValue>,
+    }
+
+    impl<'de> de::MapAccess<'de> for Map {
+        type Error = Error;
+        fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+            if self.next >= self.entries.length() {
+                return Ok(None);
+            }
+            let entry: js_sys::Array = self.entries.get(self.next).unchecked_into();
+            self.next += 1;
+            self.value = Some(entry.get(1));
+            seed.deserialize(JsDeserializer(entry.get(0))).map(Some)
+        }
+        fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+            seed.deserialize(JsDeserializer(self.value.take().unwrap_or(JsValue::UNDEFINED)))
+        }
     }
 }
