@@ -4,7 +4,8 @@
 # client's (cargo feature `aggregate` off), each with its bindings for Node
 # (CommonJS, loads synchronously) and for the web (an ES module with
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
-# entry points in js/. Prints the sizes that tests/js/size-budget.json holds.
+# entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
+# Prints the sizes that tests/js/size-budget.json holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -58,6 +59,9 @@ cp -r js/node js/web js/bundler dist/
 cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts dist/client/node/
 cp js/web/* dist/client/web/
 cp -r js/client/. dist/client/
+# What a page loads without a bundler, minified (the sources in js/ and the
+# Node entries stay as written).
+node scripts/minify.mjs dist/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
