@@ -79,6 +79,19 @@ fn shortest_layout(text: &str) -> String {
     out
 }
 
+/// `x.clamp(lo, hi)` for `lo ≤ hi` (NaN stays NaN), without `f64::clamp`'s
+/// check of its bounds, whose panic message formats floats: on the client's
+/// path it would link core's float formatting into the wasm modules.
+pub(crate) fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
+}
+
 /// Checks that ε is a finite, positive number.
 pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
     if epsilon.is_finite() && epsilon > 0.0 {

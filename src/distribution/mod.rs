@@ -216,7 +216,7 @@ impl DistributionMetric {
     /// The bin of a finite value (clipped to the range).
     pub fn bin_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
-        let position = (x.clamp(lo, hi) - lo) / (hi - lo) * self.bins as f64;
+        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * self.bins as f64;
         (position.floor().max(0.0) as u64).min(self.bins - 1)
     }
 
@@ -240,7 +240,7 @@ impl DistributionMetric {
     pub fn input_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
         let inputs = self.inputs();
-        let position = (x.clamp(lo, hi) - lo) / (hi - lo) * inputs as f64;
+        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * inputs as f64;
         (position.floor().max(0.0) as u64).min(inputs - 1)
     }
 

@@ -101,7 +101,7 @@ impl Longitudinal {
                 let qb = p * c + a * (1.0 - q) + e * (miss * c + a * q);
                 let qc = p * (1.0 - q) - e * miss * q;
                 let f = 2.0 * qc / (qb + (qb * qb + 4.0 * qa * qc).sqrt());
-                let flip = Bernoulli::rounded_up(f.clamp(0.0, 0.5)).expect("a probability");
+                let flip = Bernoulli::rounded_up(crate::privacy::clamp(f, 0.0, 0.5)).expect("a probability");
                 Chain::Unary { permanent, flip }
             }
             _ => return None,
