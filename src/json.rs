@@ -258,10 +258,27 @@ mod js_de {
         }
     }
 
-    /// A string as Rust's `{:?}` writes it (serde quotes strings so).
+    /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
+    /// escaping quotes, backslashes and control characters; other characters
+    /// are written as they are (Rust's Unicode table of printable characters
+    /// would weigh more than every message here).
     fn debug_str(s: &str) -> String {
-        let mut out = String::new();
-        let _ = fmt::Write::write_fmt(&mut out, format_args!("{s:?}"));
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\0' => out.push_str("\\0"),
+                c if c.is_control() => {
+                    let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
         out
     }
 

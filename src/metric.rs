@@ -375,9 +375,9 @@ pub(crate) fn config_object(value: serde_json::Value) -> Result<ConfigObject> {
 /// Numbers separated by commas (one for a scalar metric).
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
     text.split(',')
-        .map(|v| v.trim().parse::<f64>())
-        .collect::<std::result::Result<Vec<f64>, _>>()
-        .map_err(|_| Error::InvalidValue { expected: ExpectedValue::Number })
+        .map(|v| crate::privacy::parse_number(v.trim()))
+        .collect::<Option<Vec<f64>>>()
+        .ok_or(Error::InvalidValue { expected: ExpectedValue::Number })
 }
 
 /// The aggregator of any metric.
