@@ -303,6 +303,7 @@ impl DistributionMetric {
 
     /// `P[report | input]` of the realized channel (0 for a report this
     /// configuration refuses).
+    #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, input: u64, report: &Report) -> Likelihood {
         if self.validate(report).is_err() || input >= self.inputs() {
             return Likelihood::new(0.0);
@@ -316,6 +317,7 @@ impl DistributionMetric {
 
     /// Reports that exercise the whole channel: every cell (Square Wave),
     /// every level's oracle outputs (all of them, or sampled).
+    #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {
             Mechanism::SquareWave(sw) => (0..sw.cells()).map(Payload::Index).collect(),

@@ -104,6 +104,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         (self.keep_probability(), self.probability(0, 1))
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match payload {
             Payload::Index(y) if *y < self.m => Likelihood::new(self.probability(index as u64, *y)),
@@ -111,6 +112,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         ChannelOutputs::Complete((0..self.m).map(Payload::Index).collect())
     }

@@ -173,6 +173,7 @@ impl Mechanism for Longitudinal {
     }
 
     /// `P[payload | value at index]` under the composed channel.
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match (&self.chain, payload) {
             (Chain::Direct { permanent, step }, Payload::Index(y)) if *y < permanent.symbols() => {
@@ -205,6 +206,7 @@ impl Mechanism for Longitudinal {
         Some(format!("longitudinal:{:x}", self.long_run.to_bits()))
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         self.permanent().channel_outputs(d, rng)
     }
