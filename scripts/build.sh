@@ -36,14 +36,15 @@ bindings() {
 }
 
 # module NODE_DIR WEB_DIR NAME [cargo args]: one wasm module's Node and web
-# bindings; the two share one wasm, optimized once with wasm-opt -Oz.
+# bindings; the two share one wasm, optimized once with wasm-opt -Oz (run
+# until it no longer shrinks it).
 module() {
   local node=$1 web=$2 name=$3
   shift 3
   bindings nodejs "$node" "$name" "$@"
   bindings web "$web" "$name" "$@"
   cmp -s "dist/$node/${name}_bg.wasm" "dist/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
-  node_modules/.bin/wasm-opt -Oz "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
+  node_modules/.bin/wasm-opt -Oz --converge "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
   cp "dist/$web/${name}_bg.wasm" "dist/$node/${name}_bg.wasm"
 }
 

@@ -236,26 +236,32 @@ mod js_de {
     /// serde's text of an `Unexpected`, a float written as Rust's `{}` with
     /// a decimal point (`1.0`, `0.0000001`).
     fn unexpected_text(unexpected: Unexpected<'_>) -> String {
-        match unexpected {
-            Unexpected::Float(x) => ["floating point `", &float_text(x), "`"].concat(),
-            Unexpected::Unsigned(n) => ["integer `", &n.to_string(), "`"].concat(),
-            Unexpected::Signed(n) => ["integer `", &n.to_string(), "`"].concat(),
-            Unexpected::Bool(b) => (if b { "boolean `true`" } else { "boolean `false`" }).to_string(),
-            Unexpected::Char(c) => ["character `", c.encode_utf8(&mut [0; 4]), "`"].concat(),
-            Unexpected::Str(s) => ["string ", &debug_str(s)].concat(),
-            Unexpected::Bytes(_) => "byte array".to_string(),
-            Unexpected::Unit => "unit value".to_string(),
-            Unexpected::Option => "Option value".to_string(),
-            Unexpected::NewtypeStruct => "newtype struct".to_string(),
-            Unexpected::Seq => "sequence".to_string(),
-            Unexpected::Map => "map".to_string(),
-            Unexpected::Enum => "enum".to_string(),
-            Unexpected::UnitVariant => "unit variant".to_string(),
-            Unexpected::NewtypeVariant => "newtype variant".to_string(),
-            Unexpected::TupleVariant => "tuple variant".to_string(),
-            Unexpected::StructVariant => "struct variant".to_string(),
-            Unexpected::Other(other) => other.to_string(),
-        }
+        let (kind, value) = match unexpected {
+            Unexpected::Float(x) => ("floating point `", float_text(x)),
+            Unexpected::Unsigned(n) => ("integer `", n.to_string()),
+            Unexpected::Signed(n) => ("integer `", n.to_string()),
+            Unexpected::Bool(b) => ("boolean `", b.to_string()),
+            Unexpected::Char(c) => ("character `", c.to_string()),
+            Unexpected::Str(s) => return ["string ", &debug_str(s)].concat(),
+            Unexpected::Other(other) => return other.to_string(),
+            other => {
+                return match other {
+                    Unexpected::Bytes(_) => "byte array",
+                    Unexpected::Unit => "unit value",
+                    Unexpected::Option => "Option value",
+                    Unexpected::NewtypeStruct => "newtype struct",
+                    Unexpected::Seq => "sequence",
+                    Unexpected::Map => "map",
+                    Unexpected::Enum => "enum",
+                    Unexpected::UnitVariant => "unit variant",
+                    Unexpected::NewtypeVariant => "newtype variant",
+                    Unexpected::TupleVariant => "tuple variant",
+                    _ => "struct variant",
+                }
+                .to_string()
+            }
+        };
+        [kind, &value, "`"].concat()
     }
 
     /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
