@@ -1,7 +1,9 @@
-//! JSON text in and out for the client's state, memos and reports: one way
-//! for the whole crate. Natively it is serde_json; in the wasm build it is
-//! JS's own `JSON.parse`/`JSON.stringify` with serde-wasm-bindgen, so the
-//! wasm modules link neither serde_json's parser nor its float printer.
+//! JSON text in and out for the client's state, memos and reports, and the
+//! config object the metric families read: one way for the whole crate.
+//! Natively it is serde_json; in the wasm build it is JS's own
+//! `JSON.parse`/`JSON.stringify`, JS values read by the small deserializer
+//! below (`js_de`) and written by serde-wasm-bindgen, so the wasm modules
+//! link neither serde_json's parser nor a float printer.
 //! (The numbers' text differs only in form: `1.0` natively, `1` in wasm;
 //! both read back as the same number.)
 
