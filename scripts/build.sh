@@ -4,7 +4,8 @@
 # client's (cargo feature `aggregate` off), each with its bindings for Node
 # (CommonJS, loads synchronously) and for the web (an ES module with
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
-# entry points in js/. Prints the sizes that tests/js/size-budget.json holds.
+# entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
+# Prints the sizes that tests/js/size-budget.json holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -35,14 +36,15 @@ bindings() {
 }
 
 # module NODE_DIR WEB_DIR NAME [cargo args]: one wasm module's Node and web
-# bindings; the two share one wasm, optimized once with wasm-opt -Oz.
+# bindings; the two share one wasm, optimized once with wasm-opt -Oz (run
+# until it no longer shrinks it).
 module() {
   local node=$1 web=$2 name=$3
   shift 3
   bindings nodejs "$node" "$name" "$@"
   bindings web "$web" "$name" "$@"
   cmp -s "dist/$node/${name}_bg.wasm" "dist/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
-  node_modules/.bin/wasm-opt -Oz "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
+  node_modules/.bin/wasm-opt -Oz --converge "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
   cp "dist/$web/${name}_bg.wasm" "dist/$node/${name}_bg.wasm"
 }
 
@@ -58,6 +60,9 @@ cp -r js/node js/web js/bundler dist/
 cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts dist/client/node/
 cp js/web/* dist/client/web/
 cp -r js/client/. dist/client/
+# What a page loads without a bundler, minified (the sources in js/ and the
+# Node entries stay as written).
+node scripts/minify.mjs dist/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {

@@ -35,6 +35,7 @@
 //! ([`Client::randomize_text`]).
 
 use crate::error::{Error, Requirement, Result};
+use crate::json::ConfigObject;
 use crate::metric::Metric;
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
@@ -43,7 +44,6 @@ use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
-use std::collections::BTreeMap;
 
 /// The format version of [`ClientState`] (2: an install's draws are one
 /// list, whatever the protocol; version 1 states are read and converted).
@@ -61,7 +61,7 @@ pub struct ClientState {
     /// Memo keys (hex HMACs) to the permanent response, as the protocol
     /// stores it (a report's JSON, or RAPPOR's permanent bits).
     #[serde(default)]
-    pub memos: BTreeMap<String, String>,
+    pub memos: KeyMap<String>,
     /// `(time in ms, ε)` of every report that spent ε, oldest first.
     #[serde(default)]
     pub ledger: Vec<(u64, f64)>,
@@ -72,8 +72,100 @@ pub struct ClientState {
     /// With an instantaneous step: the ε charged so far for each memo
     /// whose reports have not yet cost the long-run ε (a memo without an
     /// entry has: what every version 2 state means). Absent otherwise.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub charged: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "KeyMap::is_empty")]
+    pub charged: KeyMap<f64>,
+}
+
+/// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
+/// (serialized in key order, as a `BTreeMap` is), without a B-tree's code in
+/// the client's wasm module. A key given twice keeps its last value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyMap<V>(Vec<(String, V)>);
+
+impl<V> Default for KeyMap<V> {
+    fn default() -> Self {
+        KeyMap(Vec::new())
+    }
+}
+
+impl<V> KeyMap<V> {
+    fn position(&self, key: &str) -> std::result::Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.position(key).ok().and_then(|i| self.0.get(i)).map(|(_, v)| v)
+    }
+
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: String, value: V) {
+        match self.position(&key) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+    }
+
+    /// Removes `key`, giving its value.
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        self.position(key).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The keys and values, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The values, in key order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// The values, mutably, in key order.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.0.iter_mut().map(|(_, v)| v)
+    }
+}
+
+impl<V: Serialize> Serialize for KeyMap<V> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeyMap<V> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Entries<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Entries<V> {
+            type Value = KeyMap<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> std::result::Result<KeyMap<V>, A::Error> {
+                let mut map = KeyMap::default();
+                while let Some((k, v)) = access.next_entry::<String, V>()? {
+                    map.insert(k, v);
+                }
+                Ok(map)
+            }
+        }
+        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+    }
 }
 
 /// A version 1 state: the install's draws under per-protocol names.
@@ -83,7 +175,7 @@ struct ClientStateV1 {
     version: u32,
     metric: String,
     #[serde(default)]
-    memos: BTreeMap<String, String>,
+    memos: KeyMap<String>,
     #[serde(default)]
     ledger: Vec<(u64, f64)>,
     #[serde(default)]
@@ -110,7 +202,7 @@ impl ClientState {
             (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
             _ => return None,
         };
-        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws, charged: BTreeMap::new() })
+        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws, charged: KeyMap::default() })
     }
 }
 
@@ -172,10 +264,13 @@ impl Client {
 
     /// [`Client::new`] with a parsed config.
     pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
-        let settings = ClientSettings::from_config(
-            config.as_object().ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?,
-        )?;
-        let metric = Metric::from_value(config)?;
+        Client::from_config(crate::metric::config_object(config)?, secret, stored)
+    }
+
+    /// [`Client::from_value`] of a config object.
+    pub(crate) fn from_config(config: ConfigObject, secret: &str, stored: Option<&str>) -> Result<Self> {
+        let settings = ClientSettings::from_config(&config)?;
+        let metric = Metric::from_config(config)?;
         let secret = parse_secret(secret)
             .ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))?;
         let memo = metric.kind().memo();
@@ -189,10 +284,10 @@ impl Client {
         let fresh = ClientState {
             version: STATE_VERSION,
             metric: id.clone(),
-            memos: BTreeMap::new(),
+            memos: KeyMap::default(),
             ledger: Vec::new(),
             draws: None,
-            charged: BTreeMap::new(),
+            charged: KeyMap::default(),
         };
         let usable = |s: &ClientState| {
             s.metric == id
@@ -288,7 +383,9 @@ impl Client {
         } else {
             self.state.charged.remove(&key);
         }
-        self.state.memos.entry(key).or_insert(permanent);
+        if self.state.memos.get(&key).is_none() {
+            self.state.memos.insert(key, permanent);
+        }
         Ok(report)
     }
 

@@ -13,7 +13,8 @@ use std::fmt;
 use thiserror::Error;
 
 /// Everything that can go wrong in localdp.
-#[derive(Debug, Clone, PartialEq, Error)]
+#[cfg_attr(not(all(target_arch = "wasm32", target_os = "unknown")), derive(Debug))]
+#[derive(Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A configuration has the wrong shape: not an object, a missing or
@@ -109,6 +110,16 @@ pub enum Error {
         /// The platform's description of the failure.
         detail: String,
     },
+}
+
+/// In the wasm build an error debugs as its message: the derived `Debug`
+/// (which every `.expect` on a `Result` links) would bring core's float
+/// formatting into the modules, where numbers are written by JS.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 impl Error {

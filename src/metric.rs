@@ -11,6 +11,7 @@ use crate::aggregate::{PostProcessing, RejectionCounts};
 #[cfg(feature = "aggregate")]
 use crate::columnar::{ReportBatch, ReportFields};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
+use crate::json::{ConfigObject, Field};
 use crate::mechanism::Aggregate;
 use crate::privacy::number_text;
 use crate::report::{Protocol, Report};
@@ -24,10 +25,10 @@ use std::sync::Arc;
 /// One family of metrics: how it recognizes and builds its configs.
 pub(crate) struct Family {
     /// True when the config object belongs to this family.
-    pub claims: fn(protocol: &str, config: &serde_json::Map<String, serde_json::Value>) -> bool,
+    pub claims: fn(protocol: &str, config: &ConfigObject) -> bool,
     /// Builds the metric from the config object (client-only keys removed,
     /// and given apart, checked).
-    pub build: fn(serde_json::Value, &ClientSettings) -> Result<Arc<dyn Kind>>,
+    pub build: fn(ConfigObject, &ClientSettings) -> Result<Arc<dyn Kind>>,
     /// What the family's `"protocol"` may be, for messages.
     pub protocols: fn() -> String,
     /// The key that marks the family's configs (`"range"`), for messages.
@@ -262,22 +263,24 @@ impl Metric {
 
     /// [`Metric::from_json`] of a parsed config (the wasm build's configs
     /// are JS objects; no JSON text is parsed for them).
-    pub fn from_value(mut value: serde_json::Value) -> Result<Self> {
-        let object = value
-            .as_object_mut()
-            .ok_or_else(|| Error::malformed("a configuration must be a JSON object"))?;
+    pub fn from_value(value: serde_json::Value) -> Result<Self> {
+        Metric::from_config(config_object(value)?)
+    }
+
+    /// [`Metric::from_value`] of a config object.
+    pub(crate) fn from_config(mut object: ConfigObject) -> Result<Self> {
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
-        let settings = ClientSettings::from_config(object)?;
+        let settings = ClientSettings::from_config(&object)?;
         for key in CLIENT_KEYS {
             object.remove(key);
         }
         let protocol = match object.get("protocol") {
-            None => None,
-            Some(serde_json::Value::String(p)) => Some(p.clone()),
-            Some(_) => return Err(Error::malformed_key("protocol", "\"protocol\" must be a string")),
+            Field::Missing => None,
+            Field::Text(p) => Some(p),
+            _ => return Err(Error::malformed_key("protocol", "\"protocol\" must be a string")),
         };
-        let Some(family) = FAMILIES.iter().find(|f| (f.claims)(protocol.as_deref().unwrap_or(""), object)) else {
+        let Some(family) = FAMILIES.iter().find(|f| (f.claims)(protocol.as_deref().unwrap_or(""), &object)) else {
             // Unclaimed: say what each family accepts, for the shape given.
             let family = FAMILIES.iter().find(|f| object.contains_key(f.shape)).unwrap_or(&FAMILIES[FAMILIES.len() - 1]);
             let known = (family.protocols)();
@@ -286,13 +289,13 @@ impl Metric {
                 Some(_) => format!("\"protocol\" of a {} metric must be one of {known}", family.label),
             }));
         };
-        if object.get("epsilon").is_some_and(|e| !e.is_number()) {
+        if !matches!(object.get("epsilon"), Field::Missing | Field::Number(_)) {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
         // Only frequency protocols take an instantaneous step (RAPPOR has its own).
         let foreign_step =
-            !std::ptr::eq(*family, &crate::frequency::FAMILY) && object.remove("instantaneous_epsilon").is_some();
-        let kind = (family.build)(value, &settings)?;
+            !std::ptr::eq(*family, &crate::frequency::FAMILY) && object.remove("instantaneous_epsilon");
+        let kind = (family.build)(object, &settings)?;
         if foreign_step {
             return Err(Error::invalid("instantaneous_epsilon", Requirement::NotFor { protocol: kind.protocol() }));
         }
@@ -403,12 +406,17 @@ pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Repo
     }
 }
 
+/// A parsed config as an object, or the error for one that is not.
+pub(crate) fn config_object(value: serde_json::Value) -> Result<ConfigObject> {
+    ConfigObject::from_value(value).ok_or_else(|| Error::malformed("a configuration must be a JSON object"))
+}
+
 /// Numbers separated by commas (one for a scalar metric).
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
     text.split(',')
-        .map(|v| v.trim().parse::<f64>())
-        .collect::<std::result::Result<Vec<f64>, _>>()
-        .map_err(|_| Error::InvalidValue { expected: ExpectedValue::Number })
+        .map(|v| crate::privacy::parse_number(v.trim()))
+        .collect::<Option<Vec<f64>>>()
+        .ok_or(Error::InvalidValue { expected: ExpectedValue::Number })
 }
 
 /// The aggregator of any metric.

@@ -79,6 +79,55 @@ fn shortest_layout(text: &str) -> String {
     out
 }
 
+/// Parses a number as Rust's `str::parse::<f64>` does: an optional sign,
+/// digits with an optional point, an optional exponent, or `inf`,
+/// `infinity`, `nan` in any case. The digits are converted by
+/// [`js_parse_float`]: in wasm JS's correctly rounded `parseFloat`, so that
+/// the modules link no decimal parser (its tables alone are over 10 KB).
+pub fn parse_number(text: &str) -> Option<f64> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let negative = text.starts_with('-');
+    let special = match unsigned.to_ascii_lowercase().as_str() {
+        "inf" | "infinity" => Some(f64::INFINITY),
+        "nan" => Some(f64::NAN),
+        _ => None,
+    };
+    if let Some(x) = special {
+        return Some(if negative { -x } else { x });
+    }
+    let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
+    let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let valid = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty()) && digits(exponent);
+    (valid && !exponent.is_empty()).then(|| js_parse_float(text))
+}
+
+/// The number that decimal text (as [`parse_number`] accepts it) denotes,
+/// correctly rounded.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn js_parse_float(text: &str) -> f64 {
+    js_sys::parse_float(text)
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn js_parse_float(text: &str) -> f64 {
+    text.parse().unwrap_or(f64::NAN)
+}
+
+/// `x.clamp(lo, hi)` for `lo ≤ hi` (NaN stays NaN), without `f64::clamp`'s
+/// check of its bounds, whose panic message formats floats: on the client's
+/// path it would link core's float formatting into the wasm modules.
+pub(crate) fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
+}
+
 /// Checks that ε is a finite, positive number.
 pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
     if epsilon.is_finite() && epsilon > 0.0 {
@@ -149,6 +198,18 @@ mod tests {
     }
 
     /// The wasm build's layout of JS's shortest digits is serde_json's text.
+    #[test]
+    fn parse_number_accepts_what_str_parse_accepts() {
+        for text in [
+            "0", "-0", "+1", "1.", ".5", "-.5", "1e5", "1E-5", "1e+5", "2.5e-3", "007", "1.7976931348623157e308", "inf",
+            "-Infinity", "NaN", "", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "0x10", "1_000", "∞", "in",
+        ] {
+            let expected = text.parse::<f64>().ok();
+            let found = parse_number(text);
+            assert_eq!(found.map(f64::to_bits), expected.map(f64::to_bits), "{text:?}");
+        }
+    }
+
     #[test]
     fn shortest_layout_is_serde_jsons() {
         let mut values = vec![0.0, -0.0, 1.0, -1.0, 0.1, 0.25, 1.5, 30.0, 1e15, 1e16, 1.5e16, 123456789012345680.0, 1e21, 1e-4, 1e-5, 1.25e-5, 1e-6, 1e-7, 5e-324, f64::MAX, f64::MIN_POSITIVE, 2.0f64.powi(53), 1.0 / 3.0];

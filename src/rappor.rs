@@ -305,7 +305,7 @@ impl RapporMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol.parse::<OpenDomainProtocol>().is_ok(),
     build: |config, _| {
-        let config: RapporConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: RapporConfig = config.parse()?;
         Ok(Arc::new(RapporMetric::new(&config)?))
     },
     protocols: OpenDomainProtocol::names,

@@ -3,6 +3,7 @@
 //! them (a config its clients would refuse is refused) and sets them aside.
 
 use crate::error::{Error, Requirement, Result};
+use crate::json::{ConfigObject, Field};
 
 /// The keys of a config that only the client reads; the aggregator ignores
 /// them.
@@ -34,34 +35,37 @@ pub struct ClientSettings {
 
 impl ClientSettings {
     /// Reads and validates the client-only keys of a config object.
-    pub fn from_config(config: &serde_json::Map<String, serde_json::Value>) -> Result<Self> {
+    pub(crate) fn from_config(config: &ConfigObject) -> Result<Self> {
         let memoize = match config.get("memoize") {
-            None => false,
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(_) => return Err(Error::malformed_key("memoize", "\"memoize\" must be true or false")),
+            Field::Missing => false,
+            Field::Bool(b) => b,
+            _ => return Err(Error::malformed_key("memoize", "\"memoize\" must be true or false")),
         };
         let budget = match config.get("budget") {
-            None => None,
-            Some(serde_json::Value::Object(b)) => {
-                let epsilon = b.get("epsilon").and_then(serde_json::Value::as_f64).ok_or_else(|| {
-                    Error::malformed_key("budget", "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")")
-                })?;
+            Field::Missing => None,
+            Field::Object(b) => {
+                let Field::Number(epsilon) = b.get("epsilon") else {
+                    return Err(Error::malformed_key(
+                        "budget",
+                        "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")",
+                    ));
+                };
                 if !(epsilon.is_finite() && epsilon > 0.0) {
                     return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
                 }
-                let window = b.get("window").and_then(serde_json::Value::as_str).ok_or_else(|| {
-                    Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\"")
-                })?;
-                if b.keys().any(|k| k != "epsilon" && k != "window") {
+                let Field::Text(window) = b.get("window") else {
+                    return Err(Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\""));
+                };
+                if b.keys().iter().any(|k| k != "epsilon" && k != "window") {
                     return Err(Error::malformed_key("budget", "\"budget\" takes only \"epsilon\" and \"window\""));
                 }
-                Some(Budget { epsilon, window_ms: parse_window(window)? })
+                Some(Budget { epsilon, window_ms: parse_window(&window)? })
             }
-            Some(_) => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
+            _ => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
         };
         let granularity = match config.get("granularity") {
-            None => None,
-            Some(g) => match g.as_u64() {
+            Field::Missing => None,
+            g => match g.as_u64() {
                 Some(g) if (1..=MAX_GRANULARITY).contains(&g) => Some(g),
                 found => {
                     let requirement =

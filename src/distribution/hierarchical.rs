@@ -116,6 +116,7 @@ impl Hierarchy {
 
     /// `P[report | bin]` of the realized channel: the level's `1/h` times
     /// its oracle's probability for the bin's node.
+    #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, bin: u64, report: &Report) -> Likelihood {
         match self.validate(&report.payload) {
             Ok((level, inner)) if bin < self.bins => {
@@ -127,6 +128,7 @@ impl Hierarchy {
     }
 
     /// Payloads that exercise every level's channel.
+    #[cfg(feature = "aggregate")]
     pub(crate) fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Payload> {
         let mut out = Vec::new();
         for (level, l) in self.levels.iter().enumerate() {

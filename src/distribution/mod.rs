@@ -216,7 +216,7 @@ impl DistributionMetric {
     /// The bin of a finite value (clipped to the range).
     pub fn bin_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
-        let position = (x.clamp(lo, hi) - lo) / (hi - lo) * self.bins as f64;
+        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * self.bins as f64;
         (position.floor().max(0.0) as u64).min(self.bins - 1)
     }
 
@@ -240,7 +240,7 @@ impl DistributionMetric {
     pub fn input_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
         let inputs = self.inputs();
-        let position = (x.clamp(lo, hi) - lo) / (hi - lo) * inputs as f64;
+        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * inputs as f64;
         (position.floor().max(0.0) as u64).min(inputs - 1)
     }
 
@@ -303,6 +303,7 @@ impl DistributionMetric {
 
     /// `P[report | input]` of the realized channel (0 for a report this
     /// configuration refuses).
+    #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, input: u64, report: &Report) -> Likelihood {
         if self.validate(report).is_err() || input >= self.inputs() {
             return Likelihood::new(0.0);
@@ -316,6 +317,7 @@ impl DistributionMetric {
 
     /// Reports that exercise the whole channel: every cell (Square Wave),
     /// every level's oracle outputs (all of them, or sampled).
+    #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {
             Mechanism::SquareWave(sw) => (0..sw.cells()).map(Payload::Index).collect(),
@@ -348,7 +350,7 @@ impl Randomizer for DistributionMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol == CHOOSE || protocol.parse::<DistributionProtocol>().is_ok(),
     build: |config, _| {
-        let config: DistributionConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: DistributionConfig = config.parse()?;
         Ok(Arc::new(DistributionMetric::new(&config)?))
     },
     protocols: || format!("{}, {CHOOSE}", DistributionProtocol::names()),

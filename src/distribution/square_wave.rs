@@ -61,7 +61,7 @@ impl SquareWave {
     pub(crate) fn new(epsilon: f64, bins: u64) -> Self {
         let inputs = bins * MIN_INPUTS.div_ceil(bins);
         let e = exp(epsilon);
-        let half_width = ((epsilon * e - e + 1.0) / (2.0 * e * (e - 1.0 - epsilon))).clamp(0.0, 0.5);
+        let half_width = crate::privacy::clamp((epsilon * e - e + 1.0) / (2.0 * e * (e - 1.0 - epsilon)), 0.0, 0.5);
         let window = ((2.0 * half_width * inputs as f64).round() as u64).clamp(1, inputs);
         let others = (inputs - 1) as f64;
         let outside =

@@ -125,6 +125,7 @@ impl Mechanism for DBitFlip {
         (share * (1.0 - flip), share * flip)
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         let Payload::Sampled { attributes, values } = payload else { return Likelihood::new(0.0) };
         // Each d-subset has probability 1/C(k, d).

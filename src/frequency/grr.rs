@@ -40,7 +40,7 @@ impl GeneralizedRandomizedResponse {
     /// the instantaneous step of longitudinal protocols is built this way.
     pub(crate) fn resampling(mu: f64, m: u64) -> Self {
         let others = (m - 1) as f64;
-        let change = Bernoulli::rounded_up(mu.clamp(0.0, 1.0) * others / m as f64).expect("a probability in [0, 1]");
+        let change = Bernoulli::rounded_up(crate::privacy::clamp(mu, 0.0, 1.0) * others / m as f64).expect("a probability in [0, 1]");
         GeneralizedRandomizedResponse { m, change }
     }
 
@@ -109,6 +109,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         (self.keep_probability(), self.probability(0, 1))
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match payload {
             Payload::Index(y) if *y < self.m => Likelihood::new(self.probability(index as u64, *y)),
@@ -116,6 +117,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         ChannelOutputs::Complete((0..self.m).map(Payload::Index).collect())
     }

@@ -99,6 +99,7 @@ impl Mechanism for HadamardResponse {
         (1.0 - self.outside.probability(), 0.5)
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match *payload {
             Payload::Index(j) if j < self.k => {
@@ -109,6 +110,7 @@ impl Mechanism for HadamardResponse {
         }
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         ChannelOutputs::Complete((0..self.k).map(Payload::Index).collect())
     }

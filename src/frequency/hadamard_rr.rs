@@ -104,6 +104,7 @@ impl Mechanism for HadamardRandomizedResponse {
         (1.0 - self.flip.probability(), 0.5)
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         let Payload::Hashed { seed, value } = payload else { return Likelihood::new(0.0) };
         let keep = Self::coefficient(index, u64::from(*seed)) == *value;
@@ -111,6 +112,7 @@ impl Mechanism for HadamardRandomizedResponse {
         Likelihood::new(1.0 / self.k as f64).times(if keep { 1.0 - flip } else { flip })
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, _d: usize, _rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         let all = (0..self.k).flat_map(|j| (0..2).map(move |b| Payload::Hashed { seed: j as u32, value: b }));
         ChannelOutputs::Complete(all.collect())

@@ -107,6 +107,7 @@ impl Mechanism for LocalHashing {
 
     /// Sampled seeds, each with every bucket (or, for a huge `g`, with the
     /// buckets of sampled reports): the seeds are too many to enumerate.
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         let seeds = if d > 16 { 8 } else { 64 };
         let mut out = Vec::new();
@@ -126,6 +127,7 @@ impl Mechanism for LocalHashing {
         (self.grr.keep_probability(), 1.0 / self.g as f64)
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match *payload {
             Payload::Hashed { seed, value } if value < self.g => {

@@ -101,7 +101,7 @@ impl Longitudinal {
                 let qb = p * c + a * (1.0 - q) + e * (miss * c + a * q);
                 let qc = p * (1.0 - q) - e * miss * q;
                 let f = 2.0 * qc / (qb + (qb * qb + 4.0 * qa * qc).sqrt());
-                let flip = Bernoulli::rounded_up(f.clamp(0.0, 0.5)).expect("a probability");
+                let flip = Bernoulli::rounded_up(crate::privacy::clamp(f, 0.0, 0.5)).expect("a probability");
                 Chain::Unary { permanent, flip }
             }
             _ => return None,
@@ -178,6 +178,7 @@ impl Mechanism for Longitudinal {
     }
 
     /// `P[payload | value at index]` under the composed channel.
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match (&self.chain, payload) {
             (Chain::Direct { permanent, step }, Payload::Index(y)) if *y < permanent.symbols() => {
@@ -210,6 +211,7 @@ impl Mechanism for Longitudinal {
         Some(format!("longitudinal:{:x}", self.long_run.to_bits()))
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         self.permanent().channel_outputs(d, rng)
     }

@@ -222,6 +222,7 @@ pub(crate) trait Mechanism: Send + Sync {
     /// The realized `(p*, q*)`.
     fn support_probabilities(&self) -> (f64, f64);
     /// `P[payload | value at index]` under the realized channel.
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood;
     /// The payload's size in bits, for `auto`'s tie-break.
     fn report_bits(&self) -> u64;
@@ -241,6 +242,7 @@ pub(crate) trait Mechanism: Send + Sync {
     }
     /// Outputs for the exact channel checks: every output where the set is
     /// small, otherwise outputs drawn from the mechanism on varied inputs.
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         ChannelOutputs::Sampled(sampled_outputs(self, d, 64, rng))
     }
@@ -560,6 +562,7 @@ impl FrequencyOracle {
 
     /// `P[report | value at index]` under the realized channel, for the
     /// exact channel tests (0 for an index outside the domain).
+    #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, index: usize, report: &Report) -> Likelihood {
         if index >= self.domain.len() {
             return Likelihood::new(0.0);
@@ -570,6 +573,7 @@ impl FrequencyOracle {
     /// The outputs to examine in an exact channel check (with
     /// [`Self::likelihood`]): all of them where that is feasible, otherwise
     /// outputs drawn from the mechanism on varied inputs with `rng`.
+    #[cfg(feature = "aggregate")]
     pub fn channel_outputs<R: RngCore>(&self, rng: &mut R) -> ChannelOutputs<Report> {
         match self.mechanism.channel_outputs(self.domain.len(), rng) {
             ChannelOutputs::Complete(v) => ChannelOutputs::Complete(v.into_iter().map(|p| self.envelope(p)).collect()),
@@ -598,10 +602,10 @@ pub(crate) static FAMILY: Family = Family {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
     build: |config, settings| {
-        if config.get("instantaneous_epsilon").is_some_and(|e| !e.is_number()) {
+        if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(_)) {
             return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
         }
-        let config: FrequencyConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: FrequencyConfig = config.parse()?;
         if config.instantaneous_epsilon.is_some() && !settings.memoize {
             // Without memos there is no permanent response to randomize again.
             let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };

@@ -120,6 +120,7 @@ impl Mechanism for SubsetSelection {
         (p, (self.k as f64 - p) / (self.d as f64 - 1.0))
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         match payload {
             Payload::Bits(bits) if bits.fits(self.d) && bits.count_ones() == self.k as u64 => {
@@ -133,6 +134,7 @@ impl Mechanism for SubsetSelection {
         }
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         if d <= 16 {
             ChannelOutputs::Complete(super::all_bit_vectors(d, Some(self.k)))

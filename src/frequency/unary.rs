@@ -85,6 +85,7 @@ impl Mechanism for UnaryEncoding {
         (self.p(), self.q.probability())
     }
 
+    #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood {
         let Payload::Bits(bits) = payload else { return Likelihood::new(0.0) };
         // Each bit's two probabilities, each computed without cancelling
@@ -96,6 +97,7 @@ impl Mechanism for UnaryEncoding {
         })
     }
 
+    #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         if d <= 16 {
             ChannelOutputs::Complete(super::all_bit_vectors(d, None))

@@ -406,7 +406,7 @@ impl HeavyHitterMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol == CHOOSE || protocol.parse::<HeavyHitterProtocol>().is_ok(),
     build: |config, _| {
-        let config: HeavyHitterConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let config: HeavyHitterConfig = config.parse()?;
         Ok(Arc::new(HeavyHitterMetric::new(&config)?))
     },
     protocols: || format!("{}, {CHOOSE}", HeavyHitterProtocol::names()),

@@ -213,13 +213,13 @@ fn round_to_grid(steps: u64, t: f64, rng: &mut dyn RngCore) -> u64 {
 fn grid_position(steps: u64, t: f64) -> (u64, f64) {
     let u = (t + 1.0) * 0.5 * steps as f64;
     let lower = (u.floor().max(0.0) as u64).min(steps - 1);
-    (lower, (u - lower as f64).clamp(0.0, 1.0))
+    (lower, crate::privacy::clamp(u - lower as f64, 0.0, 1.0))
 }
 
 /// Maps a finite `x` into `t ∈ [−1, 1]`, clipping to `[lo, hi]`.
 fn to_unit(x: f64, [lo, hi]: [f64; 2]) -> f64 {
-    let clipped = x.clamp(lo, hi);
-    (2.0 * ((clipped - lo) / (hi - lo)) - 1.0).clamp(-1.0, 1.0)
+    let clipped = crate::privacy::clamp(x, lo, hi);
+    crate::privacy::clamp(2.0 * ((clipped - lo) / (hi - lo)) - 1.0, -1.0, 1.0)
 }
 
 /// A configured numeric metric: the client's randomizer and the
@@ -516,7 +516,7 @@ impl Randomizer for NumericMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
     build: |config, settings| {
-        let mut config: NumericConfig = serde_json::from_value(config).map_err(|e| Error::malformed(e.to_string()))?;
+        let mut config: NumericConfig = config.parse()?;
         config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
@@ -641,7 +641,7 @@ impl NumericMetric {
         }
         let [lo, hi] = self.ranges[0];
         let s = self.granularity;
-        let u = ((x.clamp(lo, hi) - lo) / (hi - lo) * s as f64).clamp(0.0, s as f64);
+        let u = crate::privacy::clamp((crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * s as f64, 0.0, s as f64);
         let below = (u.floor() as u64).min(s);
         let fraction = ((u - below as f64) * ALPHA_STEPS as f64).floor() as u64;
         Ok(below + u64::from(fraction > alpha))
@@ -663,7 +663,7 @@ fn worst_case_variance(s: &dyn Scalar) -> f64 {
     let mut worst = f64::NEG_INFINITY;
     for i in 0..g {
         let (t0, t1, m0, m1) = (grid(i), grid(i + 1), s.second_moment(i), s.second_moment(i + 1));
-        let t = ((m1 - m0) / (2.0 * (t1 - t0))).clamp(t0, t1);
+        let t = crate::privacy::clamp((m1 - m0) / (2.0 * (t1 - t0)), t0, t1);
         let u = (t - t0) / (t1 - t0);
         worst = worst.max((1.0 - u) * m0 + u * m1 - t * t);
     }

@@ -8,6 +8,7 @@
 //! raw value.
 
 use crate::error::{DomainKind, Error, ExpectedValue, Rejection};
+use crate::json::ConfigObject;
 use crate::metric::ValueKind;
 use crate::privacy::number_text;
 use crate::{Metric, SecureRng};
@@ -421,7 +422,7 @@ fn stringify(value: &JsValue, message: &str) -> Result<String, JsValue> {
 /// A config object as the core reads it: exactly what its JSON text says
 /// (`JSON.parse(JSON.stringify(config))`, so `undefined` keys drop out as
 /// they always did), with no JSON text parsed in Rust.
-fn config_value(config: &JsValue) -> Result<serde_json::Value, JsValue> {
+fn config_object(config: &JsValue) -> Result<ConfigObject, JsValue> {
     if !config.is_object() {
         return Err(type_error("config must be an object"));
     }
@@ -434,12 +435,12 @@ fn config_value(config: &JsValue) -> Result<serde_json::Value, JsValue> {
         return Err(e);
     }
     let plain = JSON::parse(&stringify(config, "config must be a JSON object")?)?;
-    crate::json::from_js(&plain).ok_or_else(|| type_error("config must be a JSON object"))
+    ConfigObject::from_js(&plain).ok_or_else(|| type_error("config must be a JSON object"))
 }
 
 /// The metric of a config object.
 fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
-    Metric::from_value(config_value(config)?).map_err(js_error)
+    Metric::from_config(config_object(config)?).map_err(js_error)
 }
 
 /// A client's core: randomizes values on this device with
@@ -463,7 +464,7 @@ impl ClientCore {
     #[wasm_bindgen(constructor)]
     pub fn new(config: ConfigJs, secret: &str, state: Option<String>) -> Result<ClientCore, JsValue> {
         let config: JsValue = config.into();
-        let core = crate::client::Client::from_value(config_value(&config)?, secret, state.as_deref()).map_err(js_error)?;
+        let core = crate::client::Client::from_config(config_object(&config)?, secret, state.as_deref()).map_err(js_error)?;
         let resets = core.resets() as u32;
         Ok(ClientCore { core, resets, rng: SecureRng::new().map_err(js_error)? })
     }
