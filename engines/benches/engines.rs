@@ -6,8 +6,9 @@
 //!
 //! `{"path":"datafusion","threads":1,"protocol":"grr","d":1024,"reports":1000000,"seconds":0.21,"reports_per_second":4.7e6}`
 //!
-//! Run: `cargo bench -p localdp-datafusion --bench engines` (REPORTS=n sets
-//! the reports per protocol, default 1,000,000). Each figure is the best of
+//! Run: `cargo bench -p localdp-datafusion --bench engines` with the profile
+//! settings engines/README.md gives (REPORTS=n sets the reports per protocol,
+//! default 1,000,000). Each figure is the best of
 //! three runs of the whole query (planning, reading, decoding, aggregating,
 //! estimating); the estimates of the three paths are checked to be equal.
 
