@@ -36,10 +36,11 @@ import json
 import os
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = ROOT / "target" / "release" / "localdp"
@@ -48,27 +49,6 @@ EPSILON = 1.0
 PROTOCOLS = ["grr", "hr", "olh", "blh", "sue", "oue", "ss", "piecewise"]
 # Python loops over the whole domain per report in exact local hashing.
 SLOW = {"olh": 2_000, "blh": 2_000}
-
-
-def in_venv():
-    """Re-runs this script inside a throwaway venv holding the peers."""
-    try:
-        import multi_freq_ldpy  # noqa: F401
-        import pure_ldp  # noqa: F401
-        return
-    except ImportError:
-        pass
-    if os.environ.get("AGG_BENCH_VENV"):
-        sys.exit("the Python LDP libraries did not install")
-    with tempfile.TemporaryDirectory(prefix="agg-bench-") as venv:
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        python = Path(venv) / "bin" / "python"
-        # pure-ldp imports scikit-learn and statsmodels without declaring
-        # them and needs numpy < 2; both hash str() with xxhash, which xxhash 2+ refuses.
-        subprocess.run([python, "-m", "pip", "install", "-q", "pure-ldp", "multi-freq-ldpy", "xxhash<2",
-                        "scikit-learn", "statsmodels", "numpy<2"], check=True)
-        env = dict(os.environ, AGG_BENCH_VENV="1")
-        sys.exit(subprocess.run([python, __file__, *sys.argv[1:]], env=env).returncode)
 
 
 def config(protocol):
@@ -191,7 +171,7 @@ def peer_rates(protocol, values, n):
 
 
 def main():
-    in_venv()
+    peers.rerun_in_venv(__file__, ["multi_freq_ldpy", "pure_ldp"])
     import numpy as np
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=2_000_000, help="localdp's reports per protocol")

@@ -31,10 +31,11 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = ROOT / "target" / "release" / "localdp"
@@ -43,25 +44,6 @@ ZIPF = 1.1
 K, M = 256, 1024  # sketch rows and columns (both libraries)
 SFP_K = 64  # pure-ldp SFP's fragment sketch rows (Python scoring cost)
 TOP = 20
-
-
-def in_venv():
-    """Re-runs this script inside a throwaway venv holding pure-ldp."""
-    try:
-        import pure_ldp.frequency_oracles  # noqa: F401
-        return
-    except ImportError:
-        pass
-    if os.environ.get("HH_BENCH_VENV"):
-        sys.exit("pure-ldp did not install")
-    with tempfile.TemporaryDirectory(prefix="hh-bench-") as venv:
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        python = Path(venv) / "bin" / "python"
-        # pure-ldp imports scikit-learn and statsmodels (its RAPPOR) without
-        # declaring them, and calls np.zeros(None), which numpy 2 refuses.
-        subprocess.run([python, "-m", "pip", "install", "-q", "pure-ldp", "scikit-learn", "statsmodels", "numpy<2"], check=True)
-        env = dict(os.environ, HH_BENCH_VENV="1")
-        sys.exit(subprocess.run([python, __file__, *sys.argv[1:]], env=env).returncode)
 
 
 def population():
@@ -183,7 +165,7 @@ def main():
     parser.add_argument("--epsilon", type=float, action="append", help="epsilons (default 2, 4, 8)")
     parser.add_argument("--skip", action="append", default=[], help="methods to leave out, e.g. pure-ldp:SFP")
     args = parser.parse_args()
-    in_venv()
+    peers.rerun_in_venv(__file__, ["pure_ldp.frequency_oracles"])
     if not CLI.exists():
         subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
     values = population()
