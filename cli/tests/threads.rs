@@ -3,27 +3,14 @@
 //! threads, for every protocol; with `--strict` the first rejected line is
 //! named by file and line whatever the number of threads.
 
-use localdp::{Metric, ProtocolFamily, Report, SimulationRng};
+use localdp::{Metric, Report, SimulationRng};
 
 mod common;
 
 use common::cli::{run, Scratch};
 
-#[path = "../../fuzz/fuzz_targets/configs.rs"]
-mod fuzz_configs;
-
-/// Every frequency and numeric protocol, then one config per payload shape
-/// of every family (the fuzz targets' list).
-fn configs() -> Vec<String> {
-    let frequency = localdp::FrequencyProtocol::ALL.iter().map(|p| match p.name() {
-        "dbitflip" => r#"{"protocol":"dbitflip","epsilon":1,"domain":37,"d":3}"#.to_string(),
-        name => format!(r#"{{"protocol":"{name}","epsilon":1.5,"domain":37}}"#),
-    });
-    let numeric = localdp::NumericProtocol::ALL
-        .iter()
-        .map(|p| format!(r#"{{"protocol":"{}","epsilon":1,"range":[0,10]}}"#, p.name()));
-    frequency.chain(numeric).chain(fuzz_configs::CONFIGS.iter().map(|c| c.to_string())).collect()
-}
+#[path = "../../columnar/tests/protocols/mod.rs"]
+mod protocols;
 
 /// `n` simulated report lines (fixed seed), with a blank line, a line that
 /// is not a report and one out of range among them.
@@ -56,7 +43,7 @@ fn report_lines(metric: &Metric, n: usize) -> Vec<String> {
 #[test]
 fn the_output_does_not_depend_on_the_number_of_threads() {
     let dir = Scratch::new("threads");
-    for (i, config) in configs().iter().enumerate() {
+    for (i, (config, _)) in protocols::PROTOCOLS.iter().enumerate() {
         let metric = Metric::from_json(config).expect("a valid config");
         let config_path = dir.file(&format!("config-{i}.json"), config);
         let lines = report_lines(&metric, 3000);
