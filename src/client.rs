@@ -212,13 +212,26 @@ impl ClientState {
 /// protocol (what an install draws once, which values share a permanent
 /// response, what is stored and what is sent) is the protocol's own hook;
 /// the client only keeps the memos and the ledger.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     metric: Metric,
     settings: ClientSettings,
     secret: [u8; 32],
     state: ClientState,
     resets: u64,
+}
+
+/// Everything but the secret: with a stored state, the secret would let
+/// anyone test candidate values against the memo keys.
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("metric", &self.metric)
+            .field("settings", &self.settings)
+            .field("state", &self.state)
+            .field("resets", &self.resets)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A fresh 256-bit secret as hex.

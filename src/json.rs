@@ -53,9 +53,8 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
 
 /// A config object as the metric families read it: natively a parsed JSON
 /// object, in the wasm build the (plain, JSON-compatible) JS object itself,
-/// deserialized straight into each family's typed config with
-/// serde-wasm-bindgen, so that the wasm modules build no
-/// `serde_json::Value` tree.
+/// deserialized straight into each family's typed config by [`js_de`], so
+/// that the wasm modules build no `serde_json::Value` tree.
 pub(crate) struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     object: serde_json::Map<String, serde_json::Value>,
@@ -110,11 +109,7 @@ impl ConfigObject {
         match self.object.get(key) {
             None => Field::Missing,
             Some(Value::Bool(b)) => Field::Bool(*b),
-            // An integer field keeps its exactness: `as_u64` reads it back.
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(u) => Field::Number(u as f64),
-                None => Field::Number(n.as_f64().unwrap_or(f64::NAN)),
-            },
+            Some(Value::Number(n)) => Field::Number(n.as_f64().unwrap_or(f64::NAN)),
             Some(Value::String(s)) => Field::Text(s.clone()),
             Some(Value::Object(o)) => Field::Object(ConfigObject { object: o.clone() }),
             Some(_) => Field::Other,

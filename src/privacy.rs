@@ -82,15 +82,19 @@ fn shortest_layout(text: &str) -> String {
 /// Parses a number as Rust's `str::parse::<f64>` does: an optional sign,
 /// digits with an optional point, an optional exponent, or `inf`,
 /// `infinity`, `nan` in any case. The digits are converted by
-/// [`js_parse_float`]: in wasm JS's correctly rounded `parseFloat`, so that
-/// the modules link no decimal parser (its tables alone are over 10 KB).
-pub fn parse_number(text: &str) -> Option<f64> {
+/// [`js_parse_float`]: in wasm JS's `parseFloat` (correctly rounded in the
+/// major engines), so that the modules link no decimal parser (its tables
+/// alone are over 10 KB).
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let negative = text.starts_with('-');
-    let special = match unsigned.to_ascii_lowercase().as_str() {
-        "inf" | "infinity" => Some(f64::INFINITY),
-        "nan" => Some(f64::NAN),
-        _ => None,
+    let is = |word: &str| unsigned.eq_ignore_ascii_case(word);
+    let special = if is("inf") || is("infinity") {
+        Some(f64::INFINITY)
+    } else if is("nan") {
+        Some(f64::NAN)
+    } else {
+        None
     };
     if let Some(x) = special {
         return Some(if negative { -x } else { x });
@@ -197,12 +201,12 @@ mod tests {
         assert!(epsilon_rounded_up(4.0) > 4.0);
     }
 
-    /// The wasm build's layout of JS's shortest digits is serde_json's text.
     #[test]
     fn parse_number_accepts_what_str_parse_accepts() {
         for text in [
             "0", "-0", "+1", "1.", ".5", "-.5", "1e5", "1E-5", "1e+5", "2.5e-3", "007", "1.7976931348623157e308", "inf",
             "-Infinity", "NaN", "", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "0x10", "1_000", "∞", "in",
+            "1.e5", "+inf", "-nan", "INFINITY", "infinit", "1e5.0", "1e+-5", "++1",
         ] {
             let expected = text.parse::<f64>().ok();
             let found = parse_number(text);
@@ -210,6 +214,7 @@ mod tests {
         }
     }
 
+    /// The wasm build's layout of JS's shortest digits is serde_json's text.
     #[test]
     fn shortest_layout_is_serde_jsons() {
         let mut values = vec![0.0, -0.0, 1.0, -1.0, 0.1, 0.25, 1.5, 30.0, 1e15, 1e16, 1.5e16, 123456789012345680.0, 1e21, 1e-4, 1e-5, 1.25e-5, 1e-6, 1e-7, 5e-324, f64::MAX, f64::MIN_POSITIVE, 2.0f64.powi(53), 1.0 / 3.0];

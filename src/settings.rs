@@ -83,7 +83,8 @@ pub fn parse_window(text: &str) -> Result<u64> {
     let bad = || {
         Error::invalid("budget.window", Requirement::Format { expected: "a whole number of s, m, h or d, e.g. \"1d\"" })
     };
-    let (number, unit) = text.split_at(text.len().checked_sub(1).ok_or_else(bad)?);
+    // The unit is one ASCII byte; a multi-byte last character is no unit (and no char boundary).
+    let (number, unit) = text.split_at_checked(text.len().checked_sub(1).ok_or_else(bad)?).ok_or_else(bad)?;
     let n: u64 = number.parse().map_err(|_| bad())?;
     let unit_ms = match unit {
         "s" => 1_000,
