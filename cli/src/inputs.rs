@@ -249,7 +249,9 @@ pub fn aggregate(
                     if first.as_ref().is_none_or(|f| (index, line) < (f.source, f.line)) {
                         *first = Some(Rejected { source: index, line, error });
                     }
-                    stop.store(strict, Ordering::Relaxed);
+                    if strict {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                 }
                 Err(message) => {
                     failure.lock().expect("no thread panics holding it").get_or_insert(message);
@@ -263,7 +265,8 @@ pub fn aggregate(
         // Each thread says when it is done; until all are, the progress line
         // is redrawn from the counters.
         let (done, finished) = mpsc::channel();
-        let handles: Vec<_> = (0..threads.max(1))
+        // No more threads than sources (stdin is one).
+        let handles: Vec<_> = (0..threads.min(sources.len()).max(1))
             .map(|_| {
                 let done = done.clone();
                 scope.spawn(move || {
