@@ -38,6 +38,6 @@ pub fn bucket(seed: u32, key: u64, g: u64) -> u64 {
 /// What a seed XORs into every key before [`mix64`] in [`bucket`] (the
 /// aggregator's local-hashing kernel computes it once per report).
 #[inline(always)]
-pub fn salt(seed: u32) -> u64 {
+pub(crate) fn salt(seed: u32) -> u64 {
     u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }

@@ -394,8 +394,8 @@ pub(crate) fn id_of(kind: &dyn Kind) -> String {
     format!("{}:{}:{}", kind.protocol(), number_text(kind.epsilon()), kind.fingerprint())
 }
 
-/// A report of the metric's configuration carrying `payload`.
-#[cfg(feature = "aggregate")]
+/// A report of the metric's configuration carrying `payload`: the one
+/// place a report's envelope is written.
 pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Report {
     Report {
         version: crate::report::REPORT_VERSION,

@@ -53,7 +53,7 @@ use crate::metric::{parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
 use crate::names::{protocols, ProtocolFamily};
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -271,13 +271,7 @@ impl DistributionMetric {
             Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
             Mechanism::Hierarchical(tree) => tree.randomize(input, (group % tree.levels().len() as u64) as usize, rng),
         };
-        Report {
-            version: REPORT_VERSION,
-            protocol: Protocol::Distribution(self.protocol),
-            epsilon: self.epsilon,
-            domain: self.fingerprint.clone(),
-            payload,
-        }
+        crate::metric::envelope(self, payload)
     }
 
     fn randomize_value(&self, x: f64, rng: &mut dyn RngCore) -> Result<Report> {
@@ -325,13 +319,7 @@ impl DistributionMetric {
         };
         payloads
             .into_iter()
-            .map(|payload| Report {
-                version: REPORT_VERSION,
-                protocol: Protocol::Distribution(self.protocol),
-                epsilon: self.epsilon,
-                domain: self.fingerprint.clone(),
-                payload,
-            })
+            .map(|payload| crate::metric::envelope(self, payload))
             .collect()
     }
 }

@@ -39,7 +39,7 @@ use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
-use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::report::{Payload, Protocol, Report};
 use longitudinal::Longitudinal;
 use crate::rng::{CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -531,13 +531,7 @@ impl FrequencyOracle {
     }
 
     fn envelope(&self, payload: Payload) -> Report {
-        Report {
-            version: REPORT_VERSION,
-            protocol: Protocol::Frequency(self.protocol),
-            epsilon: self.epsilon,
-            domain: self.fingerprint.clone(),
-            payload,
-        }
+        crate::metric::envelope(self, payload)
     }
 
     /// Checks that a report was made under this configuration and is well

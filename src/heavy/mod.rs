@@ -35,7 +35,7 @@ use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
 use crate::names::{protocols, ProtocolFamily};
 use crate::rappor::CandidateEstimate;
-use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
 use discovery::Pruning;
@@ -346,13 +346,7 @@ impl HeavyHitterMetric {
     }
 
     fn envelope(&self, payload: Payload) -> Report {
-        Report {
-            version: REPORT_VERSION,
-            protocol: Protocol::HeavyHitter(self.protocol),
-            epsilon: self.epsilon,
-            domain: self.fingerprint.clone(),
-            payload,
-        }
+        crate::metric::envelope(self, payload)
     }
 
     fn randomize_once(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {

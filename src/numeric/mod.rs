@@ -53,7 +53,7 @@ use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_numbers, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Protocol, Report, REPORT_VERSION};
+use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
@@ -456,13 +456,7 @@ impl NumericMetric {
         } else {
             Payload::Index(randomize(0, rng))
         };
-        Ok(Report {
-            version: REPORT_VERSION,
-            protocol: Protocol::Numeric(self.protocol),
-            epsilon: self.epsilon,
-            domain: self.fingerprint.clone(),
-            payload,
-        })
+        Ok(crate::metric::envelope(self, payload))
     }
 
     /// Checks that a report was made under this configuration and is well
