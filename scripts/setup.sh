@@ -8,6 +8,9 @@
 need_rust() {
   if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
   command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found (install Rust with rustup)" >&2; exit 1; }
+  # A CI run builds once in a fresh clone: incremental caches (about 1 GB)
+  # would only take disk.
+  if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 }
 
 need_wasm() {
