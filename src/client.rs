@@ -380,8 +380,10 @@ impl Client {
         }
         let draws = self.state.draws.clone().unwrap_or_default();
         let key = self.memo_key(&memo.key(value, &draws)?);
-        let (permanent, charged) = match self.state.memos.get(&key) {
-            Some(stored) => (stored.clone(), self.state.charged.get(&key).copied().unwrap_or(long_run)),
+        let stored = self.state.memos.get(&key).cloned();
+        let fresh = stored.is_none();
+        let (permanent, charged) = match stored {
+            Some(stored) => (stored, self.state.charged.get(&key).copied().unwrap_or(long_run)),
             None => (memo.permanent(value, &draws, rng)?, 0.0),
         };
         let report = memo.report(&permanent, &draws, rng)?;
@@ -396,7 +398,7 @@ impl Client {
         } else {
             self.state.charged.remove(&key);
         }
-        if self.state.memos.get(&key).is_none() {
+        if fresh {
             self.state.memos.insert(key, permanent);
         }
         Ok(report)
