@@ -19,8 +19,9 @@ need_rust
 cargo test --workspace --all-targets --exclude localdp-datafusion
 cargo test --workspace --doc --quiet --exclude localdp-datafusion
 # The query engines (engines/: DataFusion and Ballista), in the debug
-# profile: their dependencies take about 10 minutes to build from nothing on
-# 2 cores (3.6 GB of target/), once; then CI's cache keeps them. Its tests
+# profile: their dependencies take about 6 minutes to build from nothing on
+# 2 cores; without dependencies' debug info (Cargo.toml) the whole debug
+# target/ stays under 4 GB (12 GB with it, which filled CI's disk). Its tests
 # start a Ballista scheduler and two executors on loopback.
 cargo test -p localdp-datafusion --profile dev
 
