@@ -3,7 +3,7 @@
 
 use crate::{load_config, open_input, progress, CliResult};
 use localdp::{Aggregator, Error, Rejection, RejectionCounts, Report};
-use localdp_arrow::{ParquetWriter, ReportBuilder};
+use localdp_arrow::{ParquetFile, ParquetWriter, ReportBuilder};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -120,17 +120,12 @@ pub fn print_rejected(rejected: &RejectionCounts) {
     }
 }
 
-/// The row groups of a Parquet file (the parts threads share it in).
-pub fn row_group_count(path: &Path) -> CliResult<usize> {
-    localdp_arrow::row_group_count(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// Adds the rejections a Parquet file was exported with (once per file,
 /// after its rows); `strict`: any is an error, as the rejected line itself
 /// would have been.
-pub fn add_exported_rejections(aggregator: &mut Aggregator, path: &Path, strict: bool) -> CliResult {
-    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let exported = localdp_arrow::exported_rejections(path).map_err(|e| at(&e))?;
+pub fn add_exported_rejections(aggregator: &mut Aggregator, file: &ParquetFile, strict: bool) -> CliResult {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", file.path().display());
+    let exported = file.exported_rejections().map_err(|e| at(&e))?;
     if strict && exported.total() > 0 {
         return Err(at(&format_args!("{} reports were rejected when it was exported (localdp.rejected)", exported.total())));
     }

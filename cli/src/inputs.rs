@@ -8,6 +8,7 @@
 use crate::progress::Progress;
 use crate::CliResult;
 use localdp::{Aggregator, Error, Metric};
+use localdp_arrow::ParquetFile;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -35,8 +36,8 @@ pub enum Source {
     },
     /// Row groups of a Parquet file of reports ([`localdp_arrow`]).
     Parquet {
-        /// The file.
-        path: PathBuf,
+        /// The file, its footer read once for all its sources.
+        file: ParquetFile,
         /// The row groups.
         row_groups: Range<usize>,
     },
@@ -44,26 +45,39 @@ pub enum Source {
     Stdin,
 }
 
+/// What `localdp aggregate` reads: the sources, and the Parquet files among
+/// the inputs (whose exported rejections count once per file, even for a
+/// file without rows).
+pub struct Plan {
+    /// The parts the threads take, in order.
+    pub sources: Vec<Source>,
+    /// The Parquet files, in the order given.
+    pub parquet: Vec<ParquetFile>,
+}
+
 impl Source {
     /// The sources of the files (stdin if none), cut in parts for `threads`
     /// threads: a JSON Lines file into up to four ranges per thread (of at
     /// least [`MIN_PART`] bytes), a Parquet file into its row groups.
-    pub fn plan(files: &[PathBuf], threads: usize) -> CliResult<Vec<Source>> {
+    pub fn plan(files: &[PathBuf], threads: usize) -> CliResult<Plan> {
         if files.is_empty() {
-            return Ok(vec![Source::Stdin]);
+            return Ok(Plan { sources: vec![Source::Stdin], parquet: Vec::new() });
         }
         let mut sources = Vec::new();
+        let mut parquet = Vec::new();
         for path in files {
             if crate::columnar::is_parquet(path) {
-                let groups = crate::columnar::row_group_count(path)?;
-                sources.extend((0..groups).map(|g| Source::Parquet { path: path.clone(), row_groups: g..g + 1 }));
+                let file = ParquetFile::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let groups = file.row_groups();
+                sources.extend((0..groups).map(|g| Source::Parquet { file: file.clone(), row_groups: g..g + 1 }));
+                parquet.push(file);
             } else {
                 let size = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
                 let parts = if threads <= 1 { 1 } else { (4 * threads).min(size as usize / MIN_PART + 1) };
                 sources.extend(Source::json_lines(path, parts)?);
             }
         }
-        Ok(sources)
+        Ok(Plan { sources, parquet })
     }
 
     /// The sources of a JSON Lines file: `parts` byte ranges of about equal
@@ -89,7 +103,8 @@ impl Source {
     /// What messages call it.
     fn name(&self) -> String {
         match self {
-            Source::JsonLines { path, .. } | Source::Parquet { path, .. } => path.display().to_string(),
+            Source::JsonLines { path, .. } => path.display().to_string(),
+            Source::Parquet { file, .. } => file.path().display().to_string(),
             Source::Stdin => "stdin".to_string(),
         }
     }
@@ -105,11 +120,7 @@ impl Source {
                 file.seek(SeekFrom::Start(range.start)).map_err(|e| at(&e))?;
                 add_lines(aggregator, file.take(range.end - range.start), read, strict).map_err(|e| at(&e))
             }
-            Source::Parquet { path, row_groups } => {
-                let first =
-                    localdp_arrow::read_parquet_into(aggregator, path, row_groups.clone()).map_err(|e| at(&e))?;
-                Ok(first)
-            }
+            Source::Parquet { file, row_groups } => file.read_into(aggregator, row_groups.clone()).map_err(|e| at(&e)),
             Source::Stdin => add_lines(aggregator, io::stdin().lock(), read, strict).map_err(|e| at(&e)),
         }
     }
@@ -125,7 +136,7 @@ impl Source {
                     Err(e) => format!("{}: {e}", path.display()),
                 }
             }
-            Source::Parquet { path, .. } => format!("{}: row {}", path.display(), index + 1),
+            Source::Parquet { file, .. } => format!("{}: row {}", file.path().display(), index + 1),
             Source::Stdin => format!("stdin: line {}", index + 1),
         }
     }

@@ -267,11 +267,11 @@ fn aggregate(
     let size: Option<u64> = files.iter().map(|f| std::fs::metadata(f).ok().map(|m| m.len())).sum();
     let mut progress = progress::Progress::new(size.filter(|_| !files.is_empty()));
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let sources = inputs::Source::plan(files, threads)?;
-    let mut aggregator = inputs::aggregate(&metric, &sources, threads, strict, &mut progress)?;
+    let plan = inputs::Source::plan(files, threads)?;
+    let mut aggregator = inputs::aggregate(&metric, &plan.sources, threads, strict, &mut progress)?;
     // Once per Parquet file: the rejections it was exported with.
-    for path in files.iter().filter(|p| columnar::is_parquet(p)) {
-        columnar::add_exported_rejections(&mut aggregator, path, strict)?;
+    for file in &plan.parquet {
+        columnar::add_exported_rejections(&mut aggregator, file, strict)?;
     }
     columnar::print_rejected(aggregator.rejected());
     let estimate = match (aggregator.estimate(post).map_err(|e| e.to_string())?, quantiles) {

@@ -126,6 +126,13 @@ fn strict_refuses_a_file_exported_with_rejections() {
     assert!(!out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("dirty.parquet: 1 reports were rejected when it was exported (localdp.rejected)"), "{stderr}");
+    // A file of nothing but rejected reports has no row group: its count
+    // still counts, as its JSON Lines would.
+    let rejected_only = scratch.0.join("rejected.parquet");
+    export(&config, &rejected_only, 1000, &[&dirty]);
+    let expected = aggregate(&config, &[], &[&clean, &dirty]);
+    assert!(expected.1.starts_with("localdp: skipped 1 rejected reports"), "{}", expected.1);
+    assert_eq!(aggregate(&config, &["--threads", "2"], &[&clean_file, &rejected_only]), expected);
 }
 
 #[test]

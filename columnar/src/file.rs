@@ -4,16 +4,15 @@ use crate::schema::{self, CONFIG_KEY, REJECTED_KEY};
 use crate::{add_record_batch, Error, Result};
 use arrow_array::RecordBatch;
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::metadata::{KeyValue, ParquetMetaData};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, SerializedFileReader};
 use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Rows per row group by default: Parquet's own default (2^20), the unit
 /// `localdp aggregate --threads` splits a file by.
@@ -22,7 +21,7 @@ pub const ROW_GROUP_ROWS: usize = 1 << 20;
 /// the rows: 2^20 reports of 1,024 bits would otherwise hold 128 MiB while
 /// being written.
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
-/// Rows per record batch read ([`read_parquet_into`]): large enough that
+/// Rows per record batch read ([`ParquetFile::read_into`]): large enough that
 /// the column kernels run long, small enough (a few MiB) to stay in cache.
 const READ_BATCH_ROWS: usize = 64 * 1024;
 
@@ -99,68 +98,86 @@ fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|source| Error::Io { path: path.display().to_string(), source })
 }
 
-/// The footer of a Parquet file.
-fn metadata(path: &Path) -> Result<ParquetMetaData> {
-    Ok(SerializedFileReader::new(open(path)?)?.metadata().clone())
+/// A Parquet file of reports whose footer was read once, when it was
+/// opened: its row groups (the units it can be read in, in parallel), the
+/// rejections it was exported with, and its rows, read by row groups. Cheap
+/// to clone (the footer is shared), so each thread of `localdp aggregate
+/// --threads` reads its row groups without parsing the footer again.
+#[derive(Clone, Debug)]
+pub struct ParquetFile {
+    path: PathBuf,
+    metadata: ArrowReaderMetadata,
 }
 
-/// The number of row groups of a Parquet file (the units it can be read in,
-/// in parallel).
-pub fn row_group_count(path: &Path) -> Result<usize> {
-    Ok(metadata(path)?.num_row_groups())
-}
-
-/// The rejection counts a file carries ([`REJECTED_KEY`]): those counted
-/// among the reports it was made from (`localdp export`); none for a file
-/// without the key. Counted once per file, whichever row groups are read.
-pub fn exported_rejections(path: &Path) -> Result<RejectionCounts> {
-    let metadata = metadata(path)?;
-    let Some(text) = metadata
-        .file_metadata()
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|e| e.key == REJECTED_KEY))
-        .and_then(|e| e.value.as_deref())
-    else {
-        return Ok(RejectionCounts::default());
-    };
-    let bad = |problem| Error::Metadata { key: REJECTED_KEY, problem };
-    let object: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(text).map_err(|_| bad("not a JSON object"))?;
-    let mut counts = RejectionCounts::default();
-    for (reason, count) in object {
-        let reason = Rejection::ALL.into_iter().find(|r| r.as_str() == reason).ok_or(bad("an unknown reason"))?;
-        let count = count.as_u64().ok_or(bad("a count that is not a whole number"))?;
-        counts.add(reason, count).map_err(|_| bad("a count too large"))?;
+impl ParquetFile {
+    /// Reads the footer of the Parquet file at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let metadata = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())?;
+        Ok(ParquetFile { path: path.to_path_buf(), metadata })
     }
-    Ok(counts)
-}
 
-/// Reads the row groups `row_groups` of a Parquet file of reports into the
-/// aggregator ([`add_record_batch`]: rows of another metric are counted as
-/// configuration mismatches, malformed rows as malformed). Returns the first
-/// rejected row (counted from the start of the file) and its error, `None`
-/// if every row was accepted. A file that cannot be read, or row groups it
-/// does not have, are an error. The file's [`exported_rejections`] are not
-/// added here.
-pub fn read_parquet_into(
-    aggregator: &mut Aggregator,
-    path: &Path,
-    row_groups: Range<usize>,
-) -> Result<Option<(u64, localdp::Error)>> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(open(path)?)?;
-    let groups = builder.metadata().row_groups();
-    if row_groups.end > groups.len() {
-        return Err(Error::RowGroups { requested: row_groups, available: groups.len() });
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
-    let mut row: u64 = groups[..row_groups.start].iter().map(|g| g.num_rows().max(0) as u64).sum();
-    let reader = builder.with_row_groups(row_groups.collect()).with_batch_size(READ_BATCH_ROWS).build()?;
-    let mut first = None;
-    for batch in reader {
-        let batch = batch?;
-        if let Some((i, e)) = add_record_batch(aggregator, &batch) {
-            first.get_or_insert((row + i as u64, e));
+
+    /// The number of row groups.
+    pub fn row_groups(&self) -> usize {
+        self.metadata.metadata().num_row_groups()
+    }
+
+    /// The rejection counts the file carries ([`REJECTED_KEY`]): those
+    /// counted among the reports it was made from (`localdp export`); none
+    /// for a file without the key. Counted once per file, whichever row
+    /// groups are read.
+    pub fn exported_rejections(&self) -> Result<RejectionCounts> {
+        let Some(text) = self
+            .metadata
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .and_then(|kv| kv.iter().find(|e| e.key == REJECTED_KEY))
+            .and_then(|e| e.value.as_deref())
+        else {
+            return Ok(RejectionCounts::default());
+        };
+        let bad = |problem| Error::Metadata { key: REJECTED_KEY, problem };
+        let object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|_| bad("not a JSON object"))?;
+        let mut counts = RejectionCounts::default();
+        for (reason, count) in object {
+            let reason = Rejection::ALL.into_iter().find(|r| r.as_str() == reason).ok_or(bad("an unknown reason"))?;
+            let count = count.as_u64().ok_or(bad("a count that is not a whole number"))?;
+            counts.add(reason, count).map_err(|_| bad("a count too large"))?;
         }
-        row += batch.num_rows() as u64;
+        Ok(counts)
     }
-    Ok(first)
+
+    /// Reads the row groups `row_groups` into the aggregator
+    /// ([`add_record_batch`]: rows of another metric are counted as
+    /// configuration mismatches, malformed rows as malformed). Returns the
+    /// first rejected row (counted from the start of the file) and its
+    /// error, `None` if every row was accepted. A file that cannot be read,
+    /// or row groups it does not have, are an error. The file's
+    /// [`ParquetFile::exported_rejections`] are not added here.
+    pub fn read_into(&self, aggregator: &mut Aggregator, row_groups: Range<usize>) -> Result<Option<(u64, localdp::Error)>> {
+        let groups = self.metadata.metadata().row_groups();
+        if row_groups.end > groups.len() {
+            return Err(Error::RowGroups { requested: row_groups, available: groups.len() });
+        }
+        let mut row: u64 = groups[..row_groups.start].iter().map(|g| g.num_rows().max(0) as u64).sum();
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(open(&self.path)?, self.metadata.clone())
+            .with_row_groups(row_groups.collect())
+            .with_batch_size(READ_BATCH_ROWS)
+            .build()?;
+        let mut first = None;
+        for batch in reader {
+            let batch = batch?;
+            if let Some((i, e)) = add_record_batch(aggregator, &batch) {
+                first.get_or_insert((row + i as u64, e));
+            }
+            row += batch.num_rows() as u64;
+        }
+        Ok(first)
+    }
 }

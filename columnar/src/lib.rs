@@ -53,10 +53,7 @@ mod schema;
 mod view;
 
 pub use builder::ReportBuilder;
-pub use file::{
-    exported_rejections, read_parquet_into, row_group_count, write_parquet, ParquetWriter, ROW_GROUP_BYTES,
-    ROW_GROUP_ROWS,
-};
+pub use file::{write_parquet, ParquetFile, ParquetWriter, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 pub use schema::{
     id_type, schema, ATTRIBUTES, BITS, COHORT, CONFIG_KEY, ID, REJECTED_KEY, SEED, VALUE, VALUES, VERSION_KEY,
 };

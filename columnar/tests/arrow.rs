@@ -230,13 +230,14 @@ fn parquet_files_aggregate_as_their_reports_in_any_row_groups() {
             writer.write(&batch_of(&metric, chunk)).unwrap();
         }
         writer.finish(&rejected).unwrap();
-        assert_eq!(localdp_arrow::row_group_count(&path).unwrap(), 4, "{config}");
-        assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), rejected);
+        let file = localdp_arrow::ParquetFile::open(&path).unwrap();
+        assert_eq!(file.row_groups(), 4, "{config}");
+        assert_eq!(file.exported_rejections().unwrap(), rejected);
         // Row groups 0..1 and 1..4 into two aggregators, merged.
         let mut first = Aggregator::new(metric.clone());
         let mut rest = Aggregator::new(metric.clone());
-        assert!(localdp_arrow::read_parquet_into(&mut first, &path, 0..1).unwrap().is_none());
-        assert!(localdp_arrow::read_parquet_into(&mut rest, &path, 1..4).unwrap().is_none());
+        assert!(file.read_into(&mut first, 0..1).unwrap().is_none());
+        assert!(file.read_into(&mut rest, 1..4).unwrap().is_none());
         first.merge(&rest).unwrap();
         assert_eq!(summary(&first), summary(&json_aggregate(&metric, &originals)), "{config}");
         std::fs::remove_file(&path).unwrap();
@@ -249,9 +250,10 @@ fn hostile_files_are_errors() {
     let mut aggregator = Aggregator::new(metric.clone());
     let not_parquet = temp_path("not.parquet");
     std::fs::write(&not_parquet, b"{\"version\":1}\n").unwrap();
-    let error = localdp_arrow::read_parquet_into(&mut aggregator, &not_parquet, 0..1).unwrap_err();
+    let error = localdp_arrow::ParquetFile::open(&not_parquet).unwrap_err();
     assert!(matches!(error, localdp_arrow::Error::Parquet(_)), "{error}");
-    assert!(localdp_arrow::row_group_count(&temp_path("missing.parquet")).is_err());
+    let error = localdp_arrow::ParquetFile::open(&temp_path("missing.parquet")).unwrap_err();
+    assert!(matches!(error, localdp_arrow::Error::Io { .. }), "{error}");
 
     // Row groups the file lacks; counts under localdp.rejected that are not counts.
     let path = temp_path("small.parquet");
@@ -260,10 +262,11 @@ fn hostile_files_are_errors() {
     let mut writer = localdp_arrow::ParquetWriter::new(file, &metric, PROTOCOLS[0].0, 100).unwrap();
     writer.write(&batch).unwrap();
     writer.finish(&localdp::RejectionCounts::default()).unwrap();
-    let error = localdp_arrow::read_parquet_into(&mut aggregator, &path, 0..2).unwrap_err();
+    let small = localdp_arrow::ParquetFile::open(&path).unwrap();
+    let error = small.read_into(&mut aggregator, 0..2).unwrap_err();
     assert_eq!(error.to_string(), "row groups 0..2 requested, the file has 1");
     assert_eq!(aggregator.n(), 0);
-    assert_eq!(localdp_arrow::exported_rejections(&path).unwrap(), localdp::RejectionCounts::default());
+    assert_eq!(small.exported_rejections().unwrap(), localdp::RejectionCounts::default());
     for (text, problem) in [("[1]", "not a JSON object"), (r#"{"lost":1}"#, "an unknown reason"), (r#"{"malformed":-1}"#, "a count"), (r#"{"malformed":18446744073709551615}"#, "too large")] {
         // Written by plain Parquet, as any tool could.
         let properties = parquet::file::properties::WriterProperties::builder()
@@ -273,11 +276,12 @@ fn hostile_files_are_errors() {
         let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(properties)).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        let error = localdp_arrow::exported_rejections(&path).unwrap_err().to_string();
+        let file = localdp_arrow::ParquetFile::open(&path).unwrap();
+        let error = file.exported_rejections().unwrap_err().to_string();
         assert!(error.starts_with("metadata \"localdp.rejected\": ") && error.contains(problem), "{error}");
         // The rows themselves still read.
         let mut aggregator = Aggregator::new(metric.clone());
-        assert!(localdp_arrow::read_parquet_into(&mut aggregator, &path, 0..1).unwrap().is_none());
+        assert!(file.read_into(&mut aggregator, 0..1).unwrap().is_none());
         assert_eq!(aggregator.n(), 10);
     }
 }
