@@ -176,6 +176,23 @@ fn main() -> ExitCode {
 
 type CliResult<T = ()> = Result<T, String>;
 
+/// What a failed write to stdout ends in. A reader that went away (`localdp
+/// aggregate … | head -3`) ends the run quietly with SIGPIPE's exit status
+/// (128 + 13), as it ends a C tool, where `println!` would panic; any other
+/// failure is an error.
+fn stdout_failed(e: io::Error) -> String {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    format!("stdout: {e}")
+}
+
+/// Writes `text` and a newline to stdout (see [`stdout_failed`]).
+fn say(text: impl std::fmt::Display) -> CliResult {
+    let mut out = io::stdout().lock();
+    writeln!(out, "{text}").and_then(|()| out.flush()).map_err(stdout_failed)
+}
+
 fn load_metric(path: &Path) -> CliResult<Metric> {
     load_config(path).map(|(metric, _)| metric)
 }
@@ -243,9 +260,9 @@ fn randomize(config: &Path, seed: Option<u64>, values: Option<&Path>) -> CliResu
     }
     let mut out = BufWriter::new(io::stdout().lock());
     for report in reports {
-        writeln!(out, "{}", report.to_json()).map_err(|e| e.to_string())?;
+        writeln!(out, "{}", report.to_json()).map_err(stdout_failed)?;
     }
-    out.flush().map_err(|e| e.to_string())
+    out.flush().map_err(stdout_failed)
 }
 
 fn aggregate(
@@ -298,8 +315,7 @@ fn aggregate(
     if let Some(path) = plot {
         plot::write(path, &aggregator, &estimate)?;
     }
-    println!("{rendered}");
-    Ok(())
+    say(rendered)
 }
 
 /// `--quantiles`: levels in [0, 1] separated by commas.
@@ -324,7 +340,7 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
         None => Box::new(SecureRng::new().map_err(|e| e.to_string())?),
     };
     let result = localdp::audit::audit(&metric, samples, confidence, &mut &mut *rng);
-    println!("{}", serde_json::to_string_pretty(&result).expect("serializes"));
+    say(serde_json::to_string_pretty(&result).expect("serializes"))?;
     if result.violated() {
         return Err(format!(
             "the realized epsilon is at least {} (confidence {confidence}), above the claimed {}",
@@ -345,11 +361,11 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
             aggregator.add(&oracle.randomize_index(population.sample(&mut rng), &mut rng).map_err(fail)?).map_err(fail)?;
         }
         let estimate = aggregator.estimate().map_err(fail)?;
-        println!(
-            "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).",
-            oracle.domain().len()
-        );
-        println!("{}", table(&estimate, Some(&population.frequencies()), top));
+        say(format_args!(
+            "Simulated {users} users with a Zipf(1.1) distribution over {} values (seed {seed}).\n{}",
+            oracle.domain().len(),
+            table(&estimate, Some(&population.frequencies()), top)
+        ))?;
     } else if let Some(numeric) = metric.mechanism::<NumericMetric>() {
         let mut aggregator = NumericAggregator::new(numeric.clone());
         let ranges = numeric.ranges();
@@ -361,8 +377,10 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
         }
         let estimate = aggregator.estimate().map_err(fail)?;
         let truth: Vec<f64> = totals.iter().map(|t| t / users as f64).collect();
-        println!("Simulated {users} users with a bimodal distribution on each range (seed {seed}).");
-        println!("{}", numeric_table(&estimate, Some(&truth)));
+        say(format_args!(
+            "Simulated {users} users with a bimodal distribution on each range (seed {seed}).\n{}",
+            numeric_table(&estimate, Some(&truth))
+        ))?;
     } else if let Some(rappor) = metric.mechanism::<RapporMetric>() {
         // Zipf over the candidates; one user in ten holds a value outside them.
         let candidates = rappor.candidates();
@@ -378,8 +396,10 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
         let estimate = aggregator.estimate().map_err(fail)?;
         let truth: Vec<(String, f64)> =
             candidates.iter().cloned().zip(population.frequencies().iter().map(|f| f * 0.9)).collect();
-        println!("Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).");
-        println!("{}", rappor_table(&estimate, Some(&truth)));
+        say(format_args!(
+            "Simulated {users} users, Zipf(1.1) over the candidates plus 10% unlisted values (seed {seed}).\n{}",
+            rappor_table(&estimate, Some(&truth))
+        ))?;
     } else if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
         let mut aggregator = DistributionAggregator::new(distribution.clone());
         let range = distribution.range();
@@ -399,8 +419,11 @@ fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {
                 format!("{} {:.4}", quantile_name(q.q), values[k - 1])
             })
             .collect();
-        println!("Simulated {users} users with a bimodal distribution on the range (seed {seed}).");
-        println!("{}\n\ntrue quantiles: {}", distribution_table(&estimate), truth.join(", "));
+        say(format_args!(
+            "Simulated {users} users with a bimodal distribution on the range (seed {seed}).\n{}\n\ntrue quantiles: {}",
+            distribution_table(&estimate),
+            truth.join(", ")
+        ))?;
     } else {
         return Err(format!("simulate does not support {} metrics yet", metric.family()));
     }

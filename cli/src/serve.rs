@@ -210,8 +210,13 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
-    // The first line of stdout, and the only one: scripts read it.
-    println!("http://{address}/");
+    // The first line of stdout, and the only one: scripts read it. Nobody
+    // reading it (stdout closed) is no reason to stop serving.
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{address}/").and_then(|()| out.flush());
+    }
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
         let app = Arc::clone(app);

@@ -372,3 +372,27 @@ fn user_tab_value_input_simulates_users_with_memos_and_ledgers() {
     let json = aggregate_json(&["--config", c], &randomize(&config, 1, &"a\n".repeat(50)));
     assert_eq!(json["n"], 50, "the aggregator ignores memoize and budget");
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_run_quietly() {
+    // `localdp … | head -1`: stdout is a pipe whose reader is gone (closed
+    // here before the command starts, so its first write fails).
+    let dir = Scratch::new("closed-stdout");
+    let config = config(&dir, "grr", 1.0);
+    let c = config.to_str().unwrap();
+    let values = dir.file("values.txt", &skewed_values());
+    let reports = dir.file("reports.jsonl", &randomize(&config, 3, &skewed_values()));
+    for args in [
+        vec!["randomize", "--config", c, values.to_str().unwrap()],
+        vec!["aggregate", "--config", c, reports.to_str().unwrap()],
+        vec!["simulate", "--config", c, "--users", "100"],
+        vec!["audit", "--config", c, "--samples", "100", "--seed", "1"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(common::cli::BIN).args(&args).stdout(writer).output().unwrap();
+        // SIGPIPE's status, as a C tool's, and no panic on stderr.
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).is_empty(), "{args:?}: {}", stderr(&out));
+    }
+}
