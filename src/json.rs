@@ -373,6 +373,15 @@ mod js_de {
         }
     }
 
+    /// Deserializer methods that read an integer ([`JsDeserializer::integer`]).
+    macro_rules! integers {
+        ($($method:ident)*) => {$(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+                self.integer(visitor)
+            }
+        )*};
+    }
+
     /// Each typed request calls only the visitor methods its type needs
     /// (a struct from an object, a string from a string), so that no
     /// visitor is instantiated for every JSON type; `deserialize_any`
@@ -518,30 +527,8 @@ mod js_de {
             }
         }
 
-        fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
-        fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.integer(visitor)
-        }
+        integers! { deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 }
+        integers! { deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 }
 
         serde::forward_to_deserialize_any! { i128 u128 bytes byte_buf }
     }
