@@ -3,7 +3,8 @@
 // `localdp/client/web` in headless Chromium) beside an earlier build's full
 // module (its dist/node and dist/web), measured in one run with the same
 // code and inputs. Then `Client.open` on IndexedDB in Chromium (every report
-// a committed transaction). One thread; run after `npm run build`.
+// a committed transaction), and two `Client.open`s of one storage taking
+// turns in Node, beside the earlier build. One thread; run after `npm run build`.
 //   node bench/client.mjs --dist /tmp/dist-before [--n 100000] [--d 1024] [--epsilon 1] [--repeat 3]
 import { createRequire } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
@@ -54,6 +55,35 @@ function rates(Client, configs, values, repeat) {
 const nodeClient = rates((await import('localdp/client')).Client, configs, values, repeat);
 const nodeBefore = rates(createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client, configs, values, repeat);
 
+/**
+ * Two contexts of one device taking turns over one storage (Node): each
+ * report follows the other context's write, so each first loads the stored
+ * state. Reports/s over `count` values, awaited one by one.
+ */
+async function alternating(Client, config, count) {
+  const map = new Map();
+  const storage = {
+    async update(keys, fn) {
+      const values = {};
+      for (const key of keys) values[key] = map.get(key);
+      for (const [key, value] of Object.entries(fn(values))) map.set(key, value);
+    },
+  };
+  const contexts = [await Client.open(config, { storage }), await Client.open(config, { storage })];
+  const domain = config.domain;
+  const start = performance.now();
+  for (let i = 0; i < count; i++) await contexts[i % 2].randomize(Array.isArray(domain) ? domain[values[i] % domain.length] : values[i] % domain);
+  return count / ((performance.now() - start) / 1000);
+}
+const labels = Array.from({ length: 1000 }, (_, i) => `value ${i}`);
+const shared = [{ protocol: 'grr', epsilon, domain: 16, memoize: true }, { protocol: 'oue', epsilon, domain: labels, memoize: true }];
+const sharedClient = [];
+const sharedBefore = [];
+for (const config of shared) {
+  sharedClient.push(await alternating((await import('localdp/client')).Client, config, openN));
+  sharedBefore.push(await alternating(createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client, config, openN));
+}
+
 // Chromium: both ES module builds served from one origin, each loaded with init().
 const pkg = dirname(fileURLToPath(import.meta.resolve('localdp/package.json')));
 const clientWeb = `/pkg/${relative(pkg, fileURLToPath(import.meta.resolve('localdp/client/web')))}`;
@@ -89,3 +119,10 @@ configs.forEach((config, i) => {
   console.log(`| ${config.protocol} | ${fmt(nodeBefore[i])} | ${fmt(nodeClient[i])} | ${fmt(webBefore[i])} | ${fmt(webClient[i])} |`);
 });
 console.log(`| grr, \`Client.open\` (IndexedDB, awaited one by one, n=${openN}) | | | | ${fmt(opened)} |`);
+console.log(`\ntwo contexts of one storage taking turns (each report loads the other's state), Node, n=${openN}, reports/s`);
+console.log('| metric | before | localdp/client |');
+console.log('|---|--:|--:|');
+shared.forEach((config, i) => {
+  const what = Array.isArray(config.domain) ? `${config.domain.length} labels` : `domain ${config.domain}`;
+  console.log(`| ${config.protocol}, ${what}, memoized | ${fmt(sharedBefore[i])} | ${fmt(sharedClient[i])} |`);
+});

@@ -59,12 +59,11 @@ export function bindClient(ClientCore, indexedDBStorage) {
   /**
    * A client over a storage shared by several contexts (made by
    * `Client.open`). Each call reads the stored secret, state and reset count
-   * inside one `storage.update`, rebuilds the core only when the stored text
-   * is not the one it last wrote or read, runs, and writes what changed in
+   * inside one `storage.update`, loads them into the core only when the
+   * stored text is not the one it last wrote or read, runs, and writes what changed in
    * the same update: no other context can come in between.
    */
   class SharedClient {
-    #config;
     #core;
     #secret;
     #text;
@@ -74,8 +73,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
     #keys;
     #resets = 0;
 
-    constructor(config, core, storage, persistent, now) {
-      this.#config = config;
+    constructor(core, storage, persistent, now) {
       this.#core = core;
       this.#storage = storage;
       this.#persistent = persistent;
@@ -138,11 +136,8 @@ export function bindClient(ClientCore, indexedDBStorage) {
           writes[secretKey] = secret;
         }
         if (secret !== this.#secret || stored !== this.#text) {
-          const core = new ClientCore(this.#config, secret, stored ?? null);
-          this.#core.free();
-          this.#core = core;
+          resets += this.#core.load(secret, stored ?? null);
           this.#secret = secret;
-          resets += this.#core.resets;
         }
         const earlier = Number(values[resetsKey]);
         this.#resets = (Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0) + resets;
@@ -182,7 +177,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
     constructor(config, options) {
       // The config is checked first, before the options and any storage access.
       const fresh = newSecret();
-      let core = new ClientCore(config, fresh, null);
+      const core = new ClientCore(config, fresh);
       let storage = option(options, 'storage');
       if (storage === undefined || storage === null) {
         storage = null;
@@ -206,11 +201,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
           secret = fresh;
           storage.setItem(SECRET_KEY, secret);
         }
-        if (secret !== fresh || typeof stored === 'string') {
-          core.free();
-          core = new ClientCore(config, secret, typeof stored === 'string' ? stored : null);
-        }
-        resets += core.resets;
+        if (secret !== fresh || typeof stored === 'string') resets += core.load(secret, typeof stored === 'string' ? stored : null);
         const earlier = Number(storage.getItem(resetsKey));
         const before = Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0;
         if (resets > 0) {
@@ -234,7 +225,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
      * `spent` is a promise.
      */
     static async open(config, options) {
-      const core = new ClientCore(config, newSecret(), null); // the config is checked first
+      const core = new ClientCore(config, newSecret()); // the config is checked first
       let storage = option(options, 'storage');
       let persistent = true;
       if (storage === undefined || storage === null) {
@@ -245,8 +236,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
       }
       const now = option(options, 'now');
       if (now !== undefined && typeof now !== 'function') throw new TypeError('options.now must be a function');
-      // A copy, so that later changes to the caller's object cannot change the metric.
-      const client = new SharedClient(structuredClone(config), core, storage, persistent, now);
+      const client = new SharedClient(core, storage, persistent, now);
       await client.spent; // reads (or creates) the secret and state, counting resets
       return client;
     }

@@ -187,6 +187,11 @@ struct ClientStateV1 {
 }
 
 impl ClientState {
+    /// An empty state of the metric whose state identity is `metric`.
+    fn fresh(metric: String) -> ClientState {
+        ClientState { version: STATE_VERSION, metric, memos: KeyMap::default(), ledger: Vec::new(), draws: None, charged: KeyMap::default() }
+    }
+
     /// Reads a stored state of this or the previous format version.
     fn parse(text: &str) -> Option<ClientState> {
         if let Some(state) = crate::json::from_str::<ClientState>(text) {
@@ -253,15 +258,19 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-fn parse_secret(hex: &str) -> Option<[u8; 32]> {
-    if hex.len() != 64 || !hex.is_ascii() {
-        return None;
-    }
-    let mut secret = [0u8; 32];
-    for (b, pair) in secret.iter_mut().zip(hex.as_bytes().chunks(2)) {
-        *b = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-    }
-    Some(secret)
+/// The secret's bytes, or the error for text that is not 64 hex digits.
+fn parse_secret(hex: &str) -> Result<[u8; 32]> {
+    let bytes = || {
+        if hex.len() != 64 || !hex.is_ascii() {
+            return None;
+        }
+        let mut secret = [0u8; 32];
+        for (b, pair) in secret.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            *b = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+        }
+        Some(secret)
+    };
+    bytes().ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))
 }
 
 impl Client {
@@ -284,23 +293,33 @@ impl Client {
     pub(crate) fn from_config(config: ConfigObject, secret: &str, stored: Option<&str>) -> Result<Self> {
         let settings = ClientSettings::from_config(&config)?;
         let metric = Metric::from_config(config)?;
-        let secret = parse_secret(secret)
-            .ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))?;
-        let memo = metric.kind().memo();
-        if settings.memoize && memo.is_none() {
+        let secret = parse_secret(secret)?;
+        if settings.memoize && metric.kind().memo().is_none() {
             return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
         }
+        let mut client = Client { metric, settings, secret, state: ClientState::fresh(String::new()), resets: 0 };
+        client.restore(secret, stored);
+        Ok(client)
+    }
+
+    /// Takes the install's `secret` and the `stored` state as [`Client::new`]
+    /// with the same config would, without parsing the config again: for a
+    /// front end whose storage another process (a tab, a worker) may have
+    /// written since this client last read it. On an error nothing changes.
+    pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
+        let secret = parse_secret(secret)?;
+        self.restore(secret, stored);
+        Ok(())
+    }
+
+    /// The secret and the stored state: a state that does not parse or
+    /// belongs to another metric is replaced by a fresh one and counted as
+    /// a reset.
+    fn restore(&mut self, secret: [u8; 32], stored: Option<&str>) {
+        let memo = self.metric.kind().memo();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
-            Some(extra) => format!("{}:{extra}", metric.id()),
-            None => metric.id(),
-        };
-        let fresh = ClientState {
-            version: STATE_VERSION,
-            metric: id.clone(),
-            memos: KeyMap::default(),
-            ledger: Vec::new(),
-            draws: None,
-            charged: KeyMap::default(),
+            Some(extra) => format!("{}:{extra}", self.metric.id()),
+            None => self.metric.id(),
         };
         let usable = |s: &ClientState| {
             s.metric == id
@@ -309,11 +328,13 @@ impl Client {
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
         let (state, resets) = match stored.map(ClientState::parse) {
-            None => (fresh, 0),
+            None => (ClientState::fresh(id), 0),
             Some(Some(s)) if usable(&s) => (s, 0),
-            Some(_) => (fresh, 1),
+            Some(_) => (ClientState::fresh(id), 1),
         };
-        Ok(Client { metric, settings, secret, state, resets })
+        self.secret = secret;
+        self.state = state;
+        self.resets = resets;
     }
 
     /// The metric.

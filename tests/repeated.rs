@@ -188,6 +188,29 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
 }
 
 #[test]
+fn load_takes_another_context_s_state_as_a_new_client_would() {
+    let mut rng = SimulationRng::seed_from_u64(6);
+    let config = r#"{"protocol":"grr","epsilon":1,"domain":64,"memoize":true,"budget":{"epsilon":3,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    // Two contexts of one device: `a` writes, `b` loads what `a` stored.
+    let mut a = Client::new(config, &secret, None).unwrap();
+    let mut b = Client::new(config, &new_secret(&mut rng), None).unwrap();
+    let report = a.randomize_text("7", 10, &mut rng).unwrap();
+    b.load(&secret, Some(&a.state_json().unwrap())).unwrap();
+    assert_eq!((b.resets(), b.spent(20)), (0, 1.0), "b has a's ledger");
+    assert_eq!(b.randomize_text("7", 20, &mut rng).unwrap(), report, "and a's memo, under a's secret");
+    assert_eq!(b.state_json().unwrap(), a.state_json().unwrap(), "a repeat costs nothing and changes nothing");
+
+    // A bad secret changes nothing; a corrupt state is a counted reset, as for `new`.
+    assert!(b.load("not hex", None).is_err());
+    assert_eq!(b.spent(20), 1.0);
+    b.load(&secret, Some("{")).unwrap();
+    assert_eq!((b.resets(), b.spent(20)), (1, 0.0));
+    b.load(&secret, None).unwrap();
+    assert_eq!(b.resets(), 0);
+}
+
+#[test]
 fn memoized_one_bit_mean_is_unbiased_with_alpha_point_rounding() {
     // Many installs (each with its own α) report 37.3 on [0, 100] twenty
     // times; one report per install is aggregated.

@@ -22,7 +22,7 @@ const NOW: f64 = 1.7e12;
 
 /// A client core for `config` with a fixed secret and no stored state.
 fn client(config: JsValue) -> Result<ClientCore, JsValue> {
-    ClientCore::new(config.unchecked_into(), &"ab".repeat(32), None)
+    ClientCore::new(config.unchecked_into(), &"ab".repeat(32))
 }
 
 #[wasm_bindgen_test]

@@ -451,22 +451,28 @@ fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
 #[wasm_bindgen]
 pub struct ClientCore {
     core: crate::client::Client,
-    resets: u32,
     rng: SecureRng,
 }
 
 #[wasm_bindgen]
 impl ClientCore {
-    /// `new ClientCore(config, secret, state)`: `config` is the CLI's
-    /// CONFIG.json object, `secret` the install's 64 hex digits, `state` the
-    /// text `.state` gave in an earlier session (an unusable one starts a
-    /// fresh state and sets `resets` to 1).
+    /// `new ClientCore(config, secret)`: `config` is the CLI's CONFIG.json
+    /// object, `secret` the install's 64 hex digits; the state starts empty.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: ConfigJs, secret: &str, state: Option<String>) -> Result<ClientCore, JsValue> {
+    pub fn new(config: ConfigJs, secret: &str) -> Result<ClientCore, JsValue> {
         let config: JsValue = config.into();
-        let core = crate::client::Client::from_config(config_object(&config)?, secret, state.as_deref()).map_err(js_error)?;
-        let resets = core.resets() as u32;
-        Ok(ClientCore { core, resets, rng: SecureRng::new().map_err(js_error)? })
+        let core = crate::client::Client::from_config(config_object(&config)?, secret, None).map_err(js_error)?;
+        Ok(ClientCore { core, rng: SecureRng::new().map_err(js_error)? })
+    }
+
+    /// Takes the install's `secret` and the `state` text `.state` gave
+    /// (here or in another context) in place of the core's own, without
+    /// reading the config again; returns the resets found: 1 when the state
+    /// was unusable (a fresh one was started), else 0. On an error nothing
+    /// changes.
+    pub fn load(&mut self, secret: &str, state: Option<String>) -> Result<u32, JsValue> {
+        self.core.load(secret, state.as_deref()).map_err(js_error)?;
+        Ok(self.core.resets() as u32)
     }
 
     /// The resolved protocol (what `"auto"` chose).
@@ -486,12 +492,6 @@ impl ClientCore {
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
         self.core.metric().id()
-    }
-
-    /// 1 when the state text given was unusable (a fresh state was started), else 0.
-    #[wasm_bindgen(getter)]
-    pub fn resets(&self) -> u32 {
-        self.resets
     }
 
     /// The state text to store (JSON); throws rather than give text that
