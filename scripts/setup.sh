@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, idempotently; sourced by the
 # other scripts. `need_rust` is enough for the CLI; `need_wasm` adds the wasm
-# target, the wasm-bindgen CLI (the exact version Cargo.lock pins) and the npm
-# dev tools (binaryen's wasm-opt, vite, playwright-core); `need_browser` adds
-# Debian's Chromium and chromedriver.
+# target, wasm-pack, the wasm-bindgen CLI (the exact version Cargo.lock pins),
+# Debian's rustc-web with its standard library's source (the shipped modules
+# rebuild std: scripts/build.sh) and the npm dev tools (binaryen's wasm-opt,
+# vite, playwright-core); `need_browser` adds Debian's Chromium and
+# chromedriver.
 
 need_rust() {
   if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
@@ -21,6 +23,14 @@ need_wasm() {
   if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $want" ]; then
     # Without --locked: its lockfile pins a crate the registry mirror lacks.
     cargo install wasm-bindgen-cli --version "$want" --force
+  fi
+  if [ "$(wasm-pack --version 2>/dev/null)" != "wasm-pack 0.15.1" ]; then
+    cargo install wasm-pack --version 0.15.1 --locked --force
+  fi
+  # A compiler and its own std source, from one Debian package version
+  # (rustup's rust-src cannot be fetched here).
+  if [ "$(dpkg-query -W -f '${db:Status-Status} ' rustc-web rust-web-src 2>/dev/null)" != "installed installed " ]; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null
   fi
   if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund
