@@ -3,7 +3,6 @@
 use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::key64;
 use serde::{Deserialize, Deserializer, Serialize};
-use std::collections::HashMap;
 
 /// The largest supported domain (values or labels).
 pub const MAX_DOMAIN: usize = 1 << 22;
@@ -27,8 +26,9 @@ enum Repr {
     Labels {
         /// The labels, in order.
         labels: Vec<String>,
-        /// Label → index.
-        index: HashMap<String, usize>,
+        /// The labels' indices in the labels' order, for a binary search
+        /// (no hash table: the wasm modules link none).
+        sorted: Vec<usize>,
     },
 }
 
@@ -69,13 +69,11 @@ impl Domain {
         if !(2..=MAX_DOMAIN).contains(&labels.len()) {
             return Err(Error::invalid("domain", Requirement::Length { min: 2, max: MAX_DOMAIN, found: labels.len() }));
         }
-        let mut index = HashMap::with_capacity(labels.len());
-        for (i, label) in labels.iter().enumerate() {
-            if index.insert(label.clone(), i).is_some() {
-                return Err(Error::invalid("domain", Requirement::Distinct { repeated: i }));
-            }
+        let (sorted, repeated) = sorted_positions(&labels);
+        if let Some(repeated) = repeated {
+            return Err(Error::invalid("domain", Requirement::Distinct { repeated }));
         }
-        Ok(Domain { repr: Repr::Labels { labels, index } })
+        Ok(Domain { repr: Repr::Labels { labels, sorted } })
     }
 
     /// The number of values `d`.
@@ -112,10 +110,10 @@ impl Domain {
                 Ok(i) if i < *d => Ok(i),
                 _ => Err(Error::ValueNotInDomain { domain: DomainKind::Size(*d) }),
             },
-            Repr::Labels { index, labels } => index
-                .get(value)
-                .copied()
-                .ok_or(Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) }),
+            Repr::Labels { labels, sorted } => sorted
+                .binary_search_by(|&i| labels[i].as_str().cmp(value))
+                .map(|at| sorted[at])
+                .map_err(|_| Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) }),
         }
     }
 
@@ -166,6 +164,22 @@ impl Domain {
     }
 }
 
+/// The positions of `items` in the order of their values (equal values in
+/// position order), and the first position whose value repeats an earlier
+/// one, if any.
+fn sorted_positions(items: &[String]) -> (Vec<usize>, Option<usize>) {
+    let mut sorted: Vec<usize> = (0..items.len()).collect();
+    sorted.sort_by(|&a, &b| items[a].cmp(&items[b]));
+    let repeated = sorted.windows(2).filter(|w| items[w[0]] == items[w[1]]).map(|w| w[1]).min();
+    (sorted, repeated)
+}
+
+/// The first position of `items` whose value repeats an earlier one, if any
+/// (for configs' lists of distinct values).
+pub(crate) fn first_repeat(items: &[String]) -> Option<usize> {
+    sorted_positions(items).1
+}
+
 /// A domain as written in a config: `1024` or `["a", "b", …]`. Only its
 /// shape is checked when it is parsed; [`Domain::new`] checks its values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -192,6 +206,35 @@ impl<'de> Deserialize<'de> for DomainSpec {
             Err(_) => Err(serde::de::Error::custom(
                 "domain is missing, or is neither a size (a whole number) nor a list of strings",
             )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_first_repeat_is_the_earliest_position_that_repeats() {
+        // "b" repeats at 4 and "a" at 3: the scan meets 3 first.
+        assert_eq!(first_repeat(&strings(&["b", "a", "c", "a", "b"])), Some(3));
+        assert_eq!(first_repeat(&strings(&["x", "x", "x"])), Some(1));
+        assert_eq!(first_repeat(&strings(&["b", "a", "c"])), None);
+    }
+
+    #[test]
+    fn labels_are_found_by_binary_search_in_any_order() {
+        let labels = strings(&["safari", "chrome", "", "firefox", "chrome beta", "é"]);
+        let domain = Domain::labels(labels.clone()).unwrap();
+        for (i, label) in labels.iter().enumerate() {
+            assert_eq!(domain.index_of(label).unwrap(), i, "{label}");
+        }
+        for absent in ["Chrome", "chrome ", "a", "zzz", "e"] {
+            assert!(matches!(domain.index_of(absent), Err(Error::ValueNotInDomain { .. })), "{absent}");
         }
     }
 }

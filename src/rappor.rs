@@ -150,8 +150,7 @@ impl RapporMetric {
             let requirement = Requirement::ProbabilityBelow { other: "q", found: config.p, other_found: config.q };
             return Err(Error::invalid("p", requirement));
         }
-        let mut seen = std::collections::HashSet::new();
-        if let Some(repeated) = config.candidates.iter().position(|c| !seen.insert(c)) {
+        if let Some(repeated) = crate::domain::first_repeat(&config.candidates) {
             return Err(Error::invalid("candidates", Requirement::Distinct { repeated }));
         }
         let coin = |x: f64| Bernoulli::rounded_up(x).expect("checked above");

@@ -236,8 +236,7 @@ impl HeavyHitterMetric {
             Mechanism::Sketch(sketch(kind, defaults::HASHES, MAX_CELLS, 1)?)
         };
         let candidates = config.candidates.clone().unwrap_or_default();
-        let mut seen = std::collections::HashSet::new();
-        if let Some(repeated) = candidates.iter().position(|c| !seen.insert(c)) {
+        if let Some(repeated) = crate::domain::first_repeat(&candidates) {
             return Err(Error::invalid("candidates", Requirement::Distinct { repeated }));
         }
         let canonical = match &mechanism {
