@@ -61,6 +61,8 @@ const nodeBefore = rates(createRequire(import.meta.url)(resolve(before, 'node/lo
  * state. Reports/s over `count` values, awaited one by one.
  */
 async function alternating(Client, config, count) {
+  // One storage for both: a copy of js/client.mjs's memoryStorage (not
+  // exported), shared here by two clients.
   const map = new Map();
   const storage = {
     async update(keys, fn) {

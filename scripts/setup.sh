@@ -28,9 +28,17 @@ need_wasm() {
     cargo install wasm-pack --version 0.15.1 --locked --force
   fi
   # A compiler and its own std source, from one Debian package version
-  # (rustup's rust-src cannot be fetched here).
-  if [ "$(dpkg-query -W -f '${db:Status-Status} ' rustc-web rust-web-src 2>/dev/null)" != "installed installed " ]; then
+  # (rustup's rust-src cannot be fetched here): rustc-web from
+  # bookworm-security, at least 1.96 (bookworm's own 1.85 has no
+  # -Cpanic=immediate-abort). It conflicts with Debian's rustc package (apt
+  # would remove it), not with rustup's toolchains.
+  local web='^installed:(1\.(9[6-9]|[1-9][0-9][0-9])\.[^ ]+) installed:\1 $'
+  if ! [[ "$(dpkg-query -W -f '${db:Status-Status}:${Version} ' rustc-web rust-web-src 2>/dev/null)" =~ $web ]]; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null
+    [[ "$(dpkg-query -W -f '${db:Status-Status}:${Version} ' rustc-web rust-web-src 2>/dev/null)" =~ $web ]] || {
+      echo "setup: needs Debian's rustc-web and rust-web-src >= 1.96, of one version (bookworm-security); apt has: $(apt-cache policy rustc-web | sed -n 's/ *Candidate: //p')" >&2
+      exit 1
+    }
   fi
   if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund

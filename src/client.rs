@@ -192,6 +192,28 @@ impl ClientState {
         ClientState { version: STATE_VERSION, metric, memos: KeyMap::default(), ledger: Vec::new(), draws: None, charged: KeyMap::default() }
     }
 
+    /// The `stored` state of `metric`'s client and the resets found: a state
+    /// that does not parse or belongs to another metric is replaced by a
+    /// fresh one and counted as a reset.
+    fn read(metric: &Metric, stored: Option<&str>) -> (ClientState, u64) {
+        let memo = metric.kind().memo();
+        let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
+            Some(extra) => format!("{}:{extra}", metric.id()),
+            None => metric.id(),
+        };
+        let usable = |s: &ClientState| {
+            s.metric == id
+                && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
+                && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
+                && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
+        };
+        match stored.map(ClientState::parse) {
+            None => (ClientState::fresh(id), 0),
+            Some(Some(s)) if usable(&s) => (s, 0),
+            Some(_) => (ClientState::fresh(id), 1),
+        }
+    }
+
     /// Reads a stored state of this or the previous format version.
     fn parse(text: &str) -> Option<ClientState> {
         if let Some(state) = crate::json::from_str::<ClientState>(text) {
@@ -297,9 +319,8 @@ impl Client {
         if settings.memoize && metric.kind().memo().is_none() {
             return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
         }
-        let mut client = Client { metric, settings, secret, state: ClientState::fresh(String::new()), resets: 0 };
-        client.restore(secret, stored);
-        Ok(client)
+        let (state, resets) = ClientState::read(&metric, stored);
+        Ok(Client { metric, settings, secret, state, resets })
     }
 
     /// Takes the install's `secret` and the `stored` state as [`Client::new`]
@@ -307,34 +328,9 @@ impl Client {
     /// front end whose storage another process (a tab, a worker) may have
     /// written since this client last read it. On an error nothing changes.
     pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
-        let secret = parse_secret(secret)?;
-        self.restore(secret, stored);
+        self.secret = parse_secret(secret)?;
+        (self.state, self.resets) = ClientState::read(&self.metric, stored);
         Ok(())
-    }
-
-    /// The secret and the stored state: a state that does not parse or
-    /// belongs to another metric is replaced by a fresh one and counted as
-    /// a reset.
-    fn restore(&mut self, secret: [u8; 32], stored: Option<&str>) {
-        let memo = self.metric.kind().memo();
-        let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
-            Some(extra) => format!("{}:{extra}", self.metric.id()),
-            None => self.metric.id(),
-        };
-        let usable = |s: &ClientState| {
-            s.metric == id
-                && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
-                && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
-                && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
-        };
-        let (state, resets) = match stored.map(ClientState::parse) {
-            None => (ClientState::fresh(id), 0),
-            Some(Some(s)) if usable(&s) => (s, 0),
-            Some(_) => (ClientState::fresh(id), 1),
-        };
-        self.secret = secret;
-        self.state = state;
-        self.resets = resets;
     }
 
     /// The metric.

@@ -26,9 +26,10 @@ enum Repr {
     Labels {
         /// The labels, in order.
         labels: Vec<String>,
-        /// The labels' indices in the labels' order, for a binary search
-        /// (no hash table: the wasm modules link none).
-        sorted: Vec<usize>,
+        /// Each label's hash key ([`key64`]) and index, sorted by key and
+        /// then label, for a binary search (no hash table: the wasm modules
+        /// link none).
+        sorted: Vec<(u64, usize)>,
     },
 }
 
@@ -110,10 +111,13 @@ impl Domain {
                 Ok(i) if i < *d => Ok(i),
                 _ => Err(Error::ValueNotInDomain { domain: DomainKind::Size(*d) }),
             },
-            Repr::Labels { labels, sorted } => sorted
-                .binary_search_by(|&i| labels[i].as_str().cmp(value))
-                .map(|at| sorted[at])
-                .map_err(|_| Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) }),
+            Repr::Labels { labels, sorted } => {
+                let key = key64(value.as_bytes());
+                sorted
+                    .binary_search_by(|&(k, i)| (k, labels[i].as_str()).cmp(&(key, value)))
+                    .map(|at| sorted[at].1)
+                    .map_err(|_| Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) })
+            }
         }
     }
 
@@ -164,13 +168,14 @@ impl Domain {
     }
 }
 
-/// The positions of `items` in the order of their values (equal values in
-/// position order), and the first position whose value repeats an earlier
-/// one, if any.
-fn sorted_positions(items: &[String]) -> (Vec<usize>, Option<usize>) {
-    let mut sorted: Vec<usize> = (0..items.len()).collect();
-    sorted.sort_by(|&a, &b| items[a].cmp(&items[b]));
-    let repeated = sorted.windows(2).filter(|w| items[w[0]] == items[w[1]]).map(|w| w[1]).min();
+/// Each item's hash key ([`key64`]) and position, sorted by key and then
+/// value (equal values in position order: integer comparisons but for the
+/// keys' rare collisions), and the first position whose value repeats an
+/// earlier one, if any.
+fn sorted_positions(items: &[String]) -> (Vec<(u64, usize)>, Option<usize>) {
+    let mut sorted: Vec<(u64, usize)> = items.iter().enumerate().map(|(i, item)| (key64(item.as_bytes()), i)).collect();
+    sorted.sort_by(|&(k, a), &(l, b)| (k, &items[a]).cmp(&(l, &items[b])));
+    let repeated = sorted.windows(2).filter(|w| items[w[0].1] == items[w[1].1]).map(|w| w[1].1).min();
     (sorted, repeated)
 }
 
