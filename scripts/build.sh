@@ -9,23 +9,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-need_wasm
 rm -rf dist
 grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs must have exactly one export" >&2; exit 1; }
 
-# The modules' compiler is Debian's rustc-web, which also compiles std from
-# its own source (cargo -Zbuild-std) with panic=immediate-abort: a panic is a
-# bare trap, as it already ended the module, so no panic machinery, location
-# or message is linked (client module -8 KB gzipped, full module -26 KB).
-# RUSTC_BOOTSTRAP lets the stable compiler take the unstable flags (build
-# scripts that probe for nightly features see them too). Cargo, wasm-pack's
-# checks and the linker are rustup's default toolchain, first on PATH (its
-# rust-lld links: Debian's rustc has none).
-toolchain=$(dirname "$(rustup which rustc)")
-export PATH="$toolchain:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
-CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$toolchain/../lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/rust-lld"
-[ -x "$CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" ] || { echo "build: no rust-lld at $CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" >&2; exit 1; }
-export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER
+# The modules are compiled as setup.sh's wasm_compiler says, with std built
+# with panic=immediate-abort: a panic is a bare trap, as it already ended the
+# module, so no panic machinery, location or message is linked (client module
+# -8 KB gzipped, full module -26 KB).
+wasm_compiler
 std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none"]'
   -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
 

@@ -4,8 +4,8 @@
 # target, wasm-pack, the wasm-bindgen CLI (the exact version Cargo.lock pins),
 # Debian's rustc-web with its standard library's source (the shipped modules
 # rebuild std: scripts/build.sh) and the npm dev tools (binaryen's wasm-opt,
-# vite, playwright-core); `need_browser` adds Debian's Chromium and
-# chromedriver.
+# vite, playwright-core); `wasm_compiler` sets up the compiler of everything
+# built for wasm; `need_browser` adds Debian's Chromium and chromedriver.
 
 need_rust() {
   if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
@@ -43,6 +43,23 @@ need_wasm() {
   if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund
   fi
+}
+
+# The compiler of everything built for wasm (the shipped modules and the
+# wasm tests): Debian's rustc-web, which compiles std from its own source
+# (the callers pass cargo -Zbuild-std). RUSTC_BOOTSTRAP lets the stable
+# compiler take the unstable flags (build scripts that probe for nightly
+# features see them too). Cargo, wasm-pack's checks and the linker stay
+# rustup's default toolchain, put first on PATH (its rust-lld links: Debian's
+# rustc has none).
+wasm_compiler() {
+  need_wasm
+  local toolchain
+  toolchain=$(dirname "$(rustup which rustc)")
+  export PATH="$toolchain:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$toolchain/../lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/rust-lld"
+  [ -x "$CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" ] || { echo "setup: no rust-lld at $CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" >&2; exit 1; }
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER
 }
 
 need_browser() {

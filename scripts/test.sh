@@ -5,7 +5,8 @@
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
 #     port) and `--plot`; and the doc examples; then, in a step of its own,
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
-#  2. wasm-bindgen tests in Node and in headless Chromium;
+#  2. wasm-bindgen tests in Node and in headless Chromium, compiled by the
+#     shipped modules' compiler;
 #  3. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
 #     Worker in Chromium (with a strict CSP), a Vite build, and the demo
