@@ -52,8 +52,10 @@ function rates(Client, configs, values, repeat) {
 }
 
 // Node: the client module through the package's own export, the earlier build through its CommonJS file.
-const nodeClient = rates((await import('localdp/client')).Client, configs, values, repeat);
-const nodeBefore = rates(createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client, configs, values, repeat);
+const ClientNow = (await import('localdp/client')).Client;
+const ClientBefore = createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client;
+const nodeClient = rates(ClientNow, configs, values, repeat);
+const nodeBefore = rates(ClientBefore, configs, values, repeat);
 
 /**
  * Two contexts of one device taking turns over one storage (Node): each
@@ -82,8 +84,8 @@ const shared = [{ protocol: 'grr', epsilon, domain: 16, memoize: true }, { proto
 const sharedClient = [];
 const sharedBefore = [];
 for (const config of shared) {
-  sharedClient.push(await alternating((await import('localdp/client')).Client, config, openN));
-  sharedBefore.push(await alternating(createRequire(import.meta.url)(resolve(before, 'node/localdp.js')).Client, config, openN));
+  sharedClient.push(await alternating(ClientNow, config, openN));
+  sharedBefore.push(await alternating(ClientBefore, config, openN));
 }
 
 // Chromium: both ES module builds served from one origin, each loaded with init().

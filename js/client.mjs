@@ -60,8 +60,8 @@ export function bindClient(ClientCore, indexedDBStorage) {
    * A client over a storage shared by several contexts (made by
    * `Client.open`). Each call reads the stored secret, state and reset count
    * inside one `storage.update`, loads them into the core only when the
-   * stored text is not the one it last wrote or read, runs, and writes what changed in
-   * the same update: no other context can come in between.
+   * stored text is not the one it last wrote or read, runs, and writes what
+   * changed in the same update: no other context can come in between.
    */
   class SharedClient {
     #core;

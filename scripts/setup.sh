@@ -15,6 +15,13 @@ need_rust() {
   if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 }
 
+# True when Debian's rustc-web and rust-web-src are installed, of one
+# version, at least 1.96.
+rust_web_installed() {
+  local want='^installed:(1\.(9[6-9]|[1-9][0-9][0-9])\.[^ ]+) installed:\1 $'
+  [[ "$(dpkg-query -W -f '${db:Status-Status}:${Version} ' rustc-web rust-web-src 2>/dev/null)" =~ $want ]]
+}
+
 need_wasm() {
   need_rust
   rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
@@ -32,10 +39,9 @@ need_wasm() {
   # bookworm-security, at least 1.96 (bookworm's own 1.85 has no
   # -Cpanic=immediate-abort). It conflicts with Debian's rustc package (apt
   # would remove it), not with rustup's toolchains.
-  local web='^installed:(1\.(9[6-9]|[1-9][0-9][0-9])\.[^ ]+) installed:\1 $'
-  if ! [[ "$(dpkg-query -W -f '${db:Status-Status}:${Version} ' rustc-web rust-web-src 2>/dev/null)" =~ $web ]]; then
+  if ! rust_web_installed; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null
-    [[ "$(dpkg-query -W -f '${db:Status-Status}:${Version} ' rustc-web rust-web-src 2>/dev/null)" =~ $web ]] || {
+    rust_web_installed || {
       echo "setup: needs Debian's rustc-web and rust-web-src >= 1.96, of one version (bookworm-security); apt has: $(apt-cache policy rustc-web | sed -n 's/ *Candidate: //p')" >&2
       exit 1
     }
