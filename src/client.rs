@@ -42,6 +42,7 @@ use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
+use crate::json::{Field, FromField};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
@@ -50,8 +51,7 @@ use sha2::Sha256;
 pub const STATE_VERSION: u32 = 2;
 
 /// What a client keeps between sessions for one metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClientState {
     /// [`STATE_VERSION`].
     pub version: u32,
@@ -60,20 +60,33 @@ pub struct ClientState {
     pub metric: String,
     /// Memo keys (hex HMACs) to the permanent response, as the protocol
     /// stores it (a report's JSON, or RAPPOR's permanent bits).
-    #[serde(default)]
     pub memos: KeyMap<String>,
     /// `(time in ms, ε)` of every report that spent ε, oldest first.
-    #[serde(default)]
     pub ledger: Vec<(u64, f64)>,
     /// What this install drew once for memoization (a cohort, sampled
     /// buckets, an α-point offset), if the protocol draws anything.
-    #[serde(default)]
     pub draws: Option<Vec<u64>>,
     /// With an instantaneous step: the ε charged so far for each memo
     /// whose reports have not yet cost the long-run ε (a memo without an
     /// entry has: what every version 2 state means). Absent otherwise.
-    #[serde(default, skip_serializing_if = "KeyMap::is_empty")]
     pub charged: KeyMap<f64>,
+}
+
+/// Written as a map, not a struct (as a report's `Wire`).
+impl Serialize for ClientState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("version", &self.version)?;
+        map.serialize_entry("metric", &self.metric)?;
+        map.serialize_entry("memos", &self.memos)?;
+        map.serialize_entry("ledger", &self.ledger)?;
+        map.serialize_entry("draws", &self.draws)?;
+        if !self.charged.is_empty() {
+            map.serialize_entry("charged", &self.charged)?;
+        }
+        map.end()
+    }
 }
 
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
@@ -148,42 +161,25 @@ impl<V: Serialize> Serialize for KeyMap<V> {
     }
 }
 
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeyMap<V> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        struct Entries<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Entries<V> {
-            type Value = KeyMap<V>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> std::result::Result<KeyMap<V>, A::Error> {
-                let mut map = KeyMap::default();
-                while let Some((k, v)) = access.next_entry::<String, V>()? {
-                    map.insert(k, v);
-                }
-                Ok(map)
-            }
+impl<V: FromField> FromField for KeyMap<V> {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        let Field::Object(object) = field else { return Err(field.invalid("a map")) };
+        let mut map = KeyMap::default();
+        for key in object.keys() {
+            let value = V::from_field(object.get(&key))?;
+            map.insert(key, value);
         }
-        deserializer.deserialize_map(Entries(std::marker::PhantomData))
+        Ok(map)
     }
 }
 
-/// A version 1 state: the install's draws under per-protocol names.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClientStateV1 {
-    version: u32,
-    metric: String,
-    #[serde(default)]
-    memos: KeyMap<String>,
-    #[serde(default)]
-    ledger: Vec<(u64, f64)>,
-    #[serde(default)]
-    alpha: Option<u64>,
-    #[serde(default)]
-    buckets: Option<Vec<u32>>,
-    #[serde(default)]
-    cohort: Option<u32>,
+impl<'de> Deserialize<'de> for ClientState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let value = <serde_json::Value as Deserialize>::deserialize(d)?;
+        crate::json::ConfigObject::from_value(value)
+            .and_then(|object| ClientState::from_object(&object))
+            .ok_or_else(|| serde::de::Error::custom("not a client state (format version 1 or 2)"))
+    }
 }
 
 impl ClientState {
@@ -207,29 +203,43 @@ impl ClientState {
                 && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
-        match stored.map(ClientState::parse) {
+        match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o))) {
             None => (ClientState::fresh(id), 0),
             Some(Some(s)) if usable(&s) => (s, 0),
             Some(_) => (ClientState::fresh(id), 1),
         }
     }
 
-    /// Reads a stored state of this or the previous format version.
-    fn parse(text: &str) -> Option<ClientState> {
-        if let Some(state) = crate::json::from_str::<ClientState>(text) {
-            if state.version == STATE_VERSION {
-                return Some(state);
-            }
-        }
-        let old = crate::json::from_str::<ClientStateV1>(text).filter(|s| s.version == 1)?;
-        let draws = match (old.alpha, old.buckets, old.cohort) {
-            (None, None, None) => None,
-            (Some(alpha), None, None) => Some(vec![alpha]),
-            (None, Some(buckets), None) => Some(buckets.into_iter().map(u64::from).collect()),
-            (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
+    /// Reads a stored state of this or the previous format version (1: the
+    /// install's draws under per-protocol names, `alpha`, `buckets` or
+    /// `cohort`); `None` if it is neither.
+    fn from_object(object: &crate::json::ConfigObject) -> Option<ClientState> {
+        let version = object.read::<u32>("version").ok()?;
+        let extra: &[&str] = if version == STATE_VERSION { &["draws", "charged"] } else { &["alpha", "buckets", "cohort"] };
+        object.only(&[&["version", "metric", "memos", "ledger"], extra].concat()).ok()?;
+        let draws = match version {
+            STATE_VERSION => object.read_optional("draws").ok()?,
+            1 => match (
+                object.read_optional::<u64>("alpha").ok()?,
+                object.read_optional::<Vec<u32>>("buckets").ok()?,
+                object.read_optional::<u32>("cohort").ok()?,
+            ) {
+                (None, None, None) => None,
+                (Some(alpha), None, None) => Some(vec![alpha]),
+                (None, Some(buckets), None) => Some(buckets.into_iter().map(u64::from).collect()),
+                (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
+                _ => return None,
+            },
             _ => return None,
         };
-        Some(ClientState { version: STATE_VERSION, metric: old.metric, memos: old.memos, ledger: old.ledger, draws, charged: KeyMap::default() })
+        Some(ClientState {
+            version: STATE_VERSION,
+            metric: object.read("metric").ok()?,
+            memos: object.read_optional("memos").ok()?.unwrap_or_default(),
+            ledger: object.read_optional("ledger").ok()?.unwrap_or_default(),
+            draws,
+            charged: object.read_optional("charged").ok()?.unwrap_or_default(),
+        })
     }
 }
 

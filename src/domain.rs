@@ -2,7 +2,8 @@
 
 use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::key64;
-use serde::{Deserialize, Deserializer, Serialize};
+use crate::json::{Field, FromField};
+use serde::Serialize;
 
 /// The largest supported domain (values or labels).
 pub const MAX_DOMAIN: usize = 1 << 22;
@@ -197,21 +198,19 @@ pub enum DomainSpec {
     Labels(Vec<String>),
 }
 
-impl<'de> Deserialize<'de> for DomainSpec {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Size(u64),
-            Labels(Vec<String>),
-        }
-        match Raw::deserialize(d) {
-            Ok(Raw::Size(n)) => Ok(DomainSpec::Size(n)),
-            Ok(Raw::Labels(labels)) => Ok(DomainSpec::Labels(labels)),
-            Err(_) => Err(serde::de::Error::custom(
-                "domain is missing, or is neither a size (a whole number) nor a list of strings",
-            )),
-        }
+/// What a config says of a domain that is neither shape.
+const DOMAIN_SHAPE: &str = "domain is missing, or is neither a size (a whole number) nor a list of strings";
+
+impl FromField for DomainSpec {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        let spec = match field {
+            Field::List(_) => Vec::<String>::from_field(field).ok().map(DomainSpec::Labels),
+            _ => field.as_u64().map(DomainSpec::Size),
+        };
+        spec.ok_or_else(|| DOMAIN_SHAPE.to_string())
+    }
+    fn missing(_: &str) -> String {
+        DOMAIN_SHAPE.to_string()
     }
 }
 

@@ -1,19 +1,20 @@
-//! JSON text in and out for the client's state, memos and reports, and the
-//! config object the metric families read: one way for the whole crate.
-//! Natively it is serde_json; in the wasm build it is JS's own
-//! `JSON.parse`/`JSON.stringify`, JS values read by the small deserializer
-//! below (`js_de`) and written by serde-wasm-bindgen, so the wasm modules
-//! link neither serde_json's parser nor a float printer.
+//! JSON in and out: configs, the client's state and memos, and reports,
+//! one way for the whole crate. Objects are read field by field by
+//! hand-written readers ([`FromField`]) over a [`ConfigObject`]: natively a
+//! serde_json object, in the wasm build the JS object itself (`JSON.parse`
+//! for text). Values are written by serde: natively serde_json, in the wasm
+//! build serde-wasm-bindgen (and `JSON.stringify` for text). So the wasm
+//! modules link no derived deserializer, no serde_json parser and no float
+//! printer.
 //! (The numbers' text differs only in form: `1.0` natively, `1` in wasm;
 //! both read back as the same number.)
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Parses `text` as a `T`; `None` if it is not JSON or not a `T`.
+/// Parses `text` as a JSON object; `None` if it is not one.
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
-    serde_json::from_str(text).ok()
+pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
+    ConfigObject::from_value(serde_json::from_str(text).ok()?)
 }
 
 /// The value as JSON text; `None` if JSON cannot carry it (a non-finite
@@ -23,10 +24,10 @@ pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
     serde_json::to_string(value).ok()
 }
 
-/// Parses `text` as a `T`; `None` if it is not JSON or not a `T`.
+/// Parses `text` as a JSON object; `None` if it is not one.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
-    from_js(&js_sys::JSON::parse(text).ok()?)
+pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
+    ConfigObject::from_js(&js_sys::JSON::parse(text).ok()?)
 }
 
 /// The value as JSON text; `None` if JSON cannot carry it exactly (as
@@ -34,12 +35,6 @@ pub(crate) fn from_str<T: DeserializeOwned>(text: &str) -> Option<T> {
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
     js_sys::JSON::stringify(&to_js(value)?).ok().and_then(|s| s.as_string())
-}
-
-/// A JS value (plain JSON data) as a `T`.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn from_js<T: DeserializeOwned>(value: &wasm_bindgen::JsValue) -> Option<T> {
-    T::deserialize(js_de::JsDeserializer(value.clone())).ok()
 }
 
 /// The value as a plain JS object, as `JSON.parse` of its JSON text would
@@ -53,8 +48,9 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
 
 /// A config object as the metric families read it: natively a parsed JSON
 /// object, in the wasm build the (plain, JSON-compatible) JS object itself,
-/// deserialized straight into each family's typed config by [`js_de`], so
-/// that the wasm modules build no `serde_json::Value` tree.
+/// read field by field into each family's typed config ([`FromField`]), so
+/// that the wasm modules build no `serde_json::Value` tree and link no
+/// derived deserializer for configs.
 pub(crate) struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     object: serde_json::Map<String, serde_json::Value>,
@@ -66,24 +62,212 @@ pub(crate) struct ConfigObject {
 pub(crate) enum Field {
     /// The key is absent.
     Missing,
+    /// `null`.
+    Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number.
-    Number(f64),
+    /// A number, and its exact value if it is a whole number that a `u64`
+    /// holds (natively one above 2^53 is not rounded).
+    Number(f64, Option<u64>),
     /// A string.
     Text(String),
-    /// An object (not an array).
+    /// An object.
     Object(ConfigObject),
-    /// `null` or an array.
-    Other,
+    /// An array.
+    List(Vec<Field>),
 }
 
 impl Field {
     /// The field as a non-negative integer (`None` for anything else).
     pub(crate) fn as_u64(&self) -> Option<u64> {
         match *self {
-            Field::Number(x) if x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 => Some(x as u64),
+            Field::Number(_, whole) => whole,
             _ => None,
+        }
+    }
+
+    /// What the field is, as a message says it (`string "many"`,
+    /// `integer `3``, `sequence`), in serde's words.
+    fn unexpected(&self) -> String {
+        match self {
+            Field::Missing | Field::Null => "null".into(),
+            Field::Bool(b) => ["boolean `", if *b { "true" } else { "false" }, "`"].concat(),
+            Field::Number(_, Some(n)) => ["integer `", &n.to_string(), "`"].concat(),
+            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 => {
+                ["integer `", &(*x as i64).to_string(), "`"].concat()
+            }
+            Field::Number(x, None) => ["floating point `", &crate::privacy::number_text(*x), "`"].concat(),
+            Field::Text(s) => ["string ", &quoted(s)].concat(),
+            Field::Object(_) => "map".into(),
+            Field::List(_) => "sequence".into(),
+        }
+    }
+
+    /// The message for a field that is not what a reader `expected`.
+    pub(crate) fn invalid(&self, expected: &str) -> String {
+        ["invalid type: ", &self.unexpected(), ", expected ", expected].concat()
+    }
+}
+
+/// `x` as a `u64` if it is a whole number that one holds (`2.0` is 2, as
+/// JS has it).
+fn whole(x: f64) -> Option<u64> {
+    (x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0).then_some(x as u64)
+}
+
+/// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
+/// escaping quotes, backslashes and control characters; other characters
+/// are written as they are (Rust's Unicode table of printable characters
+/// would weigh more than every message here).
+pub(crate) fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => {
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A type a config field is read as, by hand: how every family reads its
+/// config (natively and in the wasm modules alike, which so link no derived
+/// deserializer). Messages are in serde's words (`invalid type: string
+/// "many", expected u64`), as they were when configs were derived.
+pub(crate) trait FromField: Sized {
+    /// The field (never [`Field::Missing`]) as this type, or what is wrong.
+    fn from_field(field: Field) -> std::result::Result<Self, String>;
+
+    /// What an absent required field says.
+    fn missing(key: &str) -> String {
+        ["missing field `", key, "`"].concat()
+    }
+}
+
+impl FromField for f64 {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        match field {
+            Field::Number(x, _) => Ok(x),
+            other => Err(other.invalid("f64")),
+        }
+    }
+}
+
+impl FromField for u64 {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        field.as_u64().ok_or_else(|| field.invalid("u64"))
+    }
+}
+
+impl FromField for u32 {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        field.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| field.invalid("u32"))
+    }
+}
+
+impl<A: FromField, B: FromField> FromField for (A, B) {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        match field {
+            Field::List(items) => match <[Field; 2]>::try_from(items) {
+                Ok([a, b]) => Ok((A::from_field(a)?, B::from_field(b)?)),
+                Err(items) => Err(["invalid length ", &items.len().to_string(), ", expected an array of length 2"].concat()),
+            },
+            other => Err(other.invalid("an array of length 2")),
+        }
+    }
+}
+
+impl FromField for bool {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        match field {
+            Field::Bool(b) => Ok(b),
+            other => Err(other.invalid("a boolean")),
+        }
+    }
+}
+
+impl FromField for String {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        match field {
+            Field::Text(s) => Ok(s),
+            other => Err(other.invalid("a string")),
+        }
+    }
+}
+
+impl<T: FromField> FromField for Vec<T> {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        match field {
+            Field::List(items) => items.into_iter().map(T::from_field).collect(),
+            other => Err(other.invalid("a sequence")),
+        }
+    }
+}
+
+impl FromField for [f64; 2] {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        <(f64, f64)>::from_field(field).map(|(lo, hi)| [lo, hi])
+    }
+}
+
+/// A config's protocol name, read as its `FromStr` reads it.
+pub(crate) fn protocol_field<T: std::str::FromStr<Err = crate::names::UnknownProtocol>>(
+    field: Field,
+) -> std::result::Result<T, String> {
+    String::from_field(field)?.parse().map_err(|e: crate::names::UnknownProtocol| e.to_string())
+}
+
+/// A config type's `Deserialize` (for the Rust API's users): JSON data
+/// read by the type's hand-written reader, the one way configs are read.
+pub(crate) fn deserialize_config<'de, D, T>(
+    deserializer: D,
+    read: fn(&ConfigObject) -> crate::error::Result<T>,
+) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+    let object = crate::metric::config_object(value).map_err(D::Error::custom)?;
+    read(&object).map_err(D::Error::custom)
+}
+
+impl ConfigObject {
+    /// The required field `key` as a `T`.
+    pub(crate) fn read<T: FromField>(&self, key: &str) -> crate::error::Result<T> {
+        match self.get(key) {
+            Field::Missing => Err(crate::error::Error::malformed_key(key, T::missing(key))),
+            field => T::from_field(field).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
+        }
+    }
+
+    /// The optional field `key` as a `T` (`None` if absent or `null`).
+    pub(crate) fn read_optional<T: FromField>(&self, key: &str) -> crate::error::Result<Option<T>> {
+        match self.get(key) {
+            Field::Missing | Field::Null => Ok(None),
+            field => T::from_field(field).map(Some).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
+        }
+    }
+
+    /// Refuses a key outside `known`, in serde's words (`unknown field
+    /// `x`, expected one of …`).
+    pub(crate) fn only(&self, known: &[&str]) -> crate::error::Result<()> {
+        match self.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(key) => {
+                let expected = known.iter().map(|k| ["`", k, "`"].concat()).collect::<Vec<_>>().join(", ");
+                let detail = ["unknown field ", &["`", &key, "`"].concat(), ", expected one of ", &expected].concat();
+                Err(crate::error::Error::malformed_key(&key, detail))
+            }
         }
     }
 }
@@ -105,15 +289,7 @@ impl ConfigObject {
 
     /// The field `key`.
     pub(crate) fn get(&self, key: &str) -> Field {
-        use serde_json::Value;
-        match self.object.get(key) {
-            None => Field::Missing,
-            Some(Value::Bool(b)) => Field::Bool(*b),
-            Some(Value::Number(n)) => Field::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Some(Value::String(s)) => Field::Text(s.clone()),
-            Some(Value::Object(o)) => Field::Object(ConfigObject { object: o.clone() }),
-            Some(_) => Field::Other,
-        }
+        self.object.get(key).map_or(Field::Missing, field)
     }
 
     /// The object's keys.
@@ -126,10 +302,22 @@ impl ConfigObject {
         self.object.remove(key).is_some()
     }
 
-    /// The object as a `T`, or a malformed-config error with serde's text.
-    pub(crate) fn parse<T: DeserializeOwned>(self) -> crate::error::Result<T> {
-        serde_json::from_value(serde_json::Value::Object(self.object))
-            .map_err(|e| crate::error::Error::malformed(e.to_string()))
+}
+
+/// A JSON value as a [`Field`].
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn field(value: &serde_json::Value) -> Field {
+    use serde_json::Value;
+    match value {
+        Value::Null => Field::Null,
+        Value::Bool(b) => Field::Bool(*b),
+        Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            Field::Number(x, n.as_u64().or(whole(x)))
+        }
+        Value::String(s) => Field::Text(s.clone()),
+        Value::Object(o) => Field::Object(ConfigObject { object: o.clone() }),
+        Value::Array(items) => Field::List(items.iter().map(field).collect()),
     }
 }
 
@@ -162,16 +350,7 @@ impl ConfigObject {
 
     /// The field `key`.
     pub(crate) fn get(&self, key: &str) -> Field {
-        let Some(value) = self.value(key) else { return Field::Missing };
-        if let Some(b) = value.as_bool() {
-            Field::Bool(b)
-        } else if let Some(x) = value.as_f64() {
-            Field::Number(x)
-        } else if let Some(s) = value.as_string() {
-            Field::Text(s)
-        } else {
-            ConfigObject::from_js(&value).map_or(Field::Other, Field::Object)
-        }
+        self.value(key).map_or(Field::Missing, |value| field(&value))
     }
 
     /// The object's keys.
@@ -188,389 +367,23 @@ impl ConfigObject {
         present
     }
 
-    /// The object as a `T`, or a malformed-config error with serde's text.
-    pub(crate) fn parse<T: DeserializeOwned>(self) -> crate::error::Result<T> {
-        T::deserialize(js_de::JsDeserializer(self.object.into())).map_err(|e| crate::error::Error::malformed(e.0))
-    }
 }
 
-/// A serde deserializer over plain JSON data in JS values (what
-/// `JSON.parse` gives), read as serde_json reads the same JSON: integers up
-/// to 2^53 as integers, other numbers as floats. Its errors carry serde's
-/// messages with numbers written from JS's digits, so that neither
-/// serde-wasm-bindgen's deserializer nor core's float formatting is linked
-/// into the wasm modules.
+/// A JS value (plain JSON data) as a [`Field`]; `undefined` is `null`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-mod js_de {
-    use serde::de::{self, DeserializeSeed, IntoDeserializer, Unexpected, Visitor};
-    use std::fmt;
-    use wasm_bindgen::{JsCast, JsValue};
-
-    /// A deserialization error: its message.
-    #[derive(Debug)]
-    pub(crate) struct Error(pub(crate) String);
-
-    impl fmt::Display for Error {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(&self.0)
-        }
-    }
-
-    impl std::error::Error for Error {}
-
-    impl de::Error for Error {
-        fn custom<T: fmt::Display>(message: T) -> Self {
-            Error(message.to_string())
-        }
-        fn invalid_type(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
-            Error(["invalid type: ", &unexpected_text(unexpected), ", expected ", &expected.to_string()].concat())
-        }
-        fn invalid_value(unexpected: Unexpected<'_>, expected: &dyn de::Expected) -> Self {
-            Error(["invalid value: ", &unexpected_text(unexpected), ", expected ", &expected.to_string()].concat())
-        }
-    }
-
-    /// serde's text of an `Unexpected`, a float written as Rust's `{}` with
-    /// a decimal point (`1.0`, `0.0000001`).
-    fn unexpected_text(unexpected: Unexpected<'_>) -> String {
-        let (kind, value) = match unexpected {
-            Unexpected::Float(x) => ("floating point `", float_text(x)),
-            Unexpected::Unsigned(n) => ("integer `", n.to_string()),
-            Unexpected::Signed(n) => ("integer `", n.to_string()),
-            Unexpected::Bool(b) => ("boolean `", b.to_string()),
-            Unexpected::Char(c) => ("character `", c.to_string()),
-            Unexpected::Str(s) => return ["string ", &debug_str(s)].concat(),
-            Unexpected::Other(other) => return other.to_string(),
-            other => {
-                return match other {
-                    Unexpected::Bytes(_) => "byte array",
-                    Unexpected::Unit => "unit value",
-                    Unexpected::Option => "Option value",
-                    Unexpected::NewtypeStruct => "newtype struct",
-                    Unexpected::Seq => "sequence",
-                    Unexpected::Map => "map",
-                    Unexpected::Enum => "enum",
-                    Unexpected::UnitVariant => "unit variant",
-                    Unexpected::NewtypeVariant => "newtype variant",
-                    Unexpected::TupleVariant => "tuple variant",
-                    _ => "struct variant",
-                }
-                .to_string()
-            }
-        };
-        [kind, &value, "`"].concat()
-    }
-
-    /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
-    /// escaping quotes, backslashes and control characters; other characters
-    /// are written as they are (Rust's Unicode table of printable characters
-    /// would weigh more than every message here).
-    fn debug_str(s: &str) -> String {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\0' => out.push_str("\\0"),
-                c if c.is_control() => {
-                    let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// A finite float as Rust's `{}` writes it (no exponent), with `.0`
-    /// after an integer, from JS's shortest round-trip digits.
-    fn float_text(x: f64) -> String {
-        let js = js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default();
-        let (sign, js) = js.strip_prefix('-').map_or(("", js.as_str()), |rest| ("-", rest));
-        let (mantissa, exponent) = js.split_once('e').unwrap_or((js, "0"));
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let digits = [int, frac].concat();
-        let point = int.len() as i64 + exponent.trim_start_matches('+').parse::<i64>().unwrap_or(0);
-        let zeros = |n: i64| "0".repeat(n.max(0) as usize);
-        let body = if point <= 0 {
-            ["0.", &zeros(-point), &digits].concat()
-        } else if point as usize >= digits.len() {
-            [digits.as_str(), &zeros(point - digits.len() as i64), ".0"].concat()
-        } else {
-            let (a, b) = digits.split_at(point as usize);
-            [a, ".", b].concat()
-        };
-        [sign, &body].concat()
-    }
-
-    /// A JS value holding plain JSON data.
-    pub(crate) struct JsDeserializer(pub(crate) JsValue);
-
-    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-    /// What a JS number is to serde: an integer up to 2^53 in magnitude,
-    /// else a float (as serde_json reads the same number's JSON).
-    enum Number {
-        Unsigned(u64),
-        Signed(i64),
-        Float(f64),
-    }
-
-    fn number(x: f64) -> Number {
-        if x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x) {
-            Number::Unsigned(x as u64)
-        } else if x.fract() == 0.0 && (-MAX_SAFE_INTEGER..0.0).contains(&x) {
-            Number::Signed(x as i64)
-        } else {
-            Number::Float(x)
-        }
-    }
-
-    impl JsDeserializer {
-        /// The error for a value of the wrong type.
-        fn invalid(&self, expected: &dyn de::Expected) -> Error {
-            let text;
-            let unexpected = if let Some(b) = self.0.as_bool() {
-                Unexpected::Bool(b)
-            } else if let Some(x) = self.0.as_f64() {
-                match number(x) {
-                    Number::Unsigned(n) => Unexpected::Unsigned(n),
-                    Number::Signed(n) => Unexpected::Signed(n),
-                    Number::Float(x) => Unexpected::Float(x),
-                }
-            } else if let Some(s) = self.0.as_string() {
-                text = s;
-                Unexpected::Str(&text)
-            } else if js_sys::Array::is_array(&self.0) {
-                Unexpected::Seq
-            } else if self.0.is_object() {
-                Unexpected::Map
-            } else {
-                Unexpected::Unit
-            };
-            de::Error::invalid_type(unexpected, expected)
-        }
-
-        fn seq<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            let array: js_sys::Array = self.0.unchecked_into();
-            visitor.visit_seq(Seq { array, next: 0 })
-        }
-
-        fn map<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            let entries = js_sys::Object::entries(self.0.unchecked_ref());
-            visitor.visit_map(Map { entries, next: 0, value: None })
-        }
-
-        fn integer<'de, V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            match self.0.as_f64().map(number) {
-                Some(Number::Unsigned(n)) => visitor.visit_u64(n),
-                Some(Number::Signed(n)) => visitor.visit_i64(n),
-                _ => Err(self.invalid(&visitor)),
-            }
-        }
-    }
-
-    /// Deserializer methods that read an integer ([`JsDeserializer::integer`]).
-    macro_rules! integers {
-        ($($method:ident)*) => {$(
-            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-                self.integer(visitor)
-            }
-        )*};
-    }
-
-    /// Each typed request calls only the visitor methods its type needs
-    /// (a struct from an object, a string from a string), so that no
-    /// visitor is instantiated for every JSON type; `deserialize_any`
-    /// serves untagged enums.
-    impl<'de> de::Deserializer<'de> for JsDeserializer {
-        type Error = Error;
-
-        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            if self.0.is_null() || self.0.is_undefined() {
-                visitor.visit_unit()
-            } else if let Some(b) = self.0.as_bool() {
-                visitor.visit_bool(b)
-            } else if let Some(x) = self.0.as_f64() {
-                match number(x) {
-                    Number::Unsigned(n) => visitor.visit_u64(n),
-                    Number::Signed(n) => visitor.visit_i64(n),
-                    Number::Float(x) => visitor.visit_f64(x),
-                }
-            } else if let Some(text) = self.0.as_string() {
-                visitor.visit_string(text)
-            } else if js_sys::Array::is_array(&self.0) {
-                self.seq(visitor)
-            } else if self.0.is_object() {
-                self.map(visitor)
-            } else {
-                Err(self.invalid(&visitor))
-            }
-        }
-
-        fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            match self.0.as_bool() {
-                Some(b) => visitor.visit_bool(b),
-                None => Err(self.invalid(&visitor)),
-            }
-        }
-
-        fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            match self.0.as_f64() {
-                Some(x) => visitor.visit_f64(x),
-                None => Err(self.invalid(&visitor)),
-            }
-        }
-
-        fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_f64(visitor)
-        }
-
-        fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            match self.0.as_string() {
-                Some(text) => visitor.visit_string(text),
-                None => Err(self.invalid(&visitor)),
-            }
-        }
-
-        fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_string(visitor)
-        }
-
-        fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_string(visitor)
-        }
-
-        fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_string(visitor)
-        }
-
-        fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            if js_sys::Array::is_array(&self.0) {
-                self.seq(visitor)
-            } else {
-                Err(self.invalid(&visitor))
-            }
-        }
-
-        fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_seq(visitor)
-        }
-
-        fn deserialize_tuple_struct<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            _len: usize,
-            visitor: V,
-        ) -> Result<V::Value, Error> {
-            self.deserialize_seq(visitor)
-        }
-
-        fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            if self.0.is_object() && !js_sys::Array::is_array(&self.0) {
-                self.map(visitor)
-            } else {
-                Err(self.invalid(&visitor))
-            }
-        }
-
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            _fields: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, Error> {
-            self.deserialize_map(visitor)
-        }
-
-        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            if self.0.is_null() || self.0.is_undefined() {
-                visitor.visit_none()
-            } else {
-                visitor.visit_some(self)
-            }
-        }
-
-        fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            if self.0.is_null() || self.0.is_undefined() {
-                visitor.visit_unit()
-            } else {
-                Err(self.invalid(&visitor))
-            }
-        }
-
-        fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
-            self.deserialize_unit(visitor)
-        }
-
-        fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-            visitor.visit_unit()
-        }
-
-        fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, Error> {
-            visitor.visit_newtype_struct(self)
-        }
-
-        fn deserialize_enum<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            _variants: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, Error> {
-            // Unit variants, as JSON strings.
-            match self.0.as_string() {
-                Some(variant) => visitor.visit_enum(variant.into_deserializer()),
-                None => Err(self.invalid(&"a string")),
-            }
-        }
-
-        integers! { deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 }
-        integers! { deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 }
-
-        serde::forward_to_deserialize_any! { i128 u128 bytes byte_buf }
-    }
-
-    struct Seq {
-        array: js_sys::Array,
-        next: u32,
-    }
-
-    impl<'de> de::SeqAccess<'de> for Seq {
-        type Error = Error;
-        fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
-            if self.next >= self.array.length() {
-                return Ok(None);
-            }
-            self.next += 1;
-            seed.deserialize(JsDeserializer(self.array.get(self.next - 1))).map(Some)
-        }
-        fn size_hint(&self) -> Option<usize> {
-            Some((self.array.length() - self.next) as usize)
-        }
-    }
-
-    struct Map {
-        entries: js_sys::Array,
-        next: u32,
-        value: Option<JsValue>,
-    }
-
-    impl<'de> de::MapAccess<'de> for Map {
-        type Error = Error;
-        fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
-            if self.next >= self.entries.length() {
-                return Ok(None);
-            }
-            let entry: js_sys::Array = self.entries.get(self.next).unchecked_into();
-            self.next += 1;
-            self.value = Some(entry.get(1));
-            seed.deserialize(JsDeserializer(entry.get(0))).map(Some)
-        }
-        fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-            seed.deserialize(JsDeserializer(self.value.take().unwrap_or(JsValue::UNDEFINED)))
-        }
+fn field(value: &wasm_bindgen::JsValue) -> Field {
+    use wasm_bindgen::JsCast;
+    if let Some(b) = value.as_bool() {
+        Field::Bool(b)
+    } else if let Some(x) = value.as_f64() {
+        Field::Number(x, whole(x))
+    } else if let Some(s) = value.as_string() {
+        Field::Text(s)
+    } else if js_sys::Array::is_array(value) {
+        Field::List(value.unchecked_ref::<js_sys::Array>().iter().map(|item| field(&item)).collect())
+    } else if value.is_object() {
+        Field::Object(ConfigObject { object: value.clone().unchecked_into() })
+    } else {
+        Field::Null
     }
 }

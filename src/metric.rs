@@ -258,7 +258,7 @@ impl Metric {
     /// the key at fault. Client-only keys ([`crate::client::CLIENT_KEYS`])
     /// are validated, then ignored here.
     pub fn from_json(text: &str) -> Result<Self> {
-        Metric::from_value(serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?)
+        Metric::from_config(parse_config(text)?)
     }
 
     /// [`Metric::from_json`] of a parsed config (the wasm build's configs
@@ -289,7 +289,7 @@ impl Metric {
                 Some(_) => format!("\"protocol\" of a {} metric must be one of {known}", family.label),
             }));
         };
-        if !matches!(object.get("epsilon"), Field::Missing | Field::Number(_)) {
+        if !matches!(object.get("epsilon"), Field::Missing | Field::Number(..)) {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
         // Only frequency protocols take an instantaneous step (RAPPOR has its own).
@@ -404,6 +404,11 @@ pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Repo
         domain: kind.fingerprint().to_string(),
         payload,
     }
+}
+
+/// A config's JSON text as an object, or the error for text that is not one.
+pub(crate) fn parse_config(text: &str) -> Result<ConfigObject> {
+    config_object(serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?)
 }
 
 /// A parsed config as an object, or the error for one that is not.

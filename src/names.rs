@@ -105,6 +105,12 @@ macro_rules! protocols {
             }
         }
 
+        impl $crate::json::FromField for $name {
+            fn from_field(field: $crate::json::Field) -> ::std::result::Result<Self, ::std::string::String> {
+                $crate::json::protocol_field(field)
+            }
+        }
+
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 let text = <::std::borrow::Cow<'de, str> as ::serde::Deserialize>::deserialize(d)?;
@@ -152,6 +158,12 @@ impl<P: ProtocolFamily> FromStr for Selection<P> {
 impl<P: ProtocolFamily> Serialize for Selection<P> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl<P: ProtocolFamily> crate::json::FromField for Selection<P> {
+    fn from_field(field: crate::json::Field) -> Result<Self, String> {
+        crate::json::protocol_field(field)
     }
 }
 

@@ -37,6 +37,7 @@
 use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, key64};
+use crate::json::ConfigObject;
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily};
@@ -59,52 +60,47 @@ protocols! {
 
 /// A RAPPOR metric's configuration (defaults: the paper's `k = 128`,
 /// `h = 2`, `m = 64`, `f = 0.5`, `p = 0.5`, `q = 0.75`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RapporConfig {
     /// `"rappor"`.
     pub protocol: OpenDomainProtocol,
     /// `k`, the Bloom filter's bits.
-    #[serde(default = "defaults::bits")]
     pub bits: u64,
     /// `h`, hash functions per value.
-    #[serde(default = "defaults::hashes")]
     pub hashes: u64,
     /// `m`, cohorts.
-    #[serde(default = "defaults::cohorts")]
     pub cohorts: u64,
     /// PRR: probability of replacing a bit by a fair coin.
-    #[serde(default = "defaults::f")]
     pub f: f64,
     /// IRR: probability of sending 1 for a PRR bit 0.
-    #[serde(default = "defaults::p")]
     pub p: f64,
     /// IRR: probability of sending 1 for a PRR bit 1.
-    #[serde(default = "defaults::q")]
     pub q: f64,
     /// The values to decode against (the aggregator's; clients ignore it).
-    #[serde(default)]
     pub candidates: Vec<String>,
 }
 
-mod defaults {
-    pub fn bits() -> u64 {
-        128
+impl RapporConfig {
+    /// Reads a config object, refusing keys it does not know; absent keys
+    /// take the paper's values.
+    pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
+        config.only(&["protocol", "bits", "hashes", "cohorts", "f", "p", "q", "candidates"])?;
+        Ok(RapporConfig {
+            protocol: config.read("protocol")?,
+            bits: config.read_optional("bits")?.unwrap_or(128),
+            hashes: config.read_optional("hashes")?.unwrap_or(2),
+            cohorts: config.read_optional("cohorts")?.unwrap_or(64),
+            f: config.read_optional("f")?.unwrap_or(0.5),
+            p: config.read_optional("p")?.unwrap_or(0.5),
+            q: config.read_optional("q")?.unwrap_or(0.75),
+            candidates: config.read_optional("candidates")?.unwrap_or_default(),
+        })
     }
-    pub fn hashes() -> u64 {
-        2
-    }
-    pub fn cohorts() -> u64 {
-        64
-    }
-    pub fn f() -> f64 {
-        0.5
-    }
-    pub fn p() -> f64 {
-        0.5
-    }
-    pub fn q() -> f64 {
-        0.75
+}
+
+impl<'de> Deserialize<'de> for RapporConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::json::deserialize_config(d, RapporConfig::read)
     }
 }
 
@@ -304,7 +300,7 @@ impl RapporMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol.parse::<OpenDomainProtocol>().is_ok(),
     build: |config, _| {
-        let config: RapporConfig = config.parse()?;
+        let config = RapporConfig::read(&config)?;
         Ok(Arc::new(RapporMetric::new(&config)?))
     },
     protocols: OpenDomainProtocol::names,

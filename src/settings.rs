@@ -44,7 +44,7 @@ impl ClientSettings {
         let budget = match config.get("budget") {
             Field::Missing => None,
             Field::Object(b) => {
-                let Field::Number(epsilon) = b.get("epsilon") else {
+                let Field::Number(epsilon, _) = b.get("epsilon") else {
                     return Err(Error::malformed_key(
                         "budget",
                         "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")",

@@ -2,6 +2,8 @@
 //! error messages): pinned byte for byte, so that typed errors keep saying
 //! exactly what they said.
 
+mod common;
+
 use localdp::client::{new_secret, parse_window, Client, ClientState};
 use localdp::rng::{Bernoulli, UniformBelow};
 use localdp::{
@@ -75,6 +77,8 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("serde frequency domain", config_error(r#"{"protocol":"grr","epsilon":1,"domain":true}"#)),
         ("serde numeric", config_error(r#"{"protocol":"duchi","epsilon":1,"range":[0,1,2]}"#)),
         ("serde rappor", config_error(r#"{"protocol":"rappor","bits":"many"}"#)),
+        ("serde sketch", config_error(r#"{"protocol":"hcms","epsilon":1,"sketch":{"rows":1}}"#)),
+        ("serde negative", config_error(r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":-1}"#)),
         ("oracle from_json", FrequencyOracle::from_json(r#"{"protocol":"grr"}"#).unwrap_err()),
         ("numeric from_json", NumericMetric::from_json(r#"{"protocol":"duchi"}"#).unwrap_err()),
         ("memoize not a bool", config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"memoize":1}"#)),
@@ -224,12 +228,14 @@ const TEXTS: &[(&str, &str)] = &[
     ("unknown numeric protocol", r#"malformed configuration: "protocol" of a numeric ("range") metric must be one of duchi, laplace, piecewise, hybrid, one_bit_mean, auto"#),
     ("unknown rappor protocol", r#"malformed configuration: "protocol" of a RAPPOR metric must be one of rappor"#),
     ("epsilon not a number", r#"malformed configuration: "epsilon" must be a number"#),
-    ("serde frequency", "malformed configuration: unknown field `x`…"),
+    ("serde frequency", "malformed configuration: unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`"),
     ("serde frequency domain", "malformed configuration: domain is missing, or is neither a size (a whole number) nor a list of strings"),
     ("serde numeric", "malformed configuration: range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute"),
-    ("serde rappor", r#"malformed configuration: invalid type: string "many", expected u64…"#),
-    ("oracle from_json", "malformed configuration: missing field `epsilon`…"),
-    ("numeric from_json", "malformed configuration: missing field `epsilon`…"),
+    ("serde rappor", r#"malformed configuration: invalid type: string "many", expected u64"#),
+    ("serde sketch", "malformed configuration: unknown field `rows`, expected one of `hashes`, `width`"),
+    ("serde negative", "malformed configuration: invalid type: integer `-1`, expected u64"),
+    ("oracle from_json", "malformed configuration: missing field `epsilon`"),
+    ("numeric from_json", "malformed configuration: missing field `epsilon`"),
     ("memoize not a bool", r#"malformed configuration: "memoize" must be true or false"#),
     ("budget not an object", r#"malformed configuration: "budget" must be an object"#),
     ("budget without epsilon", r#"malformed configuration: "budget" needs "epsilon" (a number) and "window" (e.g. "1d")"#),
@@ -356,6 +362,15 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     assert_eq!(error("sfp cells"), invalid("sketch.width", integers(2, (1 << 22) / 65, 65536)));
     assert_eq!(error("top 101"), invalid("top", integers(1, 100, 101)));
     assert_eq!(error("granularity huge"), invalid("granularity", integers(1, 1 << 20, 1 << 21)));
+    let key = |case| match error(case) {
+        Error::MalformedConfig { key, .. } => key,
+        other => panic!("{case}: {other:?}"),
+    };
+    assert_eq!(key("serde frequency").as_deref(), Some("x"));
+    assert_eq!(key("serde rappor").as_deref(), Some("bits"));
+    assert_eq!(key("serde sketch").as_deref(), Some("sketch.rows"));
+    assert_eq!(key("oracle from_json").as_deref(), Some("epsilon"));
+    assert_eq!(key("serde numeric").as_deref(), Some("range"));
     let only_for = |protocol| Requirement::OnlyFor { protocol };
     assert_eq!(error("post for numeric"), invalid("post", only_for("frequency")));
     assert_eq!(error("empty range list"), invalid("range", Requirement::NonEmpty));
@@ -420,4 +435,11 @@ fn errors_carry_their_numbers_and_names_as_fields() {
         assert_eq!(error(case), Error::CorruptMemo, "{case}");
     }
     assert!(matches!(error("rejected"), Error::Rejected { reason: Rejection::Malformed, .. }));
+}
+
+/// The hand-written config readers' errors, as the wasm build gives them too
+/// (`tests/wasm.rs` runs the same checks on JS objects).
+#[test]
+fn config_errors_read_the_same() {
+    common::readers::config_errors_read_the_same();
 }

@@ -115,46 +115,11 @@ fn the_ledger_rounds_toward_refusal() {
     assert!(matches!(c.randomize_text("1", 4, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
 }
 
-/// A state stored by the previous format (version 1: the install's draws
-/// under per-protocol names) is read, not reset: the same permanent
-/// responses, draws and ledger carry on (a reset would mean new permanent
-/// responses, i.e. more ε).
+/// A state stored by the previous format (version 1) is read, not reset
+/// (shared with the wasm build, where states are read from JS objects).
 #[test]
 fn version_1_states_carry_on_without_a_reset() {
-    let cases = [
-        (r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"budget":{"epsilon":5,"window":"1d"}}"#, "37.3", "alpha"),
-        (r#"{"protocol":"rappor","bits":16,"hashes":2,"cohorts":8,"budget":{"epsilon":50,"window":"1d"}}"#, "word", "cohort"),
-        (r#"{"protocol":"dbitflip","epsilon":1,"domain":6,"memoize":true}"#, "4", "buckets"),
-        (r#"{"protocol":"grr","epsilon":1,"domain":6,"memoize":true}"#, "4", ""),
-    ];
-    let mut rng = SimulationRng::seed_from_u64(41);
-    for (config, value, field) in cases {
-        let secret = new_secret(&mut rng);
-        let mut first = Client::new(config, &secret, None).unwrap();
-        let report = first.randomize_text(value, 1000, &mut rng).unwrap();
-        // The same state as version 1 wrote it.
-        let mut v1: serde_json::Value = serde_json::from_str(&first.state_json().unwrap()).unwrap();
-        let state = v1.as_object_mut().unwrap();
-        state.insert("version".into(), 1.into());
-        let draws = state.remove("draws").unwrap();
-        match field {
-            "" => assert!(draws.is_null()),
-            "buckets" => {
-                state.insert(field.into(), draws);
-            }
-            _ => {
-                state.insert(field.into(), draws[0].clone());
-            }
-        }
-        let mut second = Client::new(config, &secret, Some(&v1.to_string())).unwrap();
-        assert_eq!(second.resets(), 0, "{config}: a version 1 state is not a reset");
-        assert_eq!(second.spent(1000), first.spent(1000), "{config}: the ledger carries on");
-        let again = second.randomize_text(value, 2000, &mut rng).unwrap();
-        assert_eq!(second.state_json().unwrap(), first.state_json().unwrap(), "{config}: no new memo, no new charge");
-        if field != "cohort" {
-            assert_eq!(again, report, "{config}: the permanent response is reused");
-        }
-    }
+    common::readers::version_1_states_carry_on_without_a_reset();
 }
 
 #[test]

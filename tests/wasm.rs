@@ -102,6 +102,19 @@ fn longitudinal_channels_hold_their_per_report_epsilon_in_wasm() {
     common::channel::longitudinal_channels_hold_their_per_report_epsilon();
 }
 
+/// Configs read from JS objects: the same errors as natively.
+#[wasm_bindgen_test]
+fn config_errors_read_the_same_in_wasm() {
+    common::readers::config_errors_read_the_same();
+}
+
+/// States and memos read from JS objects (`JSON.parse`): a version 1 state
+/// carries on, its memos are reused.
+#[wasm_bindgen_test]
+fn version_1_states_carry_on_without_a_reset_in_wasm() {
+    common::readers::version_1_states_carry_on_without_a_reset();
+}
+
 /// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
 /// 32-bit `usize` here.
 #[wasm_bindgen_test]

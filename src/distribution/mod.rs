@@ -48,8 +48,9 @@ pub use square_wave::SquareWave;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::frequency::Likelihood;
 use crate::hash::key64;
+use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
+use crate::metric::{parse_config, parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
 use crate::names::{protocols, ProtocolFamily};
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
@@ -90,8 +91,7 @@ impl DistributionProtocol {
 
 /// A distribution metric's configuration: `{"protocol": "square_wave",
 /// "epsilon": 1.0, "range": [0, 5000], "bins": 64}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DistributionConfig {
     /// `square_wave`, `hierarchical` or `distribution`.
     pub protocol: String,
@@ -100,8 +100,27 @@ pub struct DistributionConfig {
     /// `[lo, hi]`: values are clipped to it.
     pub range: [f64; 2],
     /// The histogram's bins (default 64).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bins: Option<u64>,
+}
+
+impl DistributionConfig {
+    /// Reads a config object, refusing keys it does not know.
+    pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
+        config.only(&["protocol", "epsilon", "range", "bins"])?;
+        Ok(DistributionConfig {
+            protocol: config.read("protocol")?,
+            epsilon: config.read("epsilon")?,
+            range: config.read("range")?,
+            bins: config.read_optional("bins")?,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for DistributionConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::json::deserialize_config(d, DistributionConfig::read)
+    }
 }
 
 /// The mechanism behind a distribution metric.
@@ -168,8 +187,7 @@ impl DistributionMetric {
 
     /// Parses and validates a JSON config.
     pub fn from_json(text: &str) -> Result<Self> {
-        let config: DistributionConfig = serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
-        Self::new(&config)
+        Self::new(&DistributionConfig::read(&parse_config(text)?)?)
     }
 
     /// The resolved protocol.
@@ -338,7 +356,7 @@ impl Randomizer for DistributionMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol == CHOOSE || protocol.parse::<DistributionProtocol>().is_ok(),
     build: |config, _| {
-        let config: DistributionConfig = config.parse()?;
+        let config = DistributionConfig::read(&config)?;
         Ok(Arc::new(DistributionMetric::new(&config)?))
     },
     protocols: || format!("{}, {CHOOSE}", DistributionProtocol::names()),

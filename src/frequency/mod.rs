@@ -35,8 +35,9 @@ use crate::columnar::ReportFields;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{DomainKind, Error, Rejection, Requirement, Result};
 use crate::hash::key64;
+use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{ValueKind, DynAggregate, Family, Kind, Memo};
+use crate::metric::{ValueKind, parse_config, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
@@ -140,8 +141,7 @@ frequency_protocols! {
 
 /// A frequency metric's configuration: `{"protocol": "olh", "epsilon": 1.0,
 /// "domain": 1024}` or with `"domain": ["a", "b", …]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrequencyConfig {
     /// The protocol, or `auto`.
     pub protocol: Selection<FrequencyProtocol>,
@@ -150,15 +150,35 @@ pub struct FrequencyConfig {
     /// The values.
     pub domain: DomainSpec,
     /// dBitFlip only: buckets sampled per report (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub d: Option<u64>,
     /// The ε of one report, `0.01 < ε_1 < epsilon`: each report randomizes the
     /// value's memoized permanent response (at `epsilon`, the long-run ε)
     /// afresh, so that equal or unequal reports no longer say without noise
     /// whether the value changed (grr, sue, oue, blh, olh; needs
     /// `"memoize": true`). See `longitudinal.rs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub instantaneous_epsilon: Option<f64>,
+}
+
+impl FrequencyConfig {
+    /// Reads a config object, refusing keys it does not know.
+    pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
+        config.only(&["protocol", "epsilon", "domain", "d", "instantaneous_epsilon"])?;
+        Ok(FrequencyConfig {
+            protocol: config.read("protocol")?,
+            epsilon: config.read("epsilon")?,
+            domain: config.read("domain")?,
+            d: config.read_optional("d")?,
+            instantaneous_epsilon: config.read_optional("instantaneous_epsilon")?,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for FrequencyConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::json::deserialize_config(d, FrequencyConfig::read)
+    }
 }
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
@@ -410,9 +430,7 @@ impl FrequencyOracle {
 
     /// Parses a JSON config and builds the oracle.
     pub fn from_json(text: &str) -> Result<Self> {
-        let config: FrequencyConfig =
-            serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
-        Self::new(&config)
+        Self::new(&FrequencyConfig::read(&parse_config(text)?)?)
     }
 
     /// The oracle of `protocol`; `None` if it has no instantaneous step and
@@ -596,10 +614,10 @@ pub(crate) static FAMILY: Family = Family {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
     build: |config, settings| {
-        if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(_)) {
+        if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(..)) {
             return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
         }
-        let config: FrequencyConfig = config.parse()?;
+        let config = FrequencyConfig::read(&config)?;
         if config.instantaneous_epsilon.is_some() && !settings.memoize {
             // Without memos there is no permanent response to randomize again.
             let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };

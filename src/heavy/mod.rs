@@ -31,8 +31,9 @@ use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
 use crate::hash::key64;
+use crate::json::{ConfigObject, Field};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
-use crate::metric::{without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
+use crate::metric::{parse_config, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
 use crate::names::{protocols, ProtocolFamily};
 use crate::rappor::CandidateEstimate;
 use crate::report::{Payload, Protocol, Report};
@@ -82,15 +83,14 @@ impl HeavyHitterProtocol {
 }
 
 /// A sketch's shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SketchConfig {
     /// `k`, the hash functions (rows); default 256 (SFP: 32, one sketch per
     /// position).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hashes: Option<u64>,
     /// `m`, the columns, a power of two; default 1024.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub width: Option<u64>,
 }
 
@@ -98,34 +98,75 @@ pub struct SketchConfig {
 /// "epsilon": 4, "max_length": 16, "top": 20}` or `{"protocol": "hcms",
 /// "epsilon": 4, "sketch": {"hashes": 256, "width": 1024}, "candidates":
 /// ["/home", "/checkout"]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HeavyHitterConfig {
     /// `cms`, `hcms`, `pem`, `treehist` or `heavy_hitters`.
     pub protocol: String,
     /// The privacy parameter of one report.
     pub epsilon: f64,
     /// Discovery: the longest value in bytes of UTF-8 (default 16).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_length: Option<u64>,
     /// Discovery: cut longer values (at a character boundary) instead of
     /// refusing them (default false).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub truncate: Option<bool>,
     /// Discovery: how many values the aggregator reports (1 to [`MAX_TOP`],
     /// default 20). PEM and TreeHist score `2·top·2^s` prefixes per report
     /// (`s` bits per level: 8 or 1), so estimating costs about `n·2·top·2^s`
     /// hashes: at `top` = 100 and 10^6 PEM reports, about 5·10^10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub top: Option<u64>,
     /// Sketches and SFP: the shape, `hashes × width` with `width` a power
     /// of two up to 65,536; at most [`MAX_CELLS`] cells in all (SFP has `L
     /// + 1` sketches) and, for SFP, at most [`MAX_SFP_HASHES`] hashes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sketch: Option<SketchConfig>,
     /// Sketches: the values to score (the aggregator's; clients ignore it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub candidates: Option<Vec<String>>,
+}
+
+impl SketchConfig {
+    /// Reads `"sketch"`'s object; errors name the key as `"sketch.width"`.
+    fn read(sketch: &ConfigObject) -> Result<Self> {
+        let read = || -> Result<Self> {
+            sketch.only(&["hashes", "width"])?;
+            Ok(SketchConfig { hashes: sketch.read_optional("hashes")?, width: sketch.read_optional("width")? })
+        };
+        read().map_err(|e| match e {
+            Error::MalformedConfig { key: Some(key), detail } => {
+                Error::MalformedConfig { key: Some(["sketch.", &key].concat()), detail }
+            }
+            other => other,
+        })
+    }
+}
+
+impl HeavyHitterConfig {
+    /// Reads a config object, refusing keys it does not know.
+    pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
+        config.only(&["protocol", "epsilon", "max_length", "truncate", "top", "sketch", "candidates"])?;
+        Ok(HeavyHitterConfig {
+            protocol: config.read("protocol")?,
+            epsilon: config.read("epsilon")?,
+            max_length: config.read_optional("max_length")?,
+            truncate: config.read_optional("truncate")?,
+            top: config.read_optional("top")?,
+            sketch: match config.get("sketch") {
+                Field::Missing | Field::Null => None,
+                Field::Object(sketch) => Some(SketchConfig::read(&sketch)?),
+                other => return Err(Error::malformed_key("sketch", other.invalid("an object"))),
+            },
+            candidates: config.read_optional("candidates")?,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for HeavyHitterConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::json::deserialize_config(d, HeavyHitterConfig::read)
+    }
 }
 
 /// The most values a discovery estimate lists (`"top"`): the aggregator's
@@ -256,8 +297,7 @@ impl HeavyHitterMetric {
 
     /// Parses and validates a JSON config.
     pub fn from_json(text: &str) -> Result<Self> {
-        let config: HeavyHitterConfig = serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
-        Self::new(&config)
+        Self::new(&HeavyHitterConfig::read(&parse_config(text)?)?)
     }
 
     /// The resolved protocol.
@@ -399,7 +439,7 @@ impl HeavyHitterMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, _| protocol == CHOOSE || protocol.parse::<HeavyHitterProtocol>().is_ok(),
     build: |config, _| {
-        let config: HeavyHitterConfig = config.parse()?;
+        let config = HeavyHitterConfig::read(&config)?;
         Ok(Arc::new(HeavyHitterMetric::new(&config)?))
     },
     protocols: || format!("{}, {CHOOSE}", HeavyHitterProtocol::names()),

@@ -49,8 +49,9 @@ use crate::aggregate::NumericAggregator;
 use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::key64;
+use crate::json::{ConfigObject, Field, FromField};
 use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{ValueKind, parse_numbers, DynAggregate, Family, Kind, Memo};
+use crate::metric::{ValueKind, parse_config, parse_numbers, DynAggregate, Family, Kind, Memo};
 use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
@@ -133,28 +134,28 @@ pub enum RangeSpec {
     Vector(Vec<[f64; 2]>),
 }
 
-impl<'de> Deserialize<'de> for RangeSpec {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Scalar([f64; 2]),
-            Vector(Vec<[f64; 2]>),
-        }
-        match Raw::deserialize(d) {
-            Ok(Raw::Scalar(r)) => Ok(RangeSpec::Scalar(r)),
-            Ok(Raw::Vector(rs)) => Ok(RangeSpec::Vector(rs)),
-            Err(_) => Err(serde::de::Error::custom(
-                "range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute",
-            )),
-        }
+/// What a config says of a range that is neither shape.
+const RANGE_SHAPE: &str = "range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute";
+
+impl FromField for RangeSpec {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        let spec = match field {
+            Field::List(items) if items.len() == 2 && items.iter().all(|x| matches!(x, Field::Number(..))) => {
+                <[f64; 2]>::from_field(Field::List(items)).ok().map(RangeSpec::Scalar)
+            }
+            Field::List(items) => items.into_iter().map(<[f64; 2]>::from_field).collect::<std::result::Result<_, _>>().ok().map(RangeSpec::Vector),
+            _ => None,
+        };
+        spec.ok_or_else(|| RANGE_SHAPE.to_string())
+    }
+    fn missing(_: &str) -> String {
+        RANGE_SHAPE.to_string()
     }
 }
 
 /// A numeric metric's configuration: `{"protocol": "piecewise", "epsilon":
 /// 1.0, "range": [0, 100]}`, or `"range": [[0, 100], [0, 5]]` for records.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NumericConfig {
     /// The mechanism, or `auto`.
     pub protocol: Selection<NumericProtocol>,
@@ -165,8 +166,27 @@ pub struct NumericConfig {
     /// Memoized 1BitMean only: the range is cut into this many steps for
     /// α-point rounding (default 32). It changes what a memo means, so it
     /// belongs to the client state's identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub granularity: Option<u64>,
+}
+
+impl NumericConfig {
+    /// Reads a config object, refusing keys it does not know.
+    pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
+        config.only(&["protocol", "epsilon", "range", "granularity"])?;
+        Ok(NumericConfig {
+            protocol: config.read("protocol")?,
+            epsilon: config.read("epsilon")?,
+            range: config.read("range")?,
+            granularity: config.read_optional("granularity")?,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for NumericConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::json::deserialize_config(d, NumericConfig::read)
+    }
 }
 
 /// One output index range whose values decode affinely: output `k` in
@@ -340,9 +360,7 @@ impl NumericMetric {
 
     /// Parses a JSON config and builds the metric.
     pub fn from_json(text: &str) -> Result<Self> {
-        let config: NumericConfig =
-            serde_json::from_str(text).map_err(|e| Error::malformed(e.to_string()))?;
-        Self::new(&config)
+        Self::new(&NumericConfig::read(&parse_config(text)?)?)
     }
 
     /// `auto`: the smallest worst-case per-report variance at ε.
@@ -510,7 +528,7 @@ impl Randomizer for NumericMetric {
 pub(crate) static FAMILY: Family = Family {
     claims: |protocol, config| config.contains_key("range") && protocol.parse::<Selection<NumericProtocol>>().is_ok(),
     build: |config, settings| {
-        let mut config: NumericConfig = config.parse()?;
+        let mut config = NumericConfig::read(&config)?;
         config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },

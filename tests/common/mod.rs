@@ -38,3 +38,4 @@ pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
 }
 pub mod channel;
 pub mod golden;
+pub mod readers;

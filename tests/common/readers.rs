@@ -1,0 +1,74 @@
+//! What the hand-written readers (configs, stored states, memos) must give
+//! in every build: natively they read serde_json objects, in the wasm build
+//! JS objects (`JSON.parse`), so the same checks run in both.
+
+use localdp::client::{new_secret, Client};
+use localdp::{Metric, SimulationRng};
+
+/// Config errors say the same in both builds, word for word, and name the
+/// key at fault; `2.0` is the integer 2 and `null` is an absent key.
+pub fn config_errors_read_the_same() {
+    let malformed = |key: &str, detail: &str| localdp::Error::MalformedConfig { key: Some(key.into()), detail: detail.into() };
+    for (config, error) in [
+        (
+            r#"{"protocol":"grr","epsilon":1,"domain":4,"x":1}"#,
+            malformed("x", "unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`"),
+        ),
+        (r#"{"protocol":"grr","domain":4}"#, malformed("epsilon", "missing field `epsilon`")),
+        (r#"{"protocol":"rappor","bits":"many"}"#, malformed("bits", r#"invalid type: string "many", expected u64"#)),
+        (r#"{"protocol":"rappor","bits":1.5}"#, malformed("bits", "invalid type: floating point `1.5`, expected u64")),
+        (r#"{"protocol":"rappor","f":"x\"\n"}"#, malformed("f", r#"invalid type: string "x\"\n", expected f64"#)),
+        (r#"{"protocol":"rappor","candidates":["a",true]}"#, malformed("candidates", "invalid type: boolean `true`, expected a string")),
+        (r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":-1}"#, malformed("d", "invalid type: integer `-1`, expected u64")),
+        (r#"{"protocol":"hcms","epsilon":1,"sketch":{"rows":1}}"#, malformed("sketch.rows", "unknown field `rows`, expected one of `hashes`, `width`")),
+        (r#"{"protocol":"hcms","epsilon":1,"sketch":[1]}"#, malformed("sketch", "invalid type: sequence, expected an object")),
+        (r#"{"protocol":"square_wave","epsilon":1,"range":[1,2,3]}"#, malformed("range", "invalid length 3, expected an array of length 2")),
+        (r#"{"protocol":"square_wave","epsilon":1,"range":{}}"#, malformed("range", "invalid type: map, expected an array of length 2")),
+    ] {
+        assert_eq!(Metric::from_json(config).unwrap_err(), error, "{config}");
+    }
+    let same = |a: &str, b: &str| assert_eq!(Metric::from_json(a).unwrap(), Metric::from_json(b).unwrap(), "{a}");
+    same(r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":2.0}"#, r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":2}"#);
+    same(r#"{"protocol":"pem","epsilon":2,"max_length":4,"top":null}"#, r#"{"protocol":"pem","epsilon":2,"max_length":4}"#);
+}
+
+/// A state stored by the previous format (version 1: the install's draws
+/// under per-protocol names) is read, not reset: the same permanent
+/// responses, draws and ledger carry on (a reset would mean new permanent
+/// responses, i.e. more ε).
+pub fn version_1_states_carry_on_without_a_reset() {
+    let cases = [
+        (r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"budget":{"epsilon":5,"window":"1d"}}"#, "37.3", "alpha"),
+        (r#"{"protocol":"rappor","bits":16,"hashes":2,"cohorts":8,"budget":{"epsilon":50,"window":"1d"}}"#, "word", "cohort"),
+        (r#"{"protocol":"dbitflip","epsilon":1,"domain":6,"memoize":true}"#, "4", "buckets"),
+        (r#"{"protocol":"grr","epsilon":1,"domain":6,"memoize":true}"#, "4", ""),
+    ];
+    let mut rng = SimulationRng::seed_from_u64(41);
+    for (config, value, field) in cases {
+        let secret = new_secret(&mut rng);
+        let mut first = Client::new(config, &secret, None).unwrap();
+        let report = first.randomize_text(value, 1000, &mut rng).unwrap();
+        // The same state as version 1 wrote it.
+        let mut v1: serde_json::Value = serde_json::from_str(&first.state_json().unwrap()).unwrap();
+        let state = v1.as_object_mut().unwrap();
+        state.insert("version".into(), 1.into());
+        let draws = state.remove("draws").unwrap();
+        match field {
+            "" => assert!(draws.is_null()),
+            "buckets" => {
+                state.insert(field.into(), draws);
+            }
+            _ => {
+                state.insert(field.into(), draws[0].clone());
+            }
+        }
+        let mut second = Client::new(config, &secret, Some(&v1.to_string())).unwrap();
+        assert_eq!(second.resets(), 0, "{config}: a version 1 state is not a reset");
+        assert_eq!(second.spent(1000), first.spent(1000), "{config}: the ledger carries on");
+        let again = second.randomize_text(value, 2000, &mut rng).unwrap();
+        assert_eq!(second.state_json().unwrap(), first.state_json().unwrap(), "{config}: no new memo, no new charge");
+        if field != "cohort" {
+            assert_eq!(again, report, "{config}: the permanent response is reused");
+        }
+    }
+}
