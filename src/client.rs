@@ -43,7 +43,7 @@ use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
 use crate::json::{Field, FromField};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::Sha256;
 
 /// The format version of [`ClientState`] (2: an install's draws are one
@@ -51,7 +51,7 @@ use sha2::Sha256;
 pub const STATE_VERSION: u32 = 2;
 
 /// What a client keeps between sessions for one metric.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClientState {
     /// [`STATE_VERSION`].
     pub version: u32,
@@ -69,25 +69,10 @@ pub struct ClientState {
     /// With an instantaneous step: the ε charged so far for each memo
     /// whose reports have not yet cost the long-run ε (a memo without an
     /// entry has: what every version 2 state means). Absent otherwise.
+    #[serde(skip_serializing_if = "KeyMap::is_empty")]
     pub charged: KeyMap<f64>,
 }
 
-/// Written as a map, not a struct (as a report's `Wire`).
-impl Serialize for ClientState {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("version", &self.version)?;
-        map.serialize_entry("metric", &self.metric)?;
-        map.serialize_entry("memos", &self.memos)?;
-        map.serialize_entry("ledger", &self.ledger)?;
-        map.serialize_entry("draws", &self.draws)?;
-        if !self.charged.is_empty() {
-            map.serialize_entry("charged", &self.charged)?;
-        }
-        map.end()
-    }
-}
 
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
 /// (serialized in key order, as a `BTreeMap` is), without a B-tree's code in
@@ -165,22 +150,14 @@ impl<V: FromField> FromField for KeyMap<V> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         let Field::Object(object) = field else { return Err(field.invalid("a map")) };
         let mut map = KeyMap::default();
-        for key in object.keys() {
-            let value = V::from_field(object.get(&key))?;
-            map.insert(key, value);
+        for (key, value) in object.fields() {
+            map.insert(key, V::from_field(value)?);
         }
         Ok(map)
     }
 }
 
-impl<'de> Deserialize<'de> for ClientState {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let value = <serde_json::Value as Deserialize>::deserialize(d)?;
-        crate::json::ConfigObject::from_value(value)
-            .and_then(|object| ClientState::from_object(&object))
-            .ok_or_else(|| serde::de::Error::custom("not a client state (format version 1 or 2)"))
-    }
-}
+crate::json::read_by_hand!(ClientState, ClientState::from_object);
 
 impl ClientState {
     /// An empty state of the metric whose state identity is `metric`.
@@ -203,7 +180,7 @@ impl ClientState {
                 && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
-        match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o))) {
+        match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
             None => (ClientState::fresh(id), 0),
             Some(Some(s)) if usable(&s) => (s, 0),
             Some(_) => (ClientState::fresh(id), 1),
@@ -212,33 +189,36 @@ impl ClientState {
 
     /// Reads a stored state of this or the previous format version (1: the
     /// install's draws under per-protocol names, `alpha`, `buckets` or
-    /// `cohort`); `None` if it is neither.
-    fn from_object(object: &crate::json::ConfigObject) -> Option<ClientState> {
-        let version = object.read::<u32>("version").ok()?;
-        let extra: &[&str] = if version == STATE_VERSION { &["draws", "charged"] } else { &["alpha", "buckets", "cohort"] };
-        object.only(&[&["version", "metric", "memos", "ledger"], extra].concat()).ok()?;
+    /// `cohort`).
+    fn from_object(object: &ConfigObject) -> Result<ClientState> {
+        let version = object.read::<u32>("version")?;
+        let extra: &[&str] = match version {
+            STATE_VERSION => &["draws", "charged"],
+            1 => &["alpha", "buckets", "cohort"],
+            _ => return Err(Error::malformed_key("version", "a client state of format version 1 or 2")),
+        };
+        object.only(&[&["version", "metric", "memos", "ledger"], extra].concat())?;
         let draws = match version {
-            STATE_VERSION => object.read_optional("draws").ok()?,
-            1 => match (
-                object.read_optional::<u64>("alpha").ok()?,
-                object.read_optional::<Vec<u32>>("buckets").ok()?,
-                object.read_optional::<u32>("cohort").ok()?,
+            STATE_VERSION => object.read_optional("draws")?,
+            _ => match (
+                object.read_optional::<u64>("alpha")?,
+                object.read_optional::<Vec<u32>>("buckets")?,
+                object.read_optional::<u32>("cohort")?,
             ) {
                 (None, None, None) => None,
                 (Some(alpha), None, None) => Some(vec![alpha]),
                 (None, Some(buckets), None) => Some(buckets.into_iter().map(u64::from).collect()),
                 (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
-                _ => return None,
+                _ => return Err(Error::malformed("a version 1 state draws one of alpha, buckets and cohort")),
             },
-            _ => return None,
         };
-        Some(ClientState {
+        Ok(ClientState {
             version: STATE_VERSION,
-            metric: object.read("metric").ok()?,
-            memos: object.read_optional("memos").ok()?.unwrap_or_default(),
-            ledger: object.read_optional("ledger").ok()?.unwrap_or_default(),
+            metric: object.read("metric")?,
+            memos: object.read_or("memos", KeyMap::default())?,
+            ledger: object.read_or("ledger", Vec::new())?,
             draws,
-            charged: object.read_optional("charged").ok()?.unwrap_or_default(),
+            charged: object.read_or("charged", KeyMap::default())?,
         })
     }
 }

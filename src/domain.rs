@@ -214,6 +214,8 @@ impl FromField for DomainSpec {
     }
 }
 
+crate::json::read_by_hand!(DomainSpec);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,15 +47,16 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
 }
 
 /// A config object as the metric families read it: natively a parsed JSON
-/// object, in the wasm build the (plain, JSON-compatible) JS object itself,
-/// read field by field into each family's typed config ([`FromField`]), so
-/// that the wasm modules build no `serde_json::Value` tree and link no
-/// derived deserializer for configs.
+/// object, in the wasm build the (plain, JSON-compatible) JS object's own
+/// entries, taken in one call (`Object.entries`; its values stay JS values,
+/// read when asked for), read field by field into each family's typed
+/// config ([`FromField`]), so that the wasm modules build no
+/// `serde_json::Value` tree and link no derived deserializer.
 pub(crate) struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     object: serde_json::Map<String, serde_json::Value>,
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-    object: js_sys::Object,
+    entries: Vec<(String, wasm_bindgen::JsValue)>,
 }
 
 /// One field of a [`ConfigObject`], by its JSON type.
@@ -66,15 +67,36 @@ pub(crate) enum Field {
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number, and its exact value if it is a whole number that a `u64`
-    /// holds (natively one above 2^53 is not rounded).
+    /// A number, and its value as a `u64` if it is a whole number `≥ 0`
+    /// that JS holds exactly (up to 2^53 − 1; natively also any larger
+    /// integer written without a fraction, exactly, as serde_json reads it).
     Number(f64, Option<u64>),
     /// A string.
     Text(String),
     /// An object.
     Object(ConfigObject),
     /// An array.
-    List(Vec<Field>),
+    List(ConfigList),
+}
+
+/// An array, read one level at a time as a [`ConfigObject`] is: a reader
+/// converts only as deep as the type it reads, so hostile nesting (which
+/// `JSON.parse` takes a million levels deep) costs nothing.
+pub(crate) struct ConfigList {
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    items: Vec<serde_json::Value>,
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    items: js_sys::Array,
+}
+
+impl ConfigList {
+    /// The items, each as a field (their own arrays and objects unread).
+    pub(crate) fn fields(&self) -> Vec<Field> {
+        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+        return self.items.iter().map(field).collect();
+        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+        return self.items.iter().map(|item| field(&item)).collect();
+    }
 }
 
 impl Field {
@@ -86,17 +108,35 @@ impl Field {
         }
     }
 
+    /// A parsed JSON value as a field; `None` in the wasm build for a number
+    /// JS cannot carry exactly.
+    fn from_value(value: serde_json::Value) -> Option<Field> {
+        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+        return Some(field(&value));
+        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+        return to_js(&value).map(|value| field(&value));
+    }
+
+    /// A whole number's digits (`-1`, `4294967296`) if the field is one JS
+    /// holds exactly, or a `u64`.
+    fn integer(&self) -> Option<String> {
+        match *self {
+            Field::Number(_, Some(n)) => Some(n.to_string()),
+            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER => Some((x as i64).to_string()),
+            _ => None,
+        }
+    }
+
     /// What the field is, as a message says it (`string "many"`,
     /// `integer `3``, `sequence`), in serde's words.
     fn unexpected(&self) -> String {
+        if let Some(digits) = self.integer() {
+            return ["integer `", &digits, "`"].concat();
+        }
         match self {
             Field::Missing | Field::Null => "null".into(),
             Field::Bool(b) => ["boolean `", if *b { "true" } else { "false" }, "`"].concat(),
-            Field::Number(_, Some(n)) => ["integer `", &n.to_string(), "`"].concat(),
-            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 => {
-                ["integer `", &(*x as i64).to_string(), "`"].concat()
-            }
-            Field::Number(x, None) => ["floating point `", &crate::privacy::number_text(*x), "`"].concat(),
+            Field::Number(x, _) => ["floating point `", &crate::privacy::number_text(*x), "`"].concat(),
             Field::Text(s) => ["string ", &quoted(s)].concat(),
             Field::Object(_) => "map".into(),
             Field::List(_) => "sequence".into(),
@@ -107,12 +147,23 @@ impl Field {
     pub(crate) fn invalid(&self, expected: &str) -> String {
         ["invalid type: ", &self.unexpected(), ", expected ", expected].concat()
     }
+
+    /// The message of an integer reader: an integer out of its range is an
+    /// invalid value (`invalid value: integer `-1`, expected u64`), anything
+    /// else an invalid type.
+    fn invalid_integer(&self, expected: &str) -> String {
+        let kind = if self.integer().is_some() { "invalid value: " } else { "invalid type: " };
+        [kind, &self.unexpected(), ", expected ", expected].concat()
+    }
 }
 
-/// `x` as a `u64` if it is a whole number that one holds (`2.0` is 2, as
-/// JS has it).
+/// The largest integer a JS number holds exactly, 2^53 − 1.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `x` as a `u64` if it is a whole number `≥ 0` that JS holds exactly (`2.0`
+/// is 2, as it is in JS).
 fn whole(x: f64) -> Option<u64> {
-    (x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0).then_some(x as u64)
+    (x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER).then_some(x as u64)
 }
 
 /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
@@ -164,20 +215,20 @@ impl FromField for f64 {
 
 impl FromField for u64 {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
-        field.as_u64().ok_or_else(|| field.invalid("u64"))
+        field.as_u64().ok_or_else(|| field.invalid_integer("u64"))
     }
 }
 
 impl FromField for u32 {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
-        field.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| field.invalid("u32"))
+        field.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| field.invalid_integer("u32"))
     }
 }
 
 impl<A: FromField, B: FromField> FromField for (A, B) {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         match field {
-            Field::List(items) => match <[Field; 2]>::try_from(items) {
+            Field::List(list) => match <[Field; 2]>::try_from(list.fields()) {
                 Ok([a, b]) => Ok((A::from_field(a)?, B::from_field(b)?)),
                 Err(items) => Err(["invalid length ", &items.len().to_string(), ", expected an array of length 2"].concat()),
             },
@@ -207,7 +258,7 @@ impl FromField for String {
 impl<T: FromField> FromField for Vec<T> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         match field {
-            Field::List(items) => items.into_iter().map(T::from_field).collect(),
+            Field::List(list) => list.fields().into_iter().map(T::from_field).collect(),
             other => Err(other.invalid("a sequence")),
         }
     }
@@ -226,19 +277,52 @@ pub(crate) fn protocol_field<T: std::str::FromStr<Err = crate::names::UnknownPro
     String::from_field(field)?.parse().map_err(|e: crate::names::UnknownProtocol| e.to_string())
 }
 
-/// A config type's `Deserialize` (for the Rust API's users): JSON data
-/// read by the type's hand-written reader, the one way configs are read.
-pub(crate) fn deserialize_config<'de, D, T>(
-    deserializer: D,
-    read: fn(&ConfigObject) -> crate::error::Result<T>,
-) -> std::result::Result<T, D::Error>
+/// `Deserialize` for a type the crate reads by hand (for the Rust API's
+/// users: configs, their domains and ranges, a client's state): JSON data
+/// through the type's reader, the one way it is read.
+pub(crate) fn deserialize_field<'de, D, T>(deserializer: D) -> std::result::Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
+    T: FromField,
 {
     use serde::de::Error;
     let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-    let object = crate::metric::config_object(value).map_err(D::Error::custom)?;
-    read(&object).map_err(D::Error::custom)
+    let field = Field::from_value(value).ok_or_else(|| D::Error::custom("a number JSON cannot carry exactly"))?;
+    T::from_field(field).map_err(D::Error::custom)
+}
+
+/// `Deserialize` of a type read by hand ([`deserialize_field`]); given the
+/// function that reads it from an object, its [`FromField`] too.
+macro_rules! read_by_hand {
+    ($type:ty) => {
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                $crate::json::deserialize_field(d)
+            }
+        }
+    };
+    ($type:ty, $read:path) => {
+        impl $crate::json::FromField for $type {
+            fn from_field(field: $crate::json::Field) -> std::result::Result<Self, String> {
+                $crate::json::object_field(field, $read)
+            }
+        }
+        $crate::json::read_by_hand!($type);
+    };
+}
+pub(crate) use read_by_hand;
+
+/// An object read by `read` as a field's value (a config, a nested
+/// config, a state): its errors' details, or a message for a field that is
+/// not an object.
+pub(crate) fn object_field<T>(field: Field, read: impl FnOnce(&ConfigObject) -> crate::error::Result<T>) -> std::result::Result<T, String> {
+    match field {
+        Field::Object(object) => read(&object).map_err(|e| match e {
+            crate::error::Error::MalformedConfig { detail, .. } => detail,
+            other => other.to_string(),
+        }),
+        other => Err(other.invalid("an object")),
+    }
 }
 
 impl ConfigObject {
@@ -246,6 +330,15 @@ impl ConfigObject {
     pub(crate) fn read<T: FromField>(&self, key: &str) -> crate::error::Result<T> {
         match self.get(key) {
             Field::Missing => Err(crate::error::Error::malformed_key(key, T::missing(key))),
+            field => T::from_field(field).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
+        }
+    }
+
+    /// The field `key` as a `T`, `default` if it is absent (`null` is not
+    /// absent: serde's `#[serde(default)]`).
+    pub(crate) fn read_or<T: FromField>(&self, key: &str, default: T) -> crate::error::Result<T> {
+        match self.get(key) {
+            Field::Missing => Ok(default),
             field => T::from_field(field).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
         }
     }
@@ -297,6 +390,11 @@ impl ConfigObject {
         self.object.keys().cloned().collect()
     }
 
+    /// The object's keys and fields, in one pass.
+    pub(crate) fn fields(&self) -> Vec<(String, Field)> {
+        self.object.iter().map(|(k, v)| (k.clone(), field(v))).collect()
+    }
+
     /// Removes `key`; true if it was there.
     pub(crate) fn remove(&mut self, key: &str) -> bool {
         self.object.remove(key).is_some()
@@ -317,7 +415,7 @@ fn field(value: &serde_json::Value) -> Field {
         }
         Value::String(s) => Field::Text(s.clone()),
         Value::Object(o) => Field::Object(ConfigObject { object: o.clone() }),
-        Value::Array(items) => Field::List(items.iter().map(field).collect()),
+        Value::Array(items) => Field::List(ConfigList { items: items.clone() }),
     }
 }
 
@@ -331,16 +429,19 @@ impl ConfigObject {
     /// A plain JS object (no array); `None` for anything else.
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Option<Self> {
         use wasm_bindgen::JsCast;
-        (value.is_object() && !js_sys::Array::is_array(value))
-            .then(|| ConfigObject { object: value.clone().unchecked_into() })
-    }
-
-    fn value(&self, key: &str) -> Option<wasm_bindgen::JsValue> {
-        let key = wasm_bindgen::JsValue::from_str(key);
-        if !js_sys::Object::has_own(&self.object, &key) {
+        if !value.is_object() || js_sys::Array::is_array(value) {
             return None;
         }
-        js_sys::Reflect::get(&self.object, &key).ok()
+        let entries = js_sys::Object::entries(value.unchecked_ref());
+        let entries = entries.iter().map(|entry| {
+            let entry: js_sys::Array = entry.unchecked_into();
+            (entry.get(0).as_string().unwrap_or_default(), entry.get(1))
+        });
+        Some(ConfigObject { entries: entries.collect() })
+    }
+
+    fn value(&self, key: &str) -> Option<&wasm_bindgen::JsValue> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// True when the object has `key`.
@@ -350,40 +451,41 @@ impl ConfigObject {
 
     /// The field `key`.
     pub(crate) fn get(&self, key: &str) -> Field {
-        self.value(key).map_or(Field::Missing, |value| field(&value))
+        self.value(key).map_or(Field::Missing, field)
     }
 
     /// The object's keys.
     pub(crate) fn keys(&self) -> Vec<String> {
-        js_sys::Object::keys(&self.object).iter().filter_map(|k| k.as_string()).collect()
+        self.entries.iter().map(|(k, _)| k.clone()).collect()
+    }
+
+    /// The object's keys and fields, in one pass.
+    pub(crate) fn fields(&self) -> Vec<(String, Field)> {
+        self.entries.iter().map(|(k, v)| (k.clone(), field(v))).collect()
     }
 
     /// Removes `key`; true if it was there.
     pub(crate) fn remove(&mut self, key: &str) -> bool {
-        let present = self.contains_key(key);
-        if present {
-            let _ = js_sys::Reflect::delete_property(&self.object, &wasm_bindgen::JsValue::from_str(key));
-        }
-        present
+        let before = self.entries.len();
+        self.entries.retain(|(k, _)| k != key);
+        self.entries.len() < before
     }
-
 }
 
-/// A JS value (plain JSON data) as a [`Field`]; `undefined` is `null`.
+/// A JS value as a [`Field`], as its JSON would read: `undefined`, a
+/// non-finite number and anything JSON has no form for are `null`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 fn field(value: &wasm_bindgen::JsValue) -> Field {
     use wasm_bindgen::JsCast;
     if let Some(b) = value.as_bool() {
         Field::Bool(b)
-    } else if let Some(x) = value.as_f64() {
+    } else if let Some(x) = value.as_f64().filter(|x| x.is_finite()) {
         Field::Number(x, whole(x))
     } else if let Some(s) = value.as_string() {
         Field::Text(s)
     } else if js_sys::Array::is_array(value) {
-        Field::List(value.unchecked_ref::<js_sys::Array>().iter().map(|item| field(&item)).collect())
-    } else if value.is_object() {
-        Field::Object(ConfigObject { object: value.clone().unchecked_into() })
+        Field::List(ConfigList { items: value.clone().unchecked_into() })
     } else {
-        Field::Null
+        ConfigObject::from_js(value).map_or(Field::Null, Field::Object)
     }
 }

@@ -109,7 +109,14 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     /// Parses, validates and adds one JSON report (bytes that are not UTF-8
     /// are malformed).
     fn add_json(&mut self, text: &[u8]) -> Result<()> {
-        match Report::from_json(text) {
+        self.add_parsed(Report::from_json(text))
+    }
+
+    /// Adds a parsed report, or counts why it could not be parsed: the one
+    /// place a parser's refusal is counted, whatever the parser (JSON text,
+    /// a JS object).
+    fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
+        match parsed {
             Ok(report) => self.add(&report),
             Err(e) => Err(self.tally_mut().reject(e)),
         }

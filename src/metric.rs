@@ -130,7 +130,7 @@ pub(crate) trait DynAggregate: Send + Sync {
     fn n(&self) -> u64;
     fn rejected(&self) -> &RejectionCounts;
     fn add(&mut self, report: &Report) -> Result<()>;
-    fn add_json(&mut self, text: &[u8]) -> Result<()>;
+    fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()>;
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)>;
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()>;
@@ -161,8 +161,8 @@ where
     fn add(&mut self, report: &Report) -> Result<()> {
         Aggregate::add(self, report)
     }
-    fn add_json(&mut self, text: &[u8]) -> Result<()> {
-        Aggregate::add_json(self, text)
+    fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
+        Aggregate::add_parsed(self, parsed)
     }
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
@@ -516,7 +516,13 @@ impl Aggregator {
 
     /// Parses, validates and adds one JSON report.
     pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
-        self.inner.add_json(text.as_ref())
+        self.add_parsed(Report::from_json(text))
+    }
+
+    /// Adds a parsed report, or counts why it could not be parsed (as
+    /// [`Aggregator::add_json`] counts what it cannot parse).
+    pub(crate) fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
+        self.inner.add_parsed(parsed)
     }
 
     /// Validates and adds every row of a batch of columns, counting

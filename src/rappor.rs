@@ -45,7 +45,7 @@ use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -87,22 +87,18 @@ impl RapporConfig {
         config.only(&["protocol", "bits", "hashes", "cohorts", "f", "p", "q", "candidates"])?;
         Ok(RapporConfig {
             protocol: config.read("protocol")?,
-            bits: config.read_optional("bits")?.unwrap_or(128),
-            hashes: config.read_optional("hashes")?.unwrap_or(2),
-            cohorts: config.read_optional("cohorts")?.unwrap_or(64),
-            f: config.read_optional("f")?.unwrap_or(0.5),
-            p: config.read_optional("p")?.unwrap_or(0.5),
-            q: config.read_optional("q")?.unwrap_or(0.75),
-            candidates: config.read_optional("candidates")?.unwrap_or_default(),
+            bits: config.read_or("bits", 128)?,
+            hashes: config.read_or("hashes", 2)?,
+            cohorts: config.read_or("cohorts", 64)?,
+            f: config.read_or("f", 0.5)?,
+            p: config.read_or("p", 0.5)?,
+            q: config.read_or("q", 0.75)?,
+            candidates: config.read_or("candidates", Vec::new())?,
         })
     }
 }
 
-impl<'de> Deserialize<'de> for RapporConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        crate::json::deserialize_config(d, RapporConfig::read)
-    }
-}
+crate::json::read_by_hand!(RapporConfig, RapporConfig::read);
 
 /// The largest long-run ε (`ε_∞`) a RAPPOR config may give.
 const MAX_EPSILON_INFINITY: f64 = 60.0;

@@ -144,6 +144,7 @@ pub(crate) fn uniform_below<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
 /// `n/2` the complement is drawn, so that each round at least halves, in
 /// expectation, what is missing.
 pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R) -> Vec<u32> {
+    debug_assert!(u32::try_from(n).is_ok(), "elements are u32");
     let k = k.min(n);
     let complement = k > n / 2;
     let want = if complement { n - k } else { k };

@@ -233,7 +233,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("serde numeric", "malformed configuration: range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute"),
     ("serde rappor", r#"malformed configuration: invalid type: string "many", expected u64"#),
     ("serde sketch", "malformed configuration: unknown field `rows`, expected one of `hashes`, `width`"),
-    ("serde negative", "malformed configuration: invalid type: integer `-1`, expected u64"),
+    ("serde negative", "malformed configuration: invalid value: integer `-1`, expected u64"),
     ("oracle from_json", "malformed configuration: missing field `epsilon`"),
     ("numeric from_json", "malformed configuration: missing field `epsilon`"),
     ("memoize not a bool", r#"malformed configuration: "memoize" must be true or false"#),

@@ -122,6 +122,12 @@ fn version_1_states_carry_on_without_a_reset() {
     common::readers::version_1_states_carry_on_without_a_reset();
 }
 
+/// Hostile stored states are counted resets (shared with the wasm build).
+#[test]
+fn hostile_states_are_counted_resets() {
+    common::readers::hostile_states_are_counted_resets();
+}
+
 #[test]
 fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let mut rng = SimulationRng::seed_from_u64(5);

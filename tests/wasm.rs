@@ -115,6 +115,14 @@ fn version_1_states_carry_on_without_a_reset_in_wasm() {
     common::readers::version_1_states_carry_on_without_a_reset();
 }
 
+/// Hostile states read from JS objects (nesting `JSON.parse` takes a
+/// hundred thousand levels deep, a time above 2^53): counted resets, never
+/// an error that sticks.
+#[wasm_bindgen_test]
+fn hostile_states_are_counted_resets_in_wasm() {
+    common::readers::hostile_states_are_counted_resets();
+}
+
 /// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
 /// 32-bit `usize` here.
 #[wasm_bindgen_test]

@@ -56,7 +56,7 @@ use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -117,11 +117,7 @@ impl DistributionConfig {
     }
 }
 
-impl<'de> Deserialize<'de> for DistributionConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        crate::json::deserialize_config(d, DistributionConfig::read)
-    }
-}
+crate::json::read_by_hand!(DistributionConfig, DistributionConfig::read);
 
 /// The mechanism behind a distribution metric.
 #[derive(Debug, Clone)]

@@ -43,7 +43,7 @@ use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
 use longitudinal::Longitudinal;
 use crate::rng::{CryptoRng, RngCore};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -175,11 +175,7 @@ impl FrequencyConfig {
     }
 }
 
-impl<'de> Deserialize<'de> for FrequencyConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        crate::json::deserialize_config(d, FrequencyConfig::read)
-    }
-}
+crate::json::read_by_hand!(FrequencyConfig, FrequencyConfig::read);
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
 /// thousand-bit report neither underflows nor loses more than an ulp per

@@ -40,7 +40,7 @@ use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
 use discovery::Pruning;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sketch::SketchKind;
 use std::any::Any;
 use std::borrow::Cow;
@@ -163,11 +163,8 @@ impl HeavyHitterConfig {
     }
 }
 
-impl<'de> Deserialize<'de> for HeavyHitterConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        crate::json::deserialize_config(d, HeavyHitterConfig::read)
-    }
-}
+crate::json::read_by_hand!(SketchConfig, SketchConfig::read);
+crate::json::read_by_hand!(HeavyHitterConfig, HeavyHitterConfig::read);
 
 /// The most values a discovery estimate lists (`"top"`): the aggregator's
 /// work grows with it (see [`HeavyHitterConfig::top`]).

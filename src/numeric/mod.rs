@@ -56,7 +56,7 @@ use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -140,10 +140,14 @@ const RANGE_SHAPE: &str = "range must be [lo, hi] (two numbers) or a list of suc
 impl FromField for RangeSpec {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         let spec = match field {
-            Field::List(items) if items.len() == 2 && items.iter().all(|x| matches!(x, Field::Number(..))) => {
-                <[f64; 2]>::from_field(Field::List(items)).ok().map(RangeSpec::Scalar)
+            Field::List(list) => {
+                let items = list.fields();
+                if items.len() == 2 && items.iter().all(|x| matches!(x, Field::Number(..))) {
+                    <[f64; 2]>::from_field(Field::List(list)).ok().map(RangeSpec::Scalar)
+                } else {
+                    items.into_iter().map(<[f64; 2]>::from_field).collect::<std::result::Result<_, _>>().ok().map(RangeSpec::Vector)
+                }
             }
-            Field::List(items) => items.into_iter().map(<[f64; 2]>::from_field).collect::<std::result::Result<_, _>>().ok().map(RangeSpec::Vector),
             _ => None,
         };
         spec.ok_or_else(|| RANGE_SHAPE.to_string())
@@ -152,6 +156,8 @@ impl FromField for RangeSpec {
         RANGE_SHAPE.to_string()
     }
 }
+
+crate::json::read_by_hand!(RangeSpec);
 
 /// A numeric metric's configuration: `{"protocol": "piecewise", "epsilon":
 /// 1.0, "range": [0, 100]}`, or `"range": [[0, 100], [0, 5]]` for records.
@@ -183,11 +189,7 @@ impl NumericConfig {
     }
 }
 
-impl<'de> Deserialize<'de> for NumericConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        crate::json::deserialize_config(d, NumericConfig::read)
-    }
-}
+crate::json::read_by_hand!(NumericConfig, NumericConfig::read);
 
 /// One output index range whose values decode affinely: output `k` in
 /// `start..end` estimates `t` as `scale · k + offset`.

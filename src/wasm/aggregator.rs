@@ -2,7 +2,7 @@
 //! and every protocol's name for the TypeScript types.
 
 use super::{
-    js_error, metric_from, range_error, stringify, type_error, AddManyResultJs, ConfigJs, EstimateJs, EstimateOptionsJs,
+    js_error, metric_from, range_error, type_error, AddManyResultJs, ConfigJs, EstimateJs, EstimateOptionsJs,
     RejectionCountsJs, ReportInputJs, ReportsJs,
 };
 use crate::aggregate::RejectionCounts;
@@ -10,13 +10,22 @@ use crate::names::ProtocolFamily;
 use crate::{Aggregator as CoreAggregator, PostProcessing};
 use js_sys::{Reflect, JSON};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use wasm_bindgen::prelude::*;
 
 /// A Rust value as a plain JS object, through serde_json's text (the CLI's
 /// exact output: non-finite numbers become null as there).
 fn to_js<T: Serialize>(value: &T) -> JsValue {
     serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
+}
+
+/// A report given to the Aggregator, parsed: a JSON line by `JSON.parse`,
+/// an object read as it is (as its JSON would read: `undefined` fields are
+/// absent, non-finite numbers `null`).
+fn parse(report: &JsValue) -> crate::Result<crate::Report> {
+    match report.as_string() {
+        Some(line) => crate::Report::from_json(line),
+        None => crate::Report::from_js(report),
+    }
 }
 
 /// Every protocol's name, by family (`{frequency, numeric, openDomain,
@@ -84,12 +93,7 @@ impl Aggregator {
     /// `TypeError` (malformed) or `RangeError` (mismatched, out of range) with
     /// a `reason` property, and is still counted under `rejected`.
     pub fn add(&mut self, report: ReportInputJs) -> Result<(), JsValue> {
-        let report: JsValue = report.into();
-        let text = match report.as_string() {
-            Some(line) => line,
-            None => stringify(&report, "a report must be a JSON object").unwrap_or_default(),
-        };
-        self.inner.add_json(text).map_err(js_error)
+        self.inner.add_parsed(parse(&report.into())).map_err(js_error)
     }
 
     /// Adds many reports (an array or any iterable of objects or JSON lines).
@@ -103,21 +107,10 @@ impl Aggregator {
         let array = js_sys::Array::from(&reports);
         let before_n = self.inner.n();
         let before = *self.inner.rejected();
-        // One JSON.stringify for the whole batch; each element is then parsed
-        // and validated on its own, so one bad element costs only itself.
-        let text = stringify(&array, "reports must be a JSON object")?;
-        let items: Vec<&RawValue> =
-            serde_json::from_str(&text).map_err(|_| type_error("reports must be an array"))?;
-        for item in items {
-            let line: String;
-            let json = match serde_json::from_str::<String>(item.get()) {
-                Ok(s) => {
-                    line = s;
-                    line.as_str()
-                }
-                Err(_) => item.get(),
-            };
-            let _ = self.inner.add_json(json);
+        // Each element parsed and validated on its own (JS's JSON.parse), so
+        // one bad element costs only itself.
+        for item in array.iter() {
+            let _ = self.inner.add_parsed(parse(&item));
         }
         let rejected = self.inner.rejected().since(&before);
         #[derive(Serialize)]

@@ -19,7 +19,10 @@ pub fn config_errors_read_the_same() {
         (r#"{"protocol":"rappor","bits":1.5}"#, malformed("bits", "invalid type: floating point `1.5`, expected u64")),
         (r#"{"protocol":"rappor","f":"x\"\n"}"#, malformed("f", r#"invalid type: string "x\"\n", expected f64"#)),
         (r#"{"protocol":"rappor","candidates":["a",true]}"#, malformed("candidates", "invalid type: boolean `true`, expected a string")),
-        (r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":-1}"#, malformed("d", "invalid type: integer `-1`, expected u64")),
+        (r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":-1}"#, malformed("d", "invalid value: integer `-1`, expected u64")),
+        (r#"{"protocol":"dbitflip","epsilon":1,"domain":4,"d":1e300}"#, malformed("d", "invalid type: floating point `1e+300`, expected u64")),
+        (r#"{"protocol":"rappor","f":null}"#, malformed("f", "invalid type: null, expected f64")),
+        (r#"{"protocol":"rappor","candidates":null}"#, malformed("candidates", "invalid type: null, expected a sequence")),
         (r#"{"protocol":"hcms","epsilon":1,"sketch":{"rows":1}}"#, malformed("sketch.rows", "unknown field `rows`, expected one of `hashes`, `width`")),
         (r#"{"protocol":"hcms","epsilon":1,"sketch":[1]}"#, malformed("sketch", "invalid type: sequence, expected an object")),
         (r#"{"protocol":"square_wave","epsilon":1,"range":[1,2,3]}"#, malformed("range", "invalid length 3, expected an array of length 2")),
@@ -71,4 +74,41 @@ pub fn version_1_states_carry_on_without_a_reset() {
             assert_eq!(again, report, "{config}: the permanent response is reused");
         }
     }
+}
+
+/// A stored state that is hostile or corrupt in any way the reader can see
+/// (`null` for a list, nesting far past any field's depth, another format
+/// version) is a counted reset, never an error that sticks; one with a time
+/// JSON carries only natively still leaves a client that works.
+pub fn hostile_states_are_counted_resets() {
+    let config = r#"{"protocol":"grr","epsilon":1,"domain":4,"memoize":true,"budget":{"epsilon":10,"window":"1d"}}"#;
+    let mut rng = SimulationRng::seed_from_u64(9);
+    let secret = new_secret(&mut rng);
+    let mut client = Client::new(config, &secret, None).unwrap();
+    client.randomize_text("1", 1000, &mut rng).unwrap();
+    let good: serde_json::Value = serde_json::from_str(&client.state_json().unwrap()).unwrap();
+    // The stored state with `key` set to `value`, written as JSON text.
+    let with = |key: &str, value: &str| {
+        let mut state = good.clone();
+        state[key] = "HERE".into();
+        state.to_string().replace("\"HERE\"", value)
+    };
+    let deep = ["[".repeat(100_000), "]".repeat(100_000)].concat();
+    for state in [
+        with("ledger", "null"),
+        with("memos", "null"),
+        with("ledger", &deep),
+        with("ledger", &["[", &deep, "]"].concat()),
+        with("memos", &["{\"k\":", &deep, "}"].concat()),
+        with("version", "3"),
+    ] {
+        let mut reader = Client::new(config, &secret, Some(&state)).unwrap();
+        assert_eq!(reader.resets(), 1, "{}", &state[..state.len().min(120)]);
+        reader.randomize_text("2", 2000, &mut rng).unwrap();
+        assert!(reader.state_json().is_ok());
+    }
+    let late = with("ledger", "[[9007199254740993,1.0]]");
+    let mut reader = Client::new(config, &secret, Some(&late)).unwrap();
+    reader.randomize_text("2", 2000, &mut rng).unwrap();
+    assert!(reader.state_json().is_ok(), "a state read back can be stored again");
 }
