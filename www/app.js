@@ -304,7 +304,9 @@ async function simulate() {
     state.simulating = false;
     button.disabled = false;
     bar.hidden = true;
-    refresh();
+    // After any refresh still under way (it may have fetched some estimates
+    // before the last batch landed), one that sees every report.
+    Promise.resolve(state.refreshing).then(refresh);
   }
 }
 
