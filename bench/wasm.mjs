@@ -38,7 +38,7 @@ function measure(config, inputs) {
   const aggregatorRate = inputs.length / (Number(process.hrtime.bigint() - start) / 1e9);
   const fmt = (x) => Math.round(x).toLocaleString('en-US');
   console.log(`${config.protocol.padEnd(13)}${fmt(clientRate).padStart(14)}${fmt(aggregatorRate).padStart(22)}`);
-  client.free();
+  // The JS Client has no free(): its core is freed when it is collected (the bindings' FinalizationRegistry).
   aggregator.free();
 }
 
