@@ -1,11 +1,11 @@
-//! JSON in and out: configs, the client's state and memos, and reports,
-//! one way for the whole crate. Objects are read field by field by
-//! hand-written readers ([`FromField`]) over a [`ConfigObject`]: natively a
-//! serde_json object, in the wasm build the JS object itself (`JSON.parse`
-//! for text). Values are written by serde: natively serde_json, in the wasm
-//! build serde-wasm-bindgen (and `JSON.stringify` for text). So the wasm
-//! modules link no derived deserializer, no serde_json parser and no float
-//! printer.
+//! JSON in and out: configs, the client's state and memos, and (in the
+//! wasm build) reports, one way for the whole crate. Objects are read field
+//! by field by hand-written readers ([`FromField`]) over a [`ConfigObject`]:
+//! natively a serde_json object, in the wasm build a JS object's entries
+//! (`JSON.parse` for text). Values are written by serde: natively
+//! serde_json, in the wasm build serde-wasm-bindgen (and `JSON.stringify`
+//! for text). So the wasm modules link no derived deserializer and no
+//! serde_json parser, and the client module no float printer.
 //! (The numbers' text differs only in form: `1.0` natively, `1` in wasm;
 //! both read back as the same number.)
 
@@ -161,9 +161,9 @@ impl Field {
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// `x` as a `u64` if it is a whole number `≥ 0` that JS holds exactly (`2.0`
-/// is 2, as it is in JS).
+/// is 2, as it is in JS; `-0` is not, as serde_json reads it as a float).
 fn whole(x: f64) -> Option<u64> {
-    (x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER).then_some(x as u64)
+    (x.is_sign_positive() && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER).then_some(x as u64)
 }
 
 /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),
@@ -429,10 +429,12 @@ impl ConfigObject {
     /// A plain JS object (no array); `None` for anything else.
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Option<Self> {
         use wasm_bindgen::JsCast;
-        if !value.is_object() || js_sys::Array::is_array(value) {
+        if !value.is_object() || js::is_array(value).unwrap_or(true) {
             return None;
         }
-        let entries = js_sys::Object::entries(value.unchecked_ref());
+        // A caller's object may throw (a getter, a revoked Proxy): then it
+        // is not an object here, and nothing throws through the module.
+        let entries = js::entries(value).ok()?;
         let entries = entries.iter().map(|entry| {
             let entry: js_sys::Array = entry.unchecked_into();
             (entry.get(0).as_string().unwrap_or_default(), entry.get(1))
@@ -476,16 +478,47 @@ impl ConfigObject {
 /// non-finite number and anything JSON has no form for are `null`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 fn field(value: &wasm_bindgen::JsValue) -> Field {
-    use wasm_bindgen::JsCast;
     if let Some(b) = value.as_bool() {
         Field::Bool(b)
     } else if let Some(x) = value.as_f64().filter(|x| x.is_finite()) {
         Field::Number(x, whole(x))
     } else if let Some(s) = value.as_string() {
         Field::Text(s)
-    } else if js_sys::Array::is_array(value) {
-        Field::List(ConfigList { items: value.clone().unchecked_into() })
+    } else if js::is_array(value).unwrap_or(false) {
+        // A copy (`Array.from`): reading its items cannot throw.
+        js::array_from(value).map_or(Field::Null, |items| Field::List(ConfigList { items }))
     } else {
         ConfigObject::from_js(value).map_or(Field::Null, Field::Object)
     }
+}
+
+/// The JS functions the wasm build reads objects and arrays with, declared
+/// to return what they throw (js-sys's own declarations do not catch): an
+/// exception must never unwind through the module's frames, which would
+/// leave the object being called unusable.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod js {
+    use wasm_bindgen::prelude::*;
+
+    #[wasm_bindgen]
+    extern "C" {
+        /// `Object.entries(value)`.
+        #[wasm_bindgen(catch, js_namespace = Object, js_name = entries)]
+        pub fn entries(value: &JsValue) -> Result<js_sys::Array, JsValue>;
+        /// `Array.isArray(value)`.
+        #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+        pub fn is_array(value: &JsValue) -> Result<bool, JsValue>;
+        /// `Array.from(value)`.
+        #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+        pub fn array_from(value: &JsValue) -> Result<js_sys::Array, JsValue>;
+        /// `JSON.parse(text)` of a JS string.
+        #[wasm_bindgen(catch, js_namespace = JSON, js_name = parse)]
+        pub fn parse(text: &JsValue) -> Result<JsValue, JsValue>;
+    }
+}
+
+/// `JSON.parse` of a JS string, without copying it into the module.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) fn parse_js(text: &wasm_bindgen::JsValue) -> Option<wasm_bindgen::JsValue> {
+    js::parse(text).ok()
 }

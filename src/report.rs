@@ -246,7 +246,7 @@ impl Wire {
 
 /// The error for anything but a JSON object where a report should be.
 fn not_an_object() -> Error {
-    Rejection::Malformed.error("not a report: a report is a JSON object")
+    Rejection::Malformed.error("not a report: a report is a JSON object (of UTF-8 text)")
 }
 
 /// The error for a report of another format version.
@@ -267,8 +267,10 @@ impl Report {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Report> {
         let text = text.as_ref();
-        // A derived struct reader also takes a sequence of the fields.
-        if text.trim_ascii_start().starts_with(b"[") {
+        // Bytes that are not UTF-8 are malformed whatever else they hold
+        // (serde_json does not check the strings it skips), and a derived
+        // struct reader also takes a sequence of the fields.
+        if std::str::from_utf8(text).is_err() || text.trim_ascii_start().starts_with(b"[") {
             return Err(not_an_object());
         }
         let wire: Wire = serde_json::from_slice(text).map_err(|e| {
@@ -294,8 +296,9 @@ impl Report {
         Report::from_js(&value.unwrap_or(wasm_bindgen::JsValue::NULL))
     }
 
-    /// A report given as a JS object (or any JS value), read as its JSON
-    /// would be.
+    /// A report given as a JS object (or any JS value): its own enumerable
+    /// properties, read as `JSON.parse` would give them (`undefined` and
+    /// non-finite numbers are `null`; `toJSON` is not called).
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Result<Report> {
         Report::from_object(&ConfigObject::from_js(value).ok_or_else(not_an_object)?)
@@ -515,7 +518,8 @@ mod tests {
     use crate::{Metric, SimulationRng};
 
     /// The object reader (the wasm modules': memos, the full module's
-    /// Aggregator) and the native aggregator's derived reader agree on every
+    /// Aggregator; run here over serde_json values, and through `JSON.parse`
+    /// by tests/common/readers.rs in wasm) and the native derived reader agree on every
     /// report and on hostile variants of them: the same report, or the same
     /// reason to refuse it. Two differences are known and left out, neither
     /// in text a client writes: serde_json refuses a repeated key where the

@@ -173,3 +173,10 @@ fn values_outside_the_domain_are_errors_that_do_not_echo_the_value() {
     }
     assert!(labels.randomize("b", &mut rng).is_ok());
 }
+
+/// Report texts read alike natively and in wasm (tests/wasm.rs runs the
+/// same checks through `JSON.parse` and the object reader).
+#[test]
+fn report_reasons_are_the_same_in_every_build() {
+    common::readers::report_reasons_are_the_same_in_every_build();
+}

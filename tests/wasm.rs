@@ -123,6 +123,39 @@ fn hostile_states_are_counted_resets_in_wasm() {
     common::readers::hostile_states_are_counted_resets();
 }
 
+/// Report texts through `JSON.parse` and the object reader: the same
+/// reports and reasons as natively.
+#[wasm_bindgen_test]
+fn report_reasons_are_the_same_in_every_build_in_wasm() {
+    common::readers::report_reasons_are_the_same_in_every_build();
+}
+
+/// A report object whose getter or Proxy throws is malformed and counted;
+/// nothing throws through the module, which stays usable.
+#[wasm_bindgen_test]
+fn throwing_report_objects_are_malformed_not_exceptions() {
+    let make = |body: &str| js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap();
+    let config = js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#);
+    let mut aggregator = Aggregator::new(config.clone().unchecked_into()).unwrap();
+    let hostile = [
+        make("return { get version() { throw new Error('getter') } }"),
+        make("const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy"),
+        make("return { version: 1, protocol: 'grr', epsilon: 1, domain: 'x', value: [new Proxy([], { get() { throw 1 } })] }"),
+    ];
+    for report in &hostile {
+        let error = aggregator.add(report.clone().unchecked_into()).err().unwrap();
+        assert_eq!(js_sys::Reflect::get(&error, &"reason".into()).unwrap(), JsValue::from("malformed"));
+    }
+    let many = js_sys::Array::of2(&hostile[0], &hostile[1]);
+    aggregator.add_many(many.unchecked_into()).unwrap();
+    let mut client = client(config).unwrap();
+    let report = client.randomize(JsValue::from(1).unchecked_into(), NOW).unwrap();
+    aggregator.add(report.unchecked_into()).unwrap();
+    assert_eq!(aggregator.n(), 1.0);
+    let rejected = js_sys::Reflect::get(&aggregator.rejected(), &"malformed".into()).unwrap();
+    assert_eq!(rejected, JsValue::from(5));
+}
+
 /// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
 /// 32-bit `usize` here.
 #[wasm_bindgen_test]

@@ -18,14 +18,14 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
     serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
-/// A report given to the Aggregator, parsed: a JSON line by `JSON.parse`,
-/// an object read as it is (as its JSON would read: `undefined` fields are
-/// absent, non-finite numbers `null`).
+/// A report given to the Aggregator, parsed: a JSON line by `JSON.parse`
+/// (the string never copied into the module), an object read as it is
+/// ([`crate::Report::from_js`]).
 fn parse(report: &JsValue) -> crate::Result<crate::Report> {
-    match report.as_string() {
-        Some(line) => crate::Report::from_json(line),
-        None => crate::Report::from_js(report),
+    if report.is_string() {
+        return crate::Report::from_js(&crate::json::parse_js(report).unwrap_or(JsValue::NULL));
     }
+    crate::Report::from_js(report)
 }
 
 /// Every protocol's name, by family (`{frequency, numeric, openDomain,

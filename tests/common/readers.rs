@@ -6,7 +6,8 @@ use localdp::client::{new_secret, Client};
 use localdp::{Metric, SimulationRng};
 
 /// Config errors say the same in both builds, word for word, and name the
-/// key at fault; `2.0` is the integer 2 and `null` is an absent key.
+/// key at fault; `2.0` is the integer 2, and `null` is an absent key where
+/// the key is optional (not where it has a default).
 pub fn config_errors_read_the_same() {
     let malformed = |key: &str, detail: &str| localdp::Error::MalformedConfig { key: Some(key.into()), detail: detail.into() };
     for (config, error) in [
@@ -30,6 +31,12 @@ pub fn config_errors_read_the_same() {
     ] {
         assert_eq!(Metric::from_json(config).unwrap_err(), error, "{config}");
     }
+    // The Rust API's types deserialize through the same readers.
+    assert_eq!(serde_json::from_str::<localdp::DomainSpec>("4").unwrap(), localdp::DomainSpec::Size(4));
+    assert_eq!(serde_json::from_str::<localdp::RangeSpec>("[0,1]").unwrap(), localdp::RangeSpec::Scalar([0.0, 1.0]));
+    let sketch = serde_json::from_str::<localdp::heavy::SketchConfig>(r#"{"hashes":2}"#).unwrap();
+    assert_eq!((sketch.hashes, sketch.width), (Some(2), None));
+    assert!(serde_json::from_str::<localdp::heavy::SketchConfig>(r#"{"rows":2}"#).is_err());
     let same = |a: &str, b: &str| assert_eq!(Metric::from_json(a).unwrap(), Metric::from_json(b).unwrap(), "{a}");
     same(r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":2.0}"#, r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":2}"#);
     same(r#"{"protocol":"pem","epsilon":2,"max_length":4,"top":null}"#, r#"{"protocol":"pem","epsilon":2,"max_length":4}"#);
@@ -111,4 +118,52 @@ pub fn hostile_states_are_counted_resets() {
     let mut reader = Client::new(config, &secret, Some(&late)).unwrap();
     reader.randomize_text("2", 2000, &mut rng).unwrap();
     assert!(reader.state_json().is_ok(), "a state read back can be stored again");
+}
+
+/// A report's text reads alike in every build (natively serde_json's
+/// derived reader, in wasm `JSON.parse` and the object reader): the same
+/// report, or the same reason to refuse it. (Known apart, in text no client
+/// writes: a repeated key, which serde_json refuses and `JSON.parse` takes
+/// the last of; `2.0` for an integer, which JS cannot tell from 2; an
+/// integer above 2^53, which JS cannot carry (natively parsed, then out of
+/// range); a lone UTF-16 surrogate escaped in a string, malformed natively,
+/// a replacement character and so a mismatch in wasm.)
+pub fn report_reasons_are_the_same_in_every_build() {
+    use localdp::{Error, Rejection, Report};
+    let malformed = Some(Rejection::Malformed);
+    let report = |payload: &str| ["{\"version\":1,\"protocol\":\"grr\",\"epsilon\":1.5,\"domain\":\"d\",", payload, "}"].concat();
+    let cases: Vec<(String, Option<Rejection>)> = vec![
+        (report("\"value\":2"), None),
+        (report("\"value\":9007199254740991"), None),
+        (report("\"seed\":4294967295,\"value\":1"), None),
+        (report("\"value\":2,\"seed\":null"), None),
+        (report("\"value\":2.5"), malformed),
+        (report("\"value\":-1"), malformed),
+        (report("\"value\":-0"), malformed),
+        (report("\"seed\":4294967296,\"value\":1"), malformed),
+        (report("\"value\":2,\"x\":1"), malformed),
+        (report("\"value\":null"), malformed),
+        (report("\"bits\":\"zz\""), malformed),
+        (report("\"attributes\":[0],\"values\":[1.5]"), malformed),
+        (report("\"value\":2").replace("\"version\":1", "\"version\":2"), Some(Rejection::UnsupportedVersion)),
+        (r#"{"version":2,"x":"y"}"#.into(), Some(Rejection::UnsupportedVersion)),
+        (report("\"value\":2").replace("\"version\":1", "\"version\":\"1\""), malformed),
+        (report("\"value\":2").replace("grr", "nope"), Some(Rejection::ConfigMismatch)),
+        (r#"[1,"grr",1.5,"d",null,2]"#.into(), malformed),
+        (" [2]".into(), malformed),
+        ("null".into(), malformed),
+        ("\"text\"".into(), malformed),
+        ("{}".into(), malformed),
+        ("not json".into(), malformed),
+    ];
+    let reason = |text: &[u8]| match Report::from_json(text) {
+        Ok(_) => None,
+        Err(Error::Rejected { reason, .. }) => Some(reason),
+        Err(other) => panic!("not a rejection: {other:?}"),
+    };
+    for (text, expected) in &cases {
+        assert_eq!(reason(text.as_bytes()), *expected, "{text}");
+    }
+    // Bytes that are not UTF-8, inside a string the native reader skips.
+    assert_eq!(reason(b"{\"version\":2,\"x\":\"\xff\"}"), malformed);
 }
