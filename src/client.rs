@@ -73,7 +73,6 @@ pub struct ClientState {
     pub charged: KeyMap<f64>,
 }
 
-
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
 /// (serialized in key order, as a `BTreeMap` is), without a B-tree's code in
 /// the client's wasm module. A key given twice keeps its last value.

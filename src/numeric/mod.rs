@@ -142,10 +142,9 @@ impl FromField for RangeSpec {
         let spec = match field {
             Field::List(list) => {
                 let items = list.fields();
-                if items.len() == 2 && items.iter().all(|x| matches!(x, Field::Number(..))) {
-                    <[f64; 2]>::from_field(Field::List(list)).ok().map(RangeSpec::Scalar)
-                } else {
-                    items.into_iter().map(<[f64; 2]>::from_field).collect::<std::result::Result<_, _>>().ok().map(RangeSpec::Vector)
+                match items.as_slice() {
+                    [Field::Number(lo, _), Field::Number(hi, _)] => Some(RangeSpec::Scalar([*lo, *hi])),
+                    _ => items.into_iter().map(<[f64; 2]>::from_field).collect::<std::result::Result<_, _>>().ok().map(RangeSpec::Vector),
                 }
             }
             _ => None,
