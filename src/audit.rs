@@ -23,9 +23,11 @@
 //! Following Jagielski, Ullman, Oprea (NeurIPS 2020) and Ding et al.,
 //! "Detecting violations of differential privacy" (CCS 2018).
 
+use crate::json::quoted;
 use crate::metric::Metric;
 use crate::report::Report;
 use crate::rng::RngCore;
+use crate::text::text;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -56,7 +58,7 @@ impl AuditResult {
 /// frequency metrics, thresholds `output ≥ c` for numeric ones, the bits
 /// the neighbours' Bloom filters disagree on for RAPPOR).
 pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
-    let mut out = vec![format!("output {}", payload_text(report))];
+    let mut out = vec![text!("output ", payload_text(report))];
     out.extend(metric.events(report));
     out
 }
@@ -68,7 +70,7 @@ fn payload_text(report: &Report) -> String {
             map.remove(envelope);
         }
     }
-    value.to_string()
+    serde_json::to_string(&value).unwrap_or_default()
 }
 
 /// Audits the metric's own randomizer (the production code path). For
@@ -136,12 +138,20 @@ pub fn audit_with(
         epsilon_lower_bound: bound,
         confidence,
         samples,
-        witness: format!(
-            "{witness}: {} of {rest} reports of input {:?}, {} of {rest} of input {:?}",
+        witness: text!(
+            witness,
+            ": ",
             hits[hi],
-            inputs[hi],
+            " of ",
+            rest,
+            " reports of input ",
+            quoted(&inputs[hi]),
+            ", ",
             hits[1 - hi],
-            inputs[1 - hi]
+            " of ",
+            rest,
+            " of input ",
+            quoted(&inputs[1 - hi])
         ),
     }
 }

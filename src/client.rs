@@ -37,6 +37,7 @@
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
+use crate::text::text;
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
@@ -170,7 +171,7 @@ impl ClientState {
     fn read(metric: &Metric, stored: Option<&str>) -> (ClientState, u64) {
         let memo = metric.kind().memo();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
-            Some(extra) => format!("{}:{extra}", metric.id()),
+            Some(extra) => text!(metric.id(), ":", extra),
             None => metric.id(),
         };
         let usable = |s: &ClientState| {

@@ -254,7 +254,7 @@ impl<'a> ReportBatch<'a> {
         match envelope {
             Envelope::Matches => None,
             Envelope::OtherVersion => Some(
-                Rejection::UnsupportedVersion.error(format!("report format version {} is not supported", self.version)),
+                Rejection::UnsupportedVersion.error(crate::text::text!("report format version ", self.version, " is not supported")),
             ),
             Envelope::OtherMetric => Some(match self.row(i) {
                 Err(e) => e,

@@ -3,6 +3,7 @@
 use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::key64;
 use crate::json::{Field, FromField};
+use crate::text::{text, Hex16};
 use serde::Serialize;
 
 /// The largest supported domain (values or labels).
@@ -141,7 +142,7 @@ impl Domain {
     /// For a list of labels, if `index ≥ len()`.
     pub fn value_text(&self, index: usize) -> String {
         match &self.repr {
-            Repr::Size(_) => index.to_string(),
+            Repr::Size(_) => text!(index),
             Repr::Labels { labels, .. } => labels[index].clone(),
         }
     }
@@ -156,7 +157,7 @@ impl Domain {
     pub fn fingerprint(&self) -> String {
         let mut canonical = Vec::new();
         match &self.repr {
-            Repr::Size(d) => canonical.extend_from_slice(format!("size:{d}").as_bytes()),
+            Repr::Size(d) => canonical.extend_from_slice(text!("size:", d).as_bytes()),
             Repr::Labels { labels, .. } => {
                 canonical.extend_from_slice(b"labels");
                 for label in labels {
@@ -165,7 +166,7 @@ impl Domain {
                 }
             }
         }
-        format!("{:016x}", key64(&canonical))
+        text!(Hex16(key64(&canonical)))
     }
 }
 

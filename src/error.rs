@@ -9,17 +9,15 @@
 
 use crate::privacy::number_text;
 use crate::report::Protocol;
-use std::fmt;
-use thiserror::Error;
+use crate::text::{display_as_piece, put, text, Piece};
 
 /// Everything that can go wrong in localdp.
 #[cfg_attr(not(all(target_arch = "wasm32", target_os = "unknown")), derive(Debug))]
-#[derive(Clone, PartialEq, Error)]
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error {
     /// A configuration has the wrong shape: not an object, a missing or
     /// unknown key, a value of the wrong type (a `TypeError` in JavaScript).
-    #[error("malformed configuration: {detail}")]
     MalformedConfig {
         /// The key at fault (`"protocol"`, `"budget"`…), where it is known;
         /// `None` for a config that is not a JSON object and for the
@@ -30,7 +28,6 @@ pub enum Error {
         detail: String,
     },
     /// A configuration parameter is out of range (a `RangeError` in JavaScript).
-    #[error("invalid configuration: {}", ConfigMessage(.parameter, .requirement))]
     InvalidConfig {
         /// The parameter at fault: a config key (`"epsilon"`, `"domain"`,
         /// `"range"`, `"bits"`…), a nested key (`"budget.epsilon"`,
@@ -42,26 +39,18 @@ pub enum Error {
     },
     /// A value handed to a client is not in the configured domain (the
     /// value itself is never part of the error).
-    #[error("value is not in the domain ({domain})")]
     ValueNotInDomain {
         /// What the values of the domain are.
         domain: DomainKind,
     },
     /// A numeric value handed to a client is not a finite number, or a
     /// record has the wrong number of values.
-    #[error("invalid value: {expected}")]
     InvalidValue {
         /// What a value must be.
         expected: ExpectedValue,
     },
     /// A report would take the ε spent in the budget window above the
     /// budget; nothing was released (`PrivacyBudgetExceeded` in JavaScript).
-    #[error(
-        "privacy budget exceeded: this report would spend {} more, with {} of {} spent in the window",
-        number_text(*.cost),
-        number_text(*.spent),
-        number_text(*.budget)
-    )]
     PrivacyBudgetExceeded {
         /// The ε the refused report would have spent.
         cost: f64,
@@ -71,7 +60,6 @@ pub enum Error {
         budget: f64,
     },
     /// A report was refused by the aggregator; the reason is also counted.
-    #[error("report rejected ({reason}): {detail}")]
     Rejected {
         /// The counted reason.
         reason: Rejection,
@@ -79,7 +67,6 @@ pub enum Error {
         detail: String,
     },
     /// Two aggregators over different configurations cannot be merged.
-    #[error("cannot merge aggregators: {conflict}")]
     MergeMismatch {
         /// This aggregator's configuration, as reports and states name it
         /// (`protocol:ε:fingerprint`, [`crate::Metric::id`]).
@@ -90,35 +77,64 @@ pub enum Error {
         conflict: MergeConflict,
     },
     /// An estimate was asked of an aggregator that accepted no report.
-    #[error("no accepted reports to estimate from")]
     NoReports,
     /// Aggregator state bytes were refused: truncated, corrupted, of another
     /// format version or of another configuration.
-    #[error("invalid aggregator state: {0}")]
     State(crate::state::StateError),
     /// A permanent response a client stored for memoization does not parse;
     /// nothing was released (a `RangeError` in JavaScript).
-    #[error("invalid configuration: a stored memo is corrupt")]
     CorruptMemo,
     /// A client's state holds a number JSON cannot carry exactly (in wasm,
     /// an integer above 2^53); it was not stored.
-    #[error("the client state cannot be stored as JSON")]
     UnstorableState,
     /// The operating system's random source failed.
-    #[error("secure random source unavailable: {detail}")]
     Randomness {
         /// The platform's description of the failure.
         detail: String,
     },
 }
 
+/// An error's message: what `Display` writes, the CLI prints and a
+/// JavaScript error carries.
+impl Piece for Error {
+    fn put(&self, out: &mut String) {
+        match self {
+            Error::MalformedConfig { detail, .. } => put!(out, "malformed configuration: ", detail),
+            Error::InvalidConfig { parameter, requirement } => {
+                put!(out, "invalid configuration: ", ConfigMessage(parameter, requirement))
+            }
+            Error::ValueNotInDomain { domain } => put!(out, "value is not in the domain (", domain, ")"),
+            Error::InvalidValue { expected } => put!(out, "invalid value: ", expected),
+            Error::PrivacyBudgetExceeded { cost, spent, budget } => put!(
+                out,
+                "privacy budget exceeded: this report would spend ",
+                number_text(*cost),
+                " more, with ",
+                number_text(*spent),
+                " of ",
+                number_text(*budget),
+                " spent in the window"
+            ),
+            Error::Rejected { reason, detail } => put!(out, "report rejected (", reason, "): ", detail),
+            Error::MergeMismatch { conflict, .. } => put!(out, "cannot merge aggregators: ", conflict),
+            Error::NoReports => put!(out, "no accepted reports to estimate from"),
+            Error::State(e) => put!(out, "invalid aggregator state: ", e),
+            Error::CorruptMemo => put!(out, "invalid configuration: a stored memo is corrupt"),
+            Error::UnstorableState => put!(out, "the client state cannot be stored as JSON"),
+            Error::Randomness { detail } => put!(out, "secure random source unavailable: ", detail),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
 /// In the wasm build an error debugs as its message: the derived `Debug`
 /// (which every `.expect` on a `Result` links) would bring core's float
 /// formatting into the modules, where numbers are written by JS.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-impl fmt::Debug for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&text!(self))
     }
 }
 
@@ -266,8 +282,8 @@ pub enum Requirement {
 /// the parameter and its requirement.
 struct ConfigMessage<'a>(&'a &'static str, &'a Requirement);
 
-impl fmt::Display for ConfigMessage<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Piece for ConfigMessage<'_> {
+    fn put(&self, out: &mut String) {
         let (&parameter, requirement) = (self.0, self.1);
         let name = match parameter {
             "budget.epsilon" => "budget epsilon",
@@ -276,70 +292,68 @@ impl fmt::Display for ConfigMessage<'_> {
             p => p,
         };
         let attribute = |attribute: Option<usize>| match attribute {
-            Some(i) => format!("{name}[{i}]"),
+            Some(i) => text!(name, '[', i, ']'),
             None => name.to_string(),
         };
         match *requirement {
             Requirement::Positive { found } => match parameter {
-                "budget.epsilon" => write!(f, "{name} must be > 0, got {}", number_text(found)),
-                _ => write!(f, "{name} must be a finite number > 0, got {}", number_text(found)),
+                "budget.epsilon" => put!(out, name, " must be > 0, got ", number_text(found)),
+                _ => put!(out, name, " must be a finite number > 0, got ", number_text(found)),
             },
             Requirement::Range { min, max, found, metric } => {
-                f.write_str(name)?;
+                put!(out, name);
                 if let Some(metric) = metric {
-                    write!(f, " of a {metric} metric")?;
+                    put!(out, " of a ", metric, " metric");
                 }
-                write!(f, " must be in [{}, {}], got {}", number_text(min), number_text(max), number_text(found))
+                put!(out, " must be in [", number_text(min), ", ", number_text(max), "], got ", number_text(found))
             }
             Requirement::ExclusiveRange { min, max, .. } => {
-                write!(f, "{name} must be in ({}, {})", short_number(min), short_number(max))
+                put!(out, name, " must be in (", short_number(min), ", ", short_number(max), ")")
             }
-            Requirement::Probability { found } => write!(f, "{name} {} is outside [0, 1]", number_text(found)),
+            Requirement::Probability { found } => put!(out, name, " ", number_text(found), " is outside [0, 1]"),
             Requirement::ProbabilityBelow { other, .. } => {
-                write!(f, "{name} and {other} must satisfy 0 ≤ {name} < {other} ≤ 1")
+                put!(out, name, " and ", other, " must satisfy 0 ≤ ", name, " < ", other, " ≤ 1")
             }
             Requirement::IntegerRange { min, max, found } => match parameter {
-                "domain" => write!(f, "domain size must be between {min} and {max}, got {found}"),
-                "d" => write!(f, "d must be in {min}..={max} (the domain's size)"),
-                "granularity" => write!(f, "\"granularity\" must be an integer in {min}..={max}"),
-                "hashes" => write!(f, "hashes must be in {min}..=min(bits, 64)"),
-                "steps" => write!(f, "a grid needs at least {min} steps"),
-                _ => write!(f, "{name} must be in {min}..={max}"),
+                "domain" => put!(out, "domain size must be between ", min, " and ", max, ", got ", found),
+                "d" => put!(out, "d must be in ", min, "..=", max, " (the domain's size)"),
+                "granularity" => put!(out, "\"granularity\" must be an integer in ", min, "..=", max),
+                "hashes" => put!(out, "hashes must be in ", min, "..=min(bits, 64)"),
+                "steps" => put!(out, "a grid needs at least ", min, " steps"),
+                _ => put!(out, name, " must be in ", min, "..=", max),
             },
             Requirement::Length { min, max, found } => match parameter {
-                "domain" => write!(f, "a domain needs between {min} and {max} labels, got {found}"),
-                _ => write!(f, "{name} needs between {min} and {max} entries, got {found}"),
+                "domain" => put!(out, "a domain needs between ", min, " and ", max, " labels, got ", found),
+                _ => put!(out, name, " needs between ", min, " and ", max, " entries, got ", found),
             },
             Requirement::NonEmpty => match parameter {
-                "range" => f.write_str("range must list at least one attribute"),
-                "n" => f.write_str("a uniform draw needs a non-empty range"),
-                _ => write!(f, "{name} must not be empty"),
+                "range" => put!(out, "range must list at least one attribute"),
+                "n" => put!(out, "a uniform draw needs a non-empty range"),
+                _ => put!(out, name, " must not be empty"),
             },
             Requirement::Distinct { repeated } => match parameter {
-                "domain" => write!(f, "domain labels must be distinct (label #{repeated} repeats an earlier one)"),
-                _ => write!(f, "{name} must be distinct"),
+                "domain" => put!(out, "domain labels must be distinct (label #", repeated, " repeats an earlier one)"),
+                _ => put!(out, name, " must be distinct"),
             },
-            Requirement::FiniteBounds { attribute: a } => write!(f, "{} must hold two finite numbers", attribute(a)),
-            Requirement::NonEmptyRange { attribute: a, lo, hi } => write!(
-                f,
-                "{} is empty: lo {} must be below hi {}",
-                attribute(a),
-                number_text(lo),
-                number_text(hi)
-            ),
+            Requirement::FiniteBounds { attribute: a } => put!(out, attribute(a), " must hold two finite numbers"),
+            Requirement::NonEmptyRange { attribute: a, lo, hi } => {
+                put!(out, attribute(a), " is empty: lo ", number_text(lo), " must be below hi ", number_text(hi))
+            }
             Requirement::NotFor { protocol } => match parameter {
-                "memoize" => write!(f, "memoize is available for frequency protocols and one_bit_mean, not {protocol}"),
-                _ => write!(f, "\"{name}\" does not apply to {protocol}"),
+                "memoize" => {
+                    put!(out, "memoize is available for frequency protocols and one_bit_mean, not ", protocol.name())
+                }
+                _ => put!(out, "\"", name, "\" does not apply to ", protocol.name()),
             },
             Requirement::OnlyFor { protocol } => match parameter {
-                "post" => write!(f, "post-processing applies to {protocol} estimates only"),
-                _ => write!(f, "\"{name}\" applies to {protocol} only"),
+                "post" => put!(out, "post-processing applies to ", protocol, " estimates only"),
+                _ => put!(out, "\"", name, "\" applies to ", protocol, " only"),
             },
-            Requirement::Format { expected } => write!(f, "{name} must be {expected}"),
+            Requirement::Format { expected } => put!(out, name, " must be ", expected),
             Requirement::LongRunEpsilon { max, .. } => {
-                write!(f, "{name} is too small: the long-run epsilon exceeds {}", short_number(max))
+                put!(out, name, " is too small: the long-run epsilon exceeds ", short_number(max))
             }
-            Requirement::Required { by } => write!(f, "{by} needs \"{name}\" in the config"),
+            Requirement::Required { by } => put!(out, by, " needs \"", name, "\" in the config"),
         }
     }
 }
@@ -348,7 +362,7 @@ impl fmt::Display for ConfigMessage<'_> {
 /// (`60`, not `60.0`), anything else as [`number_text`] writes it.
 fn short_number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        (x as i64).to_string()
+        text!(x as i64)
     } else {
         number_text(x)
     }
@@ -366,12 +380,12 @@ pub enum DomainKind {
     Indices(usize),
 }
 
-impl fmt::Display for DomainKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Piece for DomainKind {
+    fn put(&self, out: &mut String) {
         match self {
-            DomainKind::Size(d) => write!(f, "expected an integer in 0..{d}"),
-            DomainKind::Labels(n) => write!(f, "not one of the {n} labels"),
-            DomainKind::Indices(d) => write!(f, "expected an index below {d}"),
+            DomainKind::Size(d) => put!(out, "expected an integer in 0..", d),
+            DomainKind::Labels(n) => put!(out, "not one of the ", n, " labels"),
+            DomainKind::Indices(d) => put!(out, "expected an index below ", d),
         }
     }
 }
@@ -404,16 +418,16 @@ pub enum ExpectedValue {
     },
 }
 
-impl fmt::Display for ExpectedValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Piece for ExpectedValue {
+    fn put(&self, out: &mut String) {
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         match *self {
-            ExpectedValue::Number => f.write_str("not a number"),
-            ExpectedValue::FiniteNumber => f.write_str("a value must be a finite number"),
-            ExpectedValue::Numbers { count, found } => write!(f, "expected {count} number{}, got {found}", plural(count)),
-            ExpectedValue::FiniteNumbers { count } => write!(f, "expected {count} finite number{}", plural(count)),
+            ExpectedValue::Number => put!(out, "not a number"),
+            ExpectedValue::FiniteNumber => put!(out, "a value must be a finite number"),
+            ExpectedValue::Numbers { count, found } => put!(out, "expected ", count, " number", plural(count), ", got ", found),
+            ExpectedValue::FiniteNumbers { count } => put!(out, "expected ", count, " finite number", plural(count)),
             ExpectedValue::Text { max_bytes } => {
-                write!(f, "a value must be at most {max_bytes} bytes of UTF-8 (or set \"truncate\": true)")
+                put!(out, "a value must be at most ", max_bytes, " bytes of UTF-8 (or set \"truncate\": true)")
             }
         }
     }
@@ -431,9 +445,9 @@ pub enum MergeConflict {
     Kind,
 }
 
-impl fmt::Display for MergeConflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Piece for MergeConflict {
+    fn put(&self, out: &mut String) {
+        out.push_str(match self {
             MergeConflict::Configuration => "the aggregators have different configurations",
             MergeConflict::Kind => "aggregators of different kinds of metric",
         })
@@ -486,11 +500,13 @@ impl Rejection {
     }
 }
 
-impl std::fmt::Display for Rejection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+impl Piece for Rejection {
+    fn put(&self, out: &mut String) {
+        out.push_str(self.as_str());
     }
 }
+
+display_as_piece!(Error, DomainKind, ExpectedValue, MergeConflict, Rejection);
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

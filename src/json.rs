@@ -9,6 +9,7 @@
 //! (The numbers' text differs only in form: `1.0` natively, `1` in wasm;
 //! both read back as the same number.)
 
+use crate::text::{put, text, Hex};
 use serde::Serialize;
 
 /// Parses `text` as a JSON object; `None` if it is not one.
@@ -121,8 +122,8 @@ impl Field {
     /// holds exactly, or a `u64`.
     fn integer(&self) -> Option<String> {
         match *self {
-            Field::Number(_, Some(n)) => Some(n.to_string()),
-            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER => Some((x as i64).to_string()),
+            Field::Number(_, Some(n)) => Some(text!(n)),
+            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER => Some(text!(x as i64)),
             _ => None,
         }
     }
@@ -181,7 +182,7 @@ pub(crate) fn quoted(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\0' => out.push_str("\\0"),
             c if c.is_control() => {
-                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
+                put!(&mut out, "\\u{", Hex(c as u64), "}");
             }
             c => out.push(c),
         }
@@ -230,7 +231,7 @@ impl<A: FromField, B: FromField> FromField for (A, B) {
         match field {
             Field::List(list) => match <[Field; 2]>::try_from(list.fields()) {
                 Ok([a, b]) => Ok((A::from_field(a)?, B::from_field(b)?)),
-                Err(items) => Err(["invalid length ", &items.len().to_string(), ", expected an array of length 2"].concat()),
+                Err(items) => Err(text!("invalid length ", items.len(), ", expected an array of length 2")),
             },
             other => Err(other.invalid("an array of length 2")),
         }
@@ -274,7 +275,7 @@ impl FromField for [f64; 2] {
 pub(crate) fn protocol_field<T: std::str::FromStr<Err = crate::names::UnknownProtocol>>(
     field: Field,
 ) -> std::result::Result<T, String> {
-    String::from_field(field)?.parse().map_err(|e: crate::names::UnknownProtocol| e.to_string())
+    String::from_field(field)?.parse().map_err(|e: crate::names::UnknownProtocol| text!(e))
 }
 
 /// `Deserialize` for a type the crate reads by hand (for the Rust API's
@@ -319,7 +320,7 @@ pub(crate) fn object_field<T>(field: Field, read: impl FnOnce(&ConfigObject) -> 
     match field {
         Field::Object(object) => read(&object).map_err(|e| match e {
             crate::error::Error::MalformedConfig { detail, .. } => detail,
-            other => other.to_string(),
+            other => text!(other),
         }),
         other => Err(other.invalid("an object")),
     }

@@ -64,6 +64,7 @@ pub mod rng;
 mod settings;
 pub mod simulate;
 pub mod state;
+mod text;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
 

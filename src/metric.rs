@@ -17,6 +17,7 @@ use crate::privacy::number_text;
 use crate::report::{Protocol, Report};
 use crate::settings::{ClientSettings, CLIENT_KEYS};
 use crate::rng::{CryptoRng, RngCore};
+use crate::text::text;
 use serde::Serialize;
 use std::any::Any;
 use std::fmt;
@@ -285,8 +286,8 @@ impl Metric {
             let family = FAMILIES.iter().find(|f| object.contains_key(f.shape)).unwrap_or(&FAMILIES[FAMILIES.len() - 1]);
             let known = (family.protocols)();
             return Err(Error::malformed_key("protocol", match protocol {
-                None => format!("missing \"protocol\" (one of {known})"),
-                Some(_) => format!("\"protocol\" of a {} metric must be one of {known}", family.label),
+                None => text!("missing \"protocol\" (one of ", known, ")"),
+                Some(_) => text!("\"protocol\" of a ", family.label, " metric must be one of ", known),
             }));
         };
         if !matches!(object.get("epsilon"), Field::Missing | Field::Number(..)) {
@@ -391,7 +392,7 @@ impl Metric {
 /// A metric's identity: protocol, ε and fingerprint, as reports carry them
 /// (what aggregator states are tagged with, too).
 pub(crate) fn id_of(kind: &dyn Kind) -> String {
-    format!("{}:{}:{}", kind.protocol(), number_text(kind.epsilon()), kind.fingerprint())
+    text!(kind.protocol().name(), ":", number_text(kind.epsilon()), ":", kind.fingerprint())
 }
 
 /// A report of the metric's configuration carrying `payload`: the one
@@ -408,7 +409,7 @@ pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Repo
 
 /// A config's JSON text as an object, or the error for text that is not one.
 pub(crate) fn parse_config(text: &str) -> Result<ConfigObject> {
-    config_object(serde_json::from_str(text).map_err(|e| Error::malformed(format!("not JSON: {e}")))?)
+    config_object(serde_json::from_str(text).map_err(|e| Error::malformed(text!("not JSON: ", e.to_string())))?)
 }
 
 /// A parsed config as an object, or the error for one that is not.

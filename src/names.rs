@@ -6,6 +6,7 @@
 //! the accepted names all read it from there. A config may also say
 //! `"auto"`, which is [`Selection::Auto`] over any family.
 
+use crate::text::{display_as_piece, put, text, Piece};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
@@ -37,11 +38,13 @@ pub struct UnknownProtocol {
     pub expected: String,
 }
 
-impl fmt::Display for UnknownProtocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "not a {} protocol (one of {})", self.family, self.expected)
+impl Piece for UnknownProtocol {
+    fn put(&self, out: &mut String) {
+        put!(out, "not a ", self.family, " protocol (one of ", self.expected, ")");
     }
 }
+
+display_as_piece!(UnknownProtocol);
 
 impl std::error::Error for UnknownProtocol {}
 
@@ -133,12 +136,19 @@ pub enum Selection<P> {
     Fixed(P),
 }
 
+impl<P: ProtocolFamily> Selection<P> {
+    /// The name a config gives: the protocol's, or `"auto"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Selection::Auto => "auto",
+            Selection::Fixed(p) => p.name(),
+        }
+    }
+}
+
 impl<P: ProtocolFamily> fmt::Display for Selection<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Selection::Auto => f.write_str("auto"),
-            Selection::Fixed(p) => f.write_str(p.name()),
-        }
+        f.write_str(self.name())
     }
 }
 
@@ -150,14 +160,14 @@ impl<P: ProtocolFamily> FromStr for Selection<P> {
         }
         P::from_name(s).map(Selection::Fixed).ok_or_else(|| UnknownProtocol {
             family: P::FAMILY,
-            expected: format!("{}, auto", P::names()),
+            expected: text!(P::names(), ", auto"),
         })
     }
 }
 
 impl<P: ProtocolFamily> Serialize for Selection<P> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(self.name())
     }
 }
 

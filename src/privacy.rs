@@ -9,12 +9,13 @@ use crate::error::{Error, Requirement, Result};
 /// lays them out natively, so ids and messages are the same text.
 pub fn number_text(x: f64) -> String {
     if !x.is_finite() {
-        (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string()
-    } else if cfg!(all(target_arch = "wasm32", target_os = "unknown")) {
-        shortest_layout(&js_shortest(x))
-    } else {
-        serde_json::Value::from(x).to_string()
+        return (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string();
     }
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    let text = shortest_layout(&js_shortest(x));
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    let text = serde_json::to_string(&x).unwrap_or_default();
+    text
 }
 
 /// JS's shortest round-trip text of `x`.
@@ -23,7 +24,8 @@ fn js_shortest(x: f64) -> String {
     js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default()
 }
 
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+/// Natively, for the unit test of the layout: the same digits as JS's.
+#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
 fn js_shortest(x: f64) -> String {
     format!("{x:e}")
 }
@@ -32,6 +34,7 @@ fn js_shortest(x: f64) -> String {
 /// (`-0.000001`, `1.5e+21`, `123.45`, `1e-7`), as serde_json writes
 /// numbers: `1.0` for integers up to 16 digits, a point inside the digits
 /// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
+#[cfg(any(test, all(target_arch = "wasm32", target_os = "unknown")))]
 fn shortest_layout(text: &str) -> String {
     let (negative, text) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -74,7 +77,7 @@ fn shortest_layout(text: &str) -> String {
             out.push_str(&trimmed[1..]);
         }
         out.push_str(if kk > 1 { "e+" } else { "e" });
-        out.push_str(&(kk - 1).to_string());
+        crate::text::put!(&mut out, (kk - 1) as i64);
     }
     out
 }

@@ -45,6 +45,7 @@ use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
+use crate::text::{text, Hex, Hex16};
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -157,8 +158,9 @@ impl RapporMetric {
             fingerprint: String::new(),
         };
         let (f, p, q) = metric.parameters();
-        let canonical = format!("rappor:{}:{}:{}:{:x}:{:x}:{:x}", config.bits, config.hashes, config.cohorts, f.to_bits(), p.to_bits(), q.to_bits());
-        metric.fingerprint = format!("{:016x}", key64(canonical.as_bytes()));
+        let (bits, hashes, cohorts) = (config.bits, config.hashes, config.cohorts);
+        let canonical = text!("rappor:", bits, ":", hashes, ":", cohorts, ":", Hex(f.to_bits()), ":", Hex(p.to_bits()), ":", Hex(q.to_bits()));
+        metric.fingerprint = text!(Hex16(key64(canonical.as_bytes())));
         if metric.epsilon_infinity().is_nan() || metric.epsilon_infinity() > MAX_EPSILON_INFINITY {
             let requirement = Requirement::LongRunEpsilon { max: MAX_EPSILON_INFINITY, found: metric.epsilon_infinity() };
             return Err(Error::invalid("f", requirement));
@@ -280,10 +282,10 @@ impl RapporMetric {
         match &report.payload {
             Payload::Cohort { cohort, bits } => {
                 if u64::from(*cohort) >= self.cohorts {
-                    return Err(Rejection::OutOfRange.error(format!("cohort must be below {}", self.cohorts)));
+                    return Err(Rejection::OutOfRange.error(text!("cohort must be below ", self.cohorts)));
                 }
                 if !bits.fits(self.bits) {
-                    return Err(Rejection::BadLength.error(format!("expected {} bits", self.bits)));
+                    return Err(Rejection::BadLength.error(text!("expected ", self.bits, " bits")));
                 }
                 Ok(())
             }
@@ -356,9 +358,9 @@ impl Kind for RapporMetric {
         let inputs = self.neighbours();
         let (a, b) = (self.bloom(*cohort, &inputs[0]), self.bloom(*cohort, &inputs[1]));
         let differs = |i: &usize| a.get(*i) != b.get(*i);
-        let mut out: Vec<String> = bits.ones().filter(differs).map(|i| format!("cohort {cohort} bit {i} set")).collect();
+        let mut out: Vec<String> = bits.ones().filter(differs).map(|i| text!("cohort ", cohort, " bit ", i, " set")).collect();
         let zeros = (0..self.bits).filter(|i| differs(i) && !bits.get(*i));
-        out.extend(zeros.map(|i| format!("cohort {cohort} bit {i} clear")));
+        out.extend(zeros.map(|i| text!("cohort ", cohort, " bit ", i, " clear")));
         out
     }
     #[cfg(feature = "aggregate")]

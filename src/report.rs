@@ -31,6 +31,7 @@ use crate::heavy::HeavyHitterProtocol;
 use crate::distribution::DistributionProtocol;
 use crate::rappor::OpenDomainProtocol;
 use crate::{FrequencyProtocol, NumericProtocol};
+use crate::text::text;
 use serde::{Deserialize, Serialize};
 
 /// The only report format version this build writes and reads.
@@ -250,7 +251,7 @@ fn not_an_object() -> Error {
 
 /// The error for a report of another format version.
 fn unsupported_version(version: u32) -> Error {
-    Rejection::UnsupportedVersion.error(["report format version ", &version.to_string(), " is not supported"].concat())
+    Rejection::UnsupportedVersion.error(text!("report format version ", version, " is not supported"))
 }
 
 impl Report {
@@ -285,7 +286,7 @@ impl Report {
                 Ok(v) if v.version != REPORT_VERSION => unsupported_version(v.version),
                 // serde_json names the position and the expected shape; a
                 // report is already randomized, so echoing a field is harmless.
-                _ => Rejection::Malformed.error(format!("not a report: {e}")),
+                _ => Rejection::Malformed.error(text!("not a report: ", e.to_string())),
             }
         })?;
         Report::from_wire(wire)
@@ -375,14 +376,10 @@ pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, 
     }
     if report.protocol != protocol {
         return Err(Rejection::ConfigMismatch
-            .error(["report made with protocol ", &quoted(report.protocol.name()), ", expected ", &quoted(protocol.name())].concat()));
+            .error(text!("report made with protocol ", quoted(report.protocol.name()), ", expected ", quoted(protocol.name()))));
     }
     if report.epsilon.to_bits() != epsilon.to_bits() {
-        return Err(Rejection::ConfigMismatch.error(format!(
-            "report made with epsilon {}, expected {}",
-            number_text(report.epsilon),
-            number_text(epsilon)
-        )));
+        return Err(Rejection::ConfigMismatch.error(text!("report made with epsilon ", number_text(report.epsilon), ", expected ", number_text(epsilon))));
     }
     if report.domain != fingerprint {
         return Err(Rejection::ConfigMismatch.error("report made for another domain or range"));

@@ -19,7 +19,7 @@
 //! encoding (no zero high bytes), so a state has exactly one byte form.
 
 use crate::error::Error;
-use std::fmt;
+use crate::text::{display_as_piece, put, Piece};
 
 /// The only state format version this build writes and reads.
 pub const STATE_VERSION: u8 = 1;
@@ -66,22 +66,24 @@ pub enum StateError {
     TrailingBytes,
 }
 
-impl fmt::Display for StateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Piece for StateError {
+    fn put(&self, out: &mut String) {
         match self {
-            StateError::Truncated => f.write_str("the state is truncated"),
-            StateError::NotAState => f.write_str("not a localdp aggregator state"),
-            StateError::UnsupportedVersion { found } => write!(f, "state format version {found} is not supported"),
-            StateError::Checksum => f.write_str("the state's checksum does not match (corrupted bytes)"),
+            StateError::Truncated => put!(out, "the state is truncated"),
+            StateError::NotAState => put!(out, "not a localdp aggregator state"),
+            StateError::UnsupportedVersion { found } => put!(out, "state format version ", found, " is not supported"),
+            StateError::Checksum => put!(out, "the state's checksum does not match (corrupted bytes)"),
             StateError::ConfigMismatch { found, expected } => {
-                write!(f, "the state was made for configuration {found}, not {expected}")
+                put!(out, "the state was made for configuration ", found, ", not ", expected)
             }
-            StateError::Malformed => f.write_str("the state holds a malformed number"),
-            StateError::Inconsistent { what } => write!(f, "the state is inconsistent: {what}"),
-            StateError::TrailingBytes => f.write_str("bytes follow the end of the state"),
+            StateError::Malformed => put!(out, "the state holds a malformed number"),
+            StateError::Inconsistent { what } => put!(out, "the state is inconsistent: ", what),
+            StateError::TrailingBytes => put!(out, "bytes follow the end of the state"),
         }
     }
 }
+
+display_as_piece!(StateError);
 
 impl From<StateError> for Error {
     fn from(e: StateError) -> Self {

@@ -10,6 +10,7 @@ use crate::columnar::{Bytes, Column, Presence, ReportBatch, ReportFields};
 use crate::error::Error;
 use crate::metric::Aggregator;
 use crate::report::{BitVector, Payload, REPORT_VERSION};
+use crate::text::text;
 
 /// Rows gathered before they are counted as one batch.
 const BATCH: usize = 4096;
@@ -46,7 +47,7 @@ impl Canonical {
                 if fields == ReportFields::bits(8 * width) =>
             {
                 let bits = BitVector::from_bytes(vec![0; width]);
-                (Shape::Bits { width }, Payload::Bits(bits), format!("\"bits\":\"{}\"}}", "0".repeat(2 * width)))
+                (Shape::Bits { width }, Payload::Bits(bits), text!("\"bits\":\"", "0".repeat(2 * width), "\"}"))
             }
             _ => return None,
         };

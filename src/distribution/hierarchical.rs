@@ -30,6 +30,7 @@ use crate::names::Selection;
 use crate::report::{Payload, Report};
 use crate::error::{Rejection, Result};
 use crate::rng::RngCore;
+use crate::text::text;
 
 /// The tree's branching factor.
 pub const BRANCHING: u64 = 4;
@@ -109,7 +110,7 @@ impl Hierarchy {
         let l = self
             .levels
             .get(level)
-            .ok_or_else(|| Rejection::OutOfRange.error(format!("cohort (the level) must be below {}", self.levels.len())))?;
+            .ok_or_else(|| Rejection::OutOfRange.error(text!("cohort (the level) must be below ", self.levels.len())))?;
         l.oracle.mechanism().validate(&inner)?;
         Ok((level, inner))
     }

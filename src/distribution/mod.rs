@@ -56,6 +56,7 @@ use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
+use crate::text::{text, Hex16};
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -143,7 +144,7 @@ impl DistributionMetric {
     pub fn new(config: &DistributionConfig) -> Result<Self> {
         let protocol = match config.protocol.as_str() {
             CHOOSE => None,
-            name => Some(name.parse::<DistributionProtocol>().map_err(|e| Error::malformed_key("protocol", e.to_string()))?),
+            name => Some(name.parse::<DistributionProtocol>().map_err(|e| Error::malformed_key("protocol", text!(e)))?),
         };
         let epsilon = validate_epsilon(config.epsilon)?;
         if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
@@ -165,7 +166,7 @@ impl DistributionMetric {
         let (mechanism, shape) = match protocol {
             DistributionProtocol::SquareWave => {
                 let sw = SquareWave::new(epsilon, bins);
-                let shape = format!("window={}", sw.window());
+                let shape = text!("window=", sw.window());
                 (Mechanism::SquareWave(sw), shape)
             }
             DistributionProtocol::Hierarchical => {
@@ -174,10 +175,10 @@ impl DistributionMetric {
                 (Mechanism::Hierarchical(tree), shape)
             }
         };
-        let mut canonical = format!("distribution:{protocol}:{bins}:{shape}").into_bytes();
+        let mut canonical = text!("distribution:", protocol.name(), ":", bins, ":", shape).into_bytes();
         canonical.extend_from_slice(&lo.to_bits().to_le_bytes());
         canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
-        let fingerprint = format!("{:016x}", key64(&canonical));
+        let fingerprint = text!(Hex16(key64(&canonical)));
         Ok(DistributionMetric { protocol, epsilon, range: config.range, bins, mechanism, fingerprint })
     }
 
@@ -302,7 +303,7 @@ impl DistributionMetric {
         match &self.mechanism {
             Mechanism::SquareWave(sw) => match report.payload {
                 Payload::Index(k) if k < sw.cells() => Ok(()),
-                Payload::Index(_) => Err(Rejection::OutOfRange.error(format!("value must be below {}", sw.cells()))),
+                Payload::Index(_) => Err(Rejection::OutOfRange.error(text!("value must be below ", sw.cells()))),
                 _ => Err(Rejection::Malformed.error("expected a single value")),
             },
             Mechanism::Hierarchical(tree) => tree.validate(&report.payload).map(drop),
@@ -355,7 +356,7 @@ pub(crate) static FAMILY: Family = Family {
         let config = DistributionConfig::read(&config)?;
         Ok(Arc::new(DistributionMetric::new(&config)?))
     },
-    protocols: || format!("{}, {CHOOSE}", DistributionProtocol::names()),
+    protocols: || text!(DistributionProtocol::names(), ", ", CHOOSE),
     shape: "bins",
     label: "distribution",
 };
@@ -418,16 +419,16 @@ impl Kind for DistributionMetric {
         match (&self.mechanism, &report.payload) {
             (Mechanism::SquareWave(sw), Payload::Index(k)) => {
                 let step = (sw.cells() / 16).max(1) as usize;
-                let cuts = (1..sw.cells()).step_by(step).filter(|&c| *k >= c).map(|c| format!("cell ≥ {c}"));
-                std::iter::once(format!("cell {k}")).chain(cuts).collect()
+                let cuts = (1..sw.cells()).step_by(step).filter(|&c| *k >= c).map(|c| text!("cell ≥ ", c));
+                std::iter::once(text!("cell ", k)).chain(cuts).collect()
             }
             (Mechanism::Hierarchical(tree), payload) => {
                 let Some((level, nodes)) = tree.supported_nodes(payload) else { return Vec::new() };
                 let l = &tree.levels()[level];
                 let ends = [("first", l.node(0)), ("last", l.node(self.bins - 1))];
                 let supported = ends.into_iter().filter(|(_, node)| nodes.contains(node));
-                std::iter::once(format!("level {level}"))
-                    .chain(supported.map(|(end, _)| format!("level {level} supports the {end} bin")))
+                std::iter::once(text!("level ", level))
+                    .chain(supported.map(|(end, _)| text!("level ", level, " supports the ", end, " bin")))
                     .collect()
             }
             _ => Vec::new(),
@@ -452,7 +453,7 @@ impl Memo for DistributionMetric {
         }
     }
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
-        Ok(self.input_of(Self::parse_value(value)?).to_string())
+        Ok(text!(self.input_of(Self::parse_value(value)?)))
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
         let input = self.input_of(Self::parse_value(value)?);

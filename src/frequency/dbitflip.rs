@@ -24,6 +24,7 @@ use crate::error::{Rejection, Result};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
 use crate::rng::{sample_subset, Bernoulli, RngCore};
+use crate::text::text;
 
 /// dBitFlip over `k` buckets, `d` sampled per report.
 #[derive(Debug, Clone)]
@@ -64,7 +65,7 @@ impl Mechanism for DBitFlip {
 
     /// `d` changes what a report means (and what a memo holds).
     fn identity(&self) -> Option<String> {
-        (self.d != 1).then(|| format!("d={}", self.d))
+        (self.d != 1).then(|| text!("d=", self.d))
     }
 
     /// Memoized: the install's buckets, sampled once.
@@ -79,7 +80,7 @@ impl Mechanism for DBitFlip {
     /// One permanent response per pattern: which of the install's buckets
     /// holds the value, or none.
     fn memo_key(&self, index: usize, draws: &[u64]) -> String {
-        draws.iter().position(|&j| j == index as u64).map_or("none".into(), |p| p.to_string())
+        draws.iter().position(|&j| j == index as u64).map_or("none".into(), |p| text!(p))
     }
 
     fn randomize_memoized(&self, index: usize, draws: &[u64], rng: &mut dyn RngCore) -> Payload {
@@ -91,13 +92,13 @@ impl Mechanism for DBitFlip {
             return Err(Rejection::Malformed.error("expected attributes (the sampled buckets) and values (their bits)"));
         };
         if attributes.len() != self.d || values.len() != self.d {
-            return Err(Rejection::BadSubsetSize.error(format!("expected {} sampled buckets and as many bits", self.d)));
+            return Err(Rejection::BadSubsetSize.error(text!("expected ", self.d, " sampled buckets and as many bits")));
         }
         if attributes.windows(2).any(|w| w[0] >= w[1]) {
             return Err(Rejection::Malformed.error("sampled buckets must be strictly increasing"));
         }
         if attributes.iter().any(|&j| j as usize >= self.k) || values.iter().any(|&b| b > 1) {
-            return Err(Rejection::OutOfRange.error(format!("buckets must be below {} and bits 0 or 1", self.k)));
+            return Err(Rejection::OutOfRange.error(text!("buckets must be below ", self.k, " and bits 0 or 1")));
         }
         Ok(())
     }

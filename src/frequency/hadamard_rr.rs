@@ -35,6 +35,7 @@ use crate::error::{Rejection, Result};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
 use crate::rng::{uniform_below, Bernoulli, RngCore};
+use crate::text::text;
 
 /// Hadamard randomized response over `d` values, `K = 2^⌈log2(d+1)⌉` columns:
 /// a uniform column and the value's randomized coefficient there
@@ -72,7 +73,7 @@ impl Mechanism for HadamardRandomizedResponse {
         match payload {
             Payload::Hashed { seed, value } if u64::from(*seed) < self.k && *value <= 1 => Ok(()),
             Payload::Hashed { .. } => {
-                Err(Rejection::OutOfRange.error(format!("seed (the column) must be below {} and value 0 or 1", self.k)))
+                Err(Rejection::OutOfRange.error(text!("seed (the column) must be below ", self.k, " and value 0 or 1")))
             }
             _ => Err(Rejection::Malformed.error("expected seed (the column) and value (the bit)")),
         }

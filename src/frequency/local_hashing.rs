@@ -30,6 +30,7 @@ use crate::hash::bucket;
 use crate::privacy::exp;
 use crate::report::Payload;
 use crate::rng::RngCore;
+use crate::text::text;
 
 /// Local hashing with `g` buckets.
 #[derive(Debug, Clone)]
@@ -81,7 +82,7 @@ impl Mechanism for LocalHashing {
         match payload {
             Payload::Hashed { value, .. } if *value < self.g => Ok(()),
             Payload::Hashed { .. } => {
-                Err(Rejection::OutOfRange.error(format!("value must be below g = {}", self.g)))
+                Err(Rejection::OutOfRange.error(text!("value must be below g = ", self.g)))
             }
             _ => Err(Rejection::Malformed.error("expected a seed and a value")),
         }

@@ -47,6 +47,7 @@ use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};
 use crate::rng::{Bernoulli, RngCore};
+use crate::text::{text, Hex};
 
 /// A permanent response and the instantaneous step applied to it.
 pub(crate) struct Longitudinal {
@@ -208,7 +209,7 @@ impl Mechanism for Longitudinal {
     /// The permanent response's long-run ε changes what a report means (the
     /// envelope carries `ε_1`).
     fn identity(&self) -> Option<String> {
-        Some(format!("longitudinal:{:x}", self.long_run.to_bits()))
+        Some(text!("longitudinal:", Hex(self.long_run.to_bits())))
     }
 
     #[cfg(feature = "aggregate")]
@@ -239,8 +240,8 @@ impl Mechanism for Longitudinal {
     /// permanent response.
     fn memo_key(&self, index: usize, draws: &[u64]) -> String {
         match &self.chain {
-            Chain::Hashed { permanent, .. } => permanent.bucket_of(seed_of(draws), index).to_string(),
-            _ => index.to_string(),
+            Chain::Hashed { permanent, .. } => text!(permanent.bucket_of(seed_of(draws), index)),
+            _ => text!(index),
         }
     }
 

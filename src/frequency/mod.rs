@@ -43,6 +43,7 @@ use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
 use longitudinal::Longitudinal;
 use crate::rng::{CryptoRng, RngCore};
+use crate::text::{text, Hex16};
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -277,7 +278,7 @@ pub(crate) trait Mechanism: Send + Sync {
     }
     /// Memoization: values with the same key share one permanent response.
     fn memo_key(&self, index: usize, _draws: &[u64]) -> String {
-        index.to_string()
+        text!(index)
     }
     /// Memoization: the permanent response for the value at `index`.
     fn randomize_memoized(&self, index: usize, _draws: &[u64], rng: &mut dyn RngCore) -> Payload {
@@ -440,7 +441,7 @@ impl FrequencyOracle {
         };
         let fingerprint = match mechanism.identity() {
             None => domain.fingerprint(),
-            Some(extra) => format!("{:016x}", key64(format!("{}:{extra}", domain.fingerprint()).as_bytes())),
+            Some(extra) => text!(Hex16(key64(text!(domain.fingerprint(), ":", extra).as_bytes()))),
         };
         Some(FrequencyOracle { protocol, epsilon, long_run: params.epsilon, fingerprint, domain: domain.clone(), mechanism })
     }
@@ -621,7 +622,7 @@ pub(crate) static FAMILY: Family = Family {
         }
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },
-    protocols: || format!("{}, auto", FrequencyProtocol::names()),
+    protocols: || text!(FrequencyProtocol::names(), ", auto"),
     shape: "domain",
     label: "frequency (\"domain\")",
 };
@@ -684,7 +685,7 @@ impl Kind for FrequencyOracle {
         // domain's size.
         let last = self.domain.len() - 1;
         let supported = self.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
-        supported.map(|v| format!("supports value {v}")).collect()
+        supported.map(|v| text!("supports value ", v)).collect()
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -728,7 +729,7 @@ fn validate_bits(payload: &Payload, d: usize) -> Result<&crate::report::BitVecto
     match payload {
         Payload::Bits(bits) if bits.fits(d) => Ok(bits),
         Payload::Bits(_) => Err(Rejection::BadLength
-            .error(format!("expected {d} bits as {} hex digits with clean padding", d.div_ceil(8) * 2))),
+            .error(text!("expected ", d, " bits as ", d.div_ceil(8) * 2, " hex digits with clean padding"))),
         _ => Err(Rejection::Malformed.error("expected bits")),
     }
 }
@@ -791,7 +792,7 @@ fn check_one_count_per_report(counts: &[u64], n: u64) -> Result<()> {
 fn validate_index(payload: &Payload, range: u64) -> Result<u64> {
     match payload {
         Payload::Index(v) if *v < range => Ok(*v),
-        Payload::Index(_) => Err(Rejection::OutOfRange.error(format!("value must be below {range}"))),
+        Payload::Index(_) => Err(Rejection::OutOfRange.error(text!("value must be below ", range))),
         _ => Err(Rejection::Malformed.error("expected a single value")),
     }
 }

@@ -18,6 +18,7 @@ use crate::error::{Rejection, Result};
 use crate::privacy::{exp, exp_epsilon_safe};
 use crate::report::{BitVector, Payload};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
+use crate::text::text;
 
 /// Subset selection of `k` out of `d` values.
 #[derive(Debug, Clone)]
@@ -97,7 +98,7 @@ impl Mechanism for SubsetSelection {
 
     fn validate(&self, payload: &Payload) -> Result<()> {
         if validate_bits(payload, self.d)?.count_ones() != self.k as u64 {
-            return Err(Rejection::BadSubsetSize.error(format!("expected exactly {} values", self.k)));
+            return Err(Rejection::BadSubsetSize.error(text!("expected exactly ", self.k, " values")));
         }
         Ok(())
     }

@@ -40,6 +40,7 @@ use crate::hash::{bucket, key64, mix64};
 use crate::rappor::CandidateEstimate;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};
+use crate::text::text;
 
 /// How a level's extensions are pruned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +110,7 @@ impl Discovery {
         match payload {
             Payload::Grouped { group, value, .. } if *group < self.levels() && *value < self.buckets() => Ok(()),
             Payload::Grouped { .. } => Err(Rejection::OutOfRange
-                .error(format!("the level (cohort) must be below {}, the value below g = {}", self.levels(), self.buckets()))),
+                .error(text!("the level (cohort) must be below ", self.levels(), ", the value below g = ", self.buckets()))),
             _ => Err(Rejection::Malformed.error("expected cohort, seed and value")),
         }
     }

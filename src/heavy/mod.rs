@@ -39,6 +39,7 @@ use crate::rappor::CandidateEstimate;
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
+use crate::text::{text, Hex16};
 use discovery::Pruning;
 use serde::Serialize;
 use sketch::SketchKind;
@@ -211,7 +212,7 @@ impl HeavyHitterMetric {
     pub fn new(config: &HeavyHitterConfig) -> Result<Self> {
         let protocol = match config.protocol.as_str() {
             CHOOSE => None,
-            name => Some(name.parse::<HeavyHitterProtocol>().map_err(|e| Error::malformed_key("protocol", e.to_string()))?),
+            name => Some(name.parse::<HeavyHitterProtocol>().map_err(|e| Error::malformed_key("protocol", text!(e)))?),
         };
         let epsilon = config.epsilon;
         if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
@@ -278,9 +279,11 @@ impl HeavyHitterMetric {
             return Err(Error::invalid("candidates", Requirement::Distinct { repeated }));
         }
         let canonical = match &mechanism {
-            Mechanism::Sketch(s) => format!("{protocol}:{}:{}", s.rows(), s.width()),
-            Mechanism::Discovery(d) => format!("{protocol}:{}", d.max_length()),
-            Mechanism::Fragments(f) => format!("{protocol}:{}:{}:{}", f.max_length(), f.sketch().rows(), f.sketch().width()),
+            Mechanism::Sketch(s) => text!(protocol.name(), ":", s.rows(), ":", s.width()),
+            Mechanism::Discovery(d) => text!(protocol.name(), ":", d.max_length()),
+            Mechanism::Fragments(f) => {
+                text!(protocol.name(), ":", f.max_length(), ":", f.sketch().rows(), ":", f.sketch().width())
+            }
         };
         Ok(HeavyHitterMetric {
             protocol,
@@ -288,7 +291,7 @@ impl HeavyHitterMetric {
             mechanism,
             truncate: config.truncate.unwrap_or(false),
             candidates,
-            fingerprint: format!("{:016x}", key64(canonical.as_bytes())),
+            fingerprint: text!(Hex16(key64(canonical.as_bytes()))),
         })
     }
 
@@ -439,7 +442,7 @@ pub(crate) static FAMILY: Family = Family {
         let config = HeavyHitterConfig::read(&config)?;
         Ok(Arc::new(HeavyHitterMetric::new(&config)?))
     },
-    protocols: || format!("{}, {CHOOSE}", HeavyHitterProtocol::names()),
+    protocols: || text!(HeavyHitterProtocol::names(), ", ", CHOOSE),
     shape: "max_length",
     label: "heavy-hitter",
 };
@@ -499,7 +502,7 @@ impl Kind for HeavyHitterMetric {
         [(a, "first"), (b, "second")]
             .into_iter()
             .filter(|(value, _)| self.supports(value, &report.payload))
-            .map(|(_, which)| format!("supports the {which} neighbour"))
+            .map(|(_, which)| text!("supports the ", which, " neighbour"))
             .collect()
     }
     fn as_any(&self) -> &dyn Any {

@@ -30,6 +30,7 @@ use crate::hash::key64;
 use crate::rappor::CandidateEstimate;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};
+use crate::text::text;
 
 /// The fragments kept per position, of the 65,536 scored (about four per
 /// value hash).
@@ -97,7 +98,7 @@ impl Fragments {
     pub(crate) fn validate(&self, payload: &Payload) -> Result<()> {
         match payload {
             Payload::Grouped { group, .. } if u64::from(*group) >= self.parts() * self.sketch.rows() => {
-                Err(Rejection::OutOfRange.error(format!("the group (cohort) must be below {}", self.parts() * self.sketch.rows())))
+                Err(Rejection::OutOfRange.error(text!("the group (cohort) must be below ", self.parts() * self.sketch.rows())))
             }
             Payload::Grouped { group, seed, value } => {
                 self.sketch.validate(&Payload::Grouped { group: *group % self.sketch.rows() as u32, seed: *seed, value: *value })

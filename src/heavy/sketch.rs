@@ -42,6 +42,7 @@ use crate::hash::{bucket, key64};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
+use crate::text::text;
 
 /// Which sketch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,16 +138,16 @@ impl Sketch {
         match (self.kind, payload) {
             (SketchKind::Cms, Payload::Cohort { cohort, bits }) => {
                 if u64::from(*cohort) >= self.rows {
-                    return Err(Rejection::OutOfRange.error(format!("the row (cohort) must be below {}", self.rows)));
+                    return Err(Rejection::OutOfRange.error(text!("the row (cohort) must be below ", self.rows)));
                 }
                 if !bits.fits(self.width as usize) {
-                    return Err(Rejection::BadLength.error(format!("expected {} bits", self.width)));
+                    return Err(Rejection::BadLength.error(text!("expected ", self.width, " bits")));
                 }
                 Ok(())
             }
             (SketchKind::Hcms, Payload::Grouped { group, seed, value }) => {
                 if u64::from(*group) >= self.rows || u64::from(*seed) >= self.width || *value > 1 {
-                    let message = format!("the row (cohort) must be below {}, the column (seed) below {}, the value 0 or 1", self.rows, self.width);
+                    let message = text!("the row (cohort) must be below ", self.rows, ", the column (seed) below ", self.width, ", the value 0 or 1");
                     return Err(Rejection::OutOfRange.error(message));
                 }
                 Ok(())

@@ -56,6 +56,7 @@ use crate::names::{protocols, ProtocolFamily, Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
+use crate::text::{text, Hex16};
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -350,12 +351,12 @@ impl NumericMetric {
             }
         };
         let scalar = protocol.scalar(per_attribute, steps);
-        let mut canonical = format!("numeric:{vector}:{sampled}:{}:{}", scalar.steps(), scalar.outputs()).into_bytes();
+        let mut canonical = text!("numeric:", vector, ":", sampled, ":", scalar.steps(), ":", scalar.outputs()).into_bytes();
         for [lo, hi] in &ranges {
             canonical.extend_from_slice(&lo.to_bits().to_le_bytes());
             canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
         }
-        let fingerprint = format!("{:016x}", key64(&canonical));
+        let fingerprint = text!(Hex16(key64(&canonical)));
         Ok(NumericMetric { protocol, epsilon, ranges, vector, sampled, fingerprint, scalar, granularity })
     }
 
@@ -487,7 +488,7 @@ impl NumericMetric {
             if v < outputs {
                 Ok(())
             } else {
-                Err(Rejection::OutOfRange.error(format!("value must be below {outputs}")))
+                Err(Rejection::OutOfRange.error(text!("value must be below ", outputs)))
             }
         };
         match (&report.payload, self.vector) {
@@ -495,14 +496,14 @@ impl NumericMetric {
             (Payload::Sampled { attributes, values }, true) => {
                 if attributes.len() != self.sampled || values.len() != self.sampled {
                     return Err(Rejection::BadSubsetSize
-                        .error(format!("expected {} sampled attributes and as many values", self.sampled)));
+                        .error(text!("expected ", self.sampled, " sampled attributes and as many values")));
                 }
                 if attributes.windows(2).any(|w| w[0] >= w[1]) {
                     return Err(Rejection::Malformed.error("attributes must be strictly increasing"));
                 }
                 if attributes.iter().any(|&a| a as usize >= self.ranges.len()) {
                     return Err(Rejection::OutOfRange
-                        .error(format!("attributes must be below {}", self.ranges.len())));
+                        .error(text!("attributes must be below ", self.ranges.len())));
                 }
                 values.iter().try_for_each(|&v| check(v))
             }
@@ -533,7 +534,7 @@ pub(crate) static FAMILY: Family = Family {
         config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
-    protocols: || format!("{}, auto", NumericProtocol::names()),
+    protocols: || text!(NumericProtocol::names(), ", auto"),
     shape: "range",
     label: "numeric (\"range\")",
 };
@@ -593,8 +594,8 @@ impl Kind for NumericMetric {
         let step = (outputs / 16).max(1) as usize;
         let attribute_events = |attribute: u32, k: u64| {
             let cuts = (1..outputs).step_by(step).filter(move |&c| k >= c);
-            std::iter::once(format!("attribute {attribute} output {k}"))
-                .chain(cuts.map(move |c| format!("attribute {attribute} output ≥ {c}")))
+            std::iter::once(text!("attribute ", attribute, " output ", k))
+                .chain(cuts.map(move |c| text!("attribute ", attribute, " output ≥ ", c)))
         };
         match &report.payload {
             Payload::Index(k) => attribute_events(0, *k).collect(),
@@ -620,7 +621,7 @@ impl Memo for NumericMetric {
         if self.granularity == DEFAULT_GRANULARITY {
             String::new()
         } else {
-            format!("granularity={}", self.granularity)
+            text!("granularity=", self.granularity)
         }
     }
     fn draw(&self, rng: &mut dyn RngCore) -> Vec<u64> {
@@ -630,7 +631,7 @@ impl Memo for NumericMetric {
         matches!(draws, [alpha] if *alpha < ALPHA_STEPS)
     }
     fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
-        Ok(self.alpha_point(value, draws)?.to_string())
+        Ok(text!(self.alpha_point(value, draws)?))
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
         let point = self.alpha_point(value, draws)?;

@@ -12,6 +12,7 @@ use crate::json::ConfigObject;
 use crate::metric::ValueKind;
 use crate::privacy::number_text;
 use crate::{Metric, SecureRng};
+use crate::text::text;
 use js_sys::{Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
@@ -365,7 +366,7 @@ fn set_property(error: &JsValue, name: &str, value: JsValue) {
 /// `parameter` (invalid configs), `reason` (rejected reports), `cost`,
 /// `spent` and `budget` (`PrivacyBudgetExceeded`).
 fn js_error(error: Error) -> JsValue {
-    let message = error.to_string();
+    let message = text!(error);
     match error {
         Error::MalformedConfig { key, .. } => {
             let e = type_error(&message);
@@ -527,7 +528,7 @@ impl ClientCore {
                     if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
                         return Err(js_error(Error::ValueNotInDomain { domain: DomainKind::Size(size.unwrap_or(0)) }));
                     }
-                    (n as u64).to_string()
+                    text!(n as u64)
                 } else {
                     return Err(type_error("a value must be a string or a number"));
                 }
