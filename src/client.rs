@@ -37,7 +37,7 @@
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
-use crate::text::text;
+use crate::text::{text, HexBytes};
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
@@ -255,19 +255,7 @@ impl std::fmt::Debug for Client {
 pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
     let mut secret = [0u8; 32];
     rng.fill_bytes(&mut secret);
-    hex(&secret)
-}
-
-/// Bytes as lowercase hex (no `format!`: its machinery would weigh on the
-/// client's wasm module).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(2 * bytes.len());
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
+    text!(HexBytes(&secret))
 }
 
 /// The secret's bytes, or the error for text that is not 64 hex digits.
@@ -430,6 +418,6 @@ impl Client {
         mac.update(self.state.metric.as_bytes());
         mac.update(&[0]);
         mac.update(key.as_bytes());
-        hex(&mac.finalize().into_bytes()[..16])
+        text!(HexBytes(&mac.finalize().into_bytes()[..16]))
     }
 }

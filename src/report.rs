@@ -31,7 +31,7 @@ use crate::heavy::HeavyHitterProtocol;
 use crate::distribution::DistributionProtocol;
 use crate::rappor::OpenDomainProtocol;
 use crate::{FrequencyProtocol, NumericProtocol};
-use crate::text::text;
+use crate::text::{text, HexBytes};
 use serde::{Deserialize, Serialize};
 
 /// The only report format version this build writes and reads.
@@ -482,13 +482,7 @@ impl BitVector {
 
     /// Lower-case hex, two digits per byte.
     pub fn to_hex(&self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = String::with_capacity(self.bytes.len() * 2);
-        for &b in &self.bytes {
-            out.push(DIGITS[usize::from(b >> 4)] as char);
-            out.push(DIGITS[usize::from(b & 15)] as char);
-        }
-        out
+        text!(HexBytes(&self.bytes))
     }
 
     /// Parses hex (either case); an odd length or a non-hex digit is malformed.

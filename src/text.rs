@@ -82,13 +82,29 @@ impl Piece for Hex16 {
     }
 }
 
+/// Bytes as lowercase hexadecimal, two digits per byte (a bit vector, a
+/// secret, a memo key).
+pub(crate) struct HexBytes<'a>(pub &'a [u8]);
+
+impl Piece for HexBytes<'_> {
+    fn put(&self, out: &mut String) {
+        out.reserve(2 * self.0.len());
+        for &b in self.0 {
+            out.push(char::from(DIGITS[usize::from(b >> 4)]));
+            out.push(char::from(DIGITS[usize::from(b & 15)]));
+        }
+    }
+}
+
+const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// `n`'s digits in `radix` (at most 16), at least `width` of them.
 fn put_digits(mut n: u64, radix: u64, width: usize, out: &mut String) {
     let mut digits = [b'0'; 64];
     let mut start = digits.len();
     while n > 0 || digits.len() - start < width {
         start -= 1;
-        digits[start] = b"0123456789abcdef"[(n % radix) as usize];
+        digits[start] = DIGITS[(n % radix) as usize];
         n /= radix;
     }
     out.extend(digits[start..].iter().map(|&d| d as char));
@@ -141,5 +157,6 @@ mod tests {
             assert_eq!(text!(n), n.to_string());
         }
         assert_eq!(text!("d=", 3usize, ':', String::from("x"), &"y"), "d=3:xy");
+        assert_eq!(text!(HexBytes(&[0x00, 0x0f, 0xa5, 0xff])), "000fa5ff");
     }
 }
