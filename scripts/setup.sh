@@ -40,7 +40,7 @@ need_wasm() {
   # -Cpanic=immediate-abort). It conflicts with Debian's rustc package (apt
   # would remove it), not with rustup's toolchains.
   if ! rust_web_installed; then
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null && apt-get clean
     rust_web_installed || {
       echo "setup: needs Debian's rustc-web and rust-web-src >= 1.96, of one version (bookworm-security); apt has: $(apt-cache policy rustc-web | sed -n 's/ *Candidate: //p')" >&2
       exit 1
@@ -70,6 +70,6 @@ wasm_compiler() {
 
 need_browser() {
   if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+    apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null && apt-get clean
   fi
 }

@@ -16,15 +16,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+
+# ci_free DIR...: in a CI run (CI set), delete build output that no later
+# step reads. CI's disk is small and its size is not fixed: a run that kept
+# every step's output (about 6 GB of target/) filled it while building the
+# fuzzers. Locally the build caches stay for the next run.
+ci_free() { if [ -n "${CI:-}" ]; then rm -rf "$@"; fi; }
+
 need_rust
 cargo test --workspace --all-targets --exclude localdp-datafusion
 cargo test --workspace --doc --quiet --exclude localdp-datafusion
+# The engines' crate builds in the dev profile, not the test profile, so it
+# shares little with the tests above.
+ci_free target/debug
 # The query engines (engines/: DataFusion and Ballista), in the debug
 # profile: their dependencies take about 6 minutes to build from nothing on
 # 2 cores; without dependencies' debug info (Cargo.toml) the whole debug
 # target/ stays under 4 GB (12 GB with it, which filled CI's disk). Its tests
 # start a Ballista scheduler and two executors on loopback.
 cargo test -p localdp-datafusion --profile dev
+ci_free target/debug
 
 need_wasm
 need_browser
@@ -32,4 +43,7 @@ bash scripts/build.sh
 cargo build --release --quiet -p localdp-cli
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh
+# The fuzzers build in fuzz/target; the wasm builds and the CLI are done with
+# (dist/ holds the modules).
+ci_free target/wasm32-unknown-unknown target/release
 bash scripts/fuzz.sh 20
