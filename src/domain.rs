@@ -1,9 +1,9 @@
 //! The set of values a categorical metric can take.
 
 use crate::error::{DomainKind, Error, Requirement, Result};
-use crate::hash::key64;
+use crate::hash::{fingerprint, key64};
 use crate::json::{Field, FromField};
-use crate::text::{text, Hex16};
+use crate::text::text;
 use serde::Serialize;
 
 /// The largest supported domain (values or labels).
@@ -166,7 +166,7 @@ impl Domain {
                 }
             }
         }
-        text!(Hex16(key64(&canonical)))
+        fingerprint(&canonical)
     }
 }
 

@@ -25,6 +25,12 @@ pub fn key64(bytes: &[u8]) -> u64 {
     mix64(h ^ bytes.len() as u64)
 }
 
+/// A configuration's fingerprint: the [`key64`] of its canonical bytes as 16
+/// lowercase hex digits (what reports, states and memo identities carry).
+pub(crate) fn fingerprint(canonical: &[u8]) -> String {
+    crate::text::text!(crate::text::Hex16(key64(canonical)))
+}
+
 /// Bucket in `0..g` (`g ≤ 2^32`) of the value with key `key` under the hash
 /// function chosen by `seed`. Per report and per candidate value this costs
 /// two multiplications and a few shifts, which is what makes exact

@@ -144,6 +144,11 @@ impl<P: ProtocolFamily> Selection<P> {
             Selection::Fixed(p) => p.name(),
         }
     }
+
+    /// Every name a config may give: the family's protocols, then `auto`.
+    pub(crate) fn names() -> String {
+        text!(P::names(), ", auto")
+    }
 }
 
 impl<P: ProtocolFamily> fmt::Display for Selection<P> {
@@ -160,7 +165,7 @@ impl<P: ProtocolFamily> FromStr for Selection<P> {
         }
         P::from_name(s).map(Selection::Fixed).ok_or_else(|| UnknownProtocol {
             family: P::FAMILY,
-            expected: text!(P::names(), ", auto"),
+            expected: Self::names(),
         })
     }
 }

@@ -36,7 +36,7 @@
 
 use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
-use crate::hash::{bucket, key64};
+use crate::hash::{bucket, fingerprint, key64};
 use crate::json::ConfigObject;
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
@@ -45,7 +45,7 @@ use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
-use crate::text::{text, Hex, Hex16};
+use crate::text::{text, Hex};
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -160,7 +160,7 @@ impl RapporMetric {
         let (f, p, q) = metric.parameters();
         let (bits, hashes, cohorts) = (config.bits, config.hashes, config.cohorts);
         let canonical = text!("rappor:", bits, ":", hashes, ":", cohorts, ":", Hex(f.to_bits()), ":", Hex(p.to_bits()), ":", Hex(q.to_bits()));
-        metric.fingerprint = text!(Hex16(key64(canonical.as_bytes())));
+        metric.fingerprint = fingerprint(canonical.as_bytes());
         if metric.epsilon_infinity().is_nan() || metric.epsilon_infinity() > MAX_EPSILON_INFINITY {
             let requirement = Requirement::LongRunEpsilon { max: MAX_EPSILON_INFINITY, found: metric.epsilon_infinity() };
             return Err(Error::invalid("f", requirement));

@@ -47,7 +47,7 @@ pub use square_wave::SquareWave;
 
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::frequency::Likelihood;
-use crate::hash::key64;
+use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{parse_config, parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
@@ -56,7 +56,7 @@ use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
-use crate::text::{text, Hex16};
+use crate::text::text;
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -178,7 +178,7 @@ impl DistributionMetric {
         let mut canonical = text!("distribution:", protocol.name(), ":", bins, ":", shape).into_bytes();
         canonical.extend_from_slice(&lo.to_bits().to_le_bytes());
         canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
-        let fingerprint = text!(Hex16(key64(&canonical)));
+        let fingerprint = fingerprint(&canonical);
         Ok(DistributionMetric { protocol, epsilon, range: config.range, bins, mechanism, fingerprint })
     }
 

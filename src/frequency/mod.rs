@@ -34,7 +34,7 @@ use crate::aggregate::FrequencyAggregator;
 use crate::columnar::ReportFields;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{DomainKind, Error, Rejection, Requirement, Result};
-use crate::hash::key64;
+use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_config, DynAggregate, Family, Kind, Memo};
@@ -43,7 +43,7 @@ use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
 use longitudinal::Longitudinal;
 use crate::rng::{CryptoRng, RngCore};
-use crate::text::{text, Hex16};
+use crate::text::text;
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -441,7 +441,7 @@ impl FrequencyOracle {
         };
         let fingerprint = match mechanism.identity() {
             None => domain.fingerprint(),
-            Some(extra) => text!(Hex16(key64(text!(domain.fingerprint(), ":", extra).as_bytes()))),
+            Some(extra) => fingerprint(text!(domain.fingerprint(), ":", extra).as_bytes()),
         };
         Some(FrequencyOracle { protocol, epsilon, long_run: params.epsilon, fingerprint, domain: domain.clone(), mechanism })
     }
@@ -622,7 +622,7 @@ pub(crate) static FAMILY: Family = Family {
         }
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },
-    protocols: || text!(FrequencyProtocol::names(), ", auto"),
+    protocols: Selection::<FrequencyProtocol>::names,
     shape: "domain",
     label: "frequency (\"domain\")",
 };

@@ -30,7 +30,7 @@ pub use sketch::Sketch;
 use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
-use crate::hash::key64;
+use crate::hash::{fingerprint, key64};
 use crate::json::{ConfigObject, Field};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{parse_config, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
@@ -39,7 +39,7 @@ use crate::rappor::CandidateEstimate;
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
-use crate::text::{text, Hex16};
+use crate::text::text;
 use discovery::Pruning;
 use serde::Serialize;
 use sketch::SketchKind;
@@ -291,7 +291,7 @@ impl HeavyHitterMetric {
             mechanism,
             truncate: config.truncate.unwrap_or(false),
             candidates,
-            fingerprint: text!(Hex16(key64(canonical.as_bytes()))),
+            fingerprint: fingerprint(canonical.as_bytes()),
         })
     }
 

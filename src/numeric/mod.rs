@@ -48,15 +48,15 @@ mod piecewise;
 use crate::aggregate::NumericAggregator;
 use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
-use crate::hash::key64;
+use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field, FromField};
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_config, parse_numbers, DynAggregate, Family, Kind, Memo};
-use crate::names::{protocols, ProtocolFamily, Selection};
+use crate::names::{protocols, Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
-use crate::text::{text, Hex16};
+use crate::text::text;
 use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
@@ -356,7 +356,7 @@ impl NumericMetric {
             canonical.extend_from_slice(&lo.to_bits().to_le_bytes());
             canonical.extend_from_slice(&hi.to_bits().to_le_bytes());
         }
-        let fingerprint = text!(Hex16(key64(&canonical)));
+        let fingerprint = fingerprint(&canonical);
         Ok(NumericMetric { protocol, epsilon, ranges, vector, sampled, fingerprint, scalar, granularity })
     }
 
@@ -534,7 +534,7 @@ pub(crate) static FAMILY: Family = Family {
         config.granularity = config.granularity.or(settings.granularity);
         Ok(Arc::new(NumericMetric::new(&config)?))
     },
-    protocols: || text!(NumericProtocol::names(), ", auto"),
+    protocols: Selection::<NumericProtocol>::names,
     shape: "range",
     label: "numeric (\"range\")",
 };
