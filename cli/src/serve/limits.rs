@@ -12,7 +12,10 @@
 //! /64, so keying by full address would let it rotate through 2⁶⁴ of them).
 //! Idle sources (full buckets) are forgotten once the table grows; past
 //! [`MAX_SOURCES`] busy ones, new sources share one overflow bucket pair, so
-//! memory stays bounded even under a flood of fresh addresses.
+//! memory stays bounded even under a flood of fresh addresses. A full table
+//! is swept again at most once per [`SWEEP_PAUSE`], so a flood of busy
+//! sources cannot make every request pay for a sweep, and sources that
+//! went idle meanwhile are forgotten however many there were.
 
 use axum::http::HeaderMap;
 use std::collections::HashMap;
@@ -24,6 +27,8 @@ use std::time::{Duration, Instant};
 const SWEEP_AT: usize = 16_384;
 /// Tracked sources at most; beyond, new ones share the overflow buckets.
 pub const MAX_SOURCES: usize = 1 << 20;
+/// The least time between two sweeps.
+const SWEEP_PAUSE: Duration = Duration::from_secs(1);
 
 /// Where a request comes from, as the limits count it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,8 +121,12 @@ pub struct Limits {
 struct Table {
     meters: HashMap<Source, Meter>,
     /// The size at which idle sources are swept next: doubles with the busy
-    /// ones, so a flood of new sources costs amortized O(1) each.
+    /// ones (up to [`MAX_SOURCES`]), so a flood of new sources costs
+    /// amortized O(1) each.
     sweep_at: usize,
+    /// When the last sweep ran: the next waits [`SWEEP_PAUSE`] (a full
+    /// table of busy sources would otherwise be swept for every new one).
+    swept: Option<Instant>,
 }
 
 /// A refusal: which limit, and when to try again.
@@ -137,7 +146,7 @@ impl Limits {
         (requests_per_minute > 0 || reports_per_minute > 0).then(|| Limits {
             requests_per_minute,
             reports_per_minute,
-            sources: Mutex::new(Table { meters: HashMap::new(), sweep_at: SWEEP_AT }),
+            sources: Mutex::new(Table { meters: HashMap::new(), sweep_at: SWEEP_AT, swept: None }),
         })
     }
 
@@ -211,9 +220,10 @@ impl Limits {
         let requests = f64::from(self.requests_per_minute);
         let reports = f64::from(self.reports_per_minute);
         let mut table = self.sources.lock().expect("no panics while holding the lock");
-        let Table { meters, sweep_at } = &mut *table;
+        let Table { meters, sweep_at, swept } = &mut *table;
         let mut key = source;
-        if !meters.contains_key(&key) && meters.len() >= *sweep_at {
+        let paused = swept.is_some_and(|at| now.saturating_duration_since(at) < SWEEP_PAUSE);
+        if !meters.contains_key(&key) && meters.len() >= *sweep_at && !paused {
             // Forget the sources whose buckets have refilled: they are as
             // if never seen.
             meters.retain(|_, m| {
@@ -222,7 +232,8 @@ impl Limits {
                 b.refill(reports, now);
                 a.tokens < requests || b.tokens < reports
             });
-            *sweep_at = (2 * meters.len()).max(SWEEP_AT);
+            *sweep_at = (2 * meters.len()).clamp(SWEEP_AT, MAX_SOURCES);
+            *swept = Some(now);
         }
         if !meters.contains_key(&key) && meters.len() >= MAX_SOURCES {
             key = Source::Overflow;
@@ -332,5 +343,27 @@ mod tests {
         // A minute later every bucket is full again: the next new source sweeps them.
         let _ = limits.take_request(Source::V4([255; 4]), t0 + Duration::from_secs(60));
         assert_eq!(limits.tracked(), 1);
+    }
+
+    #[test]
+    fn a_full_table_still_forgets_its_idle_sources() {
+        let limits = Limits::new(10, 0).unwrap();
+        let t0 = Instant::now();
+        // More busy sources than the table holds, all in one refill period:
+        // the last ones share the overflow buckets.
+        for i in 0..(MAX_SOURCES + 10) as u32 {
+            let _ = limits.take_request(Source::V4(i.to_be_bytes()), t0);
+        }
+        assert_eq!(limits.tracked(), MAX_SOURCES + 1);
+        // A minute later all of them are idle: a new source sweeps them and
+        // has buckets of its own again (10 requests, not the overflow's).
+        let later = t0 + Duration::from_secs(60);
+        let fresh = Source::V4([255; 4]);
+        for _ in 0..10 {
+            assert!(limits.take_request(fresh, later).is_ok());
+        }
+        assert!(limits.take_request(fresh, later).is_err());
+        assert!(limits.take_request(Source::V4([255, 255, 255, 254]), later).is_ok());
+        assert_eq!(limits.tracked(), 2);
     }
 }
