@@ -461,7 +461,13 @@ fn api_headers() -> [(HeaderName, HeaderValue); 3] {
     ]
 }
 
+/// The 404 of a metric name that is not configured: it lists the metrics,
+/// unless tokens are configured (the list is then for token holders, and a
+/// report post needs none).
 fn unknown_metric(app: &App, name: &str) -> Response {
+    if app.tokens.is_some() {
+        return json(StatusCode::NOT_FOUND, json!({"error": "no such metric"}));
+    }
     let names: Vec<&str> = app.metrics.iter().map(|m| m.spec.name.as_str()).collect();
     json(StatusCode::NOT_FOUND, json!({"error": format!("no metric named {name:?}"), "metrics": names}))
 }

@@ -101,6 +101,26 @@ fn either_token_reads_and_posting_stays_open() {
 }
 
 #[test]
+fn with_tokens_an_unknown_metric_is_a_404_that_names_no_metric() {
+    let (server, scratch) = with_tokens("token-unknown");
+    let line = reports(&scratch, "colors", 1, 9).remove(0);
+    // Posting needs no token: its 404 must not list what a token guards.
+    let response = server.post_reports("nope", &line);
+    assert_eq!(response.status, 404, "{}", response.text());
+    assert_eq!(response.json(), json!({"error": "no such metric"}));
+    let bearer = format!("Bearer {TOKEN}");
+    for path in ["/api/metrics/nope", "/api/metrics/nope/estimate", "/api/metrics/nope/export"] {
+        let response = server.request("GET", path, &[("Authorization", &bearer)], None);
+        assert_eq!((response.status, response.json()), (404, json!({"error": "no such metric"})), "{path}");
+    }
+    // Without tokens the 404 lists the metrics, as before.
+    let scratch = Scratch::new("token-unknown-open");
+    let open = Server::start(&scratch, &[]);
+    let names: Vec<&str> = METRICS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(open.post_reports("nope", &line).json()["metrics"], json!(names));
+}
+
+#[test]
 fn a_token_file_without_tokens_is_refused_at_start() {
     let scratch = Scratch::new("token-empty");
     let tokens = scratch.file("tokens.txt", "# nobody yet\n\n");
