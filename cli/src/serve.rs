@@ -26,7 +26,7 @@ mod telemetry;
 #[path = "serve/writer.rs"]
 mod writer;
 
-use access::{Access, Grant, Origins, Tokens};
+use access::{Access, Grant, Names, Origins, Tokens};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
@@ -82,6 +82,12 @@ pub struct ServeArgs {
     /// (only). With it, a report post from another page's origin is refused.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origin: Vec<String>,
+    /// A name the collector answers to besides its address (and localhost
+    /// when bound to loopback): what a proxy in front forwards as Host;
+    /// repeatable. A request naming any other host is answered 421 (a page
+    /// reaching the collector under its own name, DNS rebinding).
+    #[arg(long = "host", value_name = "NAME")]
+    hosts: Vec<String>,
     /// Bearer tokens, one per line: with it, estimates, the metric listings
     /// (they carry counts), report exports and /metrics need
     /// `Authorization: Bearer <token>`. Posting reports stays open.
@@ -111,6 +117,8 @@ struct App {
     www: Option<PathBuf>,
     pkg: Option<PathBuf>,
     origins: Origins,
+    /// `--bind` and `--host`: the `Host`s answered.
+    names: Names,
     tokens: Option<Tokens>,
     limits: Option<Limits>,
     trust_proxy: bool,
@@ -132,6 +140,7 @@ const DRAIN: Duration = Duration::from_secs(30);
 /// [`DRAIN`], or until a second signal), and what is queued is stored.
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let origins = Origins::parse(&args.allow_origin)?;
+    let own_names = Names::new(args.bind, &args.hosts)?;
     let tokens = args.token_file.as_deref().map(Tokens::read).transpose()?;
     let limits = Limits::new(args.requests_per_minute, args.reports_per_minute);
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
@@ -188,6 +197,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         www,
         pkg,
         origins,
+        names: own_names,
         tokens,
         limits,
         trust_proxy: args.trust_proxy,
@@ -309,6 +319,7 @@ fn router(app: Arc<App>) -> Router {
         // The last layer is the outermost: every answer is tracked, CORS
         // refusals included.
         .layer(from_fn_with_state(Arc::clone(&app), cors))
+        .layer(from_fn_with_state(Arc::clone(&app), own_host))
         .layer(from_fn_with_state(Arc::clone(&app), track))
         .with_state(app)
 }
@@ -329,6 +340,24 @@ async fn track(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     let response = next.run(request).await;
     app.telemetry.answered(route, response.status().as_u16(), started.elapsed());
     response
+}
+
+/// Answers only requests whose `Host` is one of the collector's names
+/// ([`Names`]): a page that reached it under a name of its own (DNS
+/// rebinding) would otherwise pass for the collector's own page, and read
+/// what a loopback-bound collector without tokens serves. 421 for the
+/// others, before anything else is looked at.
+async fn own_host(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).map(|h| h.to_str().unwrap_or(""));
+    let authority = request.uri().authority().map(|a| a.host());
+    if host.into_iter().chain(authority).all(|h| app.names.admits(h)) {
+        return next.run(request).await;
+    }
+    json(
+        StatusCode::MISDIRECTED_REQUEST,
+        json!({"error": "this collector does not answer to the host this request names (Host); \
+                         a name a proxy forwards is added with --host NAME"}),
+    )
 }
 
 /// What a route lets another origin do: post reports, or read.

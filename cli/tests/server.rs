@@ -341,7 +341,7 @@ fn refuses_oversized_bodies_before_parsing() {
     // body is never sent).
     let mut stream = TcpStream::connect(server.address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n").unwrap();
+    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: {}\r\nContent-Length: 5000000\r\n\r\n", server.address).unwrap();
     let response = read_response(&mut stream);
     assert_eq!(response.status, 413);
     assert_eq!(response.json()["max_body"], json!(4096));
@@ -351,7 +351,7 @@ fn refuses_oversized_bodies_before_parsing() {
     assert!(body.len() > 4096);
     let mut stream = TcpStream::connect(server.address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n", server.address).unwrap();
     // The server may answer and close as soon as the limit is passed: the
     // rest of the body then meets a closed connection.
     let mut sent = 0;

@@ -283,6 +283,49 @@ fn a_bad_origin_flag_is_refused_at_start() {
     }
 }
 
+#[test]
+fn a_request_naming_another_host_is_421_and_counts_nothing() {
+    // DNS rebinding: a page on evil.example whose name now resolves to the
+    // collector sends its own origin and its own name as Host.
+    let scratch = Scratch::new("host-rebound");
+    let server = Server::start(&scratch, &["--allow-origin", APP]);
+    let lines = reports(&scratch, "colors", 3, 10);
+    let rebound = [("Origin", EVIL), ("Host", "evil.example")];
+    let response = server.request("POST", "/api/metrics/colors/reports", &rebound, Some(array(&lines).as_bytes()));
+    assert_eq!(response.status, 421, "{}", response.text());
+    assert!(response.json()["error"].as_str().unwrap().contains("--host NAME"));
+    // Nor can it read what a loopback collector without tokens serves.
+    let port = server.address.port();
+    let named = format!("evil.example:{port}");
+    for path in ["/api/metrics", "/api/metrics/colors/estimate", "/api/metrics/colors/export", "/metrics", "/healthz"] {
+        assert_eq!(server.request("GET", path, &[("Host", &named)], None).status, 421, "{path}");
+    }
+    assert_eq!(n(&server, "colors"), 0);
+
+    // Bound to loopback: its address, localhost and [::1] (with or without
+    // the port) are its own names, and their pages its own origin.
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}"), "LocalHost".into()] {
+        let own = format!("http://{host}");
+        let headers = [("Host", host.as_str()), ("Origin", own.as_str())];
+        let response = server.request("POST", "/api/metrics/colors/reports", &headers, Some(lines[0].as_bytes()));
+        assert_eq!(response.status, 200, "{host}: {}", response.text());
+    }
+    assert_eq!(n(&server, "colors"), 4);
+    drop(server);
+
+    // --host: the name a proxy forwards.
+    let server = Server::start(&scratch, &["--allow-origin", APP, "--host", "collector.example"]);
+    let headers = [("Host", "collector.example"), ("Origin", "https://collector.example")];
+    let response = server.request("POST", "/api/metrics/colors/reports", &headers, Some(lines[1].as_bytes()));
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(server.request("GET", "/api/metrics/colors", &[("Host", "Collector.Example:443")], None).status, 200);
+    assert_eq!(server.request("GET", "/api/metrics/colors", &[("Host", "other.example")], None).status, 421);
+    for bad in ["collector.example:443", "https://collector.example"] {
+        let log = Server::try_start(&scratch, &["--host", bad]).err().expect("must not start");
+        assert!(log.contains("--host"), "{log}");
+    }
+}
+
 /// The refusal counts `/metrics` shows for a metric.
 fn limited(server: &Server, metric: &str) -> (u64, u64, u64) {
     let text = server.get("/metrics").text();

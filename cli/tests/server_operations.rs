@@ -298,7 +298,7 @@ fn a_stop_drains_the_requests_in_flight() {
     // A request whose body is half sent when the signal comes.
     let mut slow = TcpStream::connect(server.address).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(slow, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
+    write!(slow, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n", server.address, body.len()).unwrap();
     let (first, second) = body.as_bytes().split_at(body.len() / 2);
     slow.write_all(first).unwrap();
     wait_in_flight(&server, 2);
@@ -330,7 +330,7 @@ fn a_second_signal_stops_at_once() {
     let scratch = Scratch::new("drain-twice");
     let mut server = Server::start(&scratch, &[]);
     let mut slow = TcpStream::connect(server.address).unwrap();
-    write!(slow, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n[").unwrap();
+    write!(slow, "POST /api/metrics/colors/reports HTTP/1.1\r\nHost: {}\r\nContent-Length: 100\r\n\r\n[", server.address).unwrap();
     wait_in_flight(&server, 2);
     server.signal("TERM");
     assert!(server.wait(Duration::from_millis(300)).is_none());

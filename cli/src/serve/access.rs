@@ -1,7 +1,9 @@
-//! Who may read and from where: bearer tokens (`--token-file`) and the
-//! origins whose pages may call the collector (`--allow-origin`).
+//! Who may read and from where: bearer tokens (`--token-file`), the
+//! origins whose pages may call the collector (`--allow-origin`) and the
+//! names it answers to (`--bind`, `--host`).
 
 use axum::http::{header, HeaderMap};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 /// The tokens of `--token-file` (never printed: Debug says how many).
@@ -147,8 +149,77 @@ impl Origins {
     }
 }
 
+/// A host as `Host` names it (without the port) or as `--host` gives it.
+#[derive(Debug, PartialEq, Eq)]
+enum Name {
+    Ip(IpAddr),
+    /// Lower case, without a trailing dot.
+    Dns(String),
+}
+
+impl Name {
+    /// `[v6]`, `v4` or a DNS name; `None` for anything else.
+    fn parse(host: &str) -> Option<Name> {
+        if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            return v6.parse::<Ipv6Addr>().ok().map(|ip| Name::Ip(IpAddr::V6(ip)));
+        }
+        if let Ok(v4) = host.parse::<Ipv4Addr>() {
+            return Some(Name::Ip(IpAddr::V4(v4)));
+        }
+        let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+        let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+        valid.then_some(Name::Dns(name))
+    }
+
+    /// The host of a `Host` value (`host[:port]`, `[v6][:port]`).
+    fn of_host(value: &str) -> Option<Name> {
+        let host = match value.find(']') {
+            Some(end) if value.starts_with('[') => &value[..=end],
+            _ => value.split(':').next().unwrap_or(value),
+        };
+        Name::parse(host)
+    }
+}
+
+/// The names the collector answers to: the address it is bound to (any IP
+/// address when bound to all of them), `localhost` and the loopback
+/// addresses when loopback reaches it, and `--host`. A page that reached it
+/// under a name of its own, resolved to the collector's address (DNS
+/// rebinding), sends that name as `Host`: it is none of these.
+pub struct Names {
+    bound: IpAddr,
+    /// `--host`.
+    listed: Vec<Name>,
+}
+
+impl Names {
+    pub fn new(bound: IpAddr, hosts: &[String]) -> Result<Names, String> {
+        let listed = hosts
+            .iter()
+            .map(|host| {
+                host.parse::<IpAddr>().ok().map(Name::Ip).or_else(|| Name::parse(host)).ok_or_else(|| {
+                    format!("--host {host:?}: a host name or address as Host gives it, without a scheme or a port")
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Names { bound, listed })
+    }
+
+    /// Whether a request naming `host` (a `Host` value) is meant for the collector.
+    pub fn admits(&self, host: &str) -> bool {
+        let Some(name) = Name::of_host(host) else { return false };
+        let loopback = self.bound.is_loopback() || self.bound.is_unspecified();
+        let own = match &name {
+            Name::Ip(ip) => *ip == self.bound || self.bound.is_unspecified() || (loopback && ip.is_loopback()),
+            Name::Dns(dns) => loopback && dns == "localhost",
+        };
+        own || self.listed.contains(&name)
+    }
+}
+
 /// Whether `origin` is the collector's own (the page it serves), judged
-/// from the request's `Host`: such requests are not cross-origin.
+/// from the request's `Host` (one of the collector's [`Names`], checked
+/// before): such requests are not cross-origin.
 pub fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
     let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
@@ -226,5 +297,38 @@ mod tests {
         assert!(!same_origin("http://127.0.0.1:8081", &headers));
         assert!(!same_origin("null", &headers));
         assert!(!same_origin("http://127.0.0.1:8080", &HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_collector_answers_to_its_own_names_only() {
+        let loopback = Names::new("127.0.0.1".parse().unwrap(), &["Collector.Example".into(), "[::2]".into()]).unwrap();
+        for own in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "localhost:8080",
+            "LOCALHOST",
+            "localhost.:8080",
+            "[::1]:8080",
+            "127.0.0.2",
+            "collector.example",
+            "collector.example:443",
+            "[::2]:80",
+        ] {
+            assert!(loopback.admits(own), "{own}");
+        }
+        for other in ["evil.example", "evil.example:8080", "localhost.evil.example", "10.0.0.1:8080", "", "[::1", "a b"] {
+            assert!(!loopback.admits(other), "{other}");
+        }
+        // Bound to one address: that one and --host, no loopback name.
+        let lan = Names::new("192.168.1.5".parse().unwrap(), &[]).unwrap();
+        assert!(lan.admits("192.168.1.5:8080"));
+        assert!(!lan.admits("localhost:8080") && !lan.admits("127.0.0.1") && !lan.admits("192.168.1.6"));
+        // Bound to every address: any address, and localhost.
+        let all = Names::new("::".parse().unwrap(), &[]).unwrap();
+        assert!(all.admits("192.168.1.6:8080") && all.admits("[2001:db8::1]") && all.admits("localhost"));
+        assert!(!all.admits("evil.example"));
+        for bad in ["app.example:8080", "https://app.example", "", "app.example/x"] {
+            assert!(Names::new("127.0.0.1".parse().unwrap(), &[bad.into()]).is_err(), "{bad}");
+        }
     }
 }

@@ -231,12 +231,16 @@ pub fn http(address: SocketAddr, method: &str, path: &str, body: Option<&[u8]>) 
     http_with(address, method, path, &[], body)
 }
 
-/// One HTTP/1.1 request with extra headers, on a fresh connection.
+/// One HTTP/1.1 request with extra headers (a `Host` among them replaces
+/// the server's address), on a fresh connection.
 pub fn http_with(address: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Response {
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let body = body.unwrap_or_default();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    let mut head = format!("{method} {path} HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {address}\r\n"));
+    }
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
