@@ -47,6 +47,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::Store;
 use telemetry::{Counted, Route, Telemetry};
+use tokio::sync::Semaphore;
 use writer::{Append, Job, Writer};
 
 /// `localdp serve` options.
@@ -88,6 +89,12 @@ pub struct ServeArgs {
     /// reaching the collector under its own name, DNS rebinding).
     #[arg(long = "host", value_name = "NAME")]
     hosts: Vec<String>,
+    /// Estimates computed at once at most (one asked again while nothing
+    /// new was committed is answered from a cache, and not counted); 16
+    /// more wait their turn, and past those an estimate is 503 with
+    /// Retry-After. Default: the number of CPUs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_estimates: Option<u32>,
     /// Bearer tokens, one per line: with it, estimates, the metric listings
     /// (they carry counts), report exports and /metrics need
     /// `Authorization: Bearer <token>`. Posting reports stays open.
@@ -120,6 +127,14 @@ struct App {
     /// `--bind` and `--host`: the `Host`s answered.
     names: Names,
     tokens: Option<Tokens>,
+    /// One permit per estimate being computed (`--max-estimates`).
+    computing: Arc<Semaphore>,
+    /// One permit per estimate being computed or waiting its turn
+    /// (`--max-estimates` + [`ESTIMATES_WAITING`]).
+    admitted: Arc<Semaphore>,
+    /// Per metric: held while one of its estimates is computed, so that the
+    /// same estimate asked twice meanwhile is computed once.
+    turns: Vec<Arc<tokio::sync::Mutex<()>>>,
     limits: Option<Limits>,
     trust_proxy: bool,
     /// Set by the first SIGINT/SIGTERM: /healthz answers 503 from then on.
@@ -132,6 +147,10 @@ impl App {
     }
 }
 
+/// Estimates that may wait for a turn to be computed (a dashboard asks for
+/// every metric's at once); past them, a 503.
+const ESTIMATES_WAITING: usize = 16;
+
 /// How long a stop waits for the requests in flight.
 const DRAIN: Duration = Duration::from_secs(30);
 
@@ -141,6 +160,10 @@ const DRAIN: Duration = Duration::from_secs(30);
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let origins = Origins::parse(&args.allow_origin)?;
     let own_names = Names::new(args.bind, &args.hosts)?;
+    let max_estimates = match args.max_estimates {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
     let tokens = args.token_file.as_deref().map(Tokens::read).transpose()?;
     let limits = Limits::new(args.requests_per_minute, args.reports_per_minute);
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
@@ -186,6 +209,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
+    let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
     let metrics = Arc::new(metrics);
     let telemetry = Arc::new(Telemetry::new(metrics.len()));
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
@@ -199,6 +223,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         origins,
         names: own_names,
         tokens,
+        computing: Arc::new(Semaphore::new(max_estimates)),
+        admitted: Arc::new(Semaphore::new(max_estimates + ESTIMATES_WAITING)),
+        turns,
         limits,
         trust_proxy: args.trust_proxy,
         draining: AtomicBool::new(false),
@@ -779,22 +806,46 @@ async fn estimate(
             }
         }
     }
-    let shared = Arc::clone(&app);
-    let Ok(estimate) = tokio::task::spawn_blocking(move || shared.metrics[index].estimate(post)).await else {
-        return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error"}));
-    };
-    match estimate {
-        Ok(estimate) => {
-            let mut text = serde_json::to_string_pretty(&estimate).expect("an estimate serializes");
-            text.push('\n');
-            (StatusCode::OK, api_headers(), text).into_response()
+    let estimated = match app.metrics[index].cached(post) {
+        Some(text) => Ok(text),
+        None => {
+            let failed = || json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error"}));
+            let Ok(admitted) = Arc::clone(&app.admitted).try_acquire_owned() else { return busy() };
+            let turn = Arc::clone(&app.turns[index]).lock_owned().await;
+            // Never closed: an error is not expected here.
+            let Ok(computing) = Arc::clone(&app.computing).acquire_owned().await else { return failed() };
+            // The permits go with the computation: a client that leaves does
+            // not free them before the work is done. One that waited its
+            // turn finds the estimate computed meanwhile in the cache.
+            let shared = Arc::clone(&app);
+            let computed = tokio::task::spawn_blocking(move || {
+                let _held = (admitted, turn, computing);
+                shared.metrics[index].estimate(post)
+            });
+            let Ok(estimated) = computed.await else { return failed() };
+            estimated
         }
+    };
+    match estimated {
+        Ok(text) => (StatusCode::OK, api_headers(), text.to_string()).into_response(),
         Err((Error::NoReports, n, rejected)) => json(
             StatusCode::CONFLICT,
             json!({"error": Error::NoReports.to_string(), "n": n, "rejected": rejected}),
         ),
         Err((e, ..)) => json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
     }
+}
+
+/// 503 with `Retry-After`: `--max-estimates` estimates are being computed
+/// and [`ESTIMATES_WAITING`] more wait.
+fn busy() -> Response {
+    let mut response = json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({"error": "too many estimates are being computed or waiting (--max-estimates); retry after 1 s",
+               "retry_after": 1}),
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+    response
 }
 
 /// Reports per page of an export (one writer job each).

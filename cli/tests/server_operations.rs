@@ -1,8 +1,9 @@
 //! Running the collector: `/healthz`, `/metrics` as Prometheus text, the
 //! report export, a stop that drains the requests in flight, and a SIGKILL
 //! in the middle of sustained load from many keep-alive clients (group
-//! commit must lose no acknowledged report and count none twice). The real
-//! binary, over plain HTTP/1.1.
+//! commit must lose no acknowledged report and count none twice), and
+//! estimates under load (cached, and computed a bounded few at once). The
+//! real binary, over plain HTTP/1.1.
 
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
@@ -503,4 +504,90 @@ fn a_batch_whose_commit_fails_is_answered_500_counts_nothing_and_costs_no_tokens
     assert_eq!(server.estimate("bits", "none").text(), cli_estimate(&scratch, "bits", &small, "none"));
     assert_eq!(server.export("bits", &[]), small);
     assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// A metric whose estimate takes a while (about a second): Square Wave's EM.
+const SLOW: &str = r#"{"protocol":"square_wave","epsilon":1.0,"range":[0,1000],"bins":512}"#;
+/// Reports of it the server holds.
+const SLOW_REPORTS: usize = 2_000;
+/// Estimate requests sent at once.
+const AT_ONCE: usize = 64;
+/// Estimate requests that may wait for one being computed (the server's own).
+const WAITING: usize = 16;
+
+/// `AT_ONCE` estimate requests sent together; their answers, and how long
+/// after the first was sent the last one was.
+fn estimates_at_once(server: &Server, path: &str) -> (Vec<Response>, Duration) {
+    let start = std::sync::Barrier::new(AT_ONCE);
+    let sent: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+    let answers = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..AT_ONCE)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut stream = TcpStream::connect(server.address).unwrap();
+                    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+                    let head = format!("GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", server.address);
+                    start.wait();
+                    stream.write_all(head.as_bytes()).unwrap();
+                    sent.lock().unwrap().push(Instant::now());
+                    read_response(&mut stream)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let sent = sent.into_inner().unwrap();
+    (answers, *sent.iter().max().unwrap() - *sent.iter().min().unwrap())
+}
+
+#[test]
+fn estimates_are_cached_and_computed_a_bounded_few_at_once() {
+    let scratch = Scratch::new("estimates");
+    scratch.file("metrics.json", &format!(r#"[{{"name":"slow","config":{SLOW}}}]"#));
+    let config = scratch.file("slow.json", SLOW);
+    let values: String = (0..SLOW_REPORTS).map(|i| format!("{}\n", (i * 37) % 1000)).collect();
+    let lines: Vec<String> =
+        cli(&["randomize", "--config", config.to_str().unwrap(), "--seed", "12"], &values).lines().map(str::to_string).collect();
+    let server = Server::start(&scratch, &["--max-estimates", "1"]);
+    let (last, first) = lines.split_last().unwrap();
+    assert_eq!(server.post_reports("slow", &array(first)).status, 200);
+
+    // A repeated estimate is the one computed first (nothing new came).
+    let started = Instant::now();
+    let fresh = server.estimate("slow", "none");
+    let computing = started.elapsed();
+    assert_eq!(fresh.status, 200, "{}", fresh.text());
+    assert_eq!(fresh.text(), cli_estimate(&scratch, "slow", first, "none"));
+    let started = Instant::now();
+    let cached = server.estimate("slow", "none");
+    let answering = started.elapsed();
+    assert_eq!(cached.text(), fresh.text());
+    eprintln!("{SLOW_REPORTS} reports: a fresh estimate took {computing:?}, a cached one {answering:?}");
+
+    // One report more: computed again, one at a time (--max-estimates 1),
+    // while 16 more requests wait their turn (and then find it cached).
+    // Every other request that comes meanwhile is a 503.
+    assert_eq!(server.post_reports("slow", last).status, 200);
+    let expected = cli_estimate(&scratch, "slow", &lines, "none");
+    let (answers, spread) = estimates_at_once(&server, "/api/metrics/slow/estimate");
+    let mut busy = 0;
+    for answer in &answers {
+        if answer.status == 503 {
+            busy += 1;
+            assert_eq!(answer.header("retry-after"), Some("1"));
+            assert_eq!(answer.json()["retry_after"], json!(1));
+        } else {
+            assert_eq!((answer.status, answer.text()), (200, expected.clone()));
+        }
+    }
+    eprintln!("{AT_ONCE} estimate requests at once (sent within {spread:?}): {busy} answered 503");
+    assert!(busy <= AT_ONCE - 1 - WAITING, "{busy} answered 503");
+    // All were sent well within the time one estimate takes: the first to
+    // come computes, and most of the others come meanwhile.
+    if spread < computing / 2 {
+        assert!(busy > 0, "{AT_ONCE} requests sent within {spread:?}, an estimate takes {computing:?}: no 503");
+    } else {
+        eprintln!("the requests took longer to send than an estimate to compute: the bound was not judged on this machine");
+    }
+    assert_eq!(server.estimate("slow", "none").text(), expected);
 }

@@ -9,13 +9,13 @@
 
 use super::store::Store;
 use localdp::{
-    Aggregator, Error, Estimate, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
+    Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// How many rejected reports a response describes one by one.
 pub const DESCRIBED_REJECTIONS: usize = 10;
@@ -72,6 +72,18 @@ pub struct Collected {
     /// database at start and added to per batch. The one place they are
     /// counted.
     totals: Mutex<Aggregator>,
+    /// The last estimate computed per post-processing, with the accepted
+    /// and rejected counts it covers: while they are unchanged (nothing new
+    /// was committed; they only grow) it is the estimate.
+    estimates: Mutex<Vec<Computed>>,
+}
+
+/// An estimate's text, and what it was computed from.
+struct Computed {
+    post: PostProcessing,
+    n: u64,
+    rejected: RejectionCounts,
+    text: Arc<str>,
 }
 
 /// A validated batch, not yet stored.
@@ -130,7 +142,7 @@ impl Collected {
             ));
         }
         aggregator.restore_rejected(store.rejections(key)?);
-        Ok(Collected { spec, metric, key, totals: Mutex::new(aggregator) })
+        Ok(Collected { spec, metric, key, totals: Mutex::new(aggregator), estimates: Mutex::new(Vec::new()) })
     }
 
     /// Checks one report against the metric's config: the check the
@@ -230,14 +242,90 @@ impl Collected {
         *self.totals.lock().expect("no panics while holding the lock").rejected()
     }
 
-    /// The estimate over everything stored: the same value as `localdp
-    /// aggregate` computes from the same reports (the accepted ones, and the
-    /// rejected ones counted by reason).
+    /// The estimate's text if the one computed last still holds.
+    pub fn cached(&self, post: PostProcessing) -> Option<Arc<str>> {
+        let totals = self.totals.lock().expect("no panics while holding the lock");
+        self.lookup(&totals, post)
+    }
+
+    fn lookup(&self, totals: &Aggregator, post: PostProcessing) -> Option<Arc<str>> {
+        let estimates = self.estimates.lock().expect("no panics while holding the lock");
+        estimates
+            .iter()
+            .find(|c| c.post == post && c.n == totals.n() && c.rejected == *totals.rejected())
+            .map(|c| Arc::clone(&c.text))
+    }
+
+    /// The estimate over everything stored, as the text `localdp aggregate
+    /// --format json` prints for the same reports (the accepted ones, and the
+    /// rejected ones counted by reason): the cached one if it still holds,
+    /// else computed and cached.
     ///
     /// The aggregate is copied out of the lock (`O(d)`), so a slow estimate
     /// (RAPPOR's regression) never holds up the batches being counted.
-    pub fn estimate(&self, post: PostProcessing) -> Result<Estimate, (Error, u64, RejectionCounts)> {
-        let aggregator = self.totals.lock().expect("no panics while holding the lock").clone();
-        aggregator.estimate(post).map_err(|e| (e, aggregator.n(), *aggregator.rejected()))
+    pub fn estimate(&self, post: PostProcessing) -> Result<Arc<str>, (Error, u64, RejectionCounts)> {
+        let aggregator = {
+            let totals = self.totals.lock().expect("no panics while holding the lock");
+            if let Some(text) = self.lookup(&totals, post) {
+                return Ok(text);
+            }
+            totals.clone()
+        };
+        let (n, rejected) = (aggregator.n(), *aggregator.rejected());
+        let estimate = aggregator.estimate(post).map_err(|e| (e, n, rejected))?;
+        let mut text = serde_json::to_string_pretty(&estimate).expect("an estimate serializes");
+        text.push('\n');
+        let text: Arc<str> = text.into();
+        let mut estimates = self.estimates.lock().expect("no panics while holding the lock");
+        estimates.retain(|c| c.post != post);
+        estimates.push(Computed { post, n, rejected, text: Arc::clone(&text) });
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use localdp::SimulationRng;
+
+    #[test]
+    fn an_estimate_is_computed_again_only_once_something_new_is_committed() {
+        let config = r#"{"protocol":"grr","epsilon":1.0,"domain":["a","b","c"]}"#;
+        let metric = Metric::from_json(config).unwrap();
+        let spec = MetricSpec { name: "m".into(), title: None, unit: None, config: RawValue::from_string(config.into()).unwrap() };
+        let collected = Collected {
+            spec,
+            totals: Mutex::new(Aggregator::new(metric.clone())),
+            estimates: Mutex::new(Vec::new()),
+            metric,
+            key: 0,
+        };
+        let mut rng = SimulationRng::seed_from_u64(1);
+        let reports: Vec<Report> = (0..4).map(|_| collected.metric.randomize_text("a", &mut rng).unwrap()).collect();
+        assert!(matches!(collected.estimate(PostProcessing::None), Err((Error::NoReports, 0, _))));
+        collected.absorb(&reports[..3], &RejectionCounts::default());
+        assert!(collected.cached(PostProcessing::None).is_none());
+        let first = collected.estimate(PostProcessing::None).unwrap();
+        // The same text, not computed again, while nothing new is counted.
+        assert!(Arc::ptr_eq(&collected.cached(PostProcessing::None).unwrap(), &first));
+        assert!(Arc::ptr_eq(&collected.estimate(PostProcessing::None).unwrap(), &first));
+        // Another post-processing is its own estimate.
+        assert!(collected.cached(PostProcessing::Project).is_none());
+        let projected = collected.estimate(PostProcessing::Project).unwrap();
+        assert!(Arc::ptr_eq(&collected.cached(PostProcessing::None).unwrap(), &first));
+        // A rejection alone changes the estimate's "rejected": computed again.
+        let mut rejected = RejectionCounts::default();
+        rejected.count(Rejection::Malformed);
+        collected.absorb(&[], &rejected);
+        assert!(collected.cached(PostProcessing::None).is_none());
+        let second = collected.estimate(PostProcessing::None).unwrap();
+        assert_ne!(second, first);
+        assert!(collected.cached(PostProcessing::Project).is_none());
+        // So does a report.
+        collected.absorb(&reports[3..], &RejectionCounts::default());
+        assert!(collected.cached(PostProcessing::None).is_none());
+        let third = collected.estimate(PostProcessing::None).unwrap();
+        assert!(third.contains("\"n\": 4"), "{third}");
+        assert_ne!(projected, third);
     }
 }
