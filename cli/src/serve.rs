@@ -1,13 +1,15 @@
 //! `localdp serve`: the collector. Stores every accepted report in SQLite,
-//! keeps a running aggregate per metric so estimates are instant, rebuilds
-//! the aggregates from the database at start, and serves the demo page and
-//! the npm package's web build. See the README's "The collector and the
-//! demo" for the endpoints and their JSON.
+//! keeps a running aggregate per metric so an estimate never re-reads a
+//! report (and caches each estimate until something new is committed),
+//! rebuilds the aggregates from the database at start, and serves the demo
+//! page and the npm package's web build. See the README's "The collector
+//! and the demo" for the endpoints and their JSON.
 //!
 //! Reports are stored by one writer thread that commits the batches queued
-//! together in one transaction (`serve/writer.rs`); access control, CORS,
-//! per-source limits and the Prometheus metrics are in `serve/access.rs`,
-//! `serve/limits.rs` and `serve/telemetry.rs`.
+//! together in one transaction (`serve/writer.rs`); access control (tokens,
+//! CORS, the names the collector answers to), per-source limits and the
+//! Prometheus metrics are in `serve/access.rs`, `serve/limits.rs` and
+//! `serve/telemetry.rs`.
 //!
 //! Nothing here logs a report or a value: log lines carry counts only.
 
