@@ -14,7 +14,8 @@ mod common;
 use common::channel::frequency_max_log_ratio;
 use common::{chi_square_critical, oracle};
 use localdp::frequency::ChannelOutputs;
-use localdp::{FrequencyOracle, FrequencyProtocol, ProtocolFamily, Report, SimulationRng};
+use localdp::report::BitVector;
+use localdp::{FrequencyOracle, FrequencyProtocol, HeavyHitterMetric, Payload, ProtocolFamily, Randomizer, Report, SimulationRng};
 use std::collections::HashMap;
 
 const EPSILONS: [f64; 6] = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0];
@@ -96,7 +97,6 @@ fn samplers_draw_from_the_enumerated_channel() {
 }
 
 fn sampler_follows_its_channel(oracle: &FrequencyOracle) {
-    const DRAWS: usize = 200_000;
     let protocol = oracle.protocol();
     let mut rng = SimulationRng::seed_from_u64(5);
     let ChannelOutputs::Complete(ys) = outputs(oracle) else {
@@ -108,25 +108,51 @@ fn sampler_follows_its_channel(oracle: &FrequencyOracle) {
         assert!(z.abs() < common::z_critical(1e-6, 1), "{protocol:?}: z = {z}");
         return;
     };
+    let draws = || oracle.randomize_index(1, &mut rng).unwrap();
+    draws_fit(&format!("{protocol:?}"), draws, &ys, |y| oracle.likelihood(1, y).probability());
+}
+
+const DRAWS: usize = 200_000;
+
+/// χ² goodness of fit of `DRAWS` reports from `draw` to the channel
+/// `probability` gives over `outputs`, every output there is (false-alarm
+/// rate 1e-6).
+fn draws_fit(name: &str, mut draw: impl FnMut() -> Report, outputs: &[Report], probability: impl Fn(&Report) -> f64) {
     let mut counts: HashMap<String, usize> = HashMap::new();
     for _ in 0..DRAWS {
-        *counts.entry(oracle.randomize_index(1, &mut rng).unwrap().to_json()).or_default() += 1;
+        *counts.entry(draw().to_json()).or_default() += 1;
     }
     let mut statistic = 0.0;
     let mut cells = 0;
-    for y in ys {
-        let expected = DRAWS as f64 * oracle.likelihood(1, &y).probability();
+    for y in outputs {
+        let expected = DRAWS as f64 * probability(y);
         let observed = counts.remove(&y.to_json()).unwrap_or(0) as f64;
         if expected == 0.0 {
-            assert_eq!(observed, 0.0, "{protocol:?} drew an output of probability 0");
+            assert_eq!(observed, 0.0, "{name} drew an output of probability 0");
             continue;
         }
         statistic += (observed - expected).powi(2) / expected;
         cells += 1;
     }
-    assert!(counts.is_empty(), "{protocol:?} drew outputs outside the enumeration");
+    assert!(counts.is_empty(), "{name} drew outputs outside the enumeration");
     let critical = chi_square_critical(1e-6, cells - 1);
-    assert!(statistic < critical, "{protocol:?}: χ² = {statistic} over {cells} cells, critical {critical}");
+    assert!(statistic < critical, "{name}: χ² = {statistic} over {cells} cells, critical {critical}");
+}
+
+/// The CMS client (its flips drawn 64 to a word by `Bernoulli::sample_bits`)
+/// draws from the channel its `likelihood` describes: all 2 × 2^8 outputs
+/// of a 2-row, 8-column sketch at ε = 1.
+#[test]
+fn the_cms_sampler_draws_from_its_channel() {
+    let metric = HeavyHitterMetric::from_json(r#"{"protocol":"cms","epsilon":1,"sketch":{"hashes":2,"width":8}}"#).unwrap();
+    let mut rng = SimulationRng::seed_from_u64(5);
+    let template = metric.randomize("/checkout", &mut rng).unwrap();
+    let ys: Vec<Report> = (0..2u32)
+        .flat_map(|cohort| (0..=255u8).map(move |byte| Payload::Cohort { cohort, bits: BitVector::from_bytes(vec![byte]) }))
+        .map(|payload| Report { payload, ..template.clone() })
+        .collect();
+    let draws = || metric.randomize("/checkout", &mut rng).unwrap();
+    draws_fit("cms", draws, &ys, |y| metric.likelihood("/checkout", y).probability());
 }
 
 #[test]

@@ -13,7 +13,9 @@
 //!   coefficient `H[l, h_j(x)] = (−1)^{popcount(l & h_j(x))}`, flipped with
 //!   probability `f = 1/(1+e^ε)` (ratio `(1−f)/f ≤ e^ε`).
 //!
-//! Every flip is an exact integer-threshold coin rounded up (more noise).
+//! Every flip is an exact integer-threshold coin rounded up (more noise);
+//! CMS tosses its `m` coins 64 at a time ([`Bernoulli::sample_bits`]: the
+//! same exact probability, from about 7.3 words per 64 bits).
 //!
 //! The aggregator turns each row into `t_jb`, an unbiased count of the row's
 //! reports whose value hashes to `b` (CMS: `(ones − f r_j)/(1−2f)`; HCMS: a
@@ -121,9 +123,13 @@ impl Sketch {
         let column = self.column_of(row, key);
         match self.kind {
             SketchKind::Cms => {
-                let ones = (0..self.width).filter(|&b| (b == column) != self.flip.sample(rng)).map(|b| b as usize);
-                let bits = BitVector::with_ones(self.width as usize, ones).expect("columns are below the width");
-                Payload::Cohort { cohort: row as u32, bits }
+                // The flips, 64 to a word (a power-of-two width below 64
+                // fills the low bits of one), then the one-hot bit.
+                let width = self.width as usize;
+                let flips = (0..width).step_by(64).map(|start| self.flip.sample_bits((width - start).min(64) as u32, rng));
+                let mut bytes: Vec<u8> = flips.flat_map(u64::to_le_bytes).take(width.div_ceil(8)).collect();
+                bytes[column as usize / 8] ^= 1 << (column % 8);
+                Payload::Cohort { cohort: row as u32, bits: BitVector::from_bytes(bytes) }
             }
             SketchKind::Hcms => {
                 let l = uniform_below(rng, self.width);
@@ -276,4 +282,38 @@ impl Sketch {
 /// The bit of the Hadamard coefficient `H[l, b]`: true for −1.
 pub(crate) fn hadamard_bit(l: u64, b: u64) -> bool {
     (l & b).count_ones() & 1 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimulationRng;
+
+    /// Counts the words drawn.
+    struct Counting(SimulationRng, u64);
+    impl RngCore for Counting {
+        fn next_u32(&mut self) -> u32 {
+            self.next_u64() as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.1 += 1;
+            self.0.next_u64()
+        }
+        fn fill_bytes(&mut self, _: &mut [u8]) {
+            unimplemented!()
+        }
+    }
+
+    /// A CMS report of the default width (1024 bits) draws about 16 × 7.3
+    /// words (64 flips per `sample_bits`), not one word per bit.
+    #[test]
+    fn cms_reports_draw_a_few_words_not_one_per_bit() {
+        let sketch = Sketch::new(SketchKind::Cms, 2.0, 256, 1024);
+        let mut rng = Counting(SimulationRng::seed_from_u64(1), 0);
+        for key in 0..1000 {
+            sketch.randomize(key, key % 256, &mut rng);
+        }
+        let per_report = rng.1 as f64 / 1000.0;
+        assert!(per_report < 128.0, "{per_report} words per report");
+    }
 }

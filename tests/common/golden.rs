@@ -58,7 +58,7 @@ pub const HEAVY: [(&str, &str); 5] = [
     ),
     (
         r#"{"protocol":"cms","epsilon":2.5,"sketch":{"hashes":8,"width":16}}"#,
-        r#"{"version":1,"protocol":"cms","epsilon":2.5,"domain":"7aa2c860e5b011da","bits":"8ec2","cohort":0}"#,
+        r#"{"version":1,"protocol":"cms","epsilon":2.5,"domain":"7aa2c860e5b011da","bits":"2218","cohort":0}"#,
     ),
     (
         r#"{"protocol":"hcms","epsilon":2.5,"sketch":{"hashes":8,"width":64}}"#,
