@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{binomial_critical, z_critical};
+use common::{binomial_critical, demo, z_critical};
 use localdp::heavy::Found;
 use localdp::state::StateWriter;
 use localdp::{
@@ -192,27 +192,9 @@ fn intervals_of_found_values_cover_95_percent() {
     }
 }
 
-/// The demo's ten pages (`www/app.js`) held by 20,000 devices with shares
-/// 40.5%, 17.6%, …, 2.2%.
-const DEMO_PAGES: [(&str, usize); 10] = [
-    ("/", 8100),
-    ("/pricing", 3520),
-    ("/docs", 2260),
-    ("/blog/ldp", 1540),
-    ("/signup", 1060),
-    ("/about", 1040),
-    ("/careers", 740),
-    ("/blog/rust", 660),
-    ("/status", 640),
-    ("/legal", 440),
-];
-
-/// The demo's metric at ε = `epsilon` (the demo's is 4):
-/// `{"protocol": "heavy_hitters", "epsilon": 4, "max_length": 12, "top": 8,
-/// "truncate": true}`.
+/// The demo's metric at ε = `epsilon` (the demo's is 4).
 fn demo_metric(epsilon: f64) -> HeavyHitterMetric {
-    let config = format!(r#"{{"protocol":"heavy_hitters","epsilon":{epsilon},"max_length":12,"top":8,"truncate":true}}"#);
-    HeavyHitterMetric::from_json(&config).unwrap()
+    HeavyHitterMetric::from_json(&demo::config(epsilon)).unwrap()
 }
 
 /// What collections of the demo's population listed.
@@ -232,7 +214,7 @@ struct FalseDiscoveries {
 /// --seed` does (one seeded generator, the pages' lines in order), then
 /// estimates; printed (`--nocapture`): each value listed that nobody holds.
 fn false_discoveries(metric: &HeavyHitterMetric, seeds: std::ops::Range<u64>) -> FalseDiscoveries {
-    let (pages, counts): (Vec<String>, Vec<usize>) = DEMO_PAGES.iter().map(|&(p, c)| (p.to_string(), c)).unzip();
+    let (pages, counts): (Vec<String>, Vec<usize>) = demo::PAGES.iter().map(|&(p, c)| (p.to_string(), c)).unzip();
     let mut out = FalseDiscoveries::default();
     for seed in seeds {
         let estimate = collect(metric, &pages, &counts, &mut SimulationRng::seed_from_u64(seed)).estimate().unwrap();

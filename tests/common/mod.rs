@@ -52,5 +52,6 @@ pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
     k * (1.0 - c + z * c.sqrt()).powi(3)
 }
 pub mod channel;
+pub mod demo;
 pub mod golden;
 pub mod readers;
