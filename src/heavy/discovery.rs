@@ -366,5 +366,9 @@ mod tests {
         assert!(complete(&padded, 16, 4) && !complete(&padded, 12, 4) && complete(b"a", 8, 1));
         assert!(plausible("é".as_bytes()) && plausible(&"é".as_bytes()[..1]) && !plausible(&[0x80]));
         assert!(!plausible(&[PAD, b'a']) && !plausible(&[0xC3, PAD]));
+        // A prefix of all `max_length` bytes cut within a character names no value.
+        assert_eq!(value_of(&padded), Some("a"));
+        assert!(plausible(&[b'a', 0xC3]) && value_of(&[b'a', 0xC3]).is_none());
+        assert!(half(u32::MAX >> 1) == 0 && half(1 << 31) == 1);
     }
 }
