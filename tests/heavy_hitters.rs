@@ -202,6 +202,8 @@ fn demo_metric(epsilon: f64) -> HeavyHitterMetric {
 struct FalseDiscoveries {
     /// Pages listed.
     pages: usize,
+    /// Those whose 95% interval covers their share.
+    covered: usize,
     /// Values listed that no device holds.
     listed: usize,
     /// Those whose 95% interval excludes 0.
@@ -215,6 +217,7 @@ struct FalseDiscoveries {
 /// estimates; printed (`--nocapture`): each value listed that nobody holds.
 fn false_discoveries(metric: &HeavyHitterMetric, seeds: std::ops::Range<u64>) -> FalseDiscoveries {
     let (pages, counts): (Vec<String>, Vec<usize>) = demo::PAGES.iter().map(|&(p, c)| (p.to_string(), c)).unzip();
+    let n: usize = counts.iter().sum();
     let mut out = FalseDiscoveries::default();
     for seed in seeds {
         let estimate = collect(metric, &pages, &counts, &mut SimulationRng::seed_from_u64(seed)).estimate().unwrap();
@@ -223,6 +226,10 @@ fn false_discoveries(metric: &HeavyHitterMetric, seeds: std::ops::Range<u64>) ->
             println!("seed {seed}: {:?} at {:.4}, ci95 [{:.4}, {:.4}]", e.value, e.frequency, e.ci95[0], e.ci95[1]);
         }
         out.pages += estimate.values().len() - unheld.len();
+        for e in estimate.values() {
+            let share = pages.iter().position(|p| *p == e.value).map(|i| counts[i] as f64 / n as f64);
+            out.covered += usize::from(share.is_some_and(|f| e.ci95[0] <= f && f <= e.ci95[1]));
+        }
         out.listed += unheld.len();
         out.excluding_zero += unheld.iter().filter(|e| e.ci95[0] > 0.0).count();
         out.collections += usize::from(unheld.iter().any(|e| e.ci95[0] > 0.0));
