@@ -14,23 +14,34 @@
 //!
 //! The aggregator walks the levels: the survivors of level `i−1` are
 //! extended by every `s`-bit symbol (only by padding once a prefix holds a
-//! whole `0xFF` byte, and never into bytes that are not a UTF-8 prefix), each
-//! extension is scored with level `i`'s reports by the OLH estimator
-//! `ĉ = (S − N/g)/(p − 1/g)`, and
+//! whole `0xFF` byte, never into bytes that are not a UTF-8 prefix, and
+//! never into a complete value that is not UTF-8), each extension is scored
+//! with level `i`'s reports by the OLH estimator `ĉ = (S − N/g)/(p − 1/g)`,
+//! and
 //!
 //! * PEM keeps the `2·top` best;
-//! * TreeHist keeps those significantly above zero (the estimate above
-//!   1.96 null standard errors), at most `2·top`.
+//! * TreeHist keeps the prefixes significantly above zero (the estimate
+//!   above 1.96 null standard errors) and the complete values (tested at
+//!   the end), at most `2·top`.
 //!
-//! A prefix that holds its padding identifies its value, so from the level
-//! where a value is complete on, every level's reports estimate that very
-//! value: their supports are pooled (`S`, `N` summed), which is the OLH
-//! estimator over the pooled reports, unbiased for the value's count among
-//! them. The frequency is `ĉ/N` with variance
+//! A prefix that holds its padding (or all `L` bytes) identifies its value,
+//! so from the level where a value is complete on, every level's reports
+//! measure that very value. But the survivors are the best of thousands of
+//! noisy scores: reports that kept a value overstate it, and cannot also
+//! estimate it. So every level's reports are split in two halves by their
+//! seed's top bit (uniform and independent of the value: the client does
+//! not change). From the level where a value is complete on, the first
+//! half's supports are pooled (`S`, `N` summed) to score it against the
+//! other extensions, and the second half's are pooled to estimate it: the
+//! OLH estimator over the held-out reports, unbiased for the value's count
+//! among them whatever kept the value (TreeHist likewise estimates the
+//! values found with devices that did not grow the prefix tree). The
+//! frequency is `ĉ/N` with variance
 //! `[N q(1−q)/(p−q)² + c(1−p−q)/(p−q)]/N² + f(1−f)/N·(1−N/n)` (the last
-//! term: which devices drew the pooled levels). The final list is the
-//! survivors after the last level that are significantly above zero
-//! (Bonferroni, α = 0.05 over the survivors), ranked by that estimate.
+//! term: which devices are among the held-out reports). The final list is
+//! the survivors after the last level whose held-out estimate is
+//! significantly above zero (Bonferroni, α = 0.05 over the survivors),
+//! ranked by that estimate.
 
 use super::Level;
 use crate::aggregate::Z95;
@@ -159,7 +170,7 @@ impl Discovery {
     /// frequent first (see the module docs).
     pub(crate) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
         let keep = 2 * self.top;
-        let mut candidates = vec![Candidate { bytes: Vec::new(), support: 0, reports: 0 }];
+        let mut candidates = vec![Candidate { bytes: Vec::new(), testing: Pool::default(), held_out: Pool::default() }];
         for (i, level) in levels.iter().enumerate() {
             let bits = (i as u32 + 1) * self.step;
             let mut next = Vec::new();
@@ -167,53 +178,53 @@ impl Discovery {
                 let symbols = if complete(&c.bytes, bits - self.step, self.max_length) { (1 << self.step) - 1..1 << self.step } else { 0..1 << self.step };
                 for symbol in symbols {
                     let bytes = extend(&c.bytes, bits - self.step, symbol, self.step);
-                    if bits % 8 != 0 || plausible(&bytes) {
+                    let whole = bits % 8 != 0 || plausible(&bytes);
+                    if whole && (!complete(&bytes, bits, self.max_length) || value_of(&bytes).is_some()) {
                         next.push(Candidate { bytes, ..*c });
                     }
                 }
             }
             let keys: Vec<u64> = next.iter().map(|c| prefix_key(&c.bytes, bits)).collect();
             let supports = self.supports_of(level, &keys);
-            let reports = level.len() as u64;
+            let halves = level.seeds.iter().fold([0u64; 2], |mut h, &seed| {
+                h[half(seed)] += 1;
+                h
+            });
             let mut scored: Vec<(f64, Candidate)> = next
                 .into_iter()
                 .zip(supports)
-                .map(|(mut c, s)| {
-                    let score = if complete(&c.bytes, bits, self.max_length) {
-                        c.support += s;
-                        c.reports += reports;
-                        self.count(c.support, c.reports).0 / c.reports.max(1) as f64
-                    } else {
-                        self.count(s, reports).0 / reports.max(1) as f64
-                    };
-                    (score, c)
+                .filter_map(|(mut c, [testing, held_out])| {
+                    if complete(&c.bytes, bits, self.max_length) {
+                        c.testing = c.testing.plus(testing, halves[0]);
+                        c.held_out = c.held_out.plus(held_out, halves[1]);
+                        return Some((self.frequency(c.testing), c));
+                    }
+                    // TreeHist extends only the prefixes significantly above
+                    // zero; a value is tested at the end, on its held-out reports.
+                    let score = self.frequency(Pool { support: testing + held_out, reports: halves[0] + halves[1] });
+                    let significant = score > Z95 * self.null_error(halves[0] + halves[1]);
+                    (self.pruning == Pruning::Best || significant).then_some((score, c))
                 })
                 .collect();
-            if self.pruning == Pruning::Significant {
-                let threshold = Z95 * self.null_error(reports);
-                scored.retain(|(score, _)| *score > threshold);
-            }
             scored.sort_by(|a, b| b.0.total_cmp(&a.0));
             scored.truncate(keep);
             candidates = scored.into_iter().map(|(_, c)| c).collect();
         }
-        // Listed: significantly above zero, Bonferroni at α = 0.05 over the
-        // survivors (at a few thousand reports per level, noise alone can
-        // carry a prefix through every level).
+        // Listed: significantly above zero on the held-out reports,
+        // Bonferroni at α = 0.05 over the survivors.
         let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
         let mut found: Vec<CandidateEstimate> = candidates
             .into_iter()
             .filter_map(|c| {
-                let end = c.bytes.iter().position(|&b| b == PAD).unwrap_or(c.bytes.len());
-                let value = std::str::from_utf8(&c.bytes[..end]).ok()?.to_string();
-                let big_n = c.reports as f64;
-                let (count, variance) = self.count(c.support, c.reports);
+                let Pool { support, reports } = c.held_out;
+                let big_n = reports as f64;
+                let (count, variance) = self.count(support, reports);
                 let frequency = count / big_n;
                 let share = frequency.clamp(0.0, 1.0);
                 let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
                 let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
-                (c.reports > 0 && frequency > z * std_error).then_some(CandidateEstimate {
-                    value,
+                (reports > 0 && frequency > z * std_error).then_some(CandidateEstimate {
+                    value: value_of(&c.bytes)?.to_string(),
                     frequency,
                     std_error,
                     ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
@@ -223,6 +234,11 @@ impl Discovery {
         found.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         found.truncate(self.top);
         found
+    }
+
+    /// `ĉ/N` of a pool.
+    fn frequency(&self, pool: Pool) -> f64 {
+        self.count(pool.support, pool.reports).0 / pool.reports.max(1) as f64
     }
 
     /// `(ĉ, Var[ĉ])` of OLH from a support `s` among `reports`.
@@ -238,25 +254,55 @@ impl Discovery {
         self.count(0, reports).1.sqrt() / reports.max(1) as f64
     }
 
-    /// `S` of every key among a level's reports: one hash per (report, key).
-    fn supports_of(&self, level: &Level, keys: &[u64]) -> Vec<u64> {
+    /// `S` of every key in each half of a level's reports: one hash per
+    /// (report, key).
+    fn supports_of(&self, level: &Level, keys: &[u64]) -> Vec<[u64; 2]> {
         let g = self.buckets();
-        let mut supports = vec![0u64; keys.len()];
+        let mut supports = vec![[0u64; 2]; keys.len()];
         for (&seed, &y) in level.seeds.iter().zip(&level.values) {
+            let half = half(seed);
             for (s, &key) in supports.iter_mut().zip(keys) {
-                *s += u64::from(bucket(seed, key, g) == u64::from(y));
+                s[half] += u64::from(bucket(seed, key, g) == u64::from(y));
             }
         }
         supports
     }
 }
 
-/// A prefix being extended, with its pooled support once complete.
+/// A prefix being extended; once complete, its supports pooled over the
+/// levels in each half of their reports.
 #[derive(Debug, Clone)]
 struct Candidate {
     bytes: Vec<u8>,
+    testing: Pool,
+    held_out: Pool,
+}
+
+/// A support `S` among `reports` reports.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pool {
     support: u64,
     reports: u64,
+}
+
+impl Pool {
+    fn plus(self, support: u64, reports: u64) -> Pool {
+        Pool { support: self.support + support, reports: self.reports + reports }
+    }
+}
+
+/// The half of a level's reports a report belongs to: its seed's top bit,
+/// uniform and independent of the value (0 tests a complete prefix, 1 is
+/// held out to estimate its value).
+fn half(seed: u32) -> usize {
+    (seed >> 31) as usize
+}
+
+/// The value a complete prefix names (its bytes before the padding), if
+/// UTF-8.
+fn value_of(bytes: &[u8]) -> Option<&str> {
+    let end = bytes.iter().position(|&b| b == PAD).unwrap_or(bytes.len());
+    std::str::from_utf8(&bytes[..end]).ok()
 }
 
 /// The first `bits` bits of `padded`, the last byte's unused bits cleared.
@@ -320,5 +366,9 @@ mod tests {
         assert!(complete(&padded, 16, 4) && !complete(&padded, 12, 4) && complete(b"a", 8, 1));
         assert!(plausible("é".as_bytes()) && plausible(&"é".as_bytes()[..1]) && !plausible(&[0x80]));
         assert!(!plausible(&[PAD, b'a']) && !plausible(&[0xC3, PAD]));
+        // A prefix of all `max_length` bytes cut within a character names no value.
+        assert_eq!(value_of(&padded), Some("a"));
+        assert!(plausible(&[b'a', 0xC3]) && value_of(&[b'a', 0xC3]).is_none());
+        assert!(half(u32::MAX >> 1) == 0 && half(1 << 31) == 1);
     }
 }

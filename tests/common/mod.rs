@@ -28,6 +28,21 @@ pub fn z_critical(alpha: f64, tests: usize) -> f64 {
     hi
 }
 
+/// The least `k` with `P[X > k] ≤ alpha` for `X ~ Binomial(trials, p)`
+/// (exact sum of the terms).
+pub fn binomial_critical(alpha: f64, trials: usize, p: f64) -> usize {
+    let mut term = (1.0 - p).powi(trials as i32);
+    let mut at_most = term;
+    for k in 0..trials {
+        if 1.0 - at_most <= alpha {
+            return k;
+        }
+        term *= (trials - k) as f64 / (k + 1) as f64 * p / (1.0 - p);
+        at_most += term;
+    }
+    trials
+}
+
 /// Upper `alpha` quantile of χ² with `k` degrees of freedom
 /// (Wilson–Hilferty; accurate to a few percent for k ≥ 2).
 pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
@@ -37,5 +52,6 @@ pub fn chi_square_critical(alpha: f64, k: usize) -> f64 {
     k * (1.0 - c + z * c.sqrt()).powi(3)
 }
 pub mod channel;
+pub mod demo;
 pub mod golden;
 pub mod readers;
