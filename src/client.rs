@@ -68,7 +68,7 @@ pub struct ClientState {
     /// The state's identity: the metric (protocol, ε and fingerprint) and
     /// whatever else changes what a memo means.
     pub metric: String,
-    /// Which secret the memos were made under: 64 bits of an HMAC under
+    /// Which secret the memos were made under: 128 bits of an HMAC under
     /// it, as hex (nothing about the secret itself). `None` only in a
     /// state of version 1 or 2 before it is read.
     pub secret_id: Option<String>,
@@ -215,7 +215,7 @@ impl ClientState {
                 Some(Some(s)) if usable(&s) => (s, 0),
                 Some(_) => (ClientState::fresh(id), 1),
             };
-        let secret_id = text!(HexBytes(&hmac(secret, &[b"localdp secret id"])[..8]));
+        let secret_id = keyed(secret, &state.metric, 1, "");
         if state.secret_id.as_ref().is_some_and(|id| *id != secret_id) && !state.memos.is_empty() {
             state.memos = KeyMap::default();
             state.charged = KeyMap::default();
@@ -458,17 +458,18 @@ impl Client {
         Ok(())
     }
 
-    /// HMAC-SHA256(secret, state identity ‖ 0 ‖ key), first 128 bits, as hex.
+    /// The memo key of `key`.
     fn memo_key(&self, key: &str) -> String {
-        text!(HexBytes(&hmac(&self.secret, &[self.state.metric.as_bytes(), &[0], key.as_bytes()])[..16]))
+        keyed(&self.secret, &self.state.metric, 0, key)
     }
 }
 
-/// HMAC-SHA256 under `secret` of the concatenated `parts`.
-fn hmac(secret: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
+/// HMAC-SHA256(secret, state identity ‖ `tag` ‖ key), first 128 bits, as
+/// hex: a memo key (tag 0), or a state's secret id (tag 1, no key).
+fn keyed(secret: &[u8; 32], identity: &str, tag: u8, key: &str) -> String {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("any key length");
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().into()
+    mac.update(identity.as_bytes());
+    mac.update(&[tag]);
+    mac.update(key.as_bytes());
+    text!(HexBytes(&mac.finalize().into_bytes()[..16]))
 }
