@@ -4,22 +4,23 @@ import type { ClientCore, ClientOptions, Config, Protocol, Report, ValueFor } fr
 
 /**
  * The client: randomizes values on this device with `crypto.getRandomValues`,
- * memoizing and keeping its privacy ledger as the config asks.
+ * memoizing and keeping its privacy ledger as the config asks, in memory
+ * (`new Client`) or in a storage shared by every context (`Client.open`).
  */
 export declare class Client<C extends Config = Config> {
   /**
-   * `config` is the CLI's CONFIG.json object; `options.storage` (e.g.
-   * `localStorage`) keeps the install's secret, memos and ledger across
-   * sessions; `options.now` (ms, default `Date.now`) is the ledger's clock.
+   * `config` is the CLI's CONFIG.json object; `options.now` (ms, default
+   * `Date.now`) is the ledger's clock. The secret, memos and ledger live in
+   * this object only (a `storage` option throws a TypeError: use `Client.open`).
    */
   constructor(config: C, options?: ClientOptions | null);
   /** The resolved protocol (what `"auto"` chose). */
   readonly protocol: Protocol;
   /** ε of one report. */
   readonly epsilon: number;
-  /** True when the secret, memos and ledger live in a storage. */
+  /** False: the state lasts as long as this object. */
   readonly persistent: boolean;
-  /** How many times the stored state was found corrupt and started afresh. */
+  /** 0: state in memory is never found corrupt. */
   readonly resets: number;
   /** ε spent in the budget window ending now. */
   readonly spent: number;
@@ -47,7 +48,7 @@ export interface SharedClient<C extends Config = Config> {
   readonly epsilon: number;
   /** False only without a storage and without IndexedDB (memory). */
   readonly persistent: boolean;
-  /** Resets counted by any context, as of this client's last call. */
+  /** Resets counted by any context (corrupt or wiped state, memos under a lost secret), as of this client's last call. */
   readonly resets: number;
   /** ε spent in the budget window ending now, across every context. */
   readonly spent: Promise<number>;

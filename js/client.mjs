@@ -1,9 +1,9 @@
 // The package's Client: a thin class over the wasm ClientCore (randomizing,
-// memos and the ledger, in memory) that keeps the install's secret, the
-// state and the reset count in a Web-Storage-shaped store (`new Client`), or
-// in a storage shared by many contexts (`await Client.open`, storage.mjs).
-// One source for every entry point: it imports nothing, and the build
-// derives a CommonJS copy (client.cjs) for Node's `require`.
+// memos and the ledger) whose state lives in memory (`new Client`) or, with
+// the install's secret and the reset count, in a storage shared by many
+// contexts (`await Client.open`, storage.mjs). One source for every entry
+// point: it imports nothing, and the build derives a CommonJS copy
+// (client.cjs) for Node's `require`.
 
 /** The storage key of the per-install secret. */
 const SECRET_KEY = 'localdp:secret';
@@ -71,7 +71,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
     #persistent;
     #now;
     #keys;
-    #resets = 0;
+    #seen;
 
     constructor(core, storage, persistent, now) {
       this.#core = core;
@@ -97,12 +97,14 @@ export function bindClient(ClientCore, indexedDBStorage) {
     }
 
     /**
-     * How many times a context found the stored secret or state corrupt and
-     * started afresh, as of this client's last call (shared by every
-     * context). A value reported across `r` resets has cost `(r+1)·ε`.
+     * How many times a context found the stored secret or state corrupt, or
+     * its memos made under a lost secret, or (while open) its secret or
+     * state wiped, and started afresh, as of this client's last call (shared
+     * by every context). A value reported across `r` resets has cost
+     * `(r+1)·ε`.
      */
     get resets() {
-      return this.#resets;
+      return this.#seen.resets;
     }
 
     /** A promise of the ε spent in the budget window ending now, across every context. */
@@ -124,24 +126,30 @@ export function bindClient(ClientCore, indexedDBStorage) {
     async #run(step) {
       const [secretKey, resetsKey, stateKey] = this.#keys;
       let outcome;
+      let seen;
       await this.#storage.update(this.#keys, (values) => {
         const writes = {};
         let secret = values[secretKey];
         const stored = values[stateKey];
-        let resets = 0;
+        const earlier = Number(values[resetsKey]);
+        const counted = Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0;
+        const last = this.#seen;
+        // The secret or state this client last stored is gone (a wipe, or a lost secret another context
+        // replaced), and no context has counted a reset since: its memos are lost.
+        let reset = last !== undefined && (secret !== last.secret || stored === undefined) && counted <= last.resets;
         if (!validSecret(secret)) {
           // A lost secret beside a stored state is a reset too: its memos are keyed under the lost secret.
-          resets += secret === undefined && stored === undefined ? 0 : 1;
+          reset ||= secret !== undefined || stored !== undefined;
           secret = newSecret();
           writes[secretKey] = secret;
         }
         if (secret !== this.#secret || stored !== this.#text) {
-          resets += this.#core.load(secret, stored ?? null);
+          reset = this.#core.load(secret, stored ?? null) > 0 || reset;
           this.#secret = secret;
         }
-        const earlier = Number(values[resetsKey]);
-        this.#resets = (Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0) + resets;
-        if (resets > 0) writes[resetsKey] = String(this.#resets);
+        // Never below the count this client last saw: a wipe takes the stored count too.
+        const resets = Math.max(counted, last?.resets ?? 0) + (reset ? 1 : 0);
+        if (resets > 0 && String(resets) !== values[resetsKey]) writes[resetsKey] = String(resets);
         try {
           outcome = { result: step(this.#core, readClock(this.#now)) };
         } catch (error) {
@@ -149,8 +157,10 @@ export function bindClient(ClientCore, indexedDBStorage) {
         }
         this.#text = this.#core.state;
         if (this.#text !== stored) writes[stateKey] = this.#text;
+        seen = { secret, resets };
         return writes;
       });
+      this.#seen = seen; // what the storage now holds (a compare-and-set adapter may have called the function again)
       if ('error' in outcome) throw outcome.error;
       return outcome.result;
     }
@@ -159,59 +169,31 @@ export function bindClient(ClientCore, indexedDBStorage) {
   /**
    * The client: randomizes values on this device with
    * `crypto.getRandomValues`, memoizing and keeping its privacy ledger as
-   * the config asks.
+   * the config asks, in memory (`new Client`), or in a storage shared by
+   * every context of the device (`await Client.open`).
    */
   class Client {
     #core;
-    #storage;
     #now;
-    #stateKey;
-    #resets;
 
     /**
-     * `new Client(config, { storage, now })`: `config` is the CLI's
-     * CONFIG.json object; `storage` (e.g. `localStorage`) keeps the
-     * install's secret, memos and ledger across sessions; `now` (ms, default
-     * `Date.now`) is the ledger's clock.
+     * `new Client(config, { now })`: `config` is the CLI's CONFIG.json
+     * object; `now` (ms, default `Date.now`) is the ledger's clock. The
+     * secret, memos and ledger live in this object only; a `storage` is a
+     * TypeError that points to `Client.open`, since a second context (a
+     * tab) reading the same storage would draw its own permanent responses
+     * and spend the same budget again.
      */
     constructor(config, options) {
-      // The config is checked first, before the options and any storage access.
-      const fresh = newSecret();
-      const core = new ClientCore(config, fresh);
-      let storage = option(options, 'storage');
-      if (storage === undefined || storage === null) {
-        storage = null;
-      } else if (typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
-        throw new TypeError('options.storage must have getItem and setItem (like localStorage)');
+      // The config is checked first, before the options.
+      this.#core = new ClientCore(config, newSecret());
+      const storage = option(options, 'storage');
+      if (storage !== undefined && storage !== null) {
+        throw new TypeError('new Client keeps its state in memory only; to keep it in a storage, use await Client.open(config, { storage })');
       }
       const now = option(options, 'now');
       if (now !== undefined && typeof now !== 'function') throw new TypeError('options.now must be a function');
-      this.#storage = storage;
       this.#now = now;
-      let resets = 0;
-      if (storage !== null) {
-        const id = core.id;
-        this.#stateKey = `localdp:state:${id}`;
-        const resetsKey = `localdp:resets:${id}`;
-        const stored = storage.getItem(this.#stateKey);
-        let secret = storage.getItem(SECRET_KEY);
-        if (!validSecret(secret)) {
-          // A lost secret beside a stored state is a reset too: its memos are keyed under the lost secret.
-          resets += typeof secret === 'string' || typeof stored === 'string' ? 1 : 0;
-          secret = fresh;
-          storage.setItem(SECRET_KEY, secret);
-        }
-        if (secret !== fresh || typeof stored === 'string') resets += core.load(secret, typeof stored === 'string' ? stored : null);
-        const earlier = Number(storage.getItem(resetsKey));
-        const before = Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0;
-        if (resets > 0) {
-          storage.setItem(resetsKey, String(before + resets));
-          storage.setItem(this.#stateKey, core.state);
-        }
-        resets += before;
-      }
-      this.#core = core;
-      this.#resets = resets;
     }
 
     /**
@@ -232,7 +214,7 @@ export function bindClient(ClientCore, indexedDBStorage) {
         persistent = globalThis.indexedDB !== undefined;
         storage = persistent ? indexedDBStorage() : memoryStorage();
       } else if (typeof storage.update !== 'function') {
-        throw new TypeError('options.storage of Client.open must be a storage adapter (indexedDBStorage(), asyncStorage(store), chromeStorage()); Web Storage goes to new Client');
+        throw new TypeError('options.storage of Client.open must be a storage adapter: indexedDBStorage(), asyncStorage(store), chromeStorage() (Web Storage cannot keep two tabs apart)');
       }
       const now = option(options, 'now');
       if (now !== undefined && typeof now !== 'function') throw new TypeError('options.now must be a function');
@@ -251,21 +233,14 @@ export function bindClient(ClientCore, indexedDBStorage) {
       return this.#core.epsilon;
     }
 
-    /**
-     * True when the secret, memos and ledger live in a storage; false when
-     * they last only as long as this object (each new client is a reset).
-     */
+    /** False: the secret, memos and ledger last only as long as this object (each new client is a new install). */
     get persistent() {
-      return this.#storage !== null;
+      return false;
     }
 
-    /**
-     * How many times the stored state was found corrupt and started afresh.
-     * Each reset means new permanent responses: a value reported across `r`
-     * resets has cost `(r+1)·ε`.
-     */
+    /** 0: state in memory is never found corrupt. */
     get resets() {
-      return this.#resets;
+      return 0;
     }
 
     /** ε spent in the budget window ending now. */
@@ -278,13 +253,10 @@ export function bindClient(ClientCore, indexedDBStorage) {
      * integer for a sized domain; a number for a numeric metric (clipped to
      * its range), an array of numbers for a record. Only the report leaves
      * the device. Throws `PrivacyBudgetExceeded` (an `Error` of that name)
-     * when the budget is spent, and whatever the storage throws when the
-     * state cannot be kept, releasing nothing.
+     * when the budget is spent, releasing nothing.
      */
     randomize(value) {
-      const report = this.#core.randomize(value, readClock(this.#now));
-      if (this.#storage !== null) this.#storage.setItem(this.#stateKey, this.#core.state);
-      return report;
+      return this.#core.randomize(value, readClock(this.#now));
     }
   }
   return Client;

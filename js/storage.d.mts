@@ -24,7 +24,7 @@ export interface IndexedDBStorageOptions {
 /** IndexedDB, in pages, Web Workers and service workers: each update is one `readwrite` transaction, committed with strict durability. */
 export declare function indexedDBStorage(options?: IndexedDBStorageOptions): SharedStorage;
 
-/** An asynchronous key-value store of strings. */
+/** An asynchronous key-value store of strings whose reads see every write any context made before (not `localStorage`). */
 export interface AsyncStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;

@@ -98,7 +98,10 @@ export function indexedDBStorage({ name = 'localdp', store = 'state', indexedDB 
  * conflict re-reads and calls `fn` again (writes stored before the conflict
  * stay; the client lists its writes so that this is harmless: the secret,
  * then the reset count, then the state). With neither, there is no way to
- * keep two contexts apart, so this throws a TypeError.
+ * keep two contexts apart, so this throws a TypeError. The store's reads
+ * must see every write any context made before: IndexedDB and
+ * `chrome.storage` do; `localStorage` does not (Chromium updates each
+ * renderer process's copy asynchronously), so do not wrap it.
  *
  * @param {{ get(key: string): Promise<string | undefined>, set(key: string, value: string): Promise<void>,
  *   compareAndSet?(key: string, expected: string | undefined, value: string): Promise<boolean> }} store

@@ -20,10 +20,16 @@
 //!   "1d"}` refuses, with [`Error::PrivacyBudgetExceeded`], a report that
 //!   would take the ε spent in the last window above `E` (basic composition:
 //!   ε's add). It fails closed: nothing is released when the budget is short.
+//!   Every charge is kept for the longest window of any config that has
+//!   used the state, and each budget is judged on it: two configs of one
+//!   metric with different budgets (two versions of an app after a deploy)
+//!   share one ledger, and neither makes the other forget what it spent.
 //! * **Resets**: state that is corrupt is replaced by a fresh one, and the
-//!   reset is counted ([`Client::resets`]). Every reset is a new secret and
-//!   new permanent responses: the long-run ε of a value reported across `r`
-//!   resets is `(r+1)·ε`, so resets should stay rare and be monitored.
+//!   reset is counted ([`Client::resets`]). A state whose memos were made
+//!   under another secret (a lost one) keeps its ledger, drops its dead
+//!   memos and counts a reset too. Every reset means new permanent
+//!   responses: the long-run ε of a value reported across `r` resets is
+//!   `(r+1)·ε`, so resets should stay rare and be monitored.
 //!
 //! Memoization makes a user's repeated reports of a value identical, so two
 //! reports are equal or not exactly as the value stayed or changed.
@@ -32,7 +38,9 @@
 //! grr, sue, oue, blh and olh take `"instantaneous_epsilon": ε_1` (the ε of
 //! one report; the config's `epsilon` stays the long-run `ε_∞`). The ledger
 //! then charges each report `ε_1` until the value's reports have cost `ε_∞`
-//! ([`Client::randomize_text`]).
+//! ([`Client::randomize_text`]). With blh and olh an install keeps one hash
+//! seed for every value (LOLOHA), so its seed tells nothing of a change but
+//! is the same on every report: a stable pseudonym linking all of them.
 
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
@@ -47,9 +55,10 @@ use crate::json::{Field, FromField};
 use serde::Serialize;
 use sha2::Sha256;
 
-/// The format version of [`ClientState`] (2: an install's draws are one
-/// list, whatever the protocol; version 1 states are read and converted).
-pub const STATE_VERSION: u32 = 2;
+/// The format version of [`ClientState`] (3: the secret's id and the
+/// longest budget window; 2: an install's draws are one list, whatever the
+/// protocol; states of versions 1 and 2 are read and converted).
+pub const STATE_VERSION: u32 = 3;
 
 /// What a client keeps between sessions for one metric.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,10 +68,18 @@ pub struct ClientState {
     /// The state's identity: the metric (protocol, ε and fingerprint) and
     /// whatever else changes what a memo means.
     pub metric: String,
+    /// Which secret the memos were made under: 128 bits of an HMAC under
+    /// it, as hex (nothing about the secret itself). `None` only in a
+    /// state of version 1 or 2 before it is read.
+    pub secret_id: Option<String>,
+    /// The longest budget window, in ms, of any config that has used this
+    /// state: the ledger keeps every charge that long.
+    pub window_ms: u64,
     /// Memo keys (hex HMACs) to the permanent response, as the protocol
     /// stores it (a report's JSON, or RAPPOR's permanent bits).
     pub memos: KeyMap<String>,
-    /// `(time in ms, ε)` of every report that spent ε, oldest first.
+    /// `(time in ms, ε)` of every report that spent ε in the last
+    /// `window_ms`, oldest first.
     pub ledger: Vec<(u64, f64)>,
     /// What this install drew once for memoization (a cohort, sampled
     /// buckets, an α-point offset), if the protocol draws anything.
@@ -162,13 +179,25 @@ crate::json::read_by_hand!(ClientState, ClientState::from_object);
 impl ClientState {
     /// An empty state of the metric whose state identity is `metric`.
     fn fresh(metric: String) -> ClientState {
-        ClientState { version: STATE_VERSION, metric, memos: KeyMap::default(), ledger: Vec::new(), draws: None, charged: KeyMap::default() }
+        ClientState {
+            version: STATE_VERSION,
+            metric,
+            secret_id: None,
+            window_ms: 0,
+            memos: KeyMap::default(),
+            ledger: Vec::new(),
+            draws: None,
+            charged: KeyMap::default(),
+        }
     }
 
-    /// The `stored` state of `metric`'s client and the resets found: a state
-    /// that does not parse or belongs to another metric is replaced by a
-    /// fresh one and counted as a reset.
-    fn read(metric: &Metric, stored: Option<&str>) -> (ClientState, u64) {
+    /// The `stored` state of `metric`'s client under `secret`, with
+    /// `settings`' budget window, and the resets found: a state that does
+    /// not parse or belongs to another metric is replaced by a fresh one,
+    /// and one whose memos were made under another secret loses them
+    /// (they can never be found again) but keeps its ledger; either is
+    /// counted as a reset.
+    fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&str>) -> (ClientState, u64) {
         let memo = metric.kind().memo();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
             Some(extra) => text!(metric.id(), ":", extra),
@@ -180,27 +209,37 @@ impl ClientState {
                 && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
                 && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
-        match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
-            None => (ClientState::fresh(id), 0),
-            Some(Some(s)) if usable(&s) => (s, 0),
-            Some(_) => (ClientState::fresh(id), 1),
+        let (mut state, mut resets) =
+            match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
+                None => (ClientState::fresh(id), 0),
+                Some(Some(s)) if usable(&s) => (s, 0),
+                Some(_) => (ClientState::fresh(id), 1),
+            };
+        let secret_id = keyed(secret, &state.metric, 1, "");
+        if state.secret_id.as_ref().is_some_and(|id| *id != secret_id) && !state.memos.is_empty() {
+            state.memos = KeyMap::default();
+            state.charged = KeyMap::default();
+            resets = 1;
         }
+        state.secret_id = Some(secret_id);
+        state.window_ms = state.window_ms.max(settings.budget.map_or(0, |b| b.window_ms));
+        (state, resets)
     }
 
-    /// Reads a stored state of this or the previous format version (1: the
-    /// install's draws under per-protocol names, `alpha`, `buckets` or
-    /// `cohort`).
+    /// Reads a stored state of this or an earlier format version (2: without
+    /// `secret_id` and `window_ms`; 1: also the install's draws under
+    /// per-protocol names, `alpha`, `buckets` or `cohort`).
     fn from_object(object: &ConfigObject) -> Result<ClientState> {
         let version = object.read::<u32>("version")?;
         let extra: &[&str] = match version {
-            STATE_VERSION => &["draws", "charged"],
+            STATE_VERSION => &["draws", "charged", "secret_id", "window_ms"],
+            2 => &["draws", "charged"],
             1 => &["alpha", "buckets", "cohort"],
-            _ => return Err(Error::malformed_key("version", "a client state of format version 1 or 2")),
+            _ => return Err(Error::malformed_key("version", "a client state of format version 1, 2 or 3")),
         };
         object.only(&[&["version", "metric", "memos", "ledger"], extra].concat())?;
         let draws = match version {
-            STATE_VERSION => object.read_optional("draws")?,
-            _ => match (
+            1 => match (
                 object.read_optional::<u64>("alpha")?,
                 object.read_optional::<Vec<u32>>("buckets")?,
                 object.read_optional::<u32>("cohort")?,
@@ -211,10 +250,13 @@ impl ClientState {
                 (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
                 _ => return Err(Error::malformed("a version 1 state draws one of alpha, buckets and cohort")),
             },
+            _ => object.read_optional("draws")?,
         };
         Ok(ClientState {
             version: STATE_VERSION,
             metric: object.read("metric")?,
+            secret_id: object.read_optional("secret_id")?,
+            window_ms: object.read_or("window_ms", 0)?,
             memos: object.read_or("memos", KeyMap::default())?,
             ledger: object.read_or("ledger", Vec::new())?,
             draws,
@@ -278,7 +320,8 @@ impl Client {
     /// included), with the install's `secret` (hex, from [`new_secret`]) and
     /// the `stored` state of an earlier session, if any. A stored state that
     /// does not parse or belongs to another metric is replaced by a fresh
-    /// one and counted as a reset.
+    /// one, and one whose memos were made under another secret loses them
+    /// (keeping its ledger): either is counted as a reset.
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
         let config = serde_json::from_str(config).unwrap_or(serde_json::Value::Null);
         Client::from_value(config, secret, stored)
@@ -297,7 +340,7 @@ impl Client {
         if settings.memoize && metric.kind().memo().is_none() {
             return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
         }
-        let (state, resets) = ClientState::read(&metric, stored);
+        let (state, resets) = ClientState::read(&metric, &settings, &secret, stored);
         Ok(Client { metric, settings, secret, state, resets })
     }
 
@@ -307,7 +350,7 @@ impl Client {
     /// written since this client last read it. On an error nothing changes.
     pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
         self.secret = parse_secret(secret)?;
-        (self.state, self.resets) = ClientState::read(&self.metric, stored);
+        (self.state, self.resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
         Ok(())
     }
 
@@ -399,25 +442,34 @@ impl Client {
         Ok(report)
     }
 
-    /// Records `cost` in the ledger, or refuses it.
+    /// Records `cost` in the ledger, or refuses it. A config without a
+    /// budget records it too, while a config with one has used the state.
     fn charge(&mut self, now_ms: u64, cost: f64) -> Result<()> {
-        let Some(budget) = self.settings.budget else { return Ok(()) };
-        let spent = self.spent(now_ms);
-        // Toward refusal: the exact total must fit the budget.
-        if add_rounded_up(spent, cost) > budget.epsilon {
-            return Err(Error::PrivacyBudgetExceeded { cost, spent, budget: budget.epsilon });
+        if let Some(budget) = self.settings.budget {
+            let spent = self.spent(now_ms);
+            // Toward refusal: the exact total must fit the budget.
+            if add_rounded_up(spent, cost) > budget.epsilon {
+                return Err(Error::PrivacyBudgetExceeded { cost, spent, budget: budget.epsilon });
+            }
         }
-        self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < budget.window_ms);
         self.state.ledger.push((now_ms, cost));
+        let keep = self.state.window_ms;
+        self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < keep);
         Ok(())
     }
 
-    /// HMAC-SHA256(secret, state identity ‖ 0 ‖ key), first 128 bits, as hex.
+    /// The memo key of `key`.
     fn memo_key(&self, key: &str) -> String {
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.secret).expect("any key length");
-        mac.update(self.state.metric.as_bytes());
-        mac.update(&[0]);
-        mac.update(key.as_bytes());
-        text!(HexBytes(&mac.finalize().into_bytes()[..16]))
+        keyed(&self.secret, &self.state.metric, 0, key)
     }
+}
+
+/// HMAC-SHA256(secret, state identity ‖ `tag` ‖ key), first 128 bits, as
+/// hex: a memo key (tag 0), or a state's secret id (tag 1, no key).
+fn keyed(secret: &[u8; 32], identity: &str, tag: u8, key: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("any key length");
+    mac.update(identity.as_bytes());
+    mac.update(&[tag]);
+    mac.update(key.as_bytes());
+    text!(HexBytes(&mac.finalize().into_bytes()[..16]))
 }

@@ -9,6 +9,7 @@ use localdp::report::Payload;
 use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
 
 const DAY: u64 = 86_400_000;
+const HOUR: u64 = 3_600_000;
 
 fn client(config: &str, rng: &mut SimulationRng) -> Client {
     Client::new(config, &new_secret(rng), None).unwrap()
@@ -156,6 +157,68 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
         c.randomize_text("4", 40, &mut rng).unwrap();
     }
     assert!(Client::new(config, "not hex", None).is_err());
+}
+
+/// Two configs of one metric that differ only in their budget (two versions
+/// of an app side by side after a deploy) share one ledger: the one with the
+/// shorter window, or none, never drops a charge the other still counts.
+#[test]
+fn no_budget_makes_another_forget_what_it_spent() {
+    let mut rng = SimulationRng::seed_from_u64(60);
+    let day = r#"{"protocol":"grr","epsilon":1,"domain":8,"budget":{"epsilon":2,"window":"1d"}}"#;
+    let hour = r#"{"protocol":"grr","epsilon":1,"domain":8,"budget":{"epsilon":2,"window":"1h"}}"#;
+    let unlimited = r#"{"protocol":"grr","epsilon":1,"domain":8}"#;
+    let secret = new_secret(&mut rng);
+    let t0 = 1_700_000_000_000;
+    let mut a = Client::new(day, &secret, None).unwrap();
+    a.randomize_text("1", t0, &mut rng).unwrap();
+    a.randomize_text("2", t0 + 1, &mut rng).unwrap();
+    let mut b = Client::new(hour, &secret, Some(&a.state_json().unwrap())).unwrap();
+    b.randomize_text("3", t0 + 2 * HOUR, &mut rng).expect("a's reports are outside b's hour");
+    assert_eq!(b.spent(t0 + 2 * HOUR), 1.0);
+    a.load(&secret, Some(&b.state_json().unwrap())).unwrap();
+    assert_eq!(a.spent(t0 + 2 * HOUR), 3.0, "a still counts its own two reports and b's");
+    let refused = a.randomize_text("4", t0 + 2 * HOUR + 1, &mut rng).unwrap_err();
+    assert!(matches!(refused, Error::PrivacyBudgetExceeded { .. }), "3ε spent in a day against 2ε: {refused:?}");
+    // A config without a budget records what it spends in a state a budgeted one has used.
+    let mut c = Client::new(unlimited, &secret, Some(&a.state_json().unwrap())).unwrap();
+    c.randomize_text("5", t0 + 3 * HOUR, &mut rng).unwrap();
+    a.load(&secret, Some(&c.state_json().unwrap())).unwrap();
+    assert_eq!(a.spent(t0 + 3 * HOUR), 4.0);
+    assert_eq!(a.spent(t0 + DAY + 2 * HOUR + 1), 1.0, "a day later only c's report is within a's window");
+    // Left alone, a config without a budget keeps no ledger.
+    let mut alone = Client::new(unlimited, &secret, None).unwrap();
+    alone.randomize_text("5", t0, &mut rng).unwrap();
+    assert_eq!(alone.spent(t0), 0.0);
+}
+
+/// Memos made under another secret (the install's secret was lost and
+/// replaced) can never be found again: every metric whose state holds such
+/// memos counts a reset, not only the first to notice, and keeps its ledger.
+#[test]
+fn memos_under_another_secret_are_a_counted_reset_for_every_metric() {
+    let mut rng = SimulationRng::seed_from_u64(61);
+    let configs = [
+        r#"{"protocol":"grr","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":5,"window":"1d"}}"#,
+        r#"{"protocol":"oue","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":5,"window":"1d"}}"#,
+    ];
+    let (lost, replacement) = (new_secret(&mut rng), new_secret(&mut rng));
+    for config in configs {
+        let mut first = Client::new(config, &lost, None).unwrap();
+        first.randomize_text("3", 10, &mut rng).unwrap();
+        let stored = first.state_json().unwrap();
+        assert_eq!(Client::new(config, &lost, Some(&stored)).unwrap().resets(), 0, "{config}: the same secret");
+        let mut after = Client::new(config, &replacement, Some(&stored)).unwrap();
+        assert_eq!(after.resets(), 1, "{config}: memos made under another secret");
+        assert_eq!(after.spent(20), 1.0, "{config}: the ledger stays");
+        after.randomize_text("3", 20, &mut rng).unwrap();
+        assert_eq!(after.spent(20), 2.0, "{config}: the value draws (and pays for) a new permanent response");
+        let again = Client::new(config, &replacement, Some(&after.state_json().unwrap())).unwrap();
+        assert_eq!(again.resets(), 0, "{config}: counted once");
+    }
+    // A state without memos lost nothing to the secret.
+    let fresh = Client::new(configs[0], &lost, None).unwrap().state_json().unwrap();
+    assert_eq!(Client::new(configs[0], &replacement, Some(&fresh)).unwrap().resets(), 0);
 }
 
 #[test]

@@ -131,7 +131,7 @@ async function submitSurvey(event) {
         value = String(data.get(m.name));
         shown = value;
       }
-      const report = m.surveyClient.randomize(value);
+      const report = await m.surveyClient.randomize(value);
       const text = JSON.stringify(report);
       const reply = el('p', { class: 'reply', text: 'sending…' });
       rows.append(el('div', { class: 'sent-row', 'data-metric': m.name },
@@ -151,7 +151,7 @@ async function submitSurvey(event) {
     rows.append(el('p', {
       class: 'muted',
       text: memo
-        ? 'Send the same choice again and the same report is sent again (the client memoizes it), so repeating reveals nothing new. A numeric answer is randomized afresh each time.'
+        ? 'Send the same choice again, in any tab or after a reload, and the same report is sent again (the client memoizes it in IndexedDB), so repeating reveals nothing new. A numeric answer is randomized afresh each time.'
         : 'Each answer is randomized afresh.',
     }));
   } finally {
@@ -518,13 +518,13 @@ async function main() {
     const { ok, body } = await api('/api/metrics');
     if (!ok) throw new Error(body.error);
     const loadTime = Math.round(performance.now());
-    state.metrics = body.metrics.map((m) => ({
+    state.metrics = await Promise.all(body.metrics.map(async (m) => ({
       ...m,
-      // Each simulated user is a new device: a plain client, one fresh report each.
+      // Each simulated user is a new device: a client in memory, one fresh report each.
       simulationClient: new Client(m.config),
-      // This visitor's device: a repeated choice resends its memoized report.
-      surveyClient: new Client(isNumber(m) ? m.config : { ...m.config, memoize: true }),
-    }));
+      // This visitor's device, one in every tab (its state in IndexedDB): a repeated choice resends its memoized report.
+      surveyClient: await Client.open(isNumber(m) ? m.config : { ...m.config, memoize: true }),
+    })));
     state.metrics.forEach((m) => { m.truth = m.kind === 'rappor' ? null : emptyTruth(m); });
     buildSurvey(loadTime);
     buildSimulator();

@@ -37,7 +37,7 @@ export interface FrequencyConfig {
   domain: number | string[];
   /** dbitflip only: buckets sampled per report (default 1). */
   d?: number;
-  /** With `memoize`: ε of one report (0.01 < ε_1 < epsilon); each report randomizes the value's permanent response, made at `epsilon`, afresh. grr, sue, oue, blh, olh, auto. */
+  /** With `memoize`: ε of one report (0.01 < ε_1 < epsilon); each report randomizes the value's permanent response, made at `epsilon`, afresh. grr, sue, oue, blh, olh, auto. With blh and olh every report of an install carries the same `seed`: a pseudonym that links them all. */
   instantaneous_epsilon?: number;
 }
 
@@ -122,15 +122,9 @@ export interface RepeatedCollection {
 /** Any config the package accepts. */
 export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig) & RepeatedCollection;
 
-/** Web Storage's shape: `localStorage` works as is. */
-export interface ClientStorage {
-  getItem(key: string): string | null;
-  setItem(key: string, value: string): void;
-}
-
 export interface ClientOptions {
-  /** Keeps the install's secret, memos and ledger across sessions (default: in memory). */
-  storage?: ClientStorage;
+  /** Not taken: `new Client` keeps its state in memory; `Client.open(config, { storage })` keeps it in a storage. */
+  storage?: never;
   /** The ledger's clock in ms since 1970 (default `Date.now`). */
   now?: () => number;
 }
@@ -447,8 +441,8 @@ fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
 /// A client's core: randomizes values on this device with
 /// `crypto.getRandomValues`, memoizing and keeping its privacy ledger as the
 /// config asks, in memory. The JS `Client` (js/client.mjs) wraps it: it
-/// keeps the secret, the state text and the reset count in a storage, and
-/// reads the clock.
+/// reads the clock, and under `Client.open` keeps the secret, the state
+/// text and the reset count in a storage.
 #[wasm_bindgen]
 pub struct ClientCore {
     core: crate::client::Client,
@@ -469,7 +463,8 @@ impl ClientCore {
     /// Takes the install's `secret` and the `state` text `.state` gave
     /// (here or in another context) in place of the core's own, without
     /// reading the config again; returns the resets found: 1 when the state
-    /// was unusable (a fresh one was started), else 0. On an error nothing
+    /// was unusable (a fresh one was started) or its memos were made under
+    /// another secret (they were dropped), else 0. On an error nothing
     /// changes.
     pub fn load(&mut self, secret: &str, state: Option<String>) -> Result<u32, JsValue> {
         self.core.load(secret, state.as_deref()).map_err(js_error)?;

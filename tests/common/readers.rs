@@ -42,10 +42,11 @@ pub fn config_errors_read_the_same() {
     same(r#"{"protocol":"pem","epsilon":2,"max_length":4,"top":null}"#, r#"{"protocol":"pem","epsilon":2,"max_length":4}"#);
 }
 
-/// A state stored by the previous format (version 1: the install's draws
-/// under per-protocol names) is read, not reset: the same permanent
-/// responses, draws and ledger carry on (a reset would mean new permanent
-/// responses, i.e. more ε).
+/// States stored by earlier formats (version 2: without the secret's id and
+/// the longest window; version 1: also the install's draws under
+/// per-protocol names) are read, not reset: the same permanent responses,
+/// draws and ledger carry on (a reset would mean new permanent responses,
+/// i.e. more ε).
 pub fn version_1_states_carry_on_without_a_reset() {
     let cases = [
         (r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"budget":{"epsilon":5,"window":"1d"}}"#, "37.3", "alpha"),
@@ -58,8 +59,16 @@ pub fn version_1_states_carry_on_without_a_reset() {
         let secret = new_secret(&mut rng);
         let mut first = Client::new(config, &secret, None).unwrap();
         let report = first.randomize_text(value, 1000, &mut rng).unwrap();
-        // The same state as version 1 wrote it.
-        let mut v1: serde_json::Value = serde_json::from_str(&first.state_json().unwrap()).unwrap();
+        // The same state as version 2 wrote it, and as version 1 did.
+        let mut v2: serde_json::Value = serde_json::from_str(&first.state_json().unwrap()).unwrap();
+        let state = v2.as_object_mut().unwrap();
+        state.remove("secret_id");
+        state.remove("window_ms");
+        state.insert("version".into(), 2.into());
+        let second = Client::new(config, &secret, Some(&v2.to_string())).unwrap();
+        assert_eq!(second.resets(), 0, "{config}: a version 2 state is not a reset");
+        assert_eq!(second.state_json().unwrap(), first.state_json().unwrap(), "{config}: read as it was");
+        let mut v1 = v2;
         let state = v1.as_object_mut().unwrap();
         state.insert("version".into(), 1.into());
         let draws = state.remove("draws").unwrap();
@@ -107,7 +116,7 @@ pub fn hostile_states_are_counted_resets() {
         with("ledger", &deep),
         with("ledger", &["[", &deep, "]"].concat()),
         with("memos", &["{\"k\":", &deep, "}"].concat()),
-        with("version", "3"),
+        with("version", "4"),
     ] {
         let mut reader = Client::new(config, &secret, Some(&state)).unwrap();
         assert_eq!(reader.resets(), 1, "{}", &state[..state.len().min(120)]);

@@ -71,7 +71,7 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     assert.ok(['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'hrr', 'ss'].includes(report.protocol));
     assert.match(report.domain, /^[0-9a-f]{16}$/);
     assert.equal(persistent, true);
-    assert.equal(again, true, 'memoized in localStorage');
+    assert.equal(again, true, 'memoized in IndexedDB');
     assert.deepEqual(errors, []);
     // Only the client module's files: no full module.
     const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();

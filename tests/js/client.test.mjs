@@ -6,15 +6,11 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import * as client from 'localdp/client';
 import { Client as FullClient, Aggregator } from 'localdp';
+import { memoryStore, fakeLocks } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = client;
 
-/** A Map behind localStorage's two methods. */
-function memoryStorage() {
-  const map = new Map();
-  return { map, getItem: (k) => (map.has(k) ? map.get(k) : null), setItem: (k, v) => void map.set(k, String(v)) };
-}
 
 /** The error's class, name and typed properties, to compare two errors. */
 function shape(f) {
@@ -87,41 +83,43 @@ test('errors are the full module\'s: class, name, message and properties', () =>
   }
 });
 
-test('one storage, either module: memos, ledger and resets carry over', () => {
-  const storage = memoryStorage();
+test('one storage, either module: memos, ledger and resets carry over', async () => {
+  const storage = client.asyncStorage(memoryStore(), { locks: fakeLocks() });
   let now = 1_700_000_000_000;
   const config = { protocol: 'oue', epsilon: 1, domain: 16, memoize: true, budget: { epsilon: 3, window: '1d' } };
-  const small = new Client(config, { storage, now: () => now });
-  const first = small.randomize(5);
-  const full = new FullClient(config, { storage, now: () => now });
+  const small = await Client.open(config, { storage, now: () => now });
+  const first = await small.randomize(5);
+  const full = await FullClient.open(config, { storage, now: () => now });
   assert.equal(full.resets, 0);
-  assert.deepEqual(full.randomize(5), first, 'the full module reads the memo the client module stored');
-  full.randomize(6);
-  assert.equal(new Client(config, { storage, now: () => now }).spent, 2);
+  assert.deepEqual(await full.randomize(5), first, 'the full module reads the memo the client module stored');
+  await full.randomize(6);
+  assert.equal(await small.spent, 2);
   now += 86_400_000;
-  assert.equal(new Client(config, { storage, now: () => now }).spent, 0, 'the window rolled over');
+  assert.equal(await small.spent, 0, 'the window rolled over');
 });
 
-test('a clock past Number.MAX_SAFE_INTEGER ms is refused, and the stored state never turns into a reset', () => {
+test('a clock past Number.MAX_SAFE_INTEGER ms is refused, and the stored state never turns into a reset', async () => {
   // A clock in µs or ns (performance.timeOrigin * 1000, process.hrtime) would put ledger times above 2^53,
   // which JSON cannot carry exactly: the state must never be stored as a placeholder that reads back as a reset.
   const config = { protocol: 'grr', epsilon: 1, domain: 4, memoize: true, budget: { epsilon: 10, window: '1d' } };
   for (const C of [Client, FullClient]) {
-    const storage = memoryStorage();
+    const store = memoryStore();
+    const storage = client.asyncStorage(store, { locks: fakeLocks() });
     let now = 1_700_000_000_000;
-    const c = new C(config, { storage, now: () => now });
-    const report = c.randomize(1);
-    const stored = [...storage.map].find(([k]) => k.startsWith('localdp:state:'))[1];
+    const c = await C.open(config, { storage, now: () => now });
+    const report = await c.randomize(1);
+    const stored = [...store.map].find(([k]) => k.startsWith('localdp:state:'))[1];
     now = 2 ** 53 + 2;
-    const refused = shape(() => c.randomize(2));
-    assert.equal(refused.type, 'RangeError');
+    const refused = await c.randomize(2).then(() => assert.fail('no error'), (e) => e);
+    assert.equal(refused.constructor.name, 'RangeError');
     assert.equal(refused.parameter, 'now');
-    assert.throws(() => c.spent, RangeError);
+    await assert.rejects(c.spent, RangeError);
+    assert.throws(() => new C(config, { now: () => now }).spent, RangeError, 'new Client reads the clock alike');
     now = Number.MAX_SAFE_INTEGER;
-    assert.equal(c.spent, 0, 'the last safe ms is a valid time');
-    const again = new C(config, { storage, now: () => now });
+    assert.equal(await c.spent, 0, 'the last safe ms is a valid time');
+    const again = await C.open(config, { storage, now: () => now });
     assert.equal(again.resets, 0, 'the stored state still reads back');
     assert.ok(stored.includes('1700000000000'), 'the ledger kept the first report');
-    assert.deepEqual(again.randomize(1), report, 'the memo survived');
+    assert.deepEqual(await again.randomize(1), report, 'the memo survived');
   }
 });

@@ -1,5 +1,6 @@
 // Shared by the JS tests: a static file server for the browser tests, the CLI
-// runner for the interoperability tests, and Chromium's launch options.
+// runner for the interoperability tests, Chromium's launch options, and an
+// in-memory store and lock manager for `Client.open` in Node.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { execFileSync, spawn } from 'node:child_process';
@@ -79,3 +80,32 @@ export const CHROMIUM = {
 };
 
 export const ARTIFACTS = process.env.ARTIFACTS ?? join(process.cwd(), 'artifacts');
+
+/** A Map behind an async get/set (each call yields to the event loop), with compareAndSet. */
+export function memoryStore() {
+  const map = new Map();
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    map,
+    get: async (key) => (await tick(), map.get(key)),
+    set: async (key, value) => void (await tick(), map.set(key, value)),
+    async compareAndSet(key, expected, value) {
+      await tick();
+      if (map.get(key) !== expected) return false;
+      map.set(key, value);
+      return true;
+    },
+  };
+}
+
+/** A one-process LockManager: `request(name, cb)` runs callbacks of one name one at a time. */
+export function fakeLocks() {
+  const tails = new Map();
+  return {
+    request(name, callback) {
+      const run = (tails.get(name) ?? Promise.resolve()).then(() => callback());
+      tails.set(name, run.catch(() => {}));
+      return run;
+    },
+  };
+}

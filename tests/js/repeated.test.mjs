@@ -1,88 +1,89 @@
 // Repeated collection in the package: memoization, the privacy ledger, and
-// state kept in a Web-Storage-shaped store across Client instances.
+// state kept in a storage across clients (`Client.open`); `new Client` keeps
+// it in memory only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, Aggregator } from 'localdp';
+import { Client, Aggregator, asyncStorage } from 'localdp';
+import { memoryStore, fakeLocks } from './helpers.mjs';
 
 /** A Map behind localStorage's two methods. */
-function memoryStorage() {
+function webStorage() {
   const map = new Map();
-  return {
-    map,
-    getItem: (k) => (map.has(k) ? map.get(k) : null),
-    setItem: (k, v) => void map.set(k, String(v)),
-  };
+  return { getItem: (k) => (map.has(k) ? map.get(k) : null), setItem: (k, v) => void map.set(k, String(v)) };
 }
 
 const HOUR = 3_600_000;
 
-test('memoized reports repeat, survive a new Client, and keep the value out of storage', () => {
-  const storage = memoryStorage();
+test('memoized reports repeat, survive a new client, and keep the value out of storage', async () => {
+  const store = memoryStore();
+  const storage = asyncStorage(store, { locks: fakeLocks() });
   const config = { protocol: 'olh', epsilon: 1, domain: ['secret-label-xyz', 'other'], memoize: true };
-  const client = new Client(config, { storage });
+  const client = await Client.open(config, { storage });
   assert.equal(client.persistent, true);
   assert.equal(client.resets, 0);
-  const first = client.randomize('secret-label-xyz');
-  for (let i = 0; i < 10; i++) assert.deepEqual(client.randomize('secret-label-xyz'), first);
-  const again = new Client(config, { storage });
-  assert.deepEqual(again.randomize('secret-label-xyz'), first, 'the memo outlives the Client');
-  for (const [key, value] of storage.map) {
+  const first = await client.randomize('secret-label-xyz');
+  for (let i = 0; i < 10; i++) assert.deepEqual(await client.randomize('secret-label-xyz'), first);
+  const again = await Client.open(config, { storage });
+  assert.deepEqual(await again.randomize('secret-label-xyz'), first, 'the memo outlives the client');
+  for (const [key, value] of store.map) {
     assert.ok(!key.includes('secret-label-xyz') && !value.includes('secret-label-xyz'), key);
   }
-  const other = new Client(config, { storage: memoryStorage() });
+  const other = new Client(config);
   assert.equal(new Aggregator(config).addMany([first, other.randomize('other')]).accepted, 2, 'the aggregator ignores memoize');
 });
 
-test('without storage the state lives in memory and says so', () => {
+test('new Client keeps its state in memory, and says so', () => {
   const client = new Client({ protocol: 'grr', epsilon: 1, domain: 4, memoize: true });
   assert.equal(client.persistent, false);
+  assert.equal(client.resets, 0);
   assert.deepEqual(client.randomize(2), client.randomize(2));
 });
 
-test('the budget refuses with PrivacyBudgetExceeded, persists, and rolls over', () => {
-  const storage = memoryStorage();
+// Two tabs, each with `new Client` over one localStorage, drew two permanent
+// responses for one value (2 distinct responses over 50 alternating reports)
+// and spent one budget twice: no storage is taken, and the error says where to go.
+test('new Client refuses a storage and points to Client.open', () => {
+  const config = { protocol: 'grr', epsilon: 1, domain: 64, memoize: true, budget: { epsilon: 1, window: '1d' } };
+  for (const storage of [webStorage(), asyncStorage(memoryStore(), { locks: fakeLocks() }), {}]) {
+    assert.throws(() => new Client(config, { storage }), (e) => e instanceof TypeError && /Client\.open/.test(e.message));
+  }
+  assert.equal(new Client(config, { storage: null }).persistent, false);
+});
+
+test('the budget refuses with PrivacyBudgetExceeded, persists, and rolls over', async () => {
+  const storage = asyncStorage(memoryStore(), { locks: fakeLocks() });
   let now = 1_700_000_000_000;
   const config = { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 2, window: '1h' } };
-  const client = new Client(config, { storage, now: () => now });
-  client.randomize(1);
-  client.randomize(1);
-  assert.equal(client.spent, 2);
-  assert.throws(() => client.randomize(1), (e) => e.name === 'PrivacyBudgetExceeded' && e instanceof Error);
-  const reloaded = new Client(config, { storage, now: () => now });
-  assert.throws(() => reloaded.randomize(3), (e) => e.name === 'PrivacyBudgetExceeded', 'the ledger survives a reload');
+  const client = await Client.open(config, { storage, now: () => now });
+  await client.randomize(1);
+  await client.randomize(1);
+  assert.equal(await client.spent, 2);
+  await assert.rejects(client.randomize(1), (e) => e.name === 'PrivacyBudgetExceeded' && e instanceof Error);
+  const reloaded = await Client.open(config, { storage, now: () => now });
+  await assert.rejects(reloaded.randomize(3), (e) => e.name === 'PrivacyBudgetExceeded', 'the ledger survives a reload');
   now += HOUR;
-  assert.equal(reloaded.randomize(3).protocol, 'grr', 'the window rolled over');
+  assert.equal((await reloaded.randomize(3)).protocol, 'grr', 'the window rolled over');
   assert.throws(() => new Client({ ...config, budget: { epsilon: 2 } }), TypeError);
   assert.throws(() => new Client({ ...config, budget: { epsilon: 2, window: 'soon' } }), RangeError);
 });
 
-test('corrupt storage starts afresh and counts the reset', () => {
-  const storage = memoryStorage();
-  const config = { protocol: 'sue', epsilon: 1, domain: 3, memoize: true };
-  new Client(config, { storage }).randomize(0);
-  const stateKey = [...storage.map.keys()].find((k) => k.startsWith('localdp:state:'));
-  storage.setItem(stateKey, '{not json');
-  const after = new Client(config, { storage });
-  assert.equal(after.resets, 1);
-  storage.setItem('localdp:secret', 'tampered');
-  assert.equal(new Client(config, { storage }).resets, 2, 'resets accumulate in storage');
-  storage.map.delete('localdp:secret');
-  assert.equal(new Client(config, { storage }).resets, 3, 'a lost secret beside a stored state is a reset: its memos are lost');
-  assert.equal(new Client(config, { storage }).resets, 3, 'the new secret is kept: no further reset');
-  assert.throws(() => new Client(config, { storage: {} }), TypeError);
-});
-
-test('a storage that cannot write fails closed: no report is released', () => {
-  const storage = memoryStorage();
-  const client = new Client({ protocol: 'grr', epsilon: 1, domain: 4, memoize: true }, { storage });
-  storage.setItem = () => { throw new Error('QuotaExceededError'); };
-  assert.throws(() => client.randomize(1), /QuotaExceeded/);
+test('configs that differ only in their budget share one ledger: a shorter window forgets nothing', async () => {
+  const storage = asyncStorage(memoryStore(), { locks: fakeLocks() });
+  let now = 1_700_000_000_000;
+  const metric = { protocol: 'grr', epsilon: 1, domain: 8 };
+  const day = await Client.open({ ...metric, budget: { epsilon: 2, window: '1d' } }, { storage, now: () => now });
+  const hour = await Client.open({ ...metric, budget: { epsilon: 2, window: '1h' } }, { storage, now: () => now });
+  await day.randomize(1);
+  await day.randomize(2);
+  now += 2 * HOUR;
+  await hour.randomize(3);
+  assert.equal(await day.spent, 3);
+  await assert.rejects(day.randomize(4), (e) => e.name === 'PrivacyBudgetExceeded', '3ε in a day against 2ε');
 });
 
 test('RAPPOR: one cohort per install, a fresh instantaneous response per report, decoded by candidates', () => {
-  const storage = memoryStorage();
   const config = { protocol: 'rappor', bits: 32, hashes: 2, cohorts: 8, candidates: ['alpha', 'bravo', 'absent'], budget: { epsilon: 10, window: '1d' } };
-  const client = new Client(config, { storage });
+  const client = new Client(config);
   const reports = Array.from({ length: 20 }, () => client.randomize('alpha'));
   assert.equal(new Set(reports.map((r) => r.cohort)).size, 1);
   assert.ok(new Set(reports.map((r) => r.bits)).size > 1, 'the instantaneous response is fresh');

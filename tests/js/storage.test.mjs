@@ -4,35 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, asyncStorage, chromeStorage, indexedDBStorage } from 'localdp';
-
-/** A Map behind an async get/set (each call yields to the event loop), with compareAndSet. */
-function memoryStore() {
-  const map = new Map();
-  const tick = () => new Promise((resolve) => setImmediate(resolve));
-  return {
-    map,
-    get: async (key) => (await tick(), map.get(key)),
-    set: async (key, value) => void (await tick(), map.set(key, value)),
-    async compareAndSet(key, expected, value) {
-      await tick();
-      if (map.get(key) !== expected) return false;
-      map.set(key, value);
-      return true;
-    },
-  };
-}
-
-/** A one-process LockManager: `request(name, cb)` runs callbacks of one name one at a time. */
-function fakeLocks() {
-  const tails = new Map();
-  return {
-    request(name, callback) {
-      const run = (tails.get(name) ?? Promise.resolve()).then(() => callback());
-      tails.set(name, run.catch(() => {}));
-      return run;
-    },
-  };
-}
+import { memoryStore, fakeLocks } from './helpers.mjs';
 
 /** `n` concurrent read-increment-writes of one key through `storage`; resolves to how often `fn` ran. */
 async function increments(storage, n) {
@@ -144,6 +116,36 @@ test('Client.open: corrupt stored state counts a reset, seen by every client', a
   assert.equal(second.resets, 3, 'the new secret is kept: no further reset');
   await assert.rejects(Client.open(GRR, { storage: { getItem() {}, setItem() {} } }), TypeError);
 });
+
+const OUE = { protocol: 'oue', epsilon: 1, domain: 8, memoize: true };
+
+test('Client.open: a lost secret is a reset for every metric whose memos it keyed', async () => {
+  const store = memoryStore();
+  const storage = asyncStorage(store, { locks: fakeLocks() });
+  for (const config of [GRR, OUE]) await (await Client.open(config, { storage })).randomize(1);
+  store.map.delete('localdp:secret');
+  const after = [await Client.open(GRR, { storage }), await Client.open(OUE, { storage })];
+  assert.deepEqual(after.map((c) => c.resets), [1, 1], 'not only the first metric to notice');
+  assert.equal(await after[0].spent, 1, 'the ledger is kept');
+  const again = [await Client.open(GRR, { storage }), await Client.open(OUE, { storage })];
+  assert.deepEqual(again.map((c) => c.resets), [1, 1], 'counted once');
+});
+
+for (const [mode, locks] of [['Web Locks', fakeLocks()], ['compare-and-set', null]]) {
+  test(`Client.open (${mode}): storage wiped under open clients is a reset for each`, async () => {
+    const store = memoryStore();
+    const storage = asyncStorage(store, { locks });
+    // Two metrics, and a second client of the first (another tab).
+    const clients = [await Client.open(GRR, { storage }), await Client.open(OUE, { storage }), await Client.open(GRR, { storage })];
+    for (const client of clients) await client.randomize(1);
+    store.map.clear(); // site data cleared while the page is open
+    for (const client of clients) await client.randomize(1);
+    assert.deepEqual(clients.map((c) => c.resets), [1, 1, 1], 'each metric counts once: its clients still held the lost secret');
+    for (const client of clients) await client.randomize(2);
+    assert.deepEqual(clients.map((c) => c.resets), [1, 1, 1], 'counted once');
+    assert.equal((await Client.open(OUE, { storage })).resets, 1, 'and stored for every context');
+  });
+}
 
 test('Client.open without IndexedDB keeps the state in memory and says so', async () => {
   const client = await Client.open(GRR);

@@ -44,3 +44,5 @@ timing.randomize('1234.5');
 means.estimate().estimates;
 // @ts-expect-error: a frequency protocol with a range
 new Client({ protocol: 'grr', epsilon: 1, range: [0, 1] });
+// @ts-expect-error: new Client keeps its state in memory (Client.open takes a storage)
+new Client({ protocol: 'grr', epsilon: 1, domain: 3 }, { storage: { getItem: () => null, setItem: () => {} } });
