@@ -21,11 +21,13 @@ fn metrics() -> &'static [Metric] {
     METRICS.get_or_init(|| CONFIGS.iter().map(|c| Metric::from_json(c).expect("a valid fuzz config")).collect())
 }
 
-/// The file the bytes are written to (`ParquetFile` reads files), one per
-/// fuzzing process.
+/// The file the bytes are written to (`ParquetFile` reads files): one per
+/// fuzzing process, in fuzz/target/ (untracked, and freed with the build).
 fn scratch() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| std::env::temp_dir().join(format!("localdp-fuzz-{}.parquet", std::process::id())))
+    PATH.get_or_init(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join(format!("input-{}.parquet", std::process::id()))
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
