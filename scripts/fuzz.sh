@@ -2,7 +2,10 @@
 # Fuzz the parsers that face untrusted input (fuzz/fuzz_targets/*.rs):
 #   report  Report::from_json + Aggregator::add_json on fixed configs
 #   config  Metric::from_json, then randomize and aggregate one report
-#   state   Aggregator::from_bytes on fixed configs (state shipped between machines)
+#   state   Aggregator::from_bytes on fixed configs (state shipped between
+#           machines), of the bytes as given or sealed with their checksum
+#   columns Aggregator::add_batch of columns cut from the bytes, add_json_lines
+#   parquet ParquetFile (localdp aggregate FILE.parquet) of the bytes
 #
 #   bash scripts/fuzz.sh [SECONDS]     # default 30 seconds per target
 #
@@ -17,7 +20,7 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.1
-TARGETS=(report config state columns)
+TARGETS=(report config state columns parquet)
 SECONDS_PER_TARGET=${1:-30}
 REPLAY_TIMEOUT=${REPLAY_TIMEOUT:-10}   # seconds per regression input
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-10}       # seconds per input while fuzzing

@@ -91,8 +91,9 @@ impl From<StateError> for Error {
     }
 }
 
-/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320).
-fn crc32(bytes: &[u8]) -> u32 {
+/// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum a
+/// state ends with, little-endian, over everything before it.
+pub fn crc32(bytes: &[u8]) -> u32 {
     const TABLE: [u32; 256] = {
         let mut table = [0u32; 256];
         let mut i = 0;

@@ -9,8 +9,10 @@ mod protocols;
 mod serving;
 
 use common::cli::{run, stdout, Scratch};
+use localdp::rng::UniformBelow;
+use localdp::SimulationRng;
 use protocols::{value, PROTOCOLS};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `n` seeded reports of a config, as JSON lines.
 fn simulated(config: &Path, values: &[&str], n: usize, seed: u64) -> Vec<String> {
@@ -152,6 +154,61 @@ fn a_failed_export_leaves_no_file() {
     assert!(run(&args, &lines).status.success());
     let from_stdin = stdout(&["aggregate", "--config", config.to_str().unwrap()], &lines);
     assert_eq!(aggregate(&config, &[], &[&output]).0, from_stdin);
+}
+
+/// `localdp export` files damaged by a seeded stream of edits (a few bytes
+/// overwritten anywhere, or in the footer, where the schema and metadata
+/// are, or the file cut short): each one is read, or refused with exit
+/// status 1 and a message that names it; never a panic.
+#[test]
+fn damaged_parquet_files_are_read_or_refused_by_name() {
+    const FILES: usize = 800;
+    let scratch = Scratch::new("columnar-damaged");
+    // Every payload column among them: value (GRR), bits (OUE), value and
+    // seed (OLH), attributes and values (Laplace), cohort and bits (RAPPOR).
+    let sources: Vec<(PathBuf, Vec<u8>)> = [0, 2, 4, 10, 14]
+        .into_iter()
+        .map(|k| {
+            let (config, values) = PROTOCOLS[k];
+            let config = scratch.file(&format!("config-{k}.json"), config);
+            let lines = scratch.file(&format!("reports-{k}.jsonl"), &(simulated(&config, values, 60, k as u64).join("\n") + "\n"));
+            let file = scratch.0.join(format!("reports-{k}.parquet"));
+            export(&config, &file, 25, &[&lines]);
+            (config, std::fs::read(&file).unwrap())
+        })
+        .collect();
+    let mut rng = SimulationRng::seed_from_u64(24);
+    let mut below = |n: usize| UniformBelow::new(n as u64).unwrap().sample(&mut rng) as usize;
+    let (mut read, mut refused) = (0, 0);
+    for i in 0..FILES {
+        let (config, original) = &sources[i % sources.len()];
+        let mut bytes = original.clone();
+        let len = bytes.len();
+        match below(3) {
+            0 => bytes.truncate(below(len)),
+            anywhere => {
+                // The footer: its metadata, its length and "PAR1".
+                let footer = u32::from_le_bytes(bytes[len - 8..len - 4].try_into().unwrap()) as usize + 8;
+                let start = if anywhere == 1 { 0 } else { len - footer };
+                for _ in 0..1 + below(4) {
+                    let at = start + below(len - start);
+                    bytes[at] = below(256) as u8;
+                }
+            }
+        }
+        let path = scratch.0.join(format!("damaged-{i}.parquet"));
+        std::fs::write(&path, &bytes).unwrap();
+        let out = run(&["aggregate", "--config", config.to_str().unwrap(), path.to_str().unwrap()], "");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => read += 1,
+            Some(1) if stderr.starts_with(&format!("localdp: error: {}: ", path.display())) => refused += 1,
+            status => panic!("damaged-{i}.parquet: exit status {status:?}: {stderr}"),
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert_eq!(read + refused, FILES);
+    assert!(refused > FILES / 2, "the edits damage files: {refused} of {FILES} refused");
 }
 
 mod collector {

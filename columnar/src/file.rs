@@ -1,18 +1,22 @@
 //! Parquet files of reports.
 
-use crate::schema::{self, CONFIG_KEY, REJECTED_KEY};
+use crate::schema::{self, CONFIG_KEY, ID, REJECTED_KEY};
 use crate::{add_record_batch, Error, Result};
 use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Schema, SchemaRef};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::{ArrowWriter, ARROW_SCHEMA_META_KEY};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use std::cell::Cell;
 use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once};
 
 /// Rows per row group by default: Parquet's own default (2^20), the unit
 /// `localdp aggregate --threads` splits a file by.
@@ -53,7 +57,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
             .set_key_value_metadata(Some(metadata))
             .build();
-        Ok(ParquetWriter { inner: ArrowWriter::try_new(out, std::sync::Arc::new(schema), Some(properties))? })
+        Ok(ParquetWriter { inner: ArrowWriter::try_new(out, Arc::new(schema), Some(properties))? })
     }
 
     /// Appends a batch of the metric's reports (a row group is written out
@@ -98,6 +102,56 @@ fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|source| Error::Io { path: path.display().to_string(), source })
 }
 
+/// Runs parquet's decoding of a file's bytes: parquet 59 still panics on
+/// some malformed files (a column chunk at a negative offset, dictionary
+/// keys of more than 32 bits), so a panic in `decode` is the file's error
+/// ([`Error::Damaged`]) and its message is not printed (with `panic =
+/// "abort"` it still ends the process).
+fn decode<T>(parse: impl FnOnce() -> Result<T>) -> Result<T> {
+    thread_local! {
+        static DECODING: Cell<bool> = const { Cell::new(false) };
+    }
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !DECODING.get() {
+                hook(info);
+            }
+        }));
+    });
+    DECODING.set(true);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(parse));
+    DECODING.set(false);
+    result.unwrap_or(Err(Error::Damaged))
+}
+
+/// The schema a file's rows are read in: the Arrow types its Parquet schema
+/// maps to, but a string `id` column as [`schema::id_type`] (the identity
+/// decoded once per batch, as it was written, not once per row), and the
+/// footer's key-value metadata (bar `ARROW:schema`) as the schema's.
+fn read_schema(footer: &ArrowReaderMetadata) -> SchemaRef {
+    let fields: Vec<_> = footer
+        .schema()
+        .fields()
+        .iter()
+        .map(|field| match field.data_type() {
+            DataType::Utf8 if field.name() == ID => Arc::new(field.as_ref().clone().with_data_type(schema::id_type())),
+            _ => field.clone(),
+        })
+        .collect();
+    let metadata = footer
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .filter(|e| e.key != ARROW_SCHEMA_META_KEY)
+        .filter_map(|e| Some((e.key.clone(), e.value.clone()?)))
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, metadata))
+}
+
 /// A Parquet file of reports whose footer was read once, when it was
 /// opened: its row groups (the units it can be read in, in parallel), the
 /// rejections it was exported with, and its rows, read by row groups. Cheap
@@ -110,9 +164,16 @@ pub struct ParquetFile {
 }
 
 impl ParquetFile {
-    /// Reads the footer of the Parquet file at `path`.
+    /// Reads the footer of the Parquet file at `path`. Its rows are read in
+    /// the Arrow types of its Parquet schema, never in those of the Arrow
+    /// schema writers embed in the footer (`ARROW:schema`): that is a
+    /// second encoding of the same schema, and arrow's reader of it panics
+    /// on some malformed bytes.
     pub fn open(path: &Path) -> Result<Self> {
-        let metadata = ArrowReaderMetadata::load(&open(path)?, ArrowReaderOptions::new())?;
+        let file = open(path)?;
+        let footer = decode(|| Ok(ArrowReaderMetadata::load(&file, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?))?;
+        let options = ArrowReaderOptions::new().with_schema(read_schema(&footer));
+        let metadata = decode(|| Ok(ArrowReaderMetadata::try_new(footer.metadata().clone(), options)?))?;
         Ok(ParquetFile { path: path.to_path_buf(), metadata })
     }
 
@@ -166,13 +227,15 @@ impl ParquetFile {
             return Err(Error::RowGroups { requested: row_groups, available: groups.len() });
         }
         let mut row: u64 = groups[..row_groups.start].iter().map(|g| g.num_rows().max(0) as u64).sum();
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(open(&self.path)?, self.metadata.clone())
-            .with_row_groups(row_groups.collect())
-            .with_batch_size(READ_BATCH_ROWS)
-            .build()?;
+        let file = open(&self.path)?;
+        let mut reader = decode(|| {
+            Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.metadata.clone())
+                .with_row_groups(row_groups.collect())
+                .with_batch_size(READ_BATCH_ROWS)
+                .build()?)
+        })?;
         let mut first = None;
-        for batch in reader {
-            let batch = batch?;
+        while let Some(batch) = decode(|| Ok(reader.next().transpose()?))? {
             if let Some((i, e)) = add_record_batch(aggregator, &batch) {
                 first.get_or_insert((row + i as u64, e));
             }

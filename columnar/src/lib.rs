@@ -124,6 +124,10 @@ pub enum Error {
     /// failed).
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// A file that parquet's reader stopped on with a panic rather than an
+    /// error (bytes it does not check before it trusts them).
+    #[error("a damaged file: parquet cannot decode it")]
+    Damaged,
     /// Arrow's own error.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),

@@ -1,5 +1,6 @@
-//! The configurations the report and state targets run against: one per
-//! payload shape of every family (and the instantaneous step).
+//! The configurations the report, state, columns and parquet targets run
+//! against: one per payload shape of every family (and the instantaneous
+//! step).
 
 pub const CONFIGS: &[&str] = &[
     r#"{"protocol":"grr","epsilon":1,"domain":8}"#,
