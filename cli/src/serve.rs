@@ -160,6 +160,15 @@ const DRAIN: Duration = Duration::from_secs(30);
 /// connection is accepted, the requests in flight are answered (up to
 /// [`DRAIN`], or until a second signal), and what is queued is stored.
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    // Native panics unwind (so that localdp-arrow can refuse a damaged
+    // Parquet file), but a panic in the collector ends it, after the usual
+    // message: the locks a request held would stay poisoned for every later
+    // one, and a supervisor restarts a process that ended, not one that limps.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort()
+    }));
     let origins = Origins::parse(&args.allow_origin)?;
     let own_names = Names::new(args.bind, &args.hosts)?;
     let max_estimates = match args.max_estimates {
