@@ -277,9 +277,9 @@ impl Aggregate for FrequencyAggregator {
         }
     }
 
-    /// Counts with the protocol's column kernel ([`kernels`]) when the
-    /// batch's envelope matches and its columns are the kernel's; row by row
-    /// otherwise.
+    /// Counts with the protocol's column kernel (see [`crate::columnar`])
+    /// when the batch's envelope matches and its columns are the kernel's;
+    /// row by row otherwise.
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         let envelope = batch.envelope(&Aggregate::state_id(self));
