@@ -325,7 +325,8 @@ impl Aggregate for FrequencyAggregator {
                 let f = (s / n - q) / (p - q);
                 let std_error = self.oracle.variance(f.clamp(0.0, 1.0), self.tally.n()).sqrt();
                 ValueEstimate {
-                    value: domain.value_json(v),
+                    // `support` has one entry per value: `v < d`.
+                    value: domain.value_json(v).unwrap_or_default(),
                     frequency: f,
                     unbiased_frequency: f,
                     std_error,
