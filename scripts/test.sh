@@ -3,7 +3,8 @@
 #  1. native Rust, the whole workspace: the library's unit, exact-channel,
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
-#     port) and `--plot`; and the doc examples; then, in a step of its own,
+#     port) and `--plot`; the doc examples, and the API docs with warnings
+#     denied (a broken link fails); then, in a step of its own,
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. wasm-bindgen tests in Node and in headless Chromium, compiled by the
 #     shipped modules' compiler;
@@ -26,6 +27,8 @@ ci_free() { if [ -n "${CI:-}" ]; then rm -rf "$@"; fi; }
 need_rust
 cargo test --workspace --all-targets --exclude localdp-datafusion
 cargo test --workspace --doc --quiet --exclude localdp-datafusion
+# The public crates' API docs, warnings denied: a broken link fails.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp -p localdp-arrow -p localdp-cli
 # The engines' crate builds in the dev profile, not the test profile, so it
 # shares little with the tests above.
 ci_free target/debug

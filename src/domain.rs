@@ -123,33 +123,30 @@ impl Domain {
         }
     }
 
-    /// The value at `index` as JSON: a number or a label.
-    ///
-    /// # Panics
-    ///
-    /// For a list of labels, if `index ≥ len()`.
-    pub fn value_json(&self, index: usize) -> serde_json::Value {
+    /// The value at `index` as JSON (a number or a label), or `None` if
+    /// `index ≥ len()`.
+    pub fn value_json(&self, index: usize) -> Option<serde_json::Value> {
         match &self.repr {
-            Repr::Size(_) => serde_json::Value::from(index),
-            Repr::Labels { labels, .. } => serde_json::Value::from(labels[index].as_str()),
+            Repr::Size(d) => (index < *d).then(|| serde_json::Value::from(index)),
+            Repr::Labels { labels, .. } => labels.get(index).map(|label| serde_json::Value::from(label.as_str())),
         }
     }
 
-    /// The value at `index` as text: the form clients hash and CLIs print.
-    ///
-    /// # Panics
-    ///
-    /// For a list of labels, if `index ≥ len()`.
-    pub fn value_text(&self, index: usize) -> String {
+    /// The value at `index` as text (the form clients hash and CLIs print),
+    /// or `None` if `index ≥ len()`.
+    pub fn value_text(&self, index: usize) -> Option<String> {
         match &self.repr {
-            Repr::Size(_) => text!(index),
-            Repr::Labels { labels, .. } => labels[index].clone(),
+            Repr::Size(d) => (index < *d).then(|| text!(index)),
+            Repr::Labels { labels, .. } => labels.get(index).cloned(),
         }
     }
 
     /// The hash key of every value, in index order (for local hashing).
     pub fn keys(&self) -> Vec<u64> {
-        (0..self.len()).map(|i| key64(self.value_text(i).as_bytes())).collect()
+        match &self.repr {
+            Repr::Size(d) => (0..*d).map(|i| key64(text!(i).as_bytes())).collect(),
+            Repr::Labels { labels, .. } => labels.iter().map(|label| key64(label.as_bytes())).collect(),
+        }
     }
 
     /// A short fingerprint carried by every report, so that an aggregator can
@@ -243,5 +240,21 @@ mod tests {
         for absent in ["Chrome", "chrome ", "a", "zzz", "e"] {
             assert!(matches!(domain.index_of(absent), Err(Error::ValueNotInDomain { .. })), "{absent}");
         }
+    }
+
+    /// An index past the end is `None` for either kind of domain, never a
+    /// panic (labels) or a number outside the domain (sizes).
+    #[test]
+    fn values_past_the_end_are_none() {
+        let labels = Domain::labels(strings(&["a", "b", "c"])).unwrap();
+        let sized = Domain::size(3).unwrap();
+        for domain in [&labels, &sized] {
+            assert!(domain.value_json(2).is_some() && domain.value_text(2).is_some());
+            for index in [3, usize::MAX] {
+                assert_eq!((domain.value_json(index), domain.value_text(index)), (None, None), "{index}");
+            }
+        }
+        assert_eq!((labels.value_json(1), labels.value_text(1)), (Some("b".into()), Some("b".to_string())));
+        assert_eq!((sized.value_json(1), sized.value_text(1)), (Some(1.into()), Some("1".to_string())));
     }
 }

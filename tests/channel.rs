@@ -1,9 +1,11 @@
 //! Exact channel tests: for every protocol, enumerate the realized output
 //! probabilities (every output where that is feasible, a sample of outputs
 //! otherwise) for every input, and assert that the largest log-ratio between
-//! two inputs is at most ε (+1e-12) and, every protocol here being tight,
-//! at least ε − 1e-12. The probabilities are the realized ones: the integer
-//! thresholds the coins actually use.
+//! two inputs is at most ε, exactly, and, every protocol here being tight,
+//! at least ε − 1e-12 (`common::channel::assert_epsilon`). The
+//! probabilities are the realized ones: the integer thresholds the coins
+//! actually use. Where every output is enumerated, each input's row sums
+//! to one.
 //!
 //! A goodness-of-fit test then checks that the samplers draw from exactly
 //! the channel that `likelihood` describes, so the enumeration is not about
@@ -11,7 +13,7 @@
 
 mod common;
 
-use common::channel::frequency_max_log_ratio;
+use common::channel::{assert_epsilon, frequency_epsilon, tight_within};
 use common::{chi_square_critical, oracle};
 use localdp::frequency::ChannelOutputs;
 use localdp::report::BitVector;
@@ -28,12 +30,6 @@ fn outputs(oracle: &FrequencyOracle) -> ChannelOutputs<Report> {
     oracle.channel_outputs(&mut SimulationRng::seed_from_u64(99))
 }
 
-/// The largest `ln(P[y|x] / P[y|x'])` over the examined outputs and all
-/// pairs of inputs.
-fn max_log_ratio(oracle: &FrequencyOracle) -> f64 {
-    frequency_max_log_ratio(oracle, &outputs(oracle).into_vec())
-}
-
 #[test]
 fn every_protocol_is_epsilon_ldp_and_tight() {
     for &protocol in FrequencyProtocol::ALL {
@@ -43,34 +39,8 @@ fn every_protocol_is_epsilon_ldp_and_tight() {
         for d in DOMAINS {
             for epsilon in EPSILONS {
                 let oracle = oracle(protocol, epsilon, d);
-                let realized = max_log_ratio(&oracle);
-                assert!(
-                    realized <= epsilon + 1e-12,
-                    "{protocol:?} d={d} ε={epsilon}: realized {realized} exceeds ε"
-                );
-                assert!(
-                    realized >= epsilon - 1e-12,
-                    "{protocol:?} d={d} ε={epsilon}: realized {realized} is not tight"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn enumerated_channels_are_distributions() {
-    for &protocol in FrequencyProtocol::ALL {
-        for d in [2, 3, 16] {
-            for epsilon in [0.5, 4.0] {
-                let oracle = oracle(protocol, epsilon, d);
-                let ChannelOutputs::Complete(ys) = outputs(&oracle) else { continue };
-                for x in 0..d {
-                    let total: f64 = ys
-                        .iter()
-                        .map(|y| oracle.likelihood(x, y).probability())
-                        .sum();
-                    assert!((total - 1.0).abs() < 1e-12, "{protocol:?} d={d} ε={epsilon} x={x}: Σ = {total}");
-                }
+                let realized = frequency_epsilon(&oracle, outputs(&oracle));
+                assert_epsilon(&format!("{protocol:?} d={d}"), realized, epsilon, tight_within(epsilon));
             }
         }
     }

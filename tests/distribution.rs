@@ -70,8 +70,10 @@ fn bin_shares(metric: &DistributionMetric, values: &[f64]) -> Vec<f64> {
 
 /// Over 500 seeded collections of 5,000 page-load times (ε = 1, 32 bins),
 /// the 95% intervals of p50, p90, p95 and p99, of every bin and of the mean
-/// cover the population's own values at least 95% of the time (within the
-/// binomial tolerance at α = 1e-6, one draw per run), and the intervals are
+/// cover the population's own values 95% of the time: each count of covers
+/// is within the exact two-sided acceptance region of Binomial(500, 0.95)
+/// (only its lower end for the tree's conservative p95 and p99; Square
+/// Wave's bins on average), α = 1e-6/37 per count; and the intervals are
 /// not vacuous (the median's narrower than a fifth of the range). For the
 /// tree, whose estimate is unbiased, the bins' mean estimates are within
 /// `z·√(se²/R)` of the truth too.
@@ -91,14 +93,13 @@ fn intervals_cover_over_500_collections(protocol: DistributionProtocol) {
     let values = load_times(USERS);
     let mut sorted = values.clone();
     sorted.sort_by(f64::total_cmp);
-    let tolerance = common::z_critical(1e-6, 1) * (0.95 * 0.05 / RUNS as f64).sqrt();
     {
         let metric = metric(protocol, 1.0, 32);
         let truth = bin_shares(&metric, &values);
         // The mean's target: the bins' midpoints, weighted by their shares.
         let true_mean: f64 = truth.iter().enumerate().map(|(b, f)| f * 0.5 * (metric.edge(b as u64) + metric.edge(b as u64 + 1))).sum();
         let mut rng = SimulationRng::seed_from_u64(500 + protocol as u64);
-        let (mut quantiles, mut bins, mut mean, mut median_width) = ([0usize; 4], 0usize, 0usize, 0.0);
+        let (mut quantiles, mut bins, mut mean, mut median_width) = ([0usize; 4], vec![0usize; truth.len()], 0usize, 0.0);
         let (mut sums, mut variances) = (vec![0.0; truth.len()], vec![0.0; truth.len()]);
         for _ in 0..RUNS {
             let estimate = collect(&metric, &values, &mut rng);
@@ -108,7 +109,7 @@ fn intervals_cover_over_500_collections(protocol: DistributionProtocol) {
             }
             median_width += (estimate.quantiles[0].ci95[1] - estimate.quantiles[0].ci95[0]) / RUNS as f64;
             for (b, bin) in estimate.histogram.iter().enumerate() {
-                bins += usize::from(bin.ci95[0] <= truth[b] && truth[b] <= bin.ci95[1]);
+                bins[b] += usize::from(bin.ci95[0] <= truth[b] && truth[b] <= bin.ci95[1]);
                 sums[b] += bin.frequency;
                 let se = (bin.ci95[1] - bin.ci95[0]) / (2.0 * 1.959_963_984_540_054);
                 variances[b] += se * se;
@@ -116,14 +117,35 @@ fn intervals_cover_over_500_collections(protocol: DistributionProtocol) {
             mean += usize::from(estimate.mean.ci95[0] <= true_mean && true_mean <= estimate.mean.ci95[1]);
         }
         let rate = |c: usize, of: usize| c as f64 / of as f64;
-        let bin_rate = rate(bins, RUNS * truth.len());
-        println!("{protocol}: p50/p90/p95/p99 {:?}, bins {bin_rate:.3}, mean {:.3}, median width {median_width:.0} ms",
-            quantiles.map(|c| rate(c, RUNS)), rate(mean, RUNS));
+        println!("{protocol}: p50/p90/p95/p99 {:?}, bins {:?}, mean {:.3}, median width {median_width:.0} ms",
+            quantiles.map(|c| rate(c, RUNS)), bins.iter().map(|&c| rate(c, RUNS)).collect::<Vec<_>>(), rate(mean, RUNS));
+        let alpha = 1e-6 / (quantiles.len() + bins.len() + 1) as f64;
         for (i, &c) in quantiles.iter().enumerate() {
-            assert!(rate(c, RUNS) >= 0.95 - tolerance, "{protocol}: quantile {i} covered {}", rate(c, RUNS));
+            let what = format!("{protocol}: quantile {i}");
+            if protocol == DistributionProtocol::Hierarchical && i >= 2 {
+                // The tree's p95 and p99 intervals are conservative (its
+                // band is wide in the tail, where F is flat): covering
+                // them too often is no alarm, too rarely is.
+                let least = *common::binomial_acceptance(RUNS, 0.95, alpha).start();
+                assert!(c >= least, "{what}: {c} of {RUNS} covered, fewer than {least}");
+            } else {
+                common::assert_coverage(&what, c, RUNS, alpha);
+            }
         }
-        assert!(bin_rate >= 0.95 - tolerance, "{protocol}: bins covered {bin_rate}");
-        assert!(rate(mean, RUNS) >= 0.95 - tolerance, "{protocol}: mean covered {}", rate(mean, RUNS));
+        if protocol == DistributionProtocol::Hierarchical {
+            for (b, &c) in bins.iter().enumerate() {
+                common::assert_coverage(&format!("{protocol}: bin {b}"), c, RUNS, alpha);
+            }
+        } else {
+            // Square Wave's EMS smooths: a bin's interval covers from 84%
+            // (the steep low tail) to 99%, 95% only on average over the
+            // bins. The average count goes through the same band: a run's
+            // average over the bins varies at most as much as one cover
+            // (a conservative stand-in, not an exact binomial count).
+            let average = (bins.iter().sum::<usize>() as f64 / bins.len() as f64).round() as usize;
+            common::assert_coverage(&format!("{protocol}: bins on average"), average, RUNS, alpha);
+        }
+        common::assert_coverage(&format!("{protocol}: mean"), mean, RUNS, alpha);
         assert!(median_width < 1000.0, "{protocol}: the median's interval is {median_width} ms wide");
         if protocol == DistributionProtocol::Hierarchical {
             let z = common::z_critical(1e-6, truth.len());
@@ -248,7 +270,8 @@ fn memoization_keeps_one_report_per_bin() {
 }
 
 /// `with_quantiles` lists the levels asked for, in order, monotone, within
-/// the range, and refuses a level outside `[0, 1]`.
+/// the range, with intervals on both sides of the inner ones, and refuses a
+/// level outside `[0, 1]`.
 #[test]
 fn other_quantiles_are_answered_from_the_same_estimate() {
     let metric = metric(DistributionProtocol::SquareWave, 2.0, 64);
@@ -257,7 +280,13 @@ fn other_quantiles_are_answered_from_the_same_estimate() {
     let listed = estimate.clone().with_quantiles(&levels).unwrap().quantiles;
     assert_eq!(listed.iter().map(|q| q.q).collect::<Vec<_>>(), levels);
     assert!(listed.windows(2).all(|w| w[0].value <= w[1].value), "{listed:?}");
-    assert!(listed.iter().all(|q| (0.0..=5000.0).contains(&q.value) && q.ci95[0] <= q.value && q.value <= q.ci95[1]));
+    assert!(listed.iter().all(|q| (0.0..=5000.0).contains(&q.value)), "{listed:?}");
+    // An interval's ends are where the band crosses q (exactly: the unit
+    // test of `Cdf::quantile`); at the inner levels the band brackets the
+    // estimate on both sides by itself, not by the widening to hold it.
+    for q in &listed[1..4] {
+        assert!(q.ci95[0] < q.value && q.value < q.ci95[1], "{q:?}");
+    }
     assert_eq!(listed[2], estimate.quantiles[0], "the median is the default list's");
     for bad in [-0.1, 1.5, f64::NAN] {
         assert!(matches!(estimate.clone().with_quantiles(&[bad]), Err(Error::InvalidConfig { .. })), "{bad}");

@@ -301,6 +301,7 @@ fn the_aggregator_ignores_client_only_keys_and_budget_shapes_are_checked() {
 
 #[test]
 fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
+    use localdp::frequency::ChannelOutputs;
     use localdp::report::Report;
     for epsilon in [0.5, 1.0, 2.0, 4.0] {
         for (k, d) in [(5usize, 1usize), (5, 2), (6, 3), (4, 4)] {
@@ -309,8 +310,7 @@ fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
             let Some(o) = metric.mechanism::<FrequencyOracle>() else { unreachable!() };
             let template = o.randomize_index(0, &mut SimulationRng::seed_from_u64(1)).unwrap();
             // Every d-subset of buckets with every bit pattern.
-            let mut worst: f64 = 0.0;
-            let mut totals = vec![0.0; k];
+            let mut reports = Vec::new();
             for mask in 0u32..(1 << k) {
                 if mask.count_ones() as usize != d {
                     continue;
@@ -318,21 +318,14 @@ fn dbitflip_channel_is_exact_and_its_estimates_unbiased() {
                 let attributes: Vec<u32> = (0..k as u32).filter(|j| mask >> j & 1 == 1).collect();
                 for bits in 0u32..(1 << d) {
                     let values = (0..d).map(|i| u64::from(bits >> i & 1)).collect();
-                    let report = Report { payload: Payload::Sampled { attributes: attributes.clone(), values }, ..template.clone() };
-                    let probabilities: Vec<f64> = (0..k).map(|v| o.likelihood(v, &report).probability()).collect();
-                    for (t, p) in totals.iter_mut().zip(&probabilities) {
-                        *t += p;
-                    }
-                    let (lo, hi) = probabilities.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &p| (l.min(p), h.max(p)));
-                    worst = worst.max((hi / lo).ln());
+                    reports.push(Report { payload: Payload::Sampled { attributes: attributes.clone(), values }, ..template.clone() });
                 }
             }
-            assert!(totals.iter().all(|t| (t - 1.0).abs() < 1e-12), "{config}: {totals:?}");
-            assert!(worst <= epsilon + 1e-12, "{config}: {worst}");
+            let realized = common::channel::frequency_epsilon(o, ChannelOutputs::Complete(reports));
             // Tight when two values' buckets can both be sampled (d ≥ 2);
             // with d = 1 a report differs in one bit only: ε/2.
             let tight = if d >= 2 { epsilon } else { epsilon / 2.0 };
-            assert!(worst >= tight - 1e-9, "{config}: only {worst}");
+            common::channel::assert_epsilon(&config, realized, tight, 1e-9);
         }
     }
     let config = r#"{"protocol":"dbitflip","epsilon":2,"domain":8,"d":3}"#;

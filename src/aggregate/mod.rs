@@ -277,9 +277,9 @@ impl Aggregate for FrequencyAggregator {
         }
     }
 
-    /// Counts with the protocol's column kernel ([`kernels`]) when the
-    /// batch's envelope matches and its columns are the kernel's; row by row
-    /// otherwise.
+    /// Counts with the protocol's column kernel (see [`crate::columnar`])
+    /// when the batch's envelope matches and its columns are the kernel's;
+    /// row by row otherwise.
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         let envelope = batch.envelope(&Aggregate::state_id(self));
@@ -325,7 +325,8 @@ impl Aggregate for FrequencyAggregator {
                 let f = (s / n - q) / (p - q);
                 let std_error = self.oracle.variance(f.clamp(0.0, 1.0), self.tally.n()).sqrt();
                 ValueEstimate {
-                    value: domain.value_json(v),
+                    // `support` has one entry per value: `v < d`.
+                    value: domain.value_json(v).unwrap_or_default(),
                     frequency: f,
                     unbiased_frequency: f,
                     std_error,

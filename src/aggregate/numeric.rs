@@ -184,7 +184,7 @@ impl Aggregate for NumericAggregator {
         Ok(())
     }
 
-    /// Counted by the column kernels ([`kernels`]) when the batch's
+    /// Counted by the column kernels (see [`crate::columnar`]) when the batch's
     /// envelope matches and its columns are the metric's (`value`, or
     /// `attributes` and `values` for a record) without nulls; row by row
     /// otherwise.

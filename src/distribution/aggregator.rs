@@ -414,3 +414,29 @@ impl Aggregate for DistributionAggregator {
         estimate.with_quantiles(&DEFAULT_QUANTILES)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cdf;
+
+    /// A quantile's interval is where the band `F̂ ± z·se` crosses `q`,
+    /// both ends (computed here from the band's lines, with `z` typed out
+    /// rather than the library's constant), not merely an interval that
+    /// holds the estimate, which the widening to the estimate forces.
+    #[test]
+    fn quantile_intervals_end_where_the_band_crosses_q() {
+        let z = 1.959_963_984_540_054;
+        let cdf = Cdf::new(vec![0.0, 1.0, 2.0, 3.0, 4.0], vec![0.0, 0.2, 0.5, 0.8, 1.0], vec![0.0, 0.05, 0.05, 0.05, 0.0]);
+        // The band's lines between edges: F̂ rises 0.3 a bin in the middle.
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let median = cdf.quantile(0.5);
+        let expected = [2.0 - z * 0.05 / 0.3, 2.0 + z * 0.05 / 0.3];
+        assert!(near(median.value, 2.0) && near(median.ci95[0], expected[0]) && near(median.ci95[1], expected[1]), "{median:?} vs {expected:?}");
+        // In the last bin the band narrows to 0 at the edge: each end on its
+        // own line (upper from 0.8 + z·0.05 to 1, lower from 0.8 − z·0.05).
+        let p95 = cdf.quantile(0.95);
+        let (upper, lower) = (0.8 + z * 0.05, 0.8 - z * 0.05);
+        let expected = [3.0 + (0.95 - upper) / (1.0 - upper), 3.0 + (0.95 - lower) / (1.0 - lower)];
+        assert!(near(p95.value, 3.75) && near(p95.ci95[0], expected[0]) && near(p95.ci95[1], expected[1]), "{p95:?} vs {expected:?}");
+    }
+}

@@ -667,7 +667,7 @@ impl Kind for FrequencyOracle {
     }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
-        [self.domain.value_text(0), self.domain.value_text(self.domain.len() - 1)]
+        [0, self.domain.len() - 1].map(|i| self.domain.value_text(i).unwrap_or_default())
     }
     #[cfg(feature = "aggregate")]
     /// With an instantaneous step, the permanent response (its claim is the
