@@ -320,6 +320,8 @@ impl Piece for ConfigMessage<'_> {
                 "granularity" => put!(out, "\"granularity\" must be an integer in ", min, "..=", max),
                 "hashes" => put!(out, "hashes must be in ", min, "..=min(bits, 64)"),
                 "steps" => put!(out, "a grid needs at least ", min, " steps"),
+                "count" | "n" => put!(out, name, " must be at least ", min),
+                "support" => put!(out, "the privacy loss takes ", found, " values, more than the ", max, " the exact accountant enumerates"),
                 _ => put!(out, name, " must be in ", min, "..=", max),
             },
             Requirement::Length { min, max, found } => match parameter {
