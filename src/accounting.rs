@@ -13,6 +13,10 @@ use serde::Serialize;
 /// `count + 1` over the distinct ε).
 pub const MAX_SUPPORT: u64 = 10_000_000;
 
+/// The most clones `n·e^−ε₀` (the mean of `C` in [`shuffle`]) the numerical
+/// method sums over: its work grows with it (about 25 s at this bound).
+pub const MAX_CLONES: f64 = 1e6;
+
 /// A relative error that covers every float operation's (a few ulps each,
 /// `2^-40` ≈ 9.1e-13 is 4,096 ulps) times the magnitude it is applied to.
 const SLACK: f64 = 1.0 / (1u64 << 40) as f64;
@@ -106,7 +110,7 @@ fn bisect(hi: f64, target: f64, delta: impl Fn(f64) -> f64) -> (f64, f64) {
 ///
 /// Every ε-DP mechanism is dominated by binary randomized response with the
 /// same ε (Kairouz, Oh, Viswanath, "The composition theorem for
-/// differential privacy", ICML 2015, Theorem 3.4; Murtagh and Vadhan, TCC
+/// differential privacy", ICML 2015; Murtagh and Vadhan, TCC
 /// 2016, for mixed ε), so the composition's exact `δ(ε)` is the hockey-stick
 /// divergence of a product of randomized-response pairs: with privacy loss
 /// `L = Σ ±ε_i`, `+ε_i` with probability `e^ε_i / (1 + e^ε_i)`,
@@ -188,11 +192,12 @@ pub fn compose(reports: &[(f64, u64)], delta: f64) -> Result<Composition> {
 
 /// Privacy amplification by shuffling: an upper bound on the central ε of
 /// `n` reports, each from an `epsilon0`-DP local randomizer, shuffled
-/// before the analyst sees them, at the given δ.
+/// before the analyst sees them, at the given δ. `n` may be at most
+/// `MAX_CLONES·e^ε₀` ([`MAX_CLONES`]).
 ///
 /// Feldman, McMillan, Talwar, "Hiding among the clones: a simple and nearly
 /// optimal analysis of privacy amplification by shuffling" (FOCS 2021),
-/// Theorem 3.2: the shuffled output on neighbouring datasets is a
+/// the shuffled output on neighbouring datasets is a
 /// post-processing of `P = (A + Δ, C − A + 1 − Δ)` versus
 /// `Q = (A + 1 − Δ, C − A + Δ)` with `C ~ Bin(n − 1, e^−ε₀)`,
 /// `A ~ Bin(C, ½)`, `Δ ~ Bern(e^ε₀ / (e^ε₀ + 1))`. The hockey-stick
@@ -204,7 +209,7 @@ pub fn compose(reports: &[(f64, u64)], delta: f64) -> Result<Composition> {
 /// rest is bounded by a geometric series, and `epsilon` adds that bound,
 /// the unvisited mass of `C` and every float error bound; `lower` leaves
 /// them out and bisects the other way, so the method's value lies in
-/// `[lower, epsilon]`. `closed_form` is the paper's Theorem 3.1 bound as
+/// `[lower, epsilon]`. `closed_form` is the paper's closed-form bound as
 /// the authors' reference code evaluates it, for `ε₀ ≤ ln(n / (16 ln(4/δ)))`.
 ///
 /// ```
@@ -215,7 +220,11 @@ pub fn compose(reports: &[(f64, u64)], delta: f64) -> Result<Composition> {
 /// ```
 pub fn shuffle(epsilon0: f64, n: u64, delta: f64) -> Result<Amplification> {
     let epsilon0 = validate_epsilon(epsilon0)?;
-    let n = check_count("n", n)?;
+    // A float above u64::MAX converts to u64::MAX.
+    let max = (MAX_CLONES * libm::exp(epsilon0)).floor() as u64;
+    if n < 1 || n > max {
+        return Err(Error::invalid("n", Requirement::IntegerRange { min: 1, max, found: n }));
+    }
     let delta = check_delta(delta)?;
     let divergence = |epsilon: f64, upper: bool| shuffled_delta(epsilon0, n, epsilon, delta, upper);
     let (_, epsilon) = bisect(epsilon0, delta, |e| divergence(e, true));
@@ -223,7 +232,7 @@ pub fn shuffle(epsilon0: f64, n: u64, delta: f64) -> Result<Amplification> {
     Ok(Amplification { epsilon, lower, closed_form: closed_form(epsilon0, n as f64, delta) })
 }
 
-/// FMT 2021, Theorem 3.1, in the form of the authors' reference code.
+/// FMT 2021's closed-form bound, in the form of the authors' reference code.
 fn closed_form(epsilon0: f64, n: f64, delta: f64) -> Option<f64> {
     let log4 = libm::log(4.0 / delta);
     if epsilon0 > libm::log(n / (16.0 * log4)) {
@@ -309,7 +318,8 @@ fn shuffled_delta(epsilon0: f64, n: u64, epsilon: f64, target: f64, upper: bool)
 /// the float error). The terms are positive exactly above
 /// `x = b_coef/(a + b_coef)·(c + 1)`, where the sum starts.
 fn given_c(c: u64, a: f64, b_coef: f64, stop: f64) -> (f64, f64, f64) {
-    let start = ((b_coef / (a + b_coef) * (c + 1) as f64).floor() as u64).clamp(1, c + 1);
+    // One below the computed cutoff: its rounding cannot skip a positive term.
+    let start = ((b_coef / (a + b_coef) * (c + 1) as f64).floor() as u64).saturating_sub(1).clamp(1, c + 1);
     let ln_half = -core::f64::consts::LN_2;
     // b(x − 1) at x = start.
     let mut previous = libm::exp(ln_binomial(c, start - 1) + c as f64 * ln_half);

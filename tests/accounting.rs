@@ -3,7 +3,7 @@
 //! products and of the shuffling paper's clone pair, and values recorded from
 //! Google's `dp_accounting`.
 
-use localdp::accounting::{compose, shuffle, MAX_SUPPORT};
+use localdp::accounting::{compose, shuffle, MAX_CLONES, MAX_SUPPORT};
 use localdp::{Error, Requirement};
 
 /// `(1 − e^(ε − L))₊` averaged over `(probability, L)` pairs.
@@ -25,7 +25,7 @@ fn enumerate(epsilons: &[f64]) -> Vec<(f64, f64)> {
 
 #[test]
 fn homogeneous_composition_is_kairouz_oh_viswanath() {
-    // KOV (ICML 2015), Theorem 3.3: k-fold ε-DP is exactly
+    // KOV (ICML 2015), the optimal composition theorem: k-fold ε-DP is exactly
     // ((k − 2i)ε, δ_i)-DP, δ_i = Σ_{l<i} C(k,l)(e^((k−l)ε) − e^((k−2i+l)ε)) / (1 + e^ε)^k.
     let (k, epsilon) = (20u64, 0.5f64);
     let binomial = |l: u64| (0..l).fold(1.0, |c, j| c * (k - j) as f64 / (j + 1) as f64);
@@ -142,6 +142,10 @@ fn bad_parameters_are_typed_errors() {
     assert_eq!(invalid(compose(&[(0.1, 0)], 1e-6).unwrap_err()).0, "count");
     assert_eq!(invalid(compose(&[], 1e-6).unwrap_err()).0, "reports");
     assert_eq!(invalid(shuffle(1.0, 0, 1e-6).unwrap_err()).0, "n");
+    // The numerical method's work is bounded: n·e^−ε₀ ≤ MAX_CLONES.
+    let largest = (MAX_CLONES * 4f64.exp()).floor() as u64;
+    let (parameter, requirement) = invalid(shuffle(4.0, largest + 1, 1e-6).unwrap_err());
+    assert_eq!((parameter, requirement), ("n", Requirement::IntegerRange { min: 1, max: largest, found: largest + 1 }));
     let (parameter, requirement) = invalid(compose(&[(0.1, 3999), (0.2, 3999)], 1e-6).unwrap_err());
     assert_eq!((parameter, requirement), ("support", Requirement::IntegerRange { min: 1, max: MAX_SUPPORT, found: 16_000_000 }));
 }
