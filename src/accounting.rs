@@ -21,6 +21,14 @@ pub const MAX_CLONES: f64 = 1e6;
 /// `2^-40` ≈ 9.1e-13 is 4,096 ulps) times the magnitude it is applied to.
 const SLACK: f64 = 1.0 / (1u64 << 40) as f64;
 
+/// δ must be above this. Every term lost to float underflow (below 2^-1022,
+/// at most 10^14 of them in either accountant) together stay below
+/// [`UNDERFLOW`], which the upper bounds add: far below any accepted δ.
+pub const MIN_DELTA: f64 = 1e-200;
+
+/// Added to every upper bound on δ: covers what underflow lost.
+const UNDERFLOW: f64 = 1e-280;
+
 /// Bisection steps: the interval shrinks by 2^-64, below an ulp of ε.
 const BISECTION_STEPS: u32 = 64;
 
@@ -50,10 +58,10 @@ pub struct Amplification {
 }
 
 fn check_delta(delta: f64) -> Result<f64> {
-    if delta > 0.0 && delta < 1.0 {
+    if delta > MIN_DELTA && delta < 1.0 {
         Ok(delta)
     } else {
-        Err(Error::invalid("delta", Requirement::ExclusiveRange { min: 0.0, max: 1.0, found: delta }))
+        Err(Error::invalid("delta", Requirement::ExclusiveRange { min: MIN_DELTA, max: 1.0, found: delta }))
     }
 }
 
@@ -122,7 +130,8 @@ fn bisect(hi: f64, target: f64, delta: impl Fn(f64) -> f64) -> (f64, f64) {
 /// of their magnitude), and δ is multiplied by `e^` that bound; each value
 /// of `L` is lowered by a bound on its rounding error; `1 − e^(ε−L)` is
 /// `-expm1(ε − L)` (no cancellation); the sum is shifted by its largest
-/// term (log-sum-exp) and raised by the float error of the summation. The
+/// term (log-sum-exp), raised by the float error of the summation and by
+/// what underflow may lose (`delta` is above [`MIN_DELTA`]). The
 /// δ computed is therefore at least the exact δ, and the ε returned is the
 /// upper end of a bisection on it, so the exact δ at that ε is at most
 /// `delta`. With one ε this is exactly Kairouz–Oh–Viswanath's optimal
@@ -180,9 +189,7 @@ pub fn compose(reports: &[(f64, u64)], delta: f64) -> Result<Composition> {
             return 0.0;
         };
         let total: f64 = points[..above].iter().map(|&(l, lp)| libm::exp(lp - top) * -libm::expm1(shifted - l)).sum();
-        // Terms below 2^-1022 of the largest underflow: at most one such each.
-        let total = total + above as f64 * f64::MIN_POSITIVE;
-        libm::exp(top) * total * probability_factor
+        libm::exp(top) * total * probability_factor + UNDERFLOW
     };
     // The exact δ at `sum` is 0: the search's end has room for the rounding.
     let (_, epsilon) = bisect(sum * (1.0 + 4.0 * SLACK), delta, delta_upper);
@@ -306,7 +313,7 @@ fn shuffled_delta(epsilon0: f64, n: u64, epsilon: f64, target: f64, upper: bool)
         // Each pmf is within e^(SLACK·magnitude) of its value, each
         // recurrence step (at most n for C, n for Bin(c, ½)) a few ulps.
         let factor = libm::exp(SLACK * magnitude) * (1.0 + 8.0 * n as f64 * f64::EPSILON);
-        (sum + errors + unvisited) * factor
+        (sum + errors + unvisited) * factor + UNDERFLOW
     } else {
         let factor = libm::exp(-SLACK * magnitude) * (1.0 - 8.0 * n as f64 * f64::EPSILON);
         ((sum - errors) * factor).max(0.0)

@@ -130,7 +130,7 @@ fn bad_parameters_are_typed_errors() {
         Error::InvalidConfig { parameter, requirement } => (parameter, requirement),
         other => panic!("{other}"),
     };
-    for delta in [0.0, 1.0, -1e-6, f64::NAN] {
+    for delta in [0.0, 1e-250, 1.0, -1e-6, f64::NAN] {
         let (parameter, requirement) = invalid(compose(&[(0.1, 3)], delta).unwrap_err());
         assert!(parameter == "delta" && matches!(requirement, Requirement::ExclusiveRange { .. }));
         assert_eq!(invalid(shuffle(1.0, 10, delta).unwrap_err()).0, "delta");

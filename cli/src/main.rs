@@ -152,7 +152,7 @@ enum PrivacyCommand {
     /// The optimal composition of pure ε-DP reports at a δ: prints
     /// `{"epsilon", "delta", "sum"}`, `sum` being the basic composition Σ ε.
     Compose {
-        /// The δ of the composed guarantee, in (0, 1).
+        /// The δ of the composed guarantee, in (1e-200, 1).
         #[arg(long)]
         delta: f64,
         /// Reports as `EPSILONxCOUNT` (`0.1x365`: 365 reports at ε = 0.1), or
@@ -169,7 +169,7 @@ enum PrivacyCommand {
         /// The number of reports shuffled together.
         #[arg(long)]
         n: u64,
-        /// The δ of the central guarantee, in (0, 1).
+        /// The δ of the central guarantee, in (1e-200, 1).
         #[arg(long)]
         delta: f64,
     },
