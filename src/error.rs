@@ -320,6 +320,13 @@ impl Piece for ConfigMessage<'_> {
                 "granularity" => put!(out, "\"granularity\" must be an integer in ", min, "..=", max),
                 "hashes" => put!(out, "hashes must be in ", min, "..=min(bits, 64)"),
                 "steps" => put!(out, "a grid needs at least ", min, " steps"),
+                // The accountant's (src/accounting.rs), not in the client's module.
+                #[cfg(feature = "aggregate")]
+                "count" => put!(out, "a count must be at least ", min),
+                #[cfg(feature = "aggregate")]
+                "n" => put!(out, "n must be in ", min, "..=", max, " (at most a million times e^epsilon)"),
+                #[cfg(feature = "aggregate")]
+                "support" => put!(out, "the privacy loss takes ", found, " values, more than the ", max, " the exact accountant enumerates"),
                 _ => put!(out, name, " must be in ", min, "..=", max),
             },
             Requirement::Length { min, max, found } => match parameter {

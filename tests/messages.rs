@@ -4,6 +4,7 @@
 
 mod common;
 
+use localdp::accounting::{compose, shuffle};
 use localdp::client::{new_secret, parse_window, Client, ClientState};
 use localdp::rng::{Bernoulli, UniformBelow};
 use localdp::{
@@ -213,6 +214,11 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("state", Aggregator::from_bytes(Metric::from_json(grr).unwrap(), b"LDPS").map(drop).unwrap_err()),
         ("Error::NoReports", Error::NoReports),
         ("Error::UnstorableState", Error::UnstorableState),
+        ("compose delta 0", compose(&[(0.1, 3)], 0.0).unwrap_err()),
+        ("compose count 0", compose(&[(0.1, 0)], 1e-6).unwrap_err()),
+        ("compose nothing", compose(&[], 1e-6).unwrap_err()),
+        ("compose support", compose(&[(0.1, 3999), (0.2, 3999)], 1e-6).unwrap_err()),
+        ("shuffle n 0", shuffle(4.0, 0, 1e-6).unwrap_err()),
     ]
 }
 
@@ -322,6 +328,11 @@ const TEXTS: &[(&str, &str)] = &[
     ("state", "invalid aggregator state: the state is truncated"),
     ("Error::NoReports", "no accepted reports to estimate from"),
     ("Error::UnstorableState", "the client state cannot be stored as JSON"),
+    ("compose delta 0", "invalid configuration: delta must be in (1e-200, 1)"),
+    ("compose count 0", "invalid configuration: a count must be at least 1"),
+    ("compose nothing", "invalid configuration: reports must not be empty"),
+    ("compose support", "invalid configuration: the privacy loss takes 16000000 values, more than the 10000000 the exact accountant enumerates"),
+    ("shuffle n 0", "invalid configuration: n must be in 1..=54598150 (at most a million times e^epsilon)"),
 ];
 
 #[test]

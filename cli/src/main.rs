@@ -121,6 +121,10 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Privacy accounting (JSON): the central ε of many reports of one user
+    /// (`compose`), or of many users' reports after a shuffler (`shuffle`).
+    #[command(subcommand)]
+    Privacy(PrivacyCommand),
     /// Simulate a collection: draw users from a skewed distribution, randomize
     /// and aggregate, and print the estimate beside the truth.
     Simulate {
@@ -141,6 +145,34 @@ enum Command {
     /// each metric's running estimate, and serves the demo page. Prints its
     /// URL as the first line of stdout.
     Serve(serve::ServeArgs),
+}
+
+#[derive(Subcommand)]
+enum PrivacyCommand {
+    /// The optimal composition of pure ε-DP reports at a δ: prints
+    /// `{"epsilon", "delta", "sum"}`, `sum` being the basic composition Σ ε.
+    Compose {
+        /// The δ of the composed guarantee, in (1e-200, 1).
+        #[arg(long)]
+        delta: f64,
+        /// Reports as `EPSILONxCOUNT` (`0.1x365`: 365 reports at ε = 0.1), or
+        /// `EPSILON` for one report.
+        #[arg(required = true, value_name = "EPSILONxCOUNT")]
+        reports: Vec<String>,
+    },
+    /// Amplification by shuffling (Feldman, McMillan, Talwar 2021): prints
+    /// `{"epsilon", "lower", "closed_form"}` for n shuffled ε₀-DP reports.
+    Shuffle {
+        /// The ε₀ of each local report.
+        #[arg(long)]
+        epsilon: f64,
+        /// The number of reports shuffled together.
+        #[arg(long)]
+        n: u64,
+        /// The δ of the central guarantee, in (1e-200, 1).
+        #[arg(long)]
+        delta: f64,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -164,6 +196,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),
+        Command::Privacy(command) => privacy(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -348,6 +381,27 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
         ));
     }
     Ok(())
+}
+
+fn privacy(command: PrivacyCommand) -> CliResult {
+    let json = match command {
+        PrivacyCommand::Compose { delta, reports } => {
+            let reports = reports.iter().map(|r| parse_reports(r)).collect::<CliResult<Vec<_>>>()?;
+            serde_json::to_string_pretty(&localdp::accounting::compose(&reports, delta).map_err(|e| e.to_string())?)
+        }
+        PrivacyCommand::Shuffle { epsilon, n, delta } => {
+            serde_json::to_string_pretty(&localdp::accounting::shuffle(epsilon, n, delta).map_err(|e| e.to_string())?)
+        }
+    };
+    say(json.expect("serializes"))
+}
+
+/// `EPSILONxCOUNT` (or `EPSILON`, one report) as `(ε, count)`; the library
+/// checks the ranges.
+fn parse_reports(text: &str) -> CliResult<(f64, u64)> {
+    let (epsilon, count) = text.split_once('x').unwrap_or((text, "1"));
+    let bad = || format!("{text:?}: expected EPSILONxCOUNT, such as 0.1x365");
+    Ok((epsilon.parse().map_err(|_| bad())?, count.parse().map_err(|_| bad())?))
 }
 
 fn simulate(config: &Path, users: u64, seed: u64, top: usize) -> CliResult {

@@ -396,3 +396,38 @@ fn a_reader_that_goes_away_ends_the_run_quietly() {
         assert!(stderr(&out).is_empty(), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn privacy_accounting_prints_json() {
+    let json = |args: &[&str]| -> Value { serde_json::from_str(&stdout(&run(args, ""))).unwrap() };
+    // dp_accounting 0.6.0's PLD gives 10.313864609391837 (tests/accounting.rs).
+    let year = json(&["privacy", "compose", "--delta", "1e-6", "0.1x365"]);
+    let epsilon = year["epsilon"].as_f64().unwrap();
+    assert!((10.313864609391837..10.313864609391837 * 1.02).contains(&epsilon), "{year}");
+    assert_eq!(year["delta"], 1e-6);
+    assert!(year["sum"].as_f64().unwrap() >= 36.5, "{year}");
+    let mixed = json(&["privacy", "compose", "--delta", "1e-6", "0.5x10", "0.1x365", "2"]);
+    assert!(mixed["epsilon"].as_f64().unwrap() > epsilon && mixed["sum"].as_f64().unwrap() >= 43.5, "{mixed}");
+
+    let shuffled = json(&["privacy", "shuffle", "--epsilon", "4", "--n", "100000", "--delta", "1e-6"]);
+    assert!((0.1675..=0.1728).contains(&shuffled["epsilon"].as_f64().unwrap()), "{shuffled}");
+    assert!(shuffled["lower"].as_f64().unwrap() <= shuffled["epsilon"].as_f64().unwrap(), "{shuffled}");
+    assert!((shuffled["closed_form"].as_f64().unwrap() - 0.5378).abs() < 5e-5, "{shuffled}");
+    let small = json(&["privacy", "shuffle", "--epsilon", "4", "--n", "1000", "--delta", "1e-6"]);
+    assert!(small["closed_form"].is_null(), "{small}");
+
+    for (args, message) in [
+        (vec!["compose", "--delta", "1e-6", "0.1x0"], "a count must be at least 1"),
+        (vec!["compose", "--delta", "1e-6", "--", "-1x3"], "epsilon must be a finite number > 0"),
+        (vec!["compose", "--delta", "1e-6", "NaNx3"], "epsilon must be a finite number > 0, got NaN"),
+        (vec!["compose", "--delta", "1e-6", "0.1x3.5"], "expected EPSILONxCOUNT"),
+        (vec!["compose", "--delta", "1", "0.1x3"], "delta must be in (1e-200, 1)"),
+        (vec!["compose", "--delta", "0", "0.1x3"], "delta must be in (1e-200, 1)"),
+        (vec!["shuffle", "--epsilon", "4", "--n", "0", "--delta", "1e-6"], "n must be in 1..="),
+        (vec!["shuffle", "--epsilon", "4", "--n", "10", "--delta", "NaN"], "delta must be in (1e-200, 1)"),
+    ] {
+        let out = run(&[&["privacy"], &args[..]].concat(), "");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty() && stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+}
