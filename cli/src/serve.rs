@@ -97,9 +97,10 @@ pub struct ServeArgs {
     /// Retry-After. Default: the number of CPUs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_estimates: Option<u32>,
-    /// Bearer tokens, one per line: with it, estimates, the metric listings
-    /// (they carry counts), report exports and /metrics need
-    /// `Authorization: Bearer <token>`. Posting reports stays open.
+    /// Bearer tokens, one per line: with it, estimates, the metric listing
+    /// and a metric's counts, report exports and /metrics need
+    /// `Authorization: Bearer <token>`. Posting reports and reading a
+    /// metric's config stay open.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Report posts one client address (IPv6: one /64) may make per minute;
@@ -539,7 +540,8 @@ fn unknown_metric(app: &App, name: &str) -> Response {
     json(StatusCode::NOT_FOUND, json!({"error": format!("no metric named {name:?}"), "metrics": names}))
 }
 
-/// A metric as `GET /api/metrics` lists it.
+/// A metric as `GET /api/metrics` lists it; without its counts, its
+/// public part (what a client randomizes with).
 #[derive(Serialize)]
 struct Described<'a> {
     name: &'a str,
@@ -550,13 +552,16 @@ struct Described<'a> {
     /// The resolved protocol.
     protocol: &'static str,
     epsilon: f64,
-    n: u64,
-    rejected: RejectionCounts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rejected: Option<RejectionCounts>,
     /// Verbatim from the metrics file: what a client randomizes with.
     config: &'a RawValue,
 }
 
-fn describe(m: &Collected) -> Described<'_> {
+/// `counts`: with `n` and `rejected`.
+fn describe(m: &Collected, counts: bool) -> Described<'_> {
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
@@ -564,8 +569,8 @@ fn describe(m: &Collected) -> Described<'_> {
         kind: m.metric.family(),
         protocol: m.metric.protocol().name(),
         epsilon: m.metric.epsilon(),
-        n: m.n(),
-        rejected: m.rejected(),
+        n: counts.then(|| m.n()),
+        rejected: counts.then(|| m.rejected()),
         config: &m.spec.config,
     }
 }
@@ -579,16 +584,16 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
     struct List<'a> {
         metrics: Vec<Described<'a>>,
     }
-    json(StatusCode::OK, List { metrics: app.metrics.iter().map(describe).collect() })
+    json(StatusCode::OK, List { metrics: app.metrics.iter().map(|m| describe(m, true)).collect() })
 }
 
-/// `GET /api/metrics/{name}`: one metric, as in the list.
+/// `GET /api/metrics/{name}`: one metric, as in the list. Its config is
+/// public (clients need it): with tokens and no valid one, it is answered
+/// without the counts.
 async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
-    if let Some(denied) = authorize(&app, &headers) {
-        return denied;
-    }
+    let counts = authorize(&app, &headers).is_none();
     match app.find(&name) {
-        Some(i) => json(StatusCode::OK, describe(&app.metrics[i])),
+        Some(i) => json(StatusCode::OK, describe(&app.metrics[i], counts)),
         None => unknown_metric(&app, &name),
     }
 }

@@ -25,14 +25,12 @@ fn with_tokens(name: &str) -> (Server, Scratch) {
 /// Every endpoint that reads counts or reports.
 const PROTECTED: &[&str] = &[
     "/api/metrics",
-    "/api/metrics/colors",
     "/api/metrics/colors/estimate",
     "/api/metrics/colors/estimate?post=project",
     "/api/metrics/colors/export",
     "/api/metrics/colors/reports.parquet",
     "/metrics",
     // Auth comes first: an unknown name is not revealed (its 404 lists the metrics).
-    "/api/metrics/nope",
     "/api/metrics/nope/estimate",
 ];
 
@@ -118,6 +116,30 @@ fn with_tokens_an_unknown_metric_is_a_404_that_names_no_metric() {
     let open = Server::start(&scratch, &[]);
     let names: Vec<&str> = METRICS.iter().map(|(name, _)| *name).collect();
     assert_eq!(open.post_reports("nope", &line).json()["metrics"], json!(names));
+}
+
+#[test]
+fn a_metric_config_is_public_and_its_counts_need_a_token() {
+    let (server, scratch) = with_tokens("token-config");
+    let lines = reports(&scratch, "colors", 3, 2);
+    assert_eq!(server.post_reports("colors", &array(&lines)).status, 200);
+    let bearer = format!("Bearer {TOKEN}");
+    let full = server.request("GET", "/api/metrics/colors", &[("Authorization", &bearer)], None);
+    assert_eq!(full.status, 200, "{}", full.text());
+    let mut public = full.json();
+    assert_eq!(public.as_object_mut().unwrap().remove("n"), Some(json!(3)));
+    assert!(public.as_object_mut().unwrap().remove("rejected").is_some());
+    for key in ["name", "title", "unit", "kind", "protocol", "epsilon", "config"] {
+        assert!(public.get(key).is_some(), "{key}");
+    }
+    // Without a valid token: the config, without the counts.
+    for headers in [&[][..], &[("Authorization", "Bearer not-a-token-0123456789")][..]] {
+        let response = server.request("GET", "/api/metrics/colors", headers, None);
+        assert_eq!(response.status, 200, "{headers:?}: {}", response.text());
+        assert_eq!(response.json(), public, "{headers:?}");
+        let unknown = server.request("GET", "/api/metrics/nope", headers, None);
+        assert_eq!((unknown.status, unknown.json()), (404, json!({"error": "no such metric"})), "{headers:?}");
+    }
 }
 
 #[test]
