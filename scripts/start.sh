@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm start`: the collector and the demo. Builds what is missing or stale
 # (the npm package's web build in dist/, the release CLI), then runs
-# `localdp serve` on its defaults: http://127.0.0.1:8080/, the database
+# `localdp serve` on its defaults: http://127.0.0.1:8080, the database
 # localdp.sqlite, the metrics www/metrics.json. Arguments are passed on:
 # `npm start -- --port 9000 --db /tmp/demo.sqlite`.
 set -euo pipefail

@@ -259,12 +259,13 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
-    // The first line of stdout, and the only one: scripts read it. Nobody
+    // The first line of stdout, and the only one: scripts read it. A base
+    // without a trailing slash, so that `{url}/api/…` is an endpoint. Nobody
     // reading it (stdout closed) is no reason to stop serving.
     {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "http://{address}/").and_then(|()| out.flush());
+        let _ = writeln!(out, "http://{address}").and_then(|()| out.flush());
     }
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
@@ -979,16 +980,24 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/// The demo (`--www`) at `/` and the package's web build (`--pkg`) at `/pkg/`.
+/// The demo (`--www`) at `/` and the package's web build (`--pkg`) at `/pkg/`;
+/// every other path is a JSON 404 (405 for a method other than GET or HEAD).
 async fn static_file(State(app): State<Arc<App>>, method: Method, uri: Uri) -> Response {
     let path = uri.path();
+    if path.contains("//") {
+        let error = "no such endpoint: the path holds an empty segment (//); \
+                     join the collector's URL and /api/… with one slash";
+        return json(StatusCode::NOT_FOUND, json!({ "error": error }));
+    }
     if path == "/api" || path.starts_with("/api/") {
         return json(StatusCode::NOT_FOUND, json!({"error": "no such endpoint"}));
     }
     if method != Method::GET && method != Method::HEAD {
-        return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n").into_response();
+        let mut response = json(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method not allowed"}));
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET,HEAD"));
+        return response;
     }
-    let not_found = || (StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/plain")], "not found\n").into_response();
+    let not_found = || json(StatusCode::NOT_FOUND, json!({"error": "not found"}));
     let (root, rest) = match path.strip_prefix("/pkg/") {
         Some(rest) => (&app.pkg, rest),
         None => (&app.www, &path[1..]),

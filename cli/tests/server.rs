@@ -420,6 +420,43 @@ fn answers_json_errors_for_unknown_metrics_and_bad_requests() {
 }
 
 #[test]
+fn unknown_routes_and_methods_answer_json() {
+    let scratch = Scratch::new("unrouted");
+    let server = Server::start(&scratch, &[]);
+    let line = reports(&scratch, "colors", 1, 4).remove(0);
+    let cases: [(&str, &str, u16, Option<&str>); 6] = [
+        ("GET", "/api/metrics/colors/reports", 405, Some("POST")),
+        ("DELETE", "/", 405, Some("GET,HEAD")),
+        ("POST", "/index.html", 405, Some("GET,HEAD")),
+        ("GET", "/missing.js", 404, None),
+        // A URL joined with one slash too many: a JSON 404 that says so.
+        ("POST", "//api/metrics/colors/reports", 404, None),
+        ("GET", "//api/metrics", 404, None),
+    ];
+    for (method, path, status, allow) in cases {
+        let response = server.request(method, path, &[], Some(line.as_bytes()));
+        assert_eq!(response.status, status, "{method} {path}: {}", response.text());
+        assert_eq!(response.header("content-type"), Some("application/json"), "{method} {path}");
+        assert!(response.json()["error"].is_string(), "{method} {path}");
+        assert_eq!(response.header("allow"), allow, "{method} {path}");
+    }
+    let doubled = server.request("POST", "//api/metrics/colors/reports", &[], Some(line.as_bytes()));
+    assert!(doubled.json()["error"].as_str().unwrap().contains("//"));
+    assert_eq!(server.estimate("colors", "none").status, 409, "nothing was counted");
+}
+
+#[test]
+fn a_missing_metrics_file_says_what_metrics_is() {
+    let scratch = Scratch::new("no-metrics");
+    let www = scratch.path("www");
+    std::fs::create_dir(&www).unwrap();
+    let log = Server::try_start(&scratch, &["--www", www.to_str().unwrap()]).err().expect("must not start");
+    assert!(log.contains("metrics.json: No such file or directory"), "{log}");
+    assert!(log.contains("--metrics FILE names the metrics to collect"), "{log}");
+    assert!(log.contains(r#"[{"name": "browser", "config": {"protocol": "auto""#), "{log}");
+}
+
+#[test]
 fn a_killed_server_restarts_with_nothing_lost() {
     let scratch = Scratch::new("restart");
     let server = Server::start(&scratch, &[]);
@@ -550,7 +587,9 @@ fn prints_only_the_url_on_stdout() {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut url = String::new();
     stdout.read_line(&mut url).unwrap();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/\n"), "{url:?}");
+    // A base to join with `/api/…`: no trailing slash.
+    let port = url.strip_prefix("http://127.0.0.1:").and_then(|rest| rest.strip_suffix('\n'));
+    assert!(port.is_some_and(|p| p.parse::<u16>().is_ok()), "{url:?}");
     // SIGTERM: a clean stop, nothing more on stdout.
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     let mut rest = String::new();

@@ -36,11 +36,24 @@ pub struct MetricSpec {
     pub config: Box<RawValue>,
 }
 
+/// What a missing metrics file is told.
+const METRICS_HINT: &str = concat!(
+    r#"--metrics FILE names the metrics to collect (default: WWW/metrics.json, from --www): "#,
+    r#"a JSON array of {"name", "config"}, each config what `localdp aggregate --config` takes, e.g."#,
+    "\n",
+    r#"  [{"name": "browser", "config": {"protocol": "auto", "epsilon": 1.0, "domain": ["Chrome", "Safari", "Other"]}},"#,
+    "\n",
+    r#"   {"name": "load_time", "unit": "ms", "config": {"protocol": "distribution", "epsilon": 1.0, "range": [0, 5000], "bins": 32}}]"#,
+);
+
 /// Reads a metrics file: a JSON array of `{"name", "title", "unit", "config"}`
 /// (`title` and `unit` optional).
 pub fn read_metrics_file(path: &Path) -> Result<Vec<MetricSpec>, String> {
     let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => at(&format!("{e}\n{METRICS_HINT}")),
+        _ => at(&e),
+    })?;
     let specs: Vec<MetricSpec> = serde_json::from_str(&text)
         .map_err(|e| at(&format!("expected an array of {{\"name\", \"title\", \"unit\", \"config\"}}: {e}")))?;
     if specs.is_empty() {
@@ -287,6 +300,19 @@ impl Collected {
 mod tests {
     use super::*;
     use localdp::SimulationRng;
+
+    #[test]
+    fn the_example_a_missing_metrics_file_is_shown_is_a_valid_metrics_file() {
+        let missing = std::env::temp_dir().join("localdp-no-such-dir/metrics.json");
+        let error = read_metrics_file(&missing).unwrap_err();
+        let example = error.split_once("e.g.\n").expect("an example").1;
+        assert_eq!(example.lines().count(), 2, "{error}");
+        let specs: Vec<MetricSpec> = serde_json::from_str(example).unwrap();
+        assert_eq!(specs.len(), 2);
+        for spec in specs {
+            Metric::from_json(spec.config.get()).unwrap();
+        }
+    }
 
     #[test]
     fn an_estimate_is_computed_again_only_once_something_new_is_committed() {

@@ -128,7 +128,7 @@ impl Server {
             return Err(log.lock().unwrap().clone());
         }
         let url = first.trim_end();
-        let address = url.strip_prefix("http://").and_then(|a| a.strip_suffix('/')).expect("http://HOST:PORT/");
+        let address = url.strip_prefix("http://").expect("http://HOST:PORT");
         Ok(Server { child, address: address.parse().unwrap(), log })
     }
 
