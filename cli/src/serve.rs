@@ -468,7 +468,14 @@ async fn cors(State(app): State<Arc<App>>, request: Request, next: Next) -> Resp
     }
     let class = cors_class(Route::of(request.method(), &path));
     if class == Some(Grant::Post) && grant == Grant::None {
-        // Another page's beacon: refused before its body is read.
+        // Another page's beacon: refused before its body is read. A beacon
+        // never shows its answer, so the operator is told (counts only).
+        if let Some(refused) = app.telemetry.origin_refused() {
+            eprintln!(
+                "localdp serve: report posts refused for their page's origin (not in --allow-origin) so far: {refused}; \
+                 each was a 403, counted in /metrics as localdp_http_requests_total{{route=\"reports\",status=\"403\"}}"
+            );
+        }
         let error = format!("pages from {origin:?} may not post reports here (--allow-origin); nothing was counted");
         let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
         response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));

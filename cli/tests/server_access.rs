@@ -245,6 +245,17 @@ fn other_origins_are_refused_and_count_nothing() {
     assert!(response.header("access-control-allow-origin").is_none());
     assert_eq!(n(&server, "colors"), 1);
     assert_eq!(server.estimate("colors", "none").json()["rejected"], rejected(&[]));
+    // A beacon never shows its answer: the log says how many were refused,
+    // at 1, 2, 4, … (counts only, no origin).
+    let refused = "report posts refused for their page's origin (not in --allow-origin) so far: ";
+    assert!(server.log_containing(&format!("{refused}1;")).contains(&format!("{refused}1;")));
+    for _ in 0..3 {
+        let response = server.request("POST", reports_path, &[("Origin", EVIL)], Some(lines[1].as_bytes()));
+        assert_eq!(response.status, 403);
+    }
+    let log = server.log_containing(&format!("{refused}4;"));
+    assert!(log.contains(&format!("{refused}2;")) && log.contains(&format!("{refused}4;")), "{log}");
+    assert!(!log.contains(&format!("{refused}3;")) && !log.contains(EVIL), "{log}");
 
     // Not cross-origin: no Origin (a server-side sender), or the collector's
     // own page (its Origin is the Host it was asked at).

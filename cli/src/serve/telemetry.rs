@@ -171,6 +171,8 @@ pub struct Telemetry {
     pub commit: Histogram,
     pub group: Histogram,
     pub in_flight: AtomicU64,
+    /// Report posts refused for their origin (`--allow-origin`).
+    origins_refused: AtomicU64,
 }
 
 impl Telemetry {
@@ -182,7 +184,15 @@ impl Telemetry {
             commit: Histogram::new(COMMIT_BOUNDS),
             group: Histogram::new(GROUP_BOUNDS),
             in_flight: AtomicU64::new(0),
+            origins_refused: AtomicU64::new(0),
         }
+    }
+
+    /// A report post refused for its origin; the count so far when it is a
+    /// power of two, to be logged then (a flood of beacons is a few lines).
+    pub fn origin_refused(&self) -> Option<u64> {
+        let refused = self.origins_refused.fetch_add(1, Ordering::Relaxed) + 1;
+        refused.is_power_of_two().then_some(refused)
     }
 
     /// A request answered.
