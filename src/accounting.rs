@@ -23,7 +23,7 @@ const SLACK: f64 = 1.0 / (1u64 << 40) as f64;
 
 /// δ must be above this. Every term lost to float underflow (below 2^-1022,
 /// at most 10^14 of them in either accountant) together stay below
-/// [`UNDERFLOW`], which the upper bounds add: far below any accepted δ.
+/// 10^-280, which the upper bounds add: far below any accepted δ.
 pub const MIN_DELTA: f64 = 1e-200;
 
 /// Added to every upper bound on δ: covers what underflow lost.
