@@ -2,7 +2,8 @@
 //! keeps a running aggregate per metric so an estimate never re-reads a
 //! report (and caches each estimate until something new is committed),
 //! rebuilds the aggregates from the database at start, and serves the demo
-//! page and the npm package's web build. See the README's "The collector
+//! page, the npm package's web build and the operator's dashboard
+//! (`serve/dashboard.rs`, built in). See the README's "The collector
 //! and the demo" for the endpoints and their JSON.
 //!
 //! Reports are stored by one writer thread that commits the batches queued
@@ -17,6 +18,8 @@
 mod access;
 #[path = "serve/collector.rs"]
 mod collector;
+#[path = "serve/dashboard.rs"]
+mod dashboard;
 #[path = "serve/limits.rs"]
 mod limits;
 #[path = "serve/parquet.rs"]
@@ -48,7 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::Store;
-use telemetry::{Counted, Route, Telemetry};
+use telemetry::{Counted, Limited, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
 use writer::{Append, Job, Writer};
 
@@ -267,6 +270,7 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "http://{address}").and_then(|()| out.flush());
     }
+    eprintln!("localdp serve: the operator's dashboard is http://{address}/dashboard");
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
         let app = Arc::clone(app);
@@ -354,6 +358,9 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}/reports.parquet", get(parquet::reports_parquet))
         .route("/healthz", get(healthz))
         .route("/metrics", get(prometheus))
+        .route("/dashboard", get(dashboard::page))
+        .route("/dashboard/", get(dashboard::page))
+        .route("/dashboard/{file}", get(dashboard::asset))
         .method_not_allowed_fallback(|| async { json(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method not allowed"})) })
         .fallback(static_file)
         // The last layer is the outermost: every answer is tracked, CORS
@@ -564,12 +571,16 @@ struct Described<'a> {
     n: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rejected: Option<RejectionCounts>,
+    /// Report posts refused by the per-source limits since start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limited: Option<LimitedCounts>,
     /// Verbatim from the metrics file: what a client randomizes with.
     config: &'a RawValue,
 }
 
-/// `counts`: with `n` and `rejected`.
-fn describe(m: &Collected, counts: bool) -> Described<'_> {
+/// With `counts` (the metric's refusals by the limits): with `n`,
+/// `rejected` and `limited`.
+fn describe<'a>(m: &'a Collected, counts: Option<&Limited>) -> Described<'a> {
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
@@ -577,8 +588,9 @@ fn describe(m: &Collected, counts: bool) -> Described<'_> {
         kind: m.metric.family(),
         protocol: m.metric.protocol().name(),
         epsilon: m.metric.epsilon(),
-        n: counts.then(|| m.n()),
-        rejected: counts.then(|| m.rejected()),
+        n: counts.map(|_| m.n()),
+        rejected: counts.map(|_| m.rejected()),
+        limited: counts.map(Limited::counts),
         config: &m.spec.config,
     }
 }
@@ -592,7 +604,8 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
     struct List<'a> {
         metrics: Vec<Described<'a>>,
     }
-    json(StatusCode::OK, List { metrics: app.metrics.iter().map(|m| describe(m, true)).collect() })
+    let metrics = app.metrics.iter().zip(&app.telemetry.limited).map(|(m, limited)| describe(m, Some(limited)));
+    json(StatusCode::OK, List { metrics: metrics.collect() })
 }
 
 /// `GET /api/metrics/{name}`: one metric, as in the list. Its config is
@@ -601,7 +614,7 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
 async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
     let counts = authorize(&app, &headers).is_none();
     match app.find(&name) {
-        Some(i) => json(StatusCode::OK, describe(&app.metrics[i], counts)),
+        Some(i) => json(StatusCode::OK, describe(&app.metrics[i], counts.then(|| &app.telemetry.limited[i]))),
         None => unknown_metric(&app, &name),
     }
 }

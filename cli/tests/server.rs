@@ -314,6 +314,8 @@ fn lists_every_metric_with_its_config_protocol_and_counts() {
         assert_eq!(entry["n"], estimate["n"]);
         assert_eq!(entry["rejected"], estimate["rejected"]);
         assert_eq!(entry["protocol"], estimate["protocol"]);
+        // No per-source limits: nothing refused.
+        assert_eq!(entry["limited"], json!({"requests": 0, "reports": 0, "reports_carried": 0}));
     }
     assert_eq!(listed[4]["kind"], json!("numeric"));
     assert_eq!(listed[0]["kind"], json!("frequency"));
@@ -571,6 +573,40 @@ fn serves_the_demo_and_the_package_with_their_types() {
         assert_eq!(server.get(path).status, 404, "{path}");
     }
     assert_eq!(server.get("/api/metrics").json()["metrics"].as_array().unwrap().len(), METRICS.len());
+}
+
+#[test]
+fn serves_the_built_in_dashboard_without_a_demo_under_a_strict_policy() {
+    let scratch = Scratch::new("dashboard");
+    let (no_demo, metrics) = (scratch.path("no-demo"), scratch.path("metrics.json"));
+    let server = Server::start(&scratch, &["--www", no_demo.to_str().unwrap(), "--metrics", metrics.to_str().unwrap()]);
+    assert_eq!(server.get("/").status, 404, "no demo");
+    for path in ["/dashboard", "/dashboard/"] {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}");
+        assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+        let policy = page.header("content-security-policy").unwrap();
+        assert!(policy.starts_with("default-src 'none'; script-src 'self';"), "{policy}");
+        assert!(policy.contains("connect-src 'self'") && !policy.contains("unsafe"), "{policy}");
+        assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+        assert!(page.text().contains(r#"<script type="module" src="/dashboard/dashboard.js"></script>"#));
+    }
+    for (path, kind) in
+        [("/dashboard/dashboard.js", "text/javascript; charset=utf-8"), ("/dashboard/dashboard.css", "text/css; charset=utf-8")]
+    {
+        let response = server.get(path);
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(response.header("content-type"), Some(kind), "{path}");
+        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
+    }
+    for path in ["/dashboard/missing.js", "/dashboard/../secret.txt", "/dashboard/index.html"] {
+        let response = server.get(path);
+        assert_eq!(response.status, 404, "{path}");
+        assert!(response.json()["error"].is_string(), "{path}");
+    }
+    assert_eq!(server.request("POST", "/dashboard", &[], Some(b"x")).status, 405);
+    let log = server.log_containing("/dashboard");
+    assert!(log.contains(&format!("the operator's dashboard is http://{}/dashboard", server.address)), "{log}");
 }
 
 #[test]
