@@ -591,9 +591,11 @@ fn serves_the_built_in_dashboard_without_a_demo_under_a_strict_policy() {
         assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
         assert!(page.text().contains(r#"<script type="module" src="/dashboard/dashboard.js"></script>"#));
     }
-    for (path, kind) in
-        [("/dashboard/dashboard.js", "text/javascript; charset=utf-8"), ("/dashboard/dashboard.css", "text/css; charset=utf-8")]
-    {
+    for (path, kind) in [
+        ("/dashboard/dashboard.js", "text/javascript; charset=utf-8"),
+        ("/dashboard/dashboard.css", "text/css; charset=utf-8"),
+        ("/dashboard/base.css", "text/css; charset=utf-8"),
+    ] {
         let response = server.get(path);
         assert_eq!(response.status, 200, "{path}");
         assert_eq!(response.header("content-type"), Some(kind), "{path}");

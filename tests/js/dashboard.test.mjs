@@ -91,7 +91,7 @@ test('the dashboard is built in, under a policy without inline script', async ()
   const html = await response.text();
   assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)/, 'no inline script');
   assert.doesNotMatch(html, /\bstyle=/, 'no inline style');
-  for (const file of ['dashboard.js', 'dashboard.css']) {
+  for (const file of ['dashboard.js', 'dashboard.css', 'base.css']) {
     const asset = await fetch(`${collector.url}/dashboard/${file}`);
     assert.equal(asset.status, 200, file);
     assert.equal(asset.headers.get('x-content-type-options'), 'nosniff');
@@ -99,6 +99,26 @@ test('the dashboard is built in, under a policy without inline script', async ()
   assert.equal((await fetch(`${collector.url}/dashboard/other.js`)).status, 404);
   // No demo was given: the dashboard does not need it.
   assert.equal((await fetch(`${collector.url}/`)).status, 404);
+});
+
+test('without tokens, the dashboard says so and shows everything', async () => {
+  const open = await startCollector([
+    '--db', join(scratch, 'open.sqlite'), '--metrics', join(scratch, 'metrics.json'), '--www', join(scratch, 'no-demo'),
+  ]);
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${open.url}/dashboard`);
+    await page.waitForSelector('body[data-state="ready"]');
+    assert.equal(await page.locator('body').getAttribute('data-access'), 'open');
+    assert.match(await page.locator('#access').textContent(), /^This collector has no tokens \(--token-file\): anyone who reaches it reads/);
+    assert.equal(await page.locator('#login').isVisible(), false);
+    assert.equal(await page.locator('#sign-out').isVisible(), false);
+    assert.equal(await page.locator('article.metric').count(), METRICS.length);
+    assert.equal(await page.evaluate(() => sessionStorage.length + localStorage.length), 0);
+  } finally {
+    await page.close();
+    await stopCollector(open);
+  }
 });
 
 test('the dashboard: token login, n, estimates with intervals, rejections, 429s, the too-small note', async () => {

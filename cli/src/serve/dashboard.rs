@@ -14,8 +14,10 @@ use serde_json::json;
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; \
      connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// The page's files: name under `/dashboard/`, content type, text.
-const FILES: [(&str, &str, &str); 2] = [
+/// The page's files: name under `/dashboard/`, content type, text. The
+/// demo (`--www`) links `base.css` too.
+const FILES: [(&str, &str, &str); 3] = [
+    ("base.css", "text/css; charset=utf-8", include_str!("dashboard/base.css")),
     ("dashboard.js", "text/javascript; charset=utf-8", include_str!("dashboard/dashboard.js")),
     ("dashboard.css", "text/css; charset=utf-8", include_str!("dashboard/dashboard.css")),
 ];

@@ -124,7 +124,7 @@ function build(metrics) {
       slots[key] = el('dd', { class: key });
       facts.append(el('div', {}, el('dt', { text: label }), slots[key]));
     }
-    const card = el('article', { class: 'metric', 'data-metric': m.name, 'data-kind': m.kind },
+    const card = el('article', { class: 'panel metric', 'data-metric': m.name, 'data-kind': m.kind },
       el('header', {},
         el('h2', { text: m.title ?? m.name }),
         el('p', { class: 'muted' }, el('code', { text: m.name }), ` · ${m.kind} · ${m.protocol}`)),
