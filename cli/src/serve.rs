@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::Store;
-use telemetry::{Counted, Limited, LimitedCounts, Route, Telemetry};
+use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
 use writer::{Append, Job, Writer};
 
@@ -123,6 +123,9 @@ pub struct ServeArgs {
 
 struct App {
     metrics: Arc<Vec<Collected>>,
+    /// Per metric: the users below which its estimate means nothing yet
+    /// (the planner's [`localdp::plan::min_users`]).
+    min_users: Vec<u64>,
     /// Stores the batches (group commit) and reads exports.
     writer: Writer,
     telemetry: Arc<Telemetry>,
@@ -225,11 +228,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
     let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
+    let min_users = metrics.iter().map(|m| localdp::plan::min_users(&m.metric)).collect();
     let metrics = Arc::new(metrics);
     let telemetry = Arc::new(Telemetry::new(metrics.len()));
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
+        min_users,
         writer,
         telemetry,
         max_body: args.max_body,
@@ -574,13 +579,17 @@ struct Described<'a> {
     /// Report posts refused by the per-source limits since start.
     #[serde(skip_serializing_if = "Option::is_none")]
     limited: Option<LimitedCounts>,
+    /// The users below which the estimate means nothing yet (the planner's
+    /// `min_users`: a 95% half-width above 0.05 of a share or of the range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_users: Option<u64>,
     /// Verbatim from the metrics file: what a client randomizes with.
     config: &'a RawValue,
 }
 
-/// With `counts` (the metric's refusals by the limits): with `n`,
-/// `rejected` and `limited`.
-fn describe<'a>(m: &'a Collected, counts: Option<&Limited>) -> Described<'a> {
+/// Metric `i`; with `counts`: with `n`, `rejected`, `limited` and `min_users`.
+fn describe(app: &App, i: usize, counts: bool) -> Described<'_> {
+    let m = &app.metrics[i];
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
@@ -588,9 +597,10 @@ fn describe<'a>(m: &'a Collected, counts: Option<&Limited>) -> Described<'a> {
         kind: m.metric.family(),
         protocol: m.metric.protocol().name(),
         epsilon: m.metric.epsilon(),
-        n: counts.map(|_| m.n()),
-        rejected: counts.map(|_| m.rejected()),
-        limited: counts.map(Limited::counts),
+        n: counts.then(|| m.n()),
+        rejected: counts.then(|| m.rejected()),
+        limited: counts.then(|| app.telemetry.limited[i].counts()),
+        min_users: counts.then_some(app.min_users[i]),
         config: &m.spec.config,
     }
 }
@@ -604,8 +614,7 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
     struct List<'a> {
         metrics: Vec<Described<'a>>,
     }
-    let metrics = app.metrics.iter().zip(&app.telemetry.limited).map(|(m, limited)| describe(m, Some(limited)));
-    json(StatusCode::OK, List { metrics: metrics.collect() })
+    json(StatusCode::OK, List { metrics: (0..app.metrics.len()).map(|i| describe(&app, i, true)).collect() })
 }
 
 /// `GET /api/metrics/{name}`: one metric, as in the list. Its config is
@@ -614,7 +623,7 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
 async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
     let counts = authorize(&app, &headers).is_none();
     match app.find(&name) {
-        Some(i) => json(StatusCode::OK, describe(&app.metrics[i], counts.then(|| &app.telemetry.limited[i]))),
+        Some(i) => json(StatusCode::OK, describe(&app, i, counts)),
         None => unknown_metric(&app, &name),
     }
 }

@@ -316,6 +316,9 @@ fn lists_every_metric_with_its_config_protocol_and_counts() {
         assert_eq!(entry["protocol"], estimate["protocol"]);
         // No per-source limits: nothing refused.
         assert_eq!(entry["limited"], json!({"requests": 0, "reports": 0, "reports_carried": 0}));
+        // The planner's floor for the config, the same as the library's.
+        let metric = localdp::Metric::from_json(config).unwrap();
+        assert_eq!(entry["min_users"], json!(localdp::plan::min_users(&metric)));
     }
     assert_eq!(listed[4]["kind"], json!("numeric"));
     assert_eq!(listed[0]["kind"], json!("frequency"));

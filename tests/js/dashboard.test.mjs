@@ -70,6 +70,13 @@ after(async () => {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
+/** Every metric's description with counts, by name (with the token). */
+async function described() {
+  const response = await fetch(`${collector.url}/api/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(response.status, 200);
+  return Object.fromEntries((await response.json()).metrics.map((m) => [m.name, m]));
+}
+
 /** The text of a metric card's fact (`n`, `epsilon`, `central`, `rejected`, `limited`). */
 const fact = (page, metric, key) => page.locator(`article[data-metric="${metric}"] dd.${key}`);
 const card = (page, metric) => page.locator(`article[data-metric="${metric}"]`);
@@ -163,7 +170,11 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     assert.equal(await fact(page, 'browser', 'n').textContent(), '20');
     const small = card(page, 'browser').locator('.too-small');
     assert.ok(await small.isVisible());
-    assert.match(await small.textContent(), /^n = 20: below the ~[\d,]+ users this metric needs before its estimate means anything \(see `localdp plan`\)\.$/);
+    const planned = await described();
+    assert.ok(planned.browser.min_users > 21 && planned.browser.min_users < 5021, `${planned.browser.min_users}`);
+    assert.equal(await small.textContent(),
+      `n = 20: below the ~${planned.browser.min_users} users this metric needs before its estimate means anything (see localdp plan).`);
+    assert.equal(await small.locator('code').textContent(), 'localdp plan');
     const rows = card(page, 'browser').locator('.bar-row[data-value]');
     assert.deepEqual(await rows.evaluateAll((r) => r.map((x) => x.dataset.value)), ['Chrome', 'Safari', 'Firefox']);
     for (const row of await rows.all()) {
@@ -207,6 +218,11 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     await postReports('browser', randomized('browser', cycle(['Chrome', 'Chrome', 'Safari', 'Firefox'], 5000), 7));
     await refreshedTo(page, 'browser', 5021);
     assert.equal(await small.isVisible(), false, `at n = 5,021: ${await small.textContent()}`);
+    // RAPPOR's floor is higher than its 3,000 reports: its note stays.
+    const apps = card(page, 'apps').locator('.too-small');
+    assert.ok((await described()).apps.min_users > 3000);
+    assert.match(await apps.textContent(), /^n = 3,000: below the ~[\d,]+ users/);
+    assert.ok(await apps.isVisible());
 
     // 7. The request limit: posts until one is refused (429), then the count.
     let refused = 0;

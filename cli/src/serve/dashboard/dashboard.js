@@ -155,9 +155,10 @@ function describe(m, slots) {
   slots.central.replaceChildren(...central(m.shuffled));
   const small = Number.isFinite(m.min_users) && m.n < m.min_users;
   slots.small.hidden = !small;
-  slots.small.textContent = small
-    ? `n = ${count.format(m.n)}: below the ~${count.format(m.min_users)} users this metric needs before its estimate means anything (see \`localdp plan\`).`
-    : '';
+  slots.small.replaceChildren(...(small
+    ? [`n = ${count.format(m.n)}: below the ~${count.format(m.min_users)} users this metric needs before its estimate means anything (see `,
+      el('code', { text: 'localdp plan' }), ').']
+    : []));
 }
 
 /** The central ε of shuffled reports, as the collector's "shuffled" describes them. */
