@@ -21,8 +21,9 @@ const METRICS = [
   { name: 'pages', title: 'Pages', config: { protocol: 'pem', epsilon: 4, max_length: 8, top: 3 } },
   { name: 'apps', title: 'Installed apps', config: { protocol: 'rappor', bits: 16, hashes: 2, cohorts: 4, candidates: ['mail', 'maps', 'chat'] } },
 ];
-/** Report posts per minute from one address: the test's posts fit, then a loop of empty ones runs out. */
+/** Report posts, and reports, per minute from one address: the test's own posts fit in both. */
 const REQUESTS_PER_MINUTE = 12;
+const REPORTS_PER_MINUTE = 20000;
 
 let browser;
 let collector;
@@ -59,6 +60,7 @@ before(async () => {
     '--db', join(scratch, 'reports.sqlite'), '--metrics', join(scratch, 'metrics.json'),
     '--www', join(scratch, 'no-demo'), '--pkg', join(scratch, 'no-pkg'),
     '--token-file', join(scratch, 'tokens'), '--requests-per-minute', String(REQUESTS_PER_MINUTE),
+    '--reports-per-minute', String(REPORTS_PER_MINUTE), '--trust-proxy',
     '--max-body', String(8 << 20),
   ]);
   browser = await chromium.launch(CHROMIUM);
@@ -125,6 +127,38 @@ test('without tokens, the dashboard says so and shows everything', async () => {
   } finally {
     await page.close();
     await stopCollector(open);
+  }
+});
+
+test('the central ε of a shuffled metric, as its description\'s "shuffled" gives it', async () => {
+  const page = await browser.newPage();
+  // The description as a collector with a shuffler answers it: one metric with
+  // a central ε, one whose batches are too small for one, one with "shuffled": null.
+  const shuffled = {
+    browser: { batches: 3, reports: 3000, smallest_batch: 900, central: { epsilon: 0.4132, delta: 1e-6 }, note: 'Each batch was shuffled before the collector saw it.' },
+    latency: { batches: 2, reports: 40, smallest_batch: 15, central: null, note: 'The smallest batch is too small for amplification.' },
+    load_time: null,
+  };
+  await page.route('**/api/metrics', async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    if (response.ok()) body.metrics = body.metrics.map((m) => (m.name in shuffled ? { ...m, shuffled: shuffled[m.name] } : m));
+    await route.fulfill({ response, json: body });
+  });
+  try {
+    await page.goto(`${collector.url}/dashboard`);
+    await page.waitForSelector('body[data-state="login"]');
+    await page.fill('#token', TOKEN);
+    await page.click('#login button[type="submit"]');
+    await page.waitForSelector('body[data-state="ready"]');
+    assert.equal(await fact(page, 'browser', 'central').textContent(),
+      'ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900) Each batch was shuffled before the collector saw it.');
+    assert.equal(await fact(page, 'latency', 'central').textContent(),
+      'none yet (40 reports in 2 batches, the smallest 15) The smallest batch is too small for amplification.');
+    assert.equal(await fact(page, 'load_time', 'central').textContent(), 'no shuffler');
+    assert.equal(await fact(page, 'pages', 'central').textContent(), 'no shuffler');
+  } finally {
+    await page.close();
   }
 });
 
@@ -224,17 +258,26 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     assert.match(await apps.textContent(), /^n = 3,000: below the ~[\d,]+ users/);
     assert.ok(await apps.isVisible());
 
-    // 7. The request limit: posts until one is refused (429), then the count.
+    // 7. The limits, each run into from an address of its own (--trust-proxy):
+    // empty posts until one is past the request limit, and the same batch twice,
+    // the second past the report limit. Both 429s are counted.
+    const from = (address) => ({ 'x-forwarded-for': address });
     let refused = 0;
     for (let i = 0; i < 3 * REQUESTS_PER_MINUTE && refused === 0; i++) {
-      const response = await post('latency', '[]');
+      const response = await post('latency', '[]', from('10.0.0.2'));
       if (response.status === 429) refused++;
       else assert.equal(response.status, 400);
     }
-    assert.equal(refused, 1, 'a post past the limit is refused');
-    await page.click('#refresh');
-    await page.waitForSelector('article[data-metric="latency"] dd.limited[data-count="1"]');
-    assert.match(await fact(page, 'latency', 'limited').textContent(), /^1 post \(request limit 1, report limit 0\); 0 reports not counted$/);
+    assert.equal(refused, 1, 'a post past the request limit is refused');
+    const batch = `[${randomized('latency', cycle([150, 250], REPORTS_PER_MINUTE * 0.6), 8).join(',')}]`;
+    assert.equal((await post('latency', batch, from('10.0.0.3'))).status, 200);
+    const second = await post('latency', batch, from('10.0.0.3'));
+    assert.equal(second.status, 429, 'the same batch again does not fit in what is left');
+    assert.equal((await second.json()).limit, 'reports');
+    await refreshedTo(page, 'latency', 400 + REPORTS_PER_MINUTE * 0.6);
+    assert.equal(await fact(page, 'latency', 'limited').getAttribute('data-count'), '2');
+    assert.equal(await fact(page, 'latency', 'limited').textContent(),
+      '2 posts (request limit 1, report limit 1); the 12,000 reports in them not counted');
     assert.equal(await fact(page, 'browser', 'limited').textContent(), 'none');
 
     await page.screenshot({ path: join(ARTIFACTS, 'operator-dashboard.png'), fullPage: true });

@@ -150,8 +150,8 @@ function describe(m, slots) {
   const refused = limited.requests + limited.reports;
   slots.limited.dataset.count = String(refused);
   slots.limited.textContent = refused === 0 ? 'none'
-    : `${count.format(refused)} post${refused === 1 ? '' : 's'} (request limit ${count.format(limited.requests)}, report limit ${count.format(limited.reports)}); ` +
-      `${count.format(limited.reports_carried)} reports not counted`;
+    : `${count.format(refused)} post${refused === 1 ? '' : 's'} (request limit ${count.format(limited.requests)}, report limit ${count.format(limited.reports)})` +
+      (limited.reports_carried > 0 ? `; the ${count.format(limited.reports_carried)} reports in them not counted` : '');
   slots.central.replaceChildren(...central(m.shuffled));
   const small = Number.isFinite(m.min_users) && m.n < m.min_users;
   slots.small.hidden = !small;
