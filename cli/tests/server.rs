@@ -536,6 +536,16 @@ fn refuses_a_changed_config_and_a_second_server() {
     assert_eq!(server.estimate("colors", "none").json()["n"], json!(10));
 }
 
+/// Each path answers 200 with its content type, and nosniff.
+fn assert_served(server: &Server, files: &[(&str, &str)]) {
+    for (path, kind) in files {
+        let response = server.get(path);
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(response.header("content-type"), Some(*kind), "{path}");
+        assert_eq!(response.header("x-content-type-options"), Some("nosniff"), "{path}");
+    }
+}
+
 #[test]
 fn serves_the_demo_and_the_package_with_their_types() {
     let scratch = Scratch::new("static");
@@ -559,18 +569,16 @@ fn serves_the_demo_and_the_package_with_their_types() {
     let policy = page.header("content-security-policy").unwrap();
     assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval'") && policy.contains("connect-src 'self'"), "{policy}");
     assert_eq!(page.text(), "<!doctype html><title>demo</title>");
-    for (path, kind) in [
-        ("/app.js", "text/javascript; charset=utf-8"),
-        ("/css/style.css", "text/css; charset=utf-8"),
-        ("/metrics.json", "application/json"),
-        ("/pkg/localdp.js", "text/javascript; charset=utf-8"),
-        ("/pkg/localdp_bg.wasm", "application/wasm"),
-    ] {
-        let response = server.get(path);
-        assert_eq!(response.status, 200, "{path}");
-        assert_eq!(response.header("content-type"), Some(kind), "{path}");
-        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
-    }
+    assert_served(
+        &server,
+        &[
+            ("/app.js", "text/javascript; charset=utf-8"),
+            ("/css/style.css", "text/css; charset=utf-8"),
+            ("/metrics.json", "application/json"),
+            ("/pkg/localdp.js", "text/javascript; charset=utf-8"),
+            ("/pkg/localdp_bg.wasm", "application/wasm"),
+        ],
+    );
     assert_eq!(server.get("/pkg/localdp_bg.wasm").body, b"\0asm\x01\0\0\0");
     for path in ["/../secret.txt", "/%2e%2e/secret.txt", "/css/../../secret.txt", "/.hidden", "/missing.js", "/pkg/"] {
         assert_eq!(server.get(path).status, 404, "{path}");
@@ -594,16 +602,14 @@ fn serves_the_built_in_dashboard_without_a_demo_under_a_strict_policy() {
         assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
         assert!(page.text().contains(r#"<script type="module" src="/dashboard/dashboard.js"></script>"#));
     }
-    for (path, kind) in [
-        ("/dashboard/dashboard.js", "text/javascript; charset=utf-8"),
-        ("/dashboard/dashboard.css", "text/css; charset=utf-8"),
-        ("/dashboard/base.css", "text/css; charset=utf-8"),
-    ] {
-        let response = server.get(path);
-        assert_eq!(response.status, 200, "{path}");
-        assert_eq!(response.header("content-type"), Some(kind), "{path}");
-        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
-    }
+    assert_served(
+        &server,
+        &[
+            ("/dashboard/dashboard.js", "text/javascript; charset=utf-8"),
+            ("/dashboard/dashboard.css", "text/css; charset=utf-8"),
+            ("/dashboard/base.css", "text/css; charset=utf-8"),
+        ],
+    );
     for path in ["/dashboard/missing.js", "/dashboard/../secret.txt", "/dashboard/index.html"] {
         let response = server.get(path);
         assert_eq!(response.status, 404, "{path}");
