@@ -1,9 +1,14 @@
-// Remakes docs/dashboard.png, the README's picture of the demo: a scratch
-// collector, 20,000 users simulated in the page, the dashboard in Chromium.
-// Needs the release CLI and dist/ (npm start builds both).
+// Remakes the docs' pictures in Chromium, each from a scratch collector:
+// - docs/dashboard.png, the demo: 20,000 users simulated in the page;
+// - docs/operator-dashboard.png (--operator), the operator's dashboard at
+//   /dashboard: the demo's metrics file, seeded reports from the CLI (one
+//   metric kept below the planner's floor), a bad report, a request limit
+//   run into, and the login with a token.
+// Needs the CLI ($LOCALDP_CLI, else the release build) and, for the demo, dist/.
 //   node scripts/screenshot.mjs [--users 20000] [--out docs/dashboard.png]
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+//   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,19 +18,26 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
+const operator = process.argv.includes('--operator');
 const root = new URL('..', import.meta.url).pathname;
-const out = arg('out', join(root, 'docs/dashboard.png'));
+const cli = process.env.LOCALDP_CLI ?? join(root, 'target/release/localdp');
+const out = arg('out', join(root, operator ? 'docs/operator-dashboard.png' : 'docs/dashboard.png'));
 const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
-const server = spawn(join(root, 'target/release/localdp'),
-  ['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), '--www', join(root, 'www'), '--pkg', join(root, 'dist/web')],
-  { stdio: ['ignore', 'pipe', 'ignore'] });
+const metrics = join(root, 'www/metrics.json');
+const TOKEN = 'screenshot-token-0123456789abcdef';
+writeFileSync(join(dir, 'tokens'), `${TOKEN}\n`);
+const server = spawn(cli, ['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), ...(operator
+  ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', '12', '--max-body', String(16 << 20)]
+  : ['--www', join(root, 'www'), '--pkg', join(root, 'dist/web')])],
+{ stdio: ['ignore', 'pipe', 'ignore'] });
 const url = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
 });
-try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+
+/** The demo's dashboard after `--users` users simulated in the page. */
+async function demo(page) {
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
   await page.selectOption('#users', arg('users', '20000'));
@@ -33,6 +45,46 @@ try {
   await page.waitForSelector('#sim-status[data-state="done"]', { timeout: 300000 });
   await page.waitForFunction(() => !document.querySelector('.card .empty'));
   await page.locator('#dashboard').screenshot({ path: out });
+}
+
+/** `count` values in a fixed cycle through `weighted` ([value, weight] pairs). */
+function cycle(weighted, count) {
+  const pattern = weighted.flatMap(([value, weight]) => new Array(weight).fill(value));
+  return Array.from({ length: count }, (_, i) => pattern[i % pattern.length]);
+}
+
+async function post(name, body) {
+  return fetch(`${url}/api/metrics/${name}/reports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+}
+
+/** Seeded reports of `values` for metric `name`, posted in one batch. */
+async function collect(name, values, seed) {
+  const { config } = (await (await fetch(`${url}/api/metrics/${name}`)).json());
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+  const lines = execFileSync(cli, ['randomize', '--config', join(dir, 'config.json'), '--seed', String(seed)],
+    { input: values.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 }).trim().split('\n');
+  return post(name, `[${lines.join(',')}]`);
+}
+
+/** The operator's dashboard over the demo's metrics, with a little of everything to show. */
+async function operatorDashboard(page) {
+  await collect('browser', cycle([['Chrome', 9], ['Safari', 5], ['Firefox', 3], ['Edge', 2], ['Samsung Internet', 1], ['Other', 1]], 20000), 1);
+  await collect('feature', cycle([['Search', 5], ['Dashboards', 3], ['Reports', 2], ['API', 1]], 300), 2);
+  await collect('load_time', cycle([[350, 2], [600, 5], [800, 6], [1100, 4], [1600, 2], [2600, 1], [4200, 1]], 20000), 3);
+  await collect('referrer', cycle([['/', 8], ['/pricing', 4], ['/docs', 3], ['/blog/ldp', 2], ['/signup', 1]], 20000), 4);
+  await post('browser', '[{"hello":"world"}]');
+  for (let i = 0; i < 100 && (await post('feature', '[]')).status !== 429; i++);
+  await page.goto(`${url}/dashboard`);
+  await page.waitForSelector('body[data-state="login"]');
+  await page.fill('#token', TOKEN);
+  await page.click('#login button[type="submit"]');
+  await page.waitForSelector('body[data-state="ready"]');
+  await page.screenshot({ path: out, fullPage: true });
+}
+
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await (operator ? operatorDashboard(page) : demo(page));
   console.log(`wrote ${out}`);
 } finally {
   await browser.close();

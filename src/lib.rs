@@ -59,6 +59,8 @@ pub mod mechanism;
 pub mod metric;
 mod names;
 pub mod numeric;
+#[cfg(feature = "aggregate")]
+pub mod plan;
 pub mod privacy;
 pub mod rappor;
 pub mod report;

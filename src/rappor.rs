@@ -207,9 +207,26 @@ impl RapporMetric {
         &self.fingerprint
     }
 
+    /// `n·Var` of a candidate's frequency estimate when it is held by a
+    /// share `share` of the devices, no other value sets its bits, and it is
+    /// decoded alone: each of its `h` bits per cohort is an unbiased count of
+    /// its holders with variance `N_j[share·q*(1−q*) + (1−share)·p*(1−p*)]/δ²`
+    /// (`δ = (1−f)(q−p)`), and least squares averages the `h·m` of them.
+    pub fn frequency_variance(&self, share: f64) -> f64 {
+        let (f, p, q) = self.parameters();
+        let (one, zero) = self.report_bit_probabilities();
+        let delta = (1.0 - f) * (q - p);
+        (share * one * (1.0 - one) + (1.0 - share) * zero * (1.0 - zero)) / (self.hashes as f64 * delta * delta)
+    }
+
     /// `k`, the Bloom filter's size.
     pub fn bits(&self) -> usize {
         self.bits
+    }
+
+    /// `h`, the hash functions per value.
+    pub(crate) fn hashes(&self) -> u64 {
+        self.hashes
     }
 
     /// `m`, the number of cohorts.

@@ -2,7 +2,8 @@
 //! keeps a running aggregate per metric so an estimate never re-reads a
 //! report (and caches each estimate until something new is committed),
 //! rebuilds the aggregates from the database at start, and serves the demo
-//! page and the npm package's web build. See the README's "The collector
+//! page, the npm package's web build and the operator's dashboard
+//! (`serve/dashboard.rs`, built in). See the README's "The collector
 //! and the demo" for the endpoints and their JSON.
 //!
 //! Reports are stored by one writer thread that commits the batches queued
@@ -17,6 +18,8 @@
 mod access;
 #[path = "serve/collector.rs"]
 mod collector;
+#[path = "serve/dashboard.rs"]
+mod dashboard;
 #[path = "serve/limits.rs"]
 mod limits;
 #[path = "serve/parquet.rs"]
@@ -48,7 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::Store;
-use telemetry::{Counted, Route, Telemetry};
+use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
 use writer::{Append, Job, Writer};
 
@@ -120,6 +123,9 @@ pub struct ServeArgs {
 
 struct App {
     metrics: Arc<Vec<Collected>>,
+    /// Per metric: the users below which its estimate means nothing yet
+    /// (the planner's [`localdp::plan::min_users`]).
+    min_users: Vec<u64>,
     /// Stores the batches (group commit) and reads exports.
     writer: Writer,
     telemetry: Arc<Telemetry>,
@@ -222,11 +228,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
     let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
+    let min_users = metrics.iter().map(|m| localdp::plan::min_users(&m.metric)).collect();
     let metrics = Arc::new(metrics);
     let telemetry = Arc::new(Telemetry::new(metrics.len()));
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
+        min_users,
         writer,
         telemetry,
         max_body: args.max_body,
@@ -267,6 +275,7 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "http://{address}").and_then(|()| out.flush());
     }
+    eprintln!("localdp serve: the operator's dashboard is http://{address}/dashboard");
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
         let app = Arc::clone(app);
@@ -354,6 +363,9 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}/reports.parquet", get(parquet::reports_parquet))
         .route("/healthz", get(healthz))
         .route("/metrics", get(prometheus))
+        .route("/dashboard", get(dashboard::page))
+        .route("/dashboard/", get(dashboard::page))
+        .route("/dashboard/{file}", get(dashboard::asset))
         .method_not_allowed_fallback(|| async { json(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method not allowed"})) })
         .fallback(static_file)
         // The last layer is the outermost: every answer is tracked, CORS
@@ -564,12 +576,20 @@ struct Described<'a> {
     n: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rejected: Option<RejectionCounts>,
+    /// Report posts refused by the per-source limits since start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limited: Option<LimitedCounts>,
+    /// The users below which the estimate means nothing yet (the planner's
+    /// `min_users`: a 95% half-width above 0.05 of a share or of the range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_users: Option<u64>,
     /// Verbatim from the metrics file: what a client randomizes with.
     config: &'a RawValue,
 }
 
-/// `counts`: with `n` and `rejected`.
-fn describe(m: &Collected, counts: bool) -> Described<'_> {
+/// Metric `i`; with `counts`: with `n`, `rejected`, `limited` and `min_users`.
+fn describe(app: &App, i: usize, counts: bool) -> Described<'_> {
+    let m = &app.metrics[i];
     Described {
         name: &m.spec.name,
         title: m.spec.title.as_deref(),
@@ -579,6 +599,8 @@ fn describe(m: &Collected, counts: bool) -> Described<'_> {
         epsilon: m.metric.epsilon(),
         n: counts.then(|| m.n()),
         rejected: counts.then(|| m.rejected()),
+        limited: counts.then(|| app.telemetry.limited[i].counts()),
+        min_users: counts.then_some(app.min_users[i]),
         config: &m.spec.config,
     }
 }
@@ -592,7 +614,7 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
     struct List<'a> {
         metrics: Vec<Described<'a>>,
     }
-    json(StatusCode::OK, List { metrics: app.metrics.iter().map(|m| describe(m, true)).collect() })
+    json(StatusCode::OK, List { metrics: (0..app.metrics.len()).map(|i| describe(&app, i, true)).collect() })
 }
 
 /// `GET /api/metrics/{name}`: one metric, as in the list. Its config is
@@ -601,7 +623,7 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
 async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
     let counts = authorize(&app, &headers).is_none();
     match app.find(&name) {
-        Some(i) => json(StatusCode::OK, describe(&app.metrics[i], counts)),
+        Some(i) => json(StatusCode::OK, describe(&app, i, counts)),
         None => unknown_metric(&app, &name),
     }
 }

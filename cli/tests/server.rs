@@ -314,6 +314,11 @@ fn lists_every_metric_with_its_config_protocol_and_counts() {
         assert_eq!(entry["n"], estimate["n"]);
         assert_eq!(entry["rejected"], estimate["rejected"]);
         assert_eq!(entry["protocol"], estimate["protocol"]);
+        // No per-source limits: nothing refused.
+        assert_eq!(entry["limited"], json!({"requests": 0, "reports": 0, "reports_carried": 0}));
+        // The planner's floor for the config, the same as the library's.
+        let metric = localdp::Metric::from_json(config).unwrap();
+        assert_eq!(entry["min_users"], json!(localdp::plan::min_users(&metric)));
     }
     assert_eq!(listed[4]["kind"], json!("numeric"));
     assert_eq!(listed[0]["kind"], json!("frequency"));
@@ -531,6 +536,16 @@ fn refuses_a_changed_config_and_a_second_server() {
     assert_eq!(server.estimate("colors", "none").json()["n"], json!(10));
 }
 
+/// Each path answers 200 with its content type, and nosniff.
+fn assert_served(server: &Server, files: &[(&str, &str)]) {
+    for (path, kind) in files {
+        let response = server.get(path);
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(response.header("content-type"), Some(*kind), "{path}");
+        assert_eq!(response.header("x-content-type-options"), Some("nosniff"), "{path}");
+    }
+}
+
 #[test]
 fn serves_the_demo_and_the_package_with_their_types() {
     let scratch = Scratch::new("static");
@@ -554,23 +569,55 @@ fn serves_the_demo_and_the_package_with_their_types() {
     let policy = page.header("content-security-policy").unwrap();
     assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval'") && policy.contains("connect-src 'self'"), "{policy}");
     assert_eq!(page.text(), "<!doctype html><title>demo</title>");
-    for (path, kind) in [
-        ("/app.js", "text/javascript; charset=utf-8"),
-        ("/css/style.css", "text/css; charset=utf-8"),
-        ("/metrics.json", "application/json"),
-        ("/pkg/localdp.js", "text/javascript; charset=utf-8"),
-        ("/pkg/localdp_bg.wasm", "application/wasm"),
-    ] {
-        let response = server.get(path);
-        assert_eq!(response.status, 200, "{path}");
-        assert_eq!(response.header("content-type"), Some(kind), "{path}");
-        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
-    }
+    assert_served(
+        &server,
+        &[
+            ("/app.js", "text/javascript; charset=utf-8"),
+            ("/css/style.css", "text/css; charset=utf-8"),
+            ("/metrics.json", "application/json"),
+            ("/pkg/localdp.js", "text/javascript; charset=utf-8"),
+            ("/pkg/localdp_bg.wasm", "application/wasm"),
+        ],
+    );
     assert_eq!(server.get("/pkg/localdp_bg.wasm").body, b"\0asm\x01\0\0\0");
     for path in ["/../secret.txt", "/%2e%2e/secret.txt", "/css/../../secret.txt", "/.hidden", "/missing.js", "/pkg/"] {
         assert_eq!(server.get(path).status, 404, "{path}");
     }
     assert_eq!(server.get("/api/metrics").json()["metrics"].as_array().unwrap().len(), METRICS.len());
+}
+
+#[test]
+fn serves_the_built_in_dashboard_without_a_demo_under_a_strict_policy() {
+    let scratch = Scratch::new("dashboard");
+    let (no_demo, metrics) = (scratch.path("no-demo"), scratch.path("metrics.json"));
+    let server = Server::start(&scratch, &["--www", no_demo.to_str().unwrap(), "--metrics", metrics.to_str().unwrap()]);
+    assert_eq!(server.get("/").status, 404, "no demo");
+    for path in ["/dashboard", "/dashboard/"] {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}");
+        assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+        let policy = page.header("content-security-policy").unwrap();
+        assert!(policy.starts_with("default-src 'none'; script-src 'self';"), "{policy}");
+        assert!(policy.contains("connect-src 'self'") && !policy.contains("unsafe"), "{policy}");
+        assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+        assert!(page.text().contains(r#"<script type="module" src="/dashboard/dashboard.js"></script>"#));
+    }
+    assert_served(
+        &server,
+        &[
+            ("/dashboard/dashboard.js", "text/javascript; charset=utf-8"),
+            ("/dashboard/dashboard.css", "text/css; charset=utf-8"),
+            ("/dashboard/base.css", "text/css; charset=utf-8"),
+        ],
+    );
+    for path in ["/dashboard/missing.js", "/dashboard/../secret.txt", "/dashboard/index.html"] {
+        let response = server.get(path);
+        assert_eq!(response.status, 404, "{path}");
+        assert!(response.json()["error"].is_string(), "{path}");
+    }
+    assert_eq!(server.request("POST", "/dashboard", &[], Some(b"x")).status, 405);
+    let log = server.log_containing("/dashboard");
+    assert!(log.contains(&format!("the operator's dashboard is http://{}/dashboard", server.address)), "{log}");
 }
 
 #[test]

@@ -129,6 +129,9 @@ fn a_metric_config_is_public_and_its_counts_need_a_token() {
     let mut public = full.json();
     assert_eq!(public.as_object_mut().unwrap().remove("n"), Some(json!(3)));
     assert!(public.as_object_mut().unwrap().remove("rejected").is_some());
+    let limited = public.as_object_mut().unwrap().remove("limited");
+    assert_eq!(limited, Some(json!({"requests": 0, "reports": 0, "reports_carried": 0})));
+    assert!(public.as_object_mut().unwrap().remove("min_users").is_some_and(|m| m.as_u64().unwrap() > 3));
     for key in ["name", "title", "unit", "kind", "protocol", "epsilon", "config"] {
         assert!(public.get(key).is_some(), "{key}");
     }
@@ -359,7 +362,9 @@ fn a_request_naming_another_host_is_421_and_counts_nothing() {
     }
 }
 
-/// The refusal counts `/metrics` shows for a metric.
+/// The refusal counts `/metrics` shows for a metric (requests refused by
+/// the request limit, by the report limit, and the reports those carried),
+/// which its description with counts shows as `"limited"`.
 fn limited(server: &Server, metric: &str) -> (u64, u64, u64) {
     let text = server.get("/metrics").text();
     let value = |series: &str| -> u64 {
@@ -367,11 +372,17 @@ fn limited(server: &Server, metric: &str) -> (u64, u64, u64) {
             .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
             .unwrap_or_else(|| panic!("no {series} in\n{text}"))
     };
-    (
+    let counts = (
         value(&format!("localdp_requests_limited_total{{metric=\"{metric}\",limit=\"requests\"}}")),
         value(&format!("localdp_requests_limited_total{{metric=\"{metric}\",limit=\"reports\"}}")),
         value(&format!("localdp_reports_rejected_total{{metric=\"{metric}\",reason=\"rate_limited\"}}")),
-    )
+    );
+    let described = json!({"requests": counts.0, "reports": counts.1, "reports_carried": counts.2});
+    assert_eq!(server.get(&format!("/api/metrics/{metric}")).json()["limited"], described);
+    let listed = server.get("/api/metrics").json();
+    let entry = listed["metrics"].as_array().unwrap().iter().find(|m| m["name"] == json!(metric)).unwrap().clone();
+    assert_eq!(entry["limited"], described);
+    counts
 }
 
 /// A run of a rate-limit test that took longer than one token's refill, so

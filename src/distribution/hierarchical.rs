@@ -226,6 +226,34 @@ impl Hierarchy {
         (leaves, columns)
     }
 
+    /// The variance of the estimated CDF at edge `edge` (the share of the
+    /// first `edge` bins) for a population whose bins hold the shares
+    /// `bins`, from `n` reports spread evenly over the levels: the
+    /// covariance of [`Self::estimate`] evaluated at the true frequencies
+    /// instead of the estimated ones.
+    pub(crate) fn cdf_variance(&self, n: f64, bins: &[f64], edge: usize) -> f64 {
+        let n_level = n / self.levels.len() as f64;
+        let sampling = if n > 1.0 { (n - n_level) / (n - 1.0) / n_level } else { 0.0 };
+        let (mut weights, mut variances) = (Vec::new(), Vec::new());
+        for l in &self.levels {
+            for node in 0..l.nodes {
+                let first = (node * l.width) as usize;
+                let f: f64 = bins[first..(first + l.width as usize).min(bins.len())].iter().sum();
+                weights.push(l.oracle.variance(0.0, 1) / n_level);
+                variances.push(l.oracle.variance(f, 1) / n_level + f * (1.0 - f) * sampling);
+            }
+        }
+        let mut unit = vec![0.0; weights.len()];
+        (0..weights.len())
+            .map(|v| {
+                unit[v] = 1.0;
+                let prefix: f64 = self.consistent(&unit, &weights, 0.0)[..edge].iter().sum();
+                unit[v] = 0.0;
+                prefix * prefix * variances[v]
+            })
+            .sum()
+    }
+
     /// The leaves of the generalized least-squares fit of `observed` (all
     /// levels' nodes, the coarsest first) with variances `weights`, the
     /// total fixed at `total`.

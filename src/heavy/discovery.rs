@@ -89,6 +89,16 @@ impl Discovery {
         self.max_length * 8 / self.step
     }
 
+    /// The values the aggregator reports.
+    pub(crate) fn top(&self) -> usize {
+        self.top
+    }
+
+    /// Bits per level: 8 (PEM) or 1 (TreeHist).
+    pub(crate) fn step(&self) -> u32 {
+        self.step
+    }
+
     /// `g`, the OLH buckets.
     pub fn buckets(&self) -> u64 {
         self.grr.symbols()
@@ -245,8 +255,13 @@ impl Discovery {
     fn count(&self, s: u64, reports: u64) -> (f64, f64) {
         let (p, q, n) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64, reports as f64);
         let count = (s as f64 - n * q) / (p - q);
-        let c = count.clamp(0.0, n);
-        (count, n * q * (1.0 - q) / (p - q).powi(2) + c * (1.0 - p - q) / (p - q))
+        (count, self.count_variance(n, count.clamp(0.0, n)))
+    }
+
+    /// OLH's `Var[ĉ]` from `n` reports of which `c` hold the value.
+    pub(crate) fn count_variance(&self, n: f64, c: f64) -> f64 {
+        let (p, q) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64);
+        n * q * (1.0 - q) / (p - q).powi(2) + c * (1.0 - p - q) / (p - q)
     }
 
     /// The standard error of a frequency estimate of zero among `reports`.

@@ -212,13 +212,18 @@ impl Sketch {
         let (m, n) = (self.width as f64, n as f64);
         let sum: f64 = (0..self.rows).map(|j| table[(j * self.width + self.column_of(j, key)) as usize]).sum();
         let count = m / (m - 1.0) * (sum - n / m);
-        let c = count.clamp(0.0, n);
-        let f = self.flip_probability();
+        (count, self.count_variance(n, count.clamp(0.0, n)).sqrt())
+    }
+
+    /// `Var[ĉ_v]` from `n` reports of which `c` hold `v`, the others
+    /// colliding with it in a share `1/m` of the rows (see the module docs).
+    pub(crate) fn count_variance(&self, n: f64, c: f64) -> f64 {
+        let (m, f) = (self.width as f64, self.flip_probability());
         let per_report = match self.kind {
             SketchKind::Cms => n * f * (1.0 - f) / (1.0 - 2.0 * f).powi(2) + (n - c) * (1.0 / m) * (1.0 - 1.0 / m),
             SketchKind::Hcms => n / (1.0 - 2.0 * f).powi(2) - c - (n - c) / (m * m),
         };
-        (count, (m / (m - 1.0)) * per_report.max(0.0).sqrt())
+        (m / (m - 1.0)).powi(2) * per_report.max(0.0)
     }
 
     /// `P[payload | key]`, realized.

@@ -68,7 +68,7 @@ export async function stopCollector(collector) {
 export function cli(args, input = '') {
   const bin = process.env.LOCALDP_CLI;
   if (!bin) throw new Error('LOCALDP_CLI must point to the localdp binary');
-  return execFileSync(bin, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync(bin, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 1 << 28 });
 }
 
 export const CHROMIUM = {

@@ -154,6 +154,31 @@ pub struct Limited {
     pub reports: AtomicU64,
 }
 
+/// A metric's refusals by the per-source limits, since start: the
+/// `"limited"` of its description with counts (the same numbers `/metrics`
+/// shows as `localdp_requests_limited_total` and the `rate_limited` reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LimitedCounts {
+    /// Report posts refused by `--requests-per-minute` (429).
+    pub requests: u64,
+    /// Report posts refused by `--reports-per-minute` (429; 413 for a batch
+    /// larger than the whole limit).
+    pub reports: u64,
+    /// The reports those posts carried: none of them was counted.
+    pub reports_carried: u64,
+}
+
+impl Limited {
+    /// The counts so far.
+    pub fn counts(&self) -> LimitedCounts {
+        LimitedCounts {
+            requests: self.requests.load(Ordering::Relaxed),
+            reports: self.report_requests.load(Ordering::Relaxed),
+            reports_carried: self.reports.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// One metric's stored counts, as `/metrics` shows them.
 pub struct Counted<'a> {
     pub name: &'a str,
@@ -228,7 +253,7 @@ impl Telemetry {
             for (reason, n) in rejected {
                 let _ = writeln!(out, "localdp_reports_rejected_total{{metric=\"{name}\",reason=\"{reason}\"}} {n}");
             }
-            let limited = self.limited[i].reports.load(Ordering::Relaxed);
+            let limited = self.limited[i].counts().reports_carried;
             let _ = writeln!(out, "localdp_reports_rejected_total{{metric=\"{name}\",reason=\"rate_limited\"}} {limited}");
         }
         family(
@@ -238,9 +263,8 @@ impl Telemetry {
             "Report posts refused by the per-source limits (429), per metric and limit, since start.",
         );
         for (i, Counted { name, .. }) in counts.iter().enumerate() {
-            let limited = &self.limited[i];
-            for (limit, n) in [("requests", &limited.requests), ("reports", &limited.report_requests)] {
-                let n = n.load(Ordering::Relaxed);
+            let limited = self.limited[i].counts();
+            for (limit, n) in [("requests", limited.requests), ("reports", limited.reports)] {
                 let _ = writeln!(out, "localdp_requests_limited_total{{metric=\"{name}\",limit=\"{limit}\"}} {n}");
             }
         }
