@@ -31,7 +31,7 @@
 //! * `hierarchical` ([`Hierarchy`]): a node of one level of a 4-ary tree,
 //!   through a frequency oracle; consistent least-squares estimate.
 //! * `distribution` picks between them: Square Wave at every ε and size
-//!   measured (`bench/distributions.py`, README): it spends every report on
+//!   measured (`bench/distributions.py`, docs/distributions.md): it spends every report on
 //!   the whole range, where the tree spreads them over its levels.
 //!
 //! Memoization keeps one permanent report per input of the grid (and, for
