@@ -296,6 +296,14 @@ impl HeavyHitterMetric {
     }
 
     /// Parses and validates a JSON config.
+    ///
+    /// ```
+    /// use localdp::{HeavyHitterMetric, HeavyHitterProtocol};
+    /// let metric = HeavyHitterMetric::from_json(r#"{"protocol":"heavy_hitters","epsilon":4,"max_length":16}"#)?;
+    /// assert_eq!(metric.protocol(), HeavyHitterProtocol::Pem);
+    /// assert!(metric.protocol().discovers() && metric.candidates().is_empty());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Self::new(&HeavyHitterConfig::read(&parse_config(text)?)?)
     }
