@@ -2,8 +2,8 @@
 //! keeps a running aggregate per metric so an estimate never re-reads a
 //! report (and caches each estimate until something new is committed),
 //! rebuilds the aggregates from the database at start, and serves the demo
-//! page and the npm package's web build. See docs/collector.md for the
-//! endpoints and their JSON.
+//! page and the npm package's web build. See the README's "The collector
+//! and the demo" for the endpoints and their JSON.
 //!
 //! Reports are stored by one writer thread that commits the batches queued
 //! together in one transaction (`serve/writer.rs`); access control (tokens,
