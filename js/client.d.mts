@@ -35,6 +35,7 @@ export declare class Client<C extends Config = Config> {
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
 }
 
+/** `Client.open(config, options)`'s options. */
 export interface OpenOptions {
   /** Where the state lives: `indexedDBStorage()`, `asyncStorage(store)`, `chromeStorage()`. */
   storage?: SharedStorage | null;
@@ -44,7 +45,9 @@ export interface OpenOptions {
 
 /** What `Client.open` resolves to: `Client`'s members, with `randomize` and `spent` asynchronous. */
 export interface SharedClient<C extends Config = Config> {
+  /** The resolved protocol (what `"auto"` chose). */
   readonly protocol: Protocol;
+  /** ε of one report. */
   readonly epsilon: number;
   /** False only without a storage and without IndexedDB (memory). */
   readonly persistent: boolean;

@@ -9,9 +9,11 @@
  * nothing of that run is stored and the promise rejects with its error.
  */
 export interface SharedStorage {
+  /** Reads `keys`, calls `fn` with what it read, and stores what `fn` returns, as one step no other context interleaves with. */
   update(keys: string[], fn: (values: Record<string, string | undefined>) => Record<string, string>): Promise<void>;
 }
 
+/** `indexedDBStorage(options)`'s options. */
 export interface IndexedDBStorageOptions {
   /** The database's name (default `"localdp"`). */
   name?: string;
@@ -26,12 +28,15 @@ export declare function indexedDBStorage(options?: IndexedDBStorageOptions): Sha
 
 /** An asynchronous key-value store of strings whose reads see every write any context made before (not `localStorage`). */
 export interface AsyncStore {
+  /** The value stored under `key`, or `undefined`. */
   get(key: string): Promise<string | undefined>;
+  /** Stores `value` under `key`. */
   set(key: string, value: string): Promise<void>;
   /** Stores `value` only if `key` still holds `expected` (`undefined`: absent); resolves to whether it did. Needed without Web Locks. */
   compareAndSet?(key: string, expected: string | undefined, value: string): Promise<boolean>;
 }
 
+/** `asyncStorage(store, options)`'s options. */
 export interface AsyncStorageOptions {
   /** The Web Locks manager (default `navigator.locks`); `null` serializes with the store's `compareAndSet`. */
   locks?: LockManager | null;
@@ -48,7 +53,12 @@ export interface AsyncStorageOptions {
 export declare function asyncStorage(store: AsyncStore, options?: AsyncStorageOptions): SharedStorage;
 
 /** A `chrome.storage` area (default `chrome.storage.local`), serialized with Web Locks. */
-export declare function chromeStorage(area?: {
+export declare function chromeStorage(area?: ChromeStorageArea): SharedStorage;
+
+/** What `chromeStorage` uses of a `chrome.storage` area. */
+export interface ChromeStorageArea {
+  /** The items stored under `key` (an object holding it, or not). */
   get(key: string): Promise<Record<string, unknown>>;
+  /** Stores `items`. */
   set(items: Record<string, string>): Promise<void>;
-}): SharedStorage;
+}

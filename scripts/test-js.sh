@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests the npm package as a user gets it: pack it, install the tarball into
+# Tests the npm package as a user gets it: pack it (scripts/pack.sh), install the tarball into
 # a scratch project, and run the JS tests there with node --test (in Node, in
 # headless Chromium, through a Vite build), and the demo (www/) served by
 # `localdp serve` in Chromium. Expects dist/ and the CLI built.
@@ -10,7 +10,7 @@ need_browser
 root=$PWD
 scratch=$root/target/js-scratch
 rm -rf "$scratch" && mkdir -p "$scratch"
-tarball=$(npm pack --silent --pack-destination "$scratch" | tail -n 1)
+tarball=$(basename "$(bash scripts/pack.sh "$scratch")")
 cp -r tests/js/. "$scratch/"
 cd "$scratch"
 echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > package.json

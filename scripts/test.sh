@@ -8,10 +8,12 @@
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. wasm-bindgen tests in Node and in headless Chromium, compiled by the
 #     shipped modules' compiler;
-#  3. the npm package, packed and installed into a scratch project: Node (ESM
+#  3. the npm package: its API reference (typedoc, an export without TSDoc
+#     fails); packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
-#     Worker in Chromium (with a strict CSP), a Vite build, and the demo
-#     served by the collector in Chromium;
+#     Worker in Chromium (with a strict CSP), a Vite build, the demo
+#     served by the collector in Chromium, and every code block of the
+#     READMEs and docs/ (docs.test.mjs);
 #  4. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
 #     target (longer runs: bash scripts/fuzz.sh SECONDS).
 set -euo pipefail
@@ -43,6 +45,8 @@ ci_free target/debug
 need_wasm
 need_browser
 bash scripts/build.sh
+# The JS API reference, warnings as errors (an export without TSDoc fails).
+bash scripts/api-js.sh
 cargo build --release --quiet -p localdp-cli
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh

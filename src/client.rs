@@ -322,6 +322,25 @@ impl Client {
     /// does not parse or belongs to another metric is replaced by a fresh
     /// one, and one whose memos were made under another secret loses them
     /// (keeping its ledger): either is counted as a reset.
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::{Error, SecureRng};
+    /// let config = r#"{"protocol":"grr","epsilon":1,"domain":["a","b"],"memoize":true,
+    ///                  "budget":{"epsilon":1.5,"window":"1d"}}"#;
+    /// let mut rng = SecureRng::new()?;
+    /// let secret = new_secret(&mut rng); // kept on the device, with the state
+    /// let mut client = Client::new(config, &secret, None)?;
+    /// let first = client.randomize_text("a", 0, &mut rng)?;
+    /// // A later session: the stored state resends the memoized report for free.
+    /// let mut client = Client::new(config, &secret, Some(&client.state_json()?))?;
+    /// assert_eq!(client.randomize_text("a", 1_000, &mut rng)?, first);
+    /// assert_eq!(client.spent(1_000), 1.0);
+    /// // A new value would take the day past its budget: refused, nothing released.
+    /// let refused = client.randomize_text("b", 2_000, &mut rng).unwrap_err();
+    /// assert!(matches!(refused, Error::PrivacyBudgetExceeded { .. }));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
         let config = serde_json::from_str(config).unwrap_or(serde_json::Value::Null);
         Client::from_value(config, secret, stored)

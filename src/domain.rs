@@ -68,6 +68,16 @@ impl Domain {
     }
 
     /// A list of at least two (at most [`MAX_DOMAIN`]) distinct labels.
+    ///
+    /// ```
+    /// use localdp::Domain;
+    /// let domain = Domain::labels(vec!["chrome".into(), "safari".into(), "firefox".into()])?;
+    /// assert_eq!(domain.index_of("firefox")?, 2); // the config's order
+    /// assert_eq!(domain.value_text(2).as_deref(), Some("firefox"));
+    /// assert!(domain.index_of("lynx").is_err()); // the error does not repeat the value
+    /// assert!(Domain::labels(vec!["a".into(), "a".into()]).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn labels(labels: Vec<String>) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&labels.len()) {
             return Err(Error::invalid("domain", Requirement::Length { min: 2, max: MAX_DOMAIN, found: labels.len() }));

@@ -34,7 +34,7 @@
 //! The formulas are those of `docs/PROTOCOLS.md`; every mechanism's realized
 //! channel can be enumerated with [`FrequencyOracle::likelihood`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 // Without the `aggregate` feature (the browser client's wasm module) the
 // aggregators, estimates and state bytes still compile, unused: what no
 // client code reaches, the linker drops.
@@ -93,3 +93,10 @@ pub use rappor::{OpenDomainProtocol, RapporAggregator, RapporConfig, RapporMetri
 pub use report::{Payload, Protocol, Report};
 pub use rng::{SecureRng, SimulationRng};
 pub use state::StateError;
+
+/// The Rust blocks of the guides in `docs/` run as doctests; the blocks in
+/// other languages are run by `tests/js/docs.test.mjs`, which also checks
+/// that every page holding a Rust block is included here.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/frequencies.md")]
+pub struct FrequenciesGuide;

@@ -335,6 +335,15 @@ impl Metric {
     /// Randomizes a value written as text: a label or an integer of the
     /// domain, or a number (numbers separated by commas for a record).
     /// Errors never contain the value.
+    ///
+    /// ```
+    /// use localdp::{Metric, SecureRng};
+    /// let record = Metric::from_json(r#"{"protocol":"piecewise","epsilon":4,"range":[[0,5000],[0,100]]}"#)?;
+    /// let report = record.randomize_text("1234.5,87", &mut SecureRng::new()?)?;
+    /// assert!(record.randomize_text("1234.5", &mut SecureRng::new()?).is_err()); // one number of two
+    /// # let _ = report;
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn randomize_text<R: CryptoRng + RngCore>(&self, text: &str, rng: &mut R) -> Result<Report> {
         self.kind.randomize_text(text, rng)
     }
@@ -466,6 +475,14 @@ pub enum Estimate {
 #[cfg(feature = "aggregate")]
 impl Aggregator {
     /// An empty aggregator for the metric.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":["a","b"]}"#)?;
+    /// let aggregator = Aggregator::new(metric);
+    /// assert_eq!(aggregator.n(), 0);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(metric: Metric) -> Self {
         let inner = metric.kind.aggregator();
         Aggregator { metric, inner }
@@ -474,6 +491,20 @@ impl Aggregator {
     /// The aggregator whose state `bytes` hold ([`crate::state`]): refused
     /// with [`Error::State`] if they are corrupt, truncated or of another
     /// configuration.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":1,"domain":8}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(7); // simulation only
+    /// let mut shard = Aggregator::new(metric.clone());
+    /// shard.add(&metric.randomize_text("3", &mut rng)?)?;
+    /// // Ship the state to another machine, and take it back there.
+    /// let bytes = shard.to_bytes();
+    /// let back = Aggregator::from_bytes(metric.clone(), &bytes)?;
+    /// assert_eq!((back.n(), back.to_bytes()), (1, bytes.clone()));
+    /// assert!(Aggregator::from_bytes(metric, &bytes[..bytes.len() - 1]).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_bytes(metric: Metric, bytes: &[u8]) -> Result<Self> {
         let inner = metric.kind.aggregator_from_bytes(bytes)?;
         Ok(Aggregator { metric, inner })
@@ -516,6 +547,15 @@ impl Aggregator {
     }
 
     /// Parses, validates and adds one JSON report.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric, Rejection};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":["a","b"]}"#)?;
+    /// let mut aggregator = Aggregator::new(metric);
+    /// assert!(aggregator.add_json("not a report").is_err()); // refused and counted
+    /// assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::Malformed)), (0, 1));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn add_json(&mut self, text: impl AsRef<[u8]>) -> Result<()> {
         self.add_parsed(Report::from_json(text))
     }
@@ -576,6 +616,20 @@ impl Aggregator {
     }
 
     /// Adds everything `other` accepted and rejected (same config only).
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"auto","epsilon":1,"range":[0,10]}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+    /// let (mut a, mut b) = (Aggregator::new(metric.clone()), Aggregator::new(metric.clone()));
+    /// a.add(&metric.randomize_text("2", &mut rng)?)?;
+    /// b.add(&metric.randomize_text("8", &mut rng)?)?;
+    /// a.merge(&b)?;
+    /// assert_eq!(a.n(), 2);
+    /// let other = Metric::from_json(r#"{"protocol":"auto","epsilon":2,"range":[0,10]}"#)?;
+    /// assert!(a.merge(&Aggregator::new(other)).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn merge(&mut self, other: &Aggregator) -> Result<()> {
         self.inner.merge(&*other.inner)
     }
@@ -585,7 +639,22 @@ impl Aggregator {
         self.inner.as_any().downcast_ref()
     }
 
-    /// The estimate; `post` applies to frequency metrics only.
+    /// The estimate; `post` applies to frequency metrics only. Its JSON
+    /// (serde) is what `localdp aggregate --format json` prints.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Estimate, Metric, PostProcessing, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":2,"domain":["a","b","c"]}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(3); // simulation only
+    /// let mut aggregator = Aggregator::new(metric.clone());
+    /// for value in ["a", "a", "b", "c", "a"] {
+    ///     aggregator.add(&metric.randomize_text(value, &mut rng)?)?;
+    /// }
+    /// let Estimate::Frequency(estimate) = aggregator.estimate(PostProcessing::Project)? else { unreachable!() };
+    /// let total: f64 = estimate.estimates.iter().map(|e| e.frequency).sum();
+    /// assert!((total - 1.0).abs() < 1e-9); // projected onto the probability simplex
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn estimate(&self, post: PostProcessing) -> Result<Estimate> {
         self.inner.estimate(post)
     }

@@ -264,6 +264,16 @@ impl Report {
     /// than the object reader the wasm modules use (GRR, one core: 3.7
     /// million reports/s against 1.4), which gives the same reports and
     /// reasons (a unit test holds the two together).
+    ///
+    /// ```
+    /// use localdp::{Error, Rejection, Report};
+    /// let line = r#"{"version":1,"protocol":"grr","epsilon":1.0,"domain":"9e4c0d5a1f3b2e77","value":2}"#;
+    /// let report = Report::from_json(line)?;
+    /// assert_eq!(report.to_json(), line); // the canonical line
+    /// let refused = Report::from_json("[1, 2]").unwrap_err();
+    /// assert!(matches!(refused, Error::Rejected { reason: Rejection::Malformed, .. }));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Report> {
         let text = text.as_ref();

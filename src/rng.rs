@@ -33,6 +33,15 @@ impl SecureRng {
     const BLOCK: usize = 4096;
 
     /// Opens the secure source, failing if the platform has none.
+    ///
+    /// ```
+    /// use localdp::{Metric, SecureRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"auto","epsilon":1,"domain":["a","b","c"]}"#)?;
+    /// let mut rng = SecureRng::new()?; // the OS's CSPRNG (crypto.getRandomValues in a browser)
+    /// let report = metric.randomize_text("b", &mut rng)?;
+    /// assert_eq!(report.protocol, metric.protocol());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new() -> Result<Self> {
         let mut buffer = Box::new([0u8; Self::BLOCK]);
         getrandom::fill(&mut buffer[..]).map_err(|e| Error::Randomness { detail: e.to_string() })?;

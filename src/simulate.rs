@@ -26,6 +26,16 @@ impl Population {
     }
 
     /// A Zipf-like skewed distribution: weight of `v` ∝ `1/(v+1)^s`.
+    ///
+    /// ```
+    /// use localdp::simulate::Population;
+    /// use localdp::SimulationRng;
+    /// let population = Population::zipf(4, 1.0);
+    /// let f = population.frequencies();
+    /// assert!((f[0] / f[1] - 2.0).abs() < 1e-6 && (f.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    /// let mut rng = SimulationRng::seed_from_u64(5); // simulation only
+    /// assert!(population.sample(&mut rng) < 4);
+    /// ```
     pub fn zipf(d: usize, s: f64) -> Self {
         let weights: Vec<u64> =
             (0..d).map(|v| (1e9 / libm::pow(v as f64 + 1.0, s)).round().max(1.0) as u64).collect();

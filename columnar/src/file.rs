@@ -169,6 +169,27 @@ impl ParquetFile {
     /// schema writers embed in the footer (`ARROW:schema`): that is a
     /// second encoding of the same schema, and arrow's reader of it panics
     /// on some malformed bytes.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric, RejectionCounts, SimulationRng};
+    /// use localdp_arrow::{write_parquet, ParquetFile, ReportBuilder};
+    /// let config = r#"{"protocol":"olh","epsilon":1,"domain":16}"#;
+    /// let metric = Metric::from_json(config)?;
+    /// let mut rng = SimulationRng::seed_from_u64(2); // simulation only
+    /// let mut builder = ReportBuilder::new(&metric);
+    /// for value in ["1", "5", "5"] {
+    ///     builder.push(&metric.randomize_text(value, &mut rng)?)?;
+    /// }
+    /// let path = std::env::temp_dir().join(format!("localdp-doc-{}.parquet", std::process::id()));
+    /// let file = std::fs::File::create(&path)?;
+    /// write_parquet(file, &metric, config, &[builder.finish()], &RejectionCounts::default())?;
+    /// let parquet = ParquetFile::open(&path)?;
+    /// let mut aggregator = Aggregator::new(metric);
+    /// assert!(parquet.read_into(&mut aggregator, 0..parquet.row_groups())?.is_none());
+    /// assert_eq!(aggregator.n(), 3);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open(path: &Path) -> Result<Self> {
         let file = open(path)?;
         let footer = decode(|| Ok(ArrowReaderMetadata::load(&file, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?))?;

@@ -45,7 +45,7 @@
 //! assert_eq!(aggregator.n(), 4);
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod builder;
 mod file;

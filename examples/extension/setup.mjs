@@ -1,18 +1,40 @@
-// Copies the package's client build (`localdp/client/web`: its ES modules and
-// its .wasm, nothing else) into ./localdp/, keeping the package's layout, and
-// optionally sets the collector's address in settings.json.
-// Run it where `localdp` is installed (or in this repository after `npm run build`):
-//   node examples/extension/setup.mjs [--collector http://127.0.0.1:8080]
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// Makes a copy of this example extension in OUT, ready to load unpacked: the
+// extension's own files, the package's client build (`localdp/client/web`:
+// its ES modules and its .wasm, nothing else) under OUT/localdp/ in the
+// package's layout, and the collector's address in OUT/settings.json. This
+// folder itself is never written to.
+//   node node_modules/localdp/examples/extension/setup.mjs OUT [--collector http://127.0.0.1:8080]
+// (in the repository, after `npm run build`: node examples/extension/setup.mjs OUT)
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const here = dirname(new URL(import.meta.url).pathname);
-const resolve = createRequire(pathToFileURL(join(process.cwd(), 'package.json'))).resolve;
-const pkg = dirname(resolve('localdp/package.json'));
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const at = args.indexOf('--collector');
+const collector = at >= 0 ? args.splice(at, 2)[1] : 'http://127.0.0.1:8080';
+if (args.length !== 1 || !collector) {
+  console.error('usage: node setup.mjs OUT [--collector URL]');
+  process.exit(2);
+}
+const out = resolve(args[0]);
+if (out === here) {
+  console.error('setup.mjs: OUT must be another folder than the example itself');
+  process.exit(2);
+}
+if (existsSync(out)) {
+  console.error(`setup.mjs: ${out} exists; give a new folder`);
+  process.exit(2);
+}
+
+// The package this example ships in (the repository, or node_modules/localdp).
+const pkg = resolve(here, '../..');
 const exported = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).exports['./client/web'];
 const entry = join(pkg, typeof exported === 'string' ? exported : exported.default);
+if (!existsSync(entry)) {
+  console.error(`setup.mjs: no client build at ${entry} (in the repository, run npm run build first)`);
+  process.exit(1);
+}
 
 // The entry and every file it reaches through relative imports or `new URL(…, import.meta.url)`.
 const files = new Set();
@@ -27,14 +49,12 @@ const visit = (file) => {
 };
 visit(entry);
 
-const target = join(here, 'localdp');
-rmSync(target, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+for (const name of ['manifest.json', 'background.js', 'metrics.json']) copyFileSync(join(here, name), join(out, name));
+writeFileSync(join(out, 'settings.json'), `${JSON.stringify({ collector })}\n`);
 for (const file of files) {
-  const to = join(target, relative(pkg, file));
+  const to = join(out, 'localdp', relative(pkg, file));
   mkdirSync(dirname(to), { recursive: true });
   copyFileSync(file, to);
 }
-console.log(`copied ${files.size} files of ${pkg} into ${target}: import ./localdp/${relative(pkg, entry)}`);
-
-const i = process.argv.indexOf('--collector');
-if (i > 0) writeFileSync(join(here, 'settings.json'), `${JSON.stringify({ collector: process.argv[i + 1] })}\n`);
+console.log(`${out}: the extension, with ${files.size} files of the client build; load it unpacked`);

@@ -31,7 +31,7 @@
 //! * `hierarchical` ([`Hierarchy`]): a node of one level of a 4-ary tree,
 //!   through a frequency oracle; consistent least-squares estimate.
 //! * `distribution` picks between them: Square Wave at every ε and size
-//!   measured (`bench/distributions.py`, README): it spends every report on
+//!   measured (`bench/distributions.py`, docs/distributions.md): it spends every report on
 //!   the whole range, where the tree spreads them over its levels.
 //!
 //! Memoization keeps one permanent report per input of the grid (and, for
@@ -183,6 +183,14 @@ impl DistributionMetric {
     }
 
     /// Parses and validates a JSON config.
+    ///
+    /// ```
+    /// use localdp::{DistributionMetric, DistributionProtocol};
+    /// let metric = DistributionMetric::from_json(r#"{"protocol":"distribution","epsilon":1,"range":[0,5000],"bins":16}"#)?;
+    /// assert_eq!(metric.protocol(), DistributionProtocol::SquareWave);
+    /// assert_eq!((metric.bin_of(800.0), metric.edge(3)), (2, 937.5));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Self::new(&DistributionConfig::read(&parse_config(text)?)?)
     }

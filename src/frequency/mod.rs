@@ -426,6 +426,17 @@ impl FrequencyOracle {
     }
 
     /// Parses a JSON config and builds the oracle.
+    ///
+    /// ```
+    /// use localdp::{FrequencyOracle, FrequencyProtocol};
+    /// let oracle = FrequencyOracle::from_json(r#"{"protocol":"auto","epsilon":1,"domain":4}"#)?;
+    /// assert_eq!(oracle.protocol(), FrequencyProtocol::Grr); // the least variance for 4 values at ε = 1
+    /// let (p, q) = oracle.support_probabilities(); // the realized channel's p* and q*
+    /// assert!(p > q && ((p / q).ln() - 1.0).abs() < 1e-9);
+    /// // The standard error of one value's frequency at 10,000 reports:
+    /// assert!((oracle.variance(0.25, 10_000).sqrt() - 0.0137).abs() < 1e-3);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Self::new(&FrequencyConfig::read(&parse_config(text)?)?)
     }

@@ -75,7 +75,7 @@ impl HeavyHitterProtocol {
 
     /// The discovery protocol `"heavy_hitters"` resolves to: PEM, which was
     /// the most accurate at every ε and size measured (`bench/heavy_hitters.py`,
-    /// README): TreeHist spreads the devices over eight times as many levels,
+    /// docs/performance.md): TreeHist spreads the devices over eight times as many levels,
     /// and SFP's fragments go through a sketch (HCMS's variance, which OLH's
     /// beats at every ε).
     pub fn best_discovery(_epsilon: f64, _max_length: u32) -> Self {
@@ -296,6 +296,14 @@ impl HeavyHitterMetric {
     }
 
     /// Parses and validates a JSON config.
+    ///
+    /// ```
+    /// use localdp::{HeavyHitterMetric, HeavyHitterProtocol};
+    /// let metric = HeavyHitterMetric::from_json(r#"{"protocol":"heavy_hitters","epsilon":4,"max_length":16}"#)?;
+    /// assert_eq!(metric.protocol(), HeavyHitterProtocol::Pem);
+    /// assert!(metric.protocol().discovers() && metric.candidates().is_empty());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Self::new(&HeavyHitterConfig::read(&parse_config(text)?)?)
     }

@@ -361,6 +361,15 @@ impl NumericMetric {
     }
 
     /// Parses a JSON config and builds the metric.
+    ///
+    /// ```
+    /// use localdp::{NumericMetric, NumericProtocol};
+    /// let metric = NumericMetric::from_json(r#"{"protocol":"auto","epsilon":1,"range":[0,5000]}"#)?;
+    /// assert_eq!(metric.protocol(), NumericProtocol::Hybrid); // Duchi's only up to ε = 0.61
+    /// assert_eq!(metric.ranges(), &[[0.0, 5000.0]]);
+    /// assert!(NumericMetric::from_json(r#"{"protocol":"auto","epsilon":1,"range":[5,5]}"#).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Self::new(&NumericConfig::read(&parse_config(text)?)?)
     }

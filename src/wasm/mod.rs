@@ -56,6 +56,7 @@ export interface NumericConfig {
 
 /** RAPPOR over an open domain of strings; the defaults are the paper's. */
 export interface RapporConfig {
+  /** RAPPOR (Erlingsson, Pihur, Korolova 2014). */
   protocol: "rappor";
   /** Bloom filter bits k (default 128). */
   bits?: number;
@@ -89,7 +90,12 @@ export interface HeavyHitterConfig {
   /** Discovery: how many values the estimate lists (default 20). */
   top?: number;
   /** cms, hcms, sfp: k hash functions (default 256; sfp 32) and m columns, a power of two (default 1024). */
-  sketch?: { hashes?: number; width?: number };
+  sketch?: {
+    /** k, the sketch's rows: one hash function each. */
+    hashes?: number;
+    /** m, the columns of a row: a power of two. */
+    width?: number;
+  };
   /** cms, hcms: the values to score (the aggregator's; clients ignore it). */
   candidates?: string[];
 }
@@ -114,7 +120,12 @@ export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, one_bit_mean; RAPPOR always does). */
   memoize?: boolean;
   /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"). */
-  budget?: { epsilon: number; window: string };
+  budget?: {
+    /** The most ε the reports of one window may spend together. */
+    epsilon: number;
+    /** The window's length: "30s", "15m", "12h", "1d". */
+    window: string;
+  };
   /** Memoized one_bit_mean: steps of the α-point rounding grid (default 32). */
   granularity?: number;
 }
@@ -122,6 +133,7 @@ export interface RepeatedCollection {
 /** Any config the package accepts. */
 export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig) & RepeatedCollection;
 
+/** `new Client(config, options)`'s options. */
 export interface ClientOptions {
   /** Not taken: `new Client` keeps its state in memory; `Client.open(config, { storage })` keeps it in a storage. */
   storage?: never;
@@ -134,8 +146,11 @@ export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
+  /** The wire format's version. */
   version: 1;
+  /** The resolved protocol that made the report. */
   protocol: Protocol;
+  /** ε of this report (with an instantaneous step: ε_1). */
   epsilon: number;
   /** Fingerprint of the domain or range. */
   domain: string;
@@ -164,16 +179,19 @@ export type RejectionCounts = Record<RejectionReason, number>;
 /** How `frequency` is post-processed; the unbiased numbers stay available. */
 export type PostProcessing = "none" | "norm-sub" | "project";
 
+/** `Aggregator.estimate(options)`'s options. */
 export interface EstimateOptions {
   /** Default "none" (the unbiased estimate). */
   post?: PostProcessing;
 }
 
+/** One value's estimated frequency. */
 export interface ValueEstimate {
   /** A number for a sized domain, else the label. */
   value: number | string;
   /** After post-processing. */
   frequency: number;
+  /** The unbiased estimate, before post-processing (may be negative). */
   unbiased_frequency: number;
   /** Standard error of the unbiased estimate. */
   std_error: number;
@@ -183,34 +201,51 @@ export interface ValueEstimate {
 
 /** The same object as `localdp aggregate --format json`. */
 export interface FrequencyEstimate {
+  /** The resolved protocol. */
   protocol: FrequencyProtocol;
+  /** ε of one report. */
   epsilon: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
+  /** The post-processing applied to `frequency`. */
   post: PostProcessing;
+  /** One entry per value of the domain, in its order. */
   estimates: ValueEstimate[];
 }
 
 /** One attribute's mean, in the range's units. */
 export interface MeanEstimate {
+  /** The unbiased mean of the clipped values (it may fall outside the range by chance). */
   mean: number;
+  /** Its standard error. */
   std_error: number;
+  /** Its 95% interval. */
   ci95: [number, number];
 }
 
 /** The same object as `localdp aggregate --format json` for a numeric metric of one number. */
 export interface NumericEstimate extends MeanEstimate {
+  /** The resolved mechanism. */
   protocol: NumericProtocol;
+  /** ε of one report. */
   epsilon: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
 }
 
 /** The same object as `localdp aggregate --format json` for a record metric. */
 export interface RecordEstimate {
+  /** The resolved mechanism. */
   protocol: NumericProtocol;
+  /** ε of one report (of one whole record). */
   epsilon: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
   /** One entry per attribute, in the config's order. */
   attributes: MeanEstimate[];
@@ -218,45 +253,64 @@ export interface RecordEstimate {
 
 /** A RAPPOR candidate's estimate. */
 export interface CandidateEstimate {
+  /** The string. */
   value: string;
+  /** Its estimated frequency. */
   frequency: number;
+  /** The estimate's standard error. */
   std_error: number;
+  /** Its 95% interval. */
   ci95: [number, number];
 }
 
 /** The same object as `localdp aggregate --format json` for RAPPOR. */
 export interface RapporEstimate {
+  /** Always "rappor". */
   protocol: "rappor";
   /** ε of one report (ε_1). */
   epsilon: number;
   /** The long-run bound per value (ε_∞). */
   epsilon_infinity: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
   /** The candidates the regression selected, most frequent first. */
   estimates: CandidateEstimate[];
+  /** The candidates it did not select. */
   not_detected: string[];
 }
 
 /** The same object as `localdp aggregate --format json` for a heavy-hitter metric: one of the two lists, so that `'estimates' in e` narrows. */
 export type HeavyHitterEstimate = {
+  /** The resolved protocol. */
   protocol: HeavyHitterProtocol;
+  /** ε of one report. */
   epsilon: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
 } & (
-  /** cms, hcms: every candidate, in the config's order. */
-  | { estimates: CandidateEstimate[] }
-  /** pem, treehist, sfp: the values found, most frequent first (at most `top`). */
-  | { heavy_hitters: CandidateEstimate[] }
+  | {
+    /** cms, hcms: every candidate, in the config's order. */
+    estimates: CandidateEstimate[];
+  }
+  | {
+    /** pem, treehist, sfp: the values found, most frequent first (at most `top`). */
+    heavy_hitters: CandidateEstimate[];
+  }
 );
 
 /** One bin of a distribution's histogram. */
 export interface DistributionBin {
+  /** The bin's low end, included. */
   lo: number;
+  /** The bin's high end, excluded (included for the last bin). */
   hi: number;
   /** The share of values in [lo, hi). */
   frequency: number;
+  /** Its 95% interval. */
   ci95: [number, number];
 }
 
@@ -264,26 +318,49 @@ export interface DistributionBin {
 export interface QuantileEstimate {
   /** The level in [0, 1]. */
   q: number;
+  /** The estimated quantile. */
   value: number;
+  /** Its 95% interval. */
   ci95: [number, number];
 }
 
 /** The same object as `localdp aggregate --format json` for a distribution metric. */
 export interface DistributionEstimate {
+  /** The resolved mechanism. */
   protocol: DistributionProtocol;
+  /** ε of one report. */
   epsilon: number;
+  /** Reports accepted. */
   n: number;
+  /** Reports rejected, by reason. */
   rejected: RejectionCounts;
   /** One entry per bin, from the range's low end. */
   histogram: DistributionBin[];
   /** p50, p90, p95, p99. */
   quantiles: QuantileEstimate[];
   /** The mean of the bins' midpoints. */
-  mean: { value: number; ci95: [number, number] };
+  mean: {
+    /** The mean. */
+    value: number;
+    /** Its 95% interval. */
+    ci95: [number, number];
+  };
 }
 
 /** Any estimate. */
 export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate;
+
+/** A numeric config of one number (its range is one pair). */
+export interface OneRange {
+  /** [lo, hi]. */
+  range: [number, number];
+}
+
+/** A numeric config of a record (one range per attribute). */
+export interface RecordRanges {
+  /** One [lo, hi] per attribute. */
+  range: Array<[number, number]>;
+}
 
 /** The estimate an `Aggregator<C>` returns. */
 export type EstimateFor<C extends Config> =
@@ -291,8 +368,8 @@ export type EstimateFor<C extends Config> =
   : C extends HeavyHitterConfig ? HeavyHitterEstimate
   : C extends DistributionConfig ? DistributionEstimate
   : C extends FrequencyConfig ? FrequencyEstimate
-  : C extends { range: [number, number] } ? NumericEstimate
-  : C extends { range: Array<[number, number]> } ? RecordEstimate
+  : C extends OneRange ? NumericEstimate
+  : C extends RecordRanges ? RecordEstimate
   : NumericEstimate | RecordEstimate;
 
 /** The values a `Client<C>` randomizes. */
@@ -300,13 +377,15 @@ export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
   : C extends FrequencyConfig ? string | number
   : C extends DistributionConfig ? number
-  : C extends { range: [number, number] } ? number
-  : C extends { range: Array<[number, number]> } ? number[]
+  : C extends OneRange ? number
+  : C extends RecordRanges ? number[]
   : number | number[];
 
 /** What `addMany` accepted and rejected in this call. */
 export interface AddManyResult {
+  /** Reports accepted by this call. */
   accepted: number;
+  /** Reports this call rejected, by reason. */
   rejected: RejectionCounts;
 }
 "#;

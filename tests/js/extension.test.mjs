@@ -6,41 +6,30 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, startCollector, stopCollector } from './helpers.mjs';
+import { CHROMIUM, startCollector, stopCollector, until } from './helpers.mjs';
 
-// The repository's example, from tests/js/ or from scripts/test-js.sh's target/js-scratch/.
-const example = fileURLToPath(new URL('../../examples/extension', import.meta.url));
-
-/** Polls `probe` until it returns a truthy value or `ms` pass (then fails with `what`). */
-async function until(probe, what, ms = 20000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+// The example as the package ships it (scripts/test-js.sh installs the packed tarball here).
+const setup = fileURLToPath(new URL('./node_modules/localdp/examples/extension/setup.mjs', import.meta.url));
 
 test("the extension's service worker reports to the collector", async () => {
   const scratch = mkdtempSync(join(tmpdir(), 'localdp-extension-'));
   const extension = join(scratch, 'extension');
   const profile = join(scratch, 'profile');
-  const metrics = join(example, 'metrics.json');
   let collector;
   let context;
   try {
-    collector = await startCollector(['--db', join(scratch, 'db.sqlite'), '--metrics', metrics]);
-    // The example as a user sets it up: copied, the package's client build
-    // copied in from this project's node_modules, the collector's address set.
-    cpSync(example, extension, { recursive: true, filter: (src) => !src.endsWith('/localdp') });
-    execFileSync(process.execPath, [join(extension, 'setup.mjs'), '--collector', collector.url], { cwd: process.cwd() });
+    collector = await startCollector(['--db', join(scratch, 'db.sqlite'), '--metrics', join(dirname(setup), 'metrics.json')]);
+    // The example as a user sets it up: copied out of the installed package
+    // with its client build and the collector's address; the package's
+    // folder is left as it was.
+    execFileSync(process.execPath, [setup, extension, '--collector', collector.url], { cwd: scratch });
     assert.equal(JSON.parse(readFileSync(join(extension, 'settings.json'), 'utf8')).collector, collector.url);
+    assert.deepEqual(readdirSync(dirname(setup)).sort(), ['README.md', 'background.js', 'manifest.json', 'metrics.json', 'setup.mjs']);
 
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM.executablePath,

@@ -64,6 +64,17 @@ export async function stopCollector(collector) {
   await exited;
 }
 
+/** Polls `probe` until it returns a truthy value or `ms` pass (then fails with `what`). */
+export async function until(probe, what, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Runs the `localdp` CLI with `args` and `input` on stdin; returns stdout. */
 export function cli(args, input = '') {
   const bin = process.env.LOCALDP_CLI;

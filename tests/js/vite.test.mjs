@@ -1,24 +1,32 @@
 // Tiny Vite apps that import the package with a plain import build, and the
 // built apps run in Chromium: one with the full module (`localdp`), one with
 // the client module alone (`localdp/client`), whose build carries only the
-// client's wasm.
+// client's wasm, and the README's web quick start served by the collector,
+// whose report must arrive.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 import { chromium } from 'playwright-core';
-import { serve, CHROMIUM, ARTIFACTS } from './helpers.mjs';
+import { serve, startCollector, stopCollector, until, CHROMIUM, ARTIFACTS } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Builds fixtures/NAME, serves it, and returns `window.result` and the built assets. */
-async function buildAndRun(name) {
+/** Builds fixtures/NAME with Vite; returns the app's folder (its build in dist/). */
+async function buildApp(name) {
   // The app lives beside this file's node_modules, where localdp is installed.
   const app = mkdtempSync(join(here, `${name}-`));
   cpSync(join(here, 'fixtures', name), app, { recursive: true });
   await build({ root: app, logLevel: 'warn', build: { outDir: join(app, 'dist') } });
+  return app;
+}
+
+/** Builds fixtures/NAME, serves it, and returns `window.result` and the built assets. */
+async function buildAndRun(name) {
+  const app = await buildApp(name);
   const server = await serve({ '/': join(app, 'dist') });
   const browser = await chromium.launch(CHROMIUM);
   try {
@@ -48,4 +56,29 @@ test('a Vite build imports localdp/client and ships only the client module', asy
   const wasm = assets.filter((a) => a.endsWith('.wasm'));
   assert.equal(wasm.length, 1, assets.join(' '));
   assert.match(wasm[0], /^localdp_client_bg/);
+});
+
+test("the README's web quick start, built by Vite and served by the collector, reports", async () => {
+  const app = await buildApp('quickstart-web');
+  const scratch = mkdtempSync(join(tmpdir(), 'localdp-quickstart-'));
+  const metrics = fileURLToPath(new URL('../../www/metrics.json', import.meta.url));
+  const collector = await startCollector(['--www', join(app, 'dist'), '--metrics', metrics, '--db', join(scratch, 'db.sqlite')]);
+  const browser = await chromium.launch(CHROMIUM);
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${collector.url}/`);
+    const metric = await until(async () => {
+      const body = await (await fetch(`${collector.url}/api/metrics/browser`)).json();
+      return body.n > 0 && body;
+    }, 'the report to arrive');
+    assert.equal(metric.n, 1);
+    assert.ok(Object.values(metric.rejected).every((count) => count === 0), JSON.stringify(metric.rejected));
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await stopCollector(collector);
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });

@@ -4,7 +4,7 @@
 //! Each source has two token buckets (Turner's leaky bucket as a meter):
 //! one of capacity `L` that refills `L` per minute continuously. Whatever
 //! the timing, a source gets at most `L·(1 + T)` through in any `T`
-//! minutes (a full bucket, then the refill): the bound the README's
+//! minutes (a full bucket, then the refill): the bound docs/privacy.md's
 //! poisoning estimate uses. A request that does not fit takes nothing from
 //! its bucket.
 //!
