@@ -3,8 +3,8 @@
 //! report (and caches each estimate until something new is committed),
 //! rebuilds the aggregates from the database at start, and serves the demo
 //! page, the npm package's web build and the operator's dashboard
-//! (`serve/dashboard.rs`, built in). See the README's "The collector
-//! and the demo" for the endpoints and their JSON.
+//! (`serve/dashboard.rs`, built in). `docs/collector.md` lists the
+//! endpoints and their JSON.
 //!
 //! Reports are stored by one writer thread that commits the batches queued
 //! together in one transaction (`serve/writer.rs`); access control (tokens,
