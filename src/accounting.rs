@@ -14,7 +14,7 @@ use serde::Serialize;
 #[cfg(feature = "aggregate")]
 mod shuffle;
 #[cfg(feature = "aggregate")]
-pub use shuffle::{shuffle, Amplification, MAX_CLONES};
+pub use shuffle::{shuffle, shuffle_randomized_response, Amplification, MAX_CLONES};
 
 /// The most privacy-loss values [`compose`] enumerates (the product of
 /// `count + 1` over the distinct ε).

@@ -1,7 +1,10 @@
 //! Amplification by shuffling: the analyst's side of the accountant (the
-//! `aggregate` feature), beside the composition the device's ledger uses.
+//! `aggregate` feature), beside the composition the device's ledger uses:
+//! for any ε₀-DP randomizer ([`shuffle`]) and for k-ary randomized
+//! response ([`shuffle_randomized_response`]).
 
 use super::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
+use crate::domain::MAX_DOMAIN;
 use crate::error::{Error, Requirement, Result};
 use crate::privacy::validate_epsilon;
 use serde::Serialize;
@@ -53,13 +56,67 @@ pub struct Amplification {
 /// ```
 pub fn shuffle(epsilon0: f64, n: u64, delta: f64) -> Result<Amplification> {
     let epsilon0 = validate_epsilon(epsilon0)?;
+    shuffle_clones(epsilon0, n, delta, &[(1.0, -epsilon0)])
+}
+
+/// [`shuffle`] for k-ary randomized response (GRR, a domain of `k` values,
+/// `2 ≤ k ≤` [`MAX_DOMAIN`]), where
+/// the clones are more numerous: an upper bound on the central ε that is at
+/// most [`shuffle`]'s, with `lower` and `closed_form` as there (the closed
+/// form is the generic one, valid for every ε₀-DP randomizer).
+///
+/// With `q = 1/(e^ε₀ + k − 1)`, GRR reports its value with probability
+/// `e^ε₀·q` and each other value with `q`. For the neighbouring values
+/// `a ≠ b` of user 1, write `R(a) = α·Q_a + (1 − α)·Q_b` with
+/// `α = e^ε₀/(e^ε₀ + 1)`, `Q_a = (e^ε₀ + 1)q·[a] + q·[each value ≠ a, b]`
+/// and `Q_b` alike. `Q_a + Q_b` puts `(e^ε₀ + 1)q` on `a` and on `b` and
+/// `2q` elsewhere, and every other user's `R(x)` puts at least `q`
+/// everywhere, so `R(x) ≥ (p/2)(Q_a + Q_b)` with `p = 2/(e^ε₀ + 1)`: FMT's clone
+/// argument holds with `C ~ Bin(n − 1, p)` instead of `Bin(n − 1, e^−ε₀)`,
+/// and `p > e^−ε₀`. A second decomposition clones the points `[a]`, `[b]`
+/// themselves: every user sends `a` (or `b`) with probability at least `q`,
+/// so `C ~ Bin(n − 1, 2q)`, while user 1 is informative (sends `a` or `b`)
+/// only with probability `w = (e^ε₀ + 1)q` and otherwise sends the same
+/// distribution under both values: by joint convexity `δ ≤ w·δ_pair`. Both
+/// are upper bounds; the smaller is taken at each ε. The clone probability
+/// is rounded down and `w` up (fewer clones only add δ: one more clone is a
+/// post-processing of the pair).
+///
+/// ```
+/// use localdp::accounting::{shuffle, shuffle_randomized_response};
+/// let generic = shuffle(4.0, 100_000, 1e-6).unwrap();
+/// let grr = shuffle_randomized_response(4.0, 16, 100_000, 1e-6).unwrap();
+/// assert!(grr.epsilon < generic.epsilon);
+/// ```
+pub fn shuffle_randomized_response(epsilon0: f64, k: u64, n: u64, delta: f64) -> Result<Amplification> {
+    let epsilon0 = validate_epsilon(epsilon0)?;
+    let max = MAX_DOMAIN as u64;
+    if !(2..=max).contains(&k) {
+        return Err(Error::invalid("domain", Requirement::IntegerRange { min: 2, max, found: k }));
+    }
+    // ln(2/(e^ε₀ + 1)) and ln(2/(e^ε₀ + k − 1)), lowered by more than their
+    // rounding; w = (e^ε₀ + 1)/(e^ε₀ + k − 1) raised likewise.
+    let down = |ln: f64| ln - SLACK * (ln.abs() + 1.0);
+    let ln_plus = |x: f64| epsilon0 + libm::log1p(x * libm::exp(-epsilon0));
+    let (ln_one, ln_k) = (ln_plus(1.0), ln_plus((k - 1) as f64));
+    let weight = (libm::exp(ln_one - ln_k) * (1.0 + SLACK)).min(1.0);
+    let ln_two = core::f64::consts::LN_2;
+    shuffle_clones(epsilon0, n, delta, &[(1.0, down(ln_two - ln_one)), (weight, down(ln_two - ln_k))])
+}
+
+/// The clone-pair bound, the least over `decompositions`: `(w, ln p)`, each
+/// meaning `δ ≤ w·δ_pair` with clones of probability `p`.
+fn shuffle_clones(epsilon0: f64, n: u64, delta: f64, decompositions: &[(f64, f64)]) -> Result<Amplification> {
     // A float above u64::MAX converts to u64::MAX.
     let max = (MAX_CLONES * libm::exp(epsilon0)).floor() as u64;
     if n < 1 || n > max {
         return Err(Error::invalid("n", Requirement::IntegerRange { min: 1, max, found: n }));
     }
     let delta = check_delta("delta", delta)?;
-    let divergence = |epsilon: f64, upper: bool| shuffled_delta(epsilon0, n, epsilon, delta, upper);
+    let divergence = |epsilon: f64, upper: bool| {
+        let each = decompositions.iter().map(|&(w, ln_p)| w * shuffled_delta(epsilon0, ln_p, n, epsilon, delta, upper));
+        each.fold(f64::INFINITY, f64::min)
+    };
     let (_, epsilon) = bisect(epsilon0, delta, |e| divergence(e, true));
     let (lower, _) = bisect(epsilon0, delta, |e| divergence(e, false));
     Ok(Amplification { epsilon, lower, closed_form: closed_form(epsilon0, n as f64, delta) })
@@ -79,9 +136,10 @@ fn closed_form(epsilon0: f64, n: f64, delta: f64) -> Option<f64> {
     Some(libm::log1p(b / d * (a + c)))
 }
 
-/// δ of the clone pair at ε: an upper bound (`upper`) or a lower bound.
-/// `target` only sets where sums may stop (their rest below `target·2^-40`).
-fn shuffled_delta(epsilon0: f64, n: u64, epsilon: f64, target: f64, upper: bool) -> f64 {
+/// δ of the clone pair at ε, with clones of probability `e^ln_p`: an upper
+/// bound (`upper`) or a lower bound. `target` only sets where sums may stop
+/// (their rest below `target·2^-40`).
+fn shuffled_delta(epsilon0: f64, ln_p: f64, n: u64, epsilon: f64, target: f64, upper: bool) -> f64 {
     if epsilon >= epsilon0 {
         return 0.0;
     }
@@ -92,13 +150,12 @@ fn shuffled_delta(epsilon0: f64, n: u64, epsilon: f64, target: f64, upper: bool)
     let stop = target * SLACK;
     // C ~ Bin(n − 1, p), visited from its mode outwards.
     let m = n - 1;
-    let p = libm::exp(-epsilon0);
-    let ln_p = -epsilon0;
+    let p = libm::exp(ln_p);
     let ln_q = libm::log1p(-p);
     let mode = ((m as f64 + 1.0) * p).floor().min(m as f64) as u64;
     let ln_pmf = |c: u64| ln_binomial(m, c) + c as f64 * ln_p + (m - c) as f64 * ln_q;
     // Bounds the logarithms summed for a pmf of C and for one of Bin(c, ½).
-    let magnitude = 2.0 * libm::lgamma(m as f64 + 1.0) + m as f64 * (epsilon0 - ln_q + core::f64::consts::LN_2) + 1.0;
+    let magnitude = 2.0 * libm::lgamma(m as f64 + 1.0) + m as f64 * (-ln_p - ln_q + core::f64::consts::LN_2) + 1.0;
     let (mut sum, mut errors) = (0.0, 0.0);
     let mut add_c = |c: u64, pmf: f64| {
         let (d, rest, error) = given_c(c, a, b_coef, stop);
