@@ -65,11 +65,25 @@ fn check_count(parameter: &'static str, count: u64) -> Result<u64> {
     }
 }
 
-/// `a·b` rounded up: the exact product's upper bound (fma gives the
-/// product's rounding error exactly).
+/// `a·b` rounded up: the exact product's upper bound. Dekker's product
+/// gives the rounding error exactly (without an fma, which wasm lacks and
+/// whose software version the device's module would carry) when no part
+/// overflows or underflows; outside that range the next float up is taken.
 fn product_rounded_up(a: f64, b: f64) -> f64 {
+    const SPLIT: f64 = 134_217_729.0; // 2^27 + 1
     let product = a * b;
-    if libm::fma(a, b, -product) > 0.0 {
+    let exact = |x: f64| x.abs() < 1e290 && x.abs() > 1e-290;
+    if !(exact(a) && exact(b) && exact(product)) {
+        return product.next_up();
+    }
+    let split = |x: f64| {
+        let c = SPLIT * x;
+        let high = c - (c - x);
+        (high, x - high)
+    };
+    let ((ah, al), (bh, bl)) = (split(a), split(b));
+    let error = ((ah * bh - product) + ah * bl + al * bh) + al * bl;
+    if error > 0.0 {
         product.next_up()
     } else {
         product
