@@ -19,7 +19,12 @@
 //!   nothing) with its time, and with `"budget": {"epsilon": E, "window":
 //!   "1d"}` refuses, with [`Error::PrivacyBudgetExceeded`], a report that
 //!   would take the ε spent in the last window above `E` (basic composition:
-//!   ε's add). It fails closed: nothing is released when the budget is short.
+//!   ε's add). With `"delta": δ` in the budget it charges by the optimal
+//!   composition of the window's reports at that δ
+//!   ([`crate::accounting::compose`]), so that, say, 365 reports at ε 0.1
+//!   cost about 10.31 at δ = 10⁻⁶ instead of 36.5; with an instantaneous
+//!   step the sum stands (see [`Client::spent`]). It fails closed: nothing
+//!   is released when the budget is short.
 //!   Every charge is kept for the longest window of any config that has
 //!   used the state, and each budget is judged on it: two configs of one
 //!   metric with different budgets (two versions of an app after a deploy)
@@ -42,6 +47,7 @@
 //! seed for every value (LOLOHA), so its seed tells nothing of a change but
 //! is the same on every report: a stable pseudonym linking all of them.
 
+use crate::accounting::compose;
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
@@ -395,16 +401,37 @@ impl Client {
         crate::json::to_string(&self.state).ok_or(Error::UnstorableState)
     }
 
-    /// ε spent within the budget window ending at `now_ms`.
-    /// The sum is rounded up, addition by addition, so it is never below
-    /// the exact total.
+    /// ε spent within the budget window ending at `now_ms`: the sum of the
+    /// window's charges, rounded up addition by addition, so it is never
+    /// below the exact total; with a budget δ, their optimal composition at
+    /// that δ ([`compose`]), never below the truth and never above the sum.
     pub fn spent(&self, now_ms: u64) -> f64 {
+        self.window_epsilon(now_ms, None)
+    }
+
+    /// [`Client::spent`] with `more` charged too. With an instantaneous
+    /// step the sum stands even with a δ: the reports of one memo all
+    /// randomize one permanent response, so they are not independent
+    /// mechanisms, and composing their charges as if they were would be
+    /// below the truth (a memo's `ε_1 + r` reveals up to `RR(ε_1 + r)`, more
+    /// than `RR(ε_1) ⊗ RR(r)`).
+    fn window_epsilon(&self, now_ms: u64, more: Option<f64>) -> f64 {
         let window = self.settings.budget.map_or(u64::MAX, |b| b.window_ms);
-        self.state
-            .ledger
-            .iter()
-            .filter(|(t, _)| now_ms.saturating_sub(*t) < window)
-            .fold(0.0, |total, &(_, e)| add_rounded_up(total, e))
+        let charges = || {
+            let in_window = self.state.ledger.iter().filter(move |(t, _)| now_ms.saturating_sub(*t) < window);
+            in_window.map(|&(_, e)| e).chain(more)
+        };
+        let sum = charges().fold(0.0, add_rounded_up);
+        let independent = self.metric.kind().memo().and_then(|m| m.instantaneous_epsilon()).is_none();
+        match self.settings.budget.and_then(|b| b.delta) {
+            Some(delta) if independent => {
+                let reports: Vec<(f64, u64)> = charges().map(|e| (e, 1)).collect();
+                // No charge (nothing to compose) or too many distinct ε to
+                // enumerate: the sum, itself a valid bound.
+                compose(&reports, delta).map_or(sum, |c| c.epsilon.min(sum))
+            }
+            _ => sum,
+        }
     }
 
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
@@ -465,10 +492,9 @@ impl Client {
     /// budget records it too, while a config with one has used the state.
     fn charge(&mut self, now_ms: u64, cost: f64) -> Result<()> {
         if let Some(budget) = self.settings.budget {
-            let spent = self.spent(now_ms);
-            // Toward refusal: the exact total must fit the budget.
-            if add_rounded_up(spent, cost) > budget.epsilon {
-                return Err(Error::PrivacyBudgetExceeded { cost, spent, budget: budget.epsilon });
+            // Toward refusal: the exact total (or composition) must fit the budget.
+            if self.window_epsilon(now_ms, Some(cost)) > budget.epsilon {
+                return Err(Error::PrivacyBudgetExceeded { cost, spent: self.spent(now_ms), budget: budget.epsilon });
             }
         }
         self.state.ledger.push((now_ms, cost));

@@ -31,7 +31,7 @@ pub enum Error {
     InvalidConfig {
         /// The parameter at fault: a config key (`"epsilon"`, `"domain"`,
         /// `"range"`, `"bits"`…), a nested key (`"budget.epsilon"`,
-        /// `"budget.window"`), or an argument of the API (`"secret"`,
+        /// `"budget.window"`, `"budget.delta"`), or an argument of the API (`"secret"`,
         /// `"post"`, `"steps"`, `"n"`, `"probability"`).
         parameter: &'static str,
         /// The constraint it fails, with the numbers involved.
@@ -54,7 +54,8 @@ pub enum Error {
     PrivacyBudgetExceeded {
         /// The ε the refused report would have spent.
         cost: f64,
-        /// The ε already spent in the window.
+        /// The ε already spent in the window (with a budget δ, the
+        /// composition's ε at that δ).
         spent: f64,
         /// The most ε the window may hold.
         budget: f64,
@@ -288,6 +289,7 @@ impl Piece for ConfigMessage<'_> {
         let name = match parameter {
             "budget.epsilon" => "budget epsilon",
             "budget.window" => "budget window",
+            "budget.delta" => "budget delta",
             "secret" => "the client secret",
             p => p,
         };

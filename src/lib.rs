@@ -40,7 +40,6 @@
 // client code reaches, the linker drops.
 #![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]
 
-#[cfg(feature = "aggregate")]
 pub mod accounting;
 pub mod aggregate;
 #[cfg(feature = "aggregate")]

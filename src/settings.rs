@@ -2,8 +2,11 @@
 //! 1BitMean's α-point grid. The client acts on them; the aggregator checks
 //! them (a config its clients would refuse is refused) and sets them aside.
 
+use crate::accounting::{check_delta, MIN_DELTA};
 use crate::error::{Error, Requirement, Result};
 use crate::json::{ConfigObject, Field};
+use crate::privacy::number_text;
+use crate::text::text;
 
 /// The keys of a config that only the client reads; the aggregator ignores
 /// them.
@@ -12,13 +15,18 @@ pub const CLIENT_KEYS: [&str; 3] = ["memoize", "budget", "granularity"];
 /// The largest α-point grid of memoized 1BitMean.
 pub const MAX_GRANULARITY: u64 = 1 << 20;
 
-/// A privacy budget: at most `epsilon` spent in any `window_ms`.
+/// A privacy budget: at most `epsilon` spent in any `window_ms`: the sum
+/// of the reports' ε, or with a `delta`, their optimal composition at that
+/// δ ([`crate::accounting::compose`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
     /// The most ε a window may hold.
     pub epsilon: f64,
     /// The window's length in milliseconds.
     pub window_ms: u64,
+    /// The δ of an (ε, δ) budget, in `(MIN_DELTA, 1)`
+    /// ([`crate::accounting::MIN_DELTA`]); `None` for a pure-ε budget.
+    pub delta: Option<f64>,
 }
 
 /// The client-only settings of a config.
@@ -56,10 +64,23 @@ impl ClientSettings {
                 let Field::Text(window) = b.get("window") else {
                     return Err(Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\""));
                 };
-                if b.keys().iter().any(|k| k != "epsilon" && k != "window") {
-                    return Err(Error::malformed_key("budget", "\"budget\" takes only \"epsilon\" and \"window\""));
+                if b.keys().iter().any(|k| !["epsilon", "window", "delta"].contains(&k.as_str())) {
+                    return Err(Error::malformed_key(
+                        "budget",
+                        "\"budget\" takes only \"epsilon\", \"window\" and \"delta\"",
+                    ));
                 }
-                Some(Budget { epsilon, window_ms: parse_window(&window)? })
+                let window_ms = parse_window(&window)?;
+                let delta = match b.get("delta") {
+                    Field::Missing => None,
+                    // JSON has no NaN or infinity: they arrive as null, a type error like text.
+                    Field::Number(delta, _) => Some(check_delta("budget.delta", delta)?),
+                    _ => {
+                        let detail = text!("\"budget.delta\" must be a number in (", number_text(MIN_DELTA), ", 1)");
+                        return Err(Error::malformed_key("budget.delta", detail));
+                    }
+                };
+                Some(Budget { epsilon, window_ms, delta })
             }
             _ => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
         };

@@ -131,6 +131,11 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("rappor small f", config_error(r#"{"protocol":"rappor","f":1e-300}"#)),
         ("budget epsilon", config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":-2,"window":"1d"}}"#)),
         ("budget window", config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"soon"}}"#)),
+        ("budget delta", config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"delta":1,"window":"1d"}}"#)),
+        (
+            "budget delta not a number",
+            config_error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"delta":null,"window":"1d"}}"#),
+        ),
         ("parse_window empty", parse_window("").unwrap_err()),
         ("parse_window 0d", parse_window("0d").unwrap_err()),
         ("parse_window 1日", parse_window("1日").unwrap_err()),
@@ -246,7 +251,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("budget not an object", r#"malformed configuration: "budget" must be an object"#),
     ("budget without epsilon", r#"malformed configuration: "budget" needs "epsilon" (a number) and "window" (e.g. "1d")"#),
     ("budget without window", r#"malformed configuration: "budget" needs "window", e.g. "1d", "12h", "30m""#),
-    ("budget extra key", r#"malformed configuration: "budget" takes only "epsilon" and "window""#),
+    ("budget extra key", r#"malformed configuration: "budget" takes only "epsilon", "window" and "delta""#),
     ("client config not an object", "malformed configuration: a configuration must be a JSON object"),
     ("instantaneous_epsilon not a number", r#"malformed configuration: "instantaneous_epsilon" must be a number"#),
     ("epsilon 0", "invalid configuration: epsilon must be a finite number > 0, got 0.0"),
@@ -284,6 +289,8 @@ const TEXTS: &[(&str, &str)] = &[
     ("rappor small f", "invalid configuration: f is too small: the long-run epsilon exceeds 60"),
     ("budget epsilon", "invalid configuration: budget epsilon must be > 0, got -2.0"),
     ("budget window", r#"invalid configuration: budget window must be a whole number of s, m, h or d, e.g. "1d""#),
+    ("budget delta", "invalid configuration: budget delta must be in (1e-200, 1)"),
+    ("budget delta not a number", r#"malformed configuration: "budget.delta" must be a number in (1e-200, 1)"#),
     ("parse_window empty", r#"invalid configuration: budget window must be a whole number of s, m, h or d, e.g. "1d""#),
     ("parse_window 0d", r#"invalid configuration: budget window must be a whole number of s, m, h or d, e.g. "1d""#),
     ("parse_window 1日", r#"invalid configuration: budget window must be a whole number of s, m, h or d, e.g. "1d""#),
@@ -361,6 +368,9 @@ fn errors_carry_their_numbers_and_names_as_fields() {
     );
     assert_eq!(error("epsilon -1.5"), invalid("epsilon", Requirement::Positive { found: -1.5 }));
     assert_eq!(error("budget epsilon"), invalid("budget.epsilon", Requirement::Positive { found: -2.0 }));
+    let delta_range = |found| Requirement::ExclusiveRange { min: 1e-200, max: 1.0, found };
+    assert_eq!(error("budget delta"), invalid("budget.delta", delta_range(1.0)));
+    assert!(matches!(error("budget delta not a number"), Error::MalformedConfig { key: Some(k), .. } if k == "budget.delta"));
     let integers = |min, max, found| Requirement::IntegerRange { min, max, found };
     assert_eq!(error("domain size 1"), invalid("domain", integers(2, 1 << 22, 1)));
     assert_eq!(error("one label"), invalid("domain", Requirement::Length { min: 2, max: 1 << 22, found: 1 }));

@@ -3,6 +3,7 @@
 
 mod common;
 
+use localdp::accounting::compose;
 use localdp::client::{new_secret, Client, STATE_VERSION};
 use localdp::rappor::RapporMetric;
 use localdp::report::Payload;
@@ -114,6 +115,93 @@ fn the_ledger_rounds_toward_refusal() {
         c.randomize_text("1", i, &mut rng).unwrap();
     }
     assert!(matches!(c.randomize_text("1", 4, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
+}
+
+/// The ledger with a δ: the same device sends the same reports (one an hour
+/// at ε 0.1, one seed for both configs) against a budget of ε 10.5 over a
+/// year. Summed, the 105th report is refused (105 × 0.1 is above 10.5 once
+/// rounded up); composed at δ = 10⁻⁶ all 365 of a year's daily reports fit
+/// (10.3139, the `privacy compose --delta 1e-6 0.1x365` figure) and the
+/// refusal comes only at report 376, when the composition would pass 10.5.
+#[test]
+fn a_delta_budget_releases_what_the_sum_refuses() {
+    let metric = r#""protocol":"grr","epsilon":0.1,"domain":4"#;
+    let summed = format!(r#"{{{metric},"budget":{{"epsilon":10.5,"window":"365d"}}}}"#);
+    let composed = format!(r#"{{{metric},"budget":{{"epsilon":10.5,"delta":1e-6,"window":"365d"}}}}"#);
+    let secret = new_secret(&mut SimulationRng::seed_from_u64(70));
+    let t0 = 1_700_000_000_000;
+    // Reports until the first refusal: (released, the client, its reports).
+    let run = |config: &str| {
+        let mut rng = SimulationRng::seed_from_u64(71);
+        let mut c = Client::new(config, &secret, None).unwrap();
+        let mut reports = Vec::new();
+        for i in 0..1000u64 {
+            match c.randomize_text(&(i % 4).to_string(), t0 + i * HOUR, &mut rng) {
+                Ok(report) => reports.push(report),
+                Err(Error::PrivacyBudgetExceeded { cost, spent, budget }) => {
+                    assert_eq!((cost, budget), (0.1, 10.5));
+                    assert_eq!(spent, c.spent(t0 + i * HOUR), "nothing was charged for the refusal");
+                    return (i, c, reports);
+                }
+                Err(other) => panic!("{other}"),
+            }
+        }
+        unreachable!("the budget refuses within 1000 reports")
+    };
+    let (sum_released, sum_client, sum_reports) = run(&summed);
+    let (released, client, reports) = run(&composed);
+    let composition = |k: u64| compose(&[(0.1, k)], 1e-6).unwrap().epsilon;
+    println!(
+        "budget 10.5 at ε 0.1: the sum releases {sum_released} (spent {}), the composition at δ 1e-6 {released} \
+         (spent {}; 365 reports: {})",
+        sum_client.spent(t0 + sum_released * HOUR),
+        client.spent(t0 + released * HOUR),
+        composition(365)
+    );
+    assert_eq!(sum_released, 104);
+    assert!(sum_client.spent(t0) > 10.39 && sum_client.spent(t0) <= 10.5);
+    assert_eq!(released, 375);
+    assert!(composition(375) <= 10.5 && composition(376) > 10.5);
+    assert_eq!(client.spent(t0 + released * HOUR), composition(375));
+    assert!((composition(365) - 10.3139).abs() < 1e-4, "{}", composition(365));
+    assert_eq!(reports[..104], sum_reports[..], "the same reports, released by both");
+    // The state is the same format: each report's (time, ε) in the ledger.
+    let state: serde_json::Value = serde_json::from_str(&client.state_json().unwrap()).unwrap();
+    assert_eq!(state["version"], STATE_VERSION);
+    assert_eq!(state["ledger"].as_array().unwrap().len(), 375);
+    assert_eq!(state["ledger"][374], serde_json::json!([t0 + 374 * HOUR, 0.1]));
+    // A year of daily reports: none refused, the 365th spends what `compose` says.
+    let mut rng = SimulationRng::seed_from_u64(72);
+    let mut daily = Client::new(&composed, &secret, None).unwrap();
+    for day in 0..365 {
+        daily.randomize_text("1", t0 + day * DAY, &mut rng).unwrap();
+    }
+    assert_eq!(daily.spent(t0 + 364 * DAY), composition(365));
+
+    // With an instantaneous step the charges of one memo are not independent
+    // reports: the sum stands, δ or not (each value here is a new memo
+    // charged ε_1 = 0.1).
+    let stepped = r#"{"protocol":"grr","epsilon":1,"instantaneous_epsilon":0.1,"domain":1000,"memoize":true,
+        "budget":{"epsilon":10.5,"delta":1e-6,"window":"365d"}}"#;
+    let mut c = Client::new(stepped, &secret, None).unwrap();
+    let refused = (0..200u64).find(|&i| c.randomize_text(&i.to_string(), t0 + i, &mut rng).is_err());
+    assert_eq!(refused, Some(104));
+}
+
+#[test]
+fn a_budget_delta_is_checked() {
+    let config = |delta: &str| format!(r#"{{"protocol":"grr","epsilon":1,"domain":4,"budget":{{"epsilon":1,"delta":{delta},"window":"1d"}}}}"#);
+    for delta in ["0", "1", "-1e-6", "2", "1e-200", "1e-250"] {
+        let error = Client::new(&config(delta), &"0".repeat(64), None).unwrap_err();
+        assert!(matches!(error, Error::InvalidConfig { parameter: "budget.delta", .. }), "{delta}: {error:?}");
+    }
+    for delta in ["null", "\"1e-6\"", "[]"] {
+        let error = Client::new(&config(delta), &"0".repeat(64), None).unwrap_err();
+        assert!(matches!(&error, Error::MalformedConfig { key: Some(k), .. } if k == "budget.delta"), "{delta}: {error:?}");
+    }
+    let budget = |delta: &str| Client::new(&config(delta), &"0".repeat(64), None).unwrap().settings().budget.unwrap().delta;
+    assert_eq!(budget("1e-6"), Some(1e-6));
+    assert_eq!(budget("0.999"), Some(0.999));
 }
 
 /// A state stored by the previous format (version 1) is read, not reset

@@ -172,7 +172,21 @@ enum PrivacyCommand {
         /// The δ of the central guarantee, in (1e-200, 1).
         #[arg(long)]
         delta: f64,
+        /// A mechanism with a tighter bound than any ε₀-DP randomizer's:
+        /// `grr` (k-ary randomized response, with `--domain`).
+        #[arg(long, value_enum, requires = "domain")]
+        protocol: Option<ShuffledProtocol>,
+        /// The domain's size k, with `--protocol grr`.
+        #[arg(long, requires = "protocol")]
+        domain: Option<u64>,
     },
+}
+
+/// The mechanisms `privacy shuffle --protocol` has a bound of its own for.
+#[derive(Clone, Copy, ValueEnum)]
+enum ShuffledProtocol {
+    /// k-ary randomized response.
+    Grr,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -389,8 +403,14 @@ fn privacy(command: PrivacyCommand) -> CliResult {
             let reports = reports.iter().map(|r| parse_reports(r)).collect::<CliResult<Vec<_>>>()?;
             serde_json::to_string_pretty(&localdp::accounting::compose(&reports, delta).map_err(|e| e.to_string())?)
         }
-        PrivacyCommand::Shuffle { epsilon, n, delta } => {
-            serde_json::to_string_pretty(&localdp::accounting::shuffle(epsilon, n, delta).map_err(|e| e.to_string())?)
+        PrivacyCommand::Shuffle { epsilon, n, delta, protocol, domain } => {
+            let amplification = match (protocol, domain) {
+                (Some(ShuffledProtocol::Grr), Some(k)) => {
+                    localdp::accounting::shuffle_randomized_response(epsilon, k, n, delta)
+                }
+                _ => localdp::accounting::shuffle(epsilon, n, delta),
+            };
+            serde_json::to_string_pretty(&amplification.map_err(|e| e.to_string())?)
         }
     };
     say(json.expect("serializes"))

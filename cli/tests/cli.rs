@@ -415,6 +415,11 @@ fn privacy_accounting_prints_json() {
     assert!((shuffled["closed_form"].as_f64().unwrap() - 0.5378).abs() < 5e-5, "{shuffled}");
     let small = json(&["privacy", "shuffle", "--epsilon", "4", "--n", "1000", "--delta", "1e-6"]);
     assert!(small["closed_form"].is_null(), "{small}");
+    // k-ary randomized response: more clones than any ε₀-DP randomizer has.
+    let grr = ["privacy", "shuffle", "--epsilon", "4", "--n", "100000", "--delta", "1e-6", "--protocol", "grr", "--domain", "16"];
+    let grr = json(&grr);
+    assert!(grr["epsilon"].as_f64().unwrap() < shuffled["epsilon"].as_f64().unwrap(), "{grr}");
+    assert_eq!(grr["closed_form"], shuffled["closed_form"]);
 
     for (args, message) in [
         (vec!["compose", "--delta", "1e-6", "0.1x0"], "a count must be at least 1"),
@@ -425,6 +430,10 @@ fn privacy_accounting_prints_json() {
         (vec!["compose", "--delta", "0", "0.1x3"], "delta must be in (1e-200, 1)"),
         (vec!["shuffle", "--epsilon", "4", "--n", "0", "--delta", "1e-6"], "n must be in 1..="),
         (vec!["shuffle", "--epsilon", "4", "--n", "10", "--delta", "NaN"], "delta must be in (1e-200, 1)"),
+        (
+            vec!["shuffle", "--epsilon", "4", "--n", "10", "--delta", "1e-6", "--protocol", "grr", "--domain", "1"],
+            "domain size must be between 2 and 4194304, got 1",
+        ),
     ] {
         let out = run(&[&["privacy"], &args[..]].concat(), "");
         assert_eq!(out.status.code(), Some(1), "{args:?}");

@@ -1,9 +1,10 @@
 //! The full module's exports (the `aggregate` feature): the Aggregator,
-//! and every protocol's name for the TypeScript types.
+//! every protocol's name for the TypeScript types, and the accountant
+//! (`compose`, `shuffle`).
 
 use super::{
     js_error, metric_from, range_error, type_error, AddManyResultJs, ConfigJs, EstimateJs, EstimateOptionsJs,
-    RejectionCountsJs, ReportInputJs, ReportsJs,
+    RejectionCountsJs, ReportInputJs, ReportsJs, MAX_SAFE_INTEGER,
 };
 use crate::aggregate::RejectionCounts;
 use crate::names::ProtocolFamily;
@@ -53,6 +54,125 @@ pub fn protocols() -> JsValue {
         heavy_hitter: names::<crate::HeavyHitterProtocol>(),
         distribution: names::<crate::DistributionProtocol>(),
     })
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const ACCOUNTING_TYPES: &str = r#"
+/** `count` reports of one user at `epsilon` each (pure ε-DP), for `compose`. */
+export interface ReportGroup {
+  epsilon: number;
+  /** A whole number ≥ 1. */
+  count: number;
+}
+
+/** What `compose` returns: the same object as `localdp privacy compose`. */
+export interface Composition {
+  /** The least ε for which all the reports together are (ε, δ)-DP, rounded up. */
+  epsilon: number;
+  /** The δ asked for. */
+  delta: number;
+  /** The basic composition Σ ε (δ = 0), rounded up. */
+  sum: number;
+}
+
+/** What `shuffle` takes: the CLI's `privacy shuffle` options. */
+export interface ShuffleOptions {
+  /** ε₀ of each local report. */
+  epsilon: number;
+  /** The number of reports shuffled together (a whole number ≥ 1). */
+  n: number;
+  /** The δ of the central guarantee, in (1e-200, 1). */
+  delta: number;
+  /** "grr" for k-ary randomized response's tighter bound (with `domain`); absent for any ε₀-DP randomizer. */
+  protocol?: "grr";
+  /** With `protocol: "grr"`: the domain's size k ≥ 2. */
+  domain?: number;
+}
+
+/** What `shuffle` returns: the same object as `localdp privacy shuffle`. */
+export interface Amplification {
+  /** An upper bound on the central ε of the shuffled reports. */
+  epsilon: number;
+  /** A lower bound on the ε the numerical method certifies. */
+  lower: number;
+  /** The paper's closed form where its condition holds, else null. */
+  closed_form: number | null;
+}
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A JS value typed as `ReportGroup[]` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "ReportGroup[]")]
+    pub type ReportGroupsJs;
+    /// A JS value typed as `Composition` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "Composition")]
+    pub type CompositionJs;
+    /// A JS value typed as `ShuffleOptions` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "ShuffleOptions")]
+    pub type ShuffleOptionsJs;
+    /// A JS value typed as `Amplification` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "Amplification")]
+    pub type AmplificationJs;
+}
+
+/// `object[key]` as a number, or a TypeError naming `what`.
+fn number(object: &JsValue, key: &str, what: &str) -> Result<f64, JsValue> {
+    Reflect::get(object, &key.into())?.as_f64().ok_or_else(|| type_error(what))
+}
+
+/// A whole number in `0..=Number.MAX_SAFE_INTEGER`, or a TypeError naming `what`.
+fn whole(x: f64, what: &str) -> Result<u64, JsValue> {
+    if x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x) {
+        Ok(x as u64)
+    } else {
+        Err(type_error(what))
+    }
+}
+
+/// The optimal composition of one user's pure ε-DP reports at `delta`
+/// (`reports`: `[{ epsilon: 0.1, count: 365 }, …]`): the same object and
+/// numbers as `localdp privacy compose --delta δ 0.1x365 …`. Throws a
+/// `RangeError` (with `parameter`) for an ε, count or δ out of range.
+#[wasm_bindgen(js_name = compose)]
+pub fn compose(reports: ReportGroupsJs, delta: f64) -> Result<CompositionJs, JsValue> {
+    let reports: JsValue = reports.into();
+    if !js_sys::Array::is_array(&reports) {
+        return Err(type_error("reports must be an array of { epsilon, count }"));
+    }
+    let what = "each report group must be { epsilon: number, count: a whole number }";
+    let groups = js_sys::Array::from(&reports)
+        .iter()
+        .map(|group| Ok((number(&group, "epsilon", what)?, whole(number(&group, "count", what)?, what)?)))
+        .collect::<Result<Vec<_>, JsValue>>()?;
+    Ok(to_js(&crate::accounting::compose(&groups, delta).map_err(js_error)?).unchecked_into())
+}
+
+/// Amplification by shuffling: an upper bound on the central ε of `n`
+/// shuffled ε₀-DP reports at δ, for any randomizer or, with `protocol:
+/// "grr"` and `domain`, k-ary randomized response: the same object and
+/// numbers as `localdp privacy shuffle`. Throws a `RangeError` (with
+/// `parameter`) for a number out of range.
+#[wasm_bindgen(js_name = shuffle)]
+pub fn shuffle(options: ShuffleOptionsJs) -> Result<AmplificationJs, JsValue> {
+    let options: JsValue = options.into();
+    if !options.is_object() {
+        return Err(type_error("shuffle takes { epsilon, n, delta, protocol?, domain? }"));
+    }
+    let epsilon = number(&options, "epsilon", "options.epsilon must be a number")?;
+    let n = whole(number(&options, "n", "options.n must be a whole number")?, "options.n must be a whole number")?;
+    let delta = number(&options, "delta", "options.delta must be a number")?;
+    let protocol = Reflect::get(&options, &"protocol".into())?;
+    let amplification = if protocol.is_undefined() {
+        crate::accounting::shuffle(epsilon, n, delta)
+    } else if protocol.as_string().as_deref() == Some("grr") {
+        let what = "options.domain must be a whole number (the domain's size)";
+        let k = whole(number(&options, "domain", what)?, what)?;
+        crate::accounting::shuffle_randomized_response(epsilon, k, n, delta)
+    } else {
+        return Err(type_error("options.protocol must be \"grr\" or absent"));
+    };
+    Ok(to_js(&amplification.map_err(js_error)?).unchecked_into())
 }
 
 /// The aggregator: validates and counts reports, merges, and estimates.

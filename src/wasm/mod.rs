@@ -20,7 +20,7 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "aggregate")]
 mod aggregator;
 #[cfg(feature = "aggregate")]
-pub use aggregator::{protocols, Aggregator};
+pub use aggregator::{compose, protocols, shuffle, Aggregator};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -119,12 +119,14 @@ export interface DistributionConfig {
 export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, one_bit_mean; RAPPOR always does). */
   memoize?: boolean;
-  /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"). */
+  /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"): their ε summed, or with `delta` their optimal composition at that δ (365 reports at ε 0.1 cost 36.5 summed, 10.31 composed at δ 1e-6). */
   budget?: {
     /** The most ε the reports of one window may spend together. */
     epsilon: number;
     /** The window's length: "30s", "15m", "12h", "1d". */
     window: string;
+    /** With it (in (1e-200, 1)), reports are charged by their optimal composition at this δ instead of their sum. */
+    delta?: number;
   };
   /** Memoized one_bit_mean: steps of the α-point rounding grid (default 32). */
   granularity?: number;
@@ -630,11 +632,13 @@ impl ClientCore {
     }
 }
 
+/// JS's `Number.MAX_SAFE_INTEGER`: integers up to it are exact numbers.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
 /// A clock reading in ms since 1970, or a RangeError: a finite number from 0
 /// to `Number.MAX_SAFE_INTEGER`, so that the ledger's times stay exact in
 /// the state's JSON (a clock in µs or ns would pass 2^53 ms).
 fn clock(ms: f64) -> Result<u64, JsValue> {
-    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
     if !(ms.is_finite() && (0.0..=MAX_SAFE_INTEGER).contains(&ms)) {
         let e = range_error("the clock must give a time in ms since 1970, at most Number.MAX_SAFE_INTEGER");
         set_property(&e, "parameter", "now".into());

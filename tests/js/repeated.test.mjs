@@ -3,7 +3,7 @@
 // it in memory only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, Aggregator, asyncStorage } from 'localdp';
+import { Client, Aggregator, asyncStorage, compose } from 'localdp';
 import { memoryStore, fakeLocks } from './helpers.mjs';
 
 /** A Map behind localStorage's two methods. */
@@ -79,6 +79,46 @@ test('configs that differ only in their budget share one ledger: a shorter windo
   await hour.randomize(3);
   assert.equal(await day.spent, 3);
   await assert.rejects(day.randomize(4), (e) => e.name === 'PrivacyBudgetExceeded', '3ε in a day against 2ε');
+});
+
+// The same device and the same reports (one an hour at ε 0.1, against ε 10.5
+// a year): summed, the 105th is refused (105 × 0.1 rounds up past 10.5); the
+// app's next version adds δ = 1e-6 to the budget on the same storage, and the
+// ledger, now charging the optimal composition (104 reports: 4.8972),
+// releases that report and 270 more (375 compose to 10.4863; the 376th
+// would pass 10.5).
+test('a budget with delta releases what the sum refused, on the same ledger', async () => {
+  const storage = asyncStorage(memoryStore(), { locks: fakeLocks() });
+  let now = 1_700_000_000_000;
+  const metric = { protocol: 'grr', epsilon: 0.1, domain: 4 };
+  // Reports released until the first refusal, and that refusal.
+  const run = async (client) => {
+    for (let released = 0; ; released++) {
+      now += HOUR;
+      try {
+        await client.randomize(released % 4);
+      } catch (e) {
+        assert.equal(e.name, 'PrivacyBudgetExceeded');
+        return [released, e];
+      }
+    }
+  };
+  const summed = await Client.open({ ...metric, budget: { epsilon: 10.5, window: '365d' } }, { storage, now: () => now });
+  const [first, sumRefusal] = await run(summed);
+  assert.equal(first, 104);
+  assert.equal(sumRefusal.cost, 0.1);
+  assert.ok(sumRefusal.spent > 10.39 && sumRefusal.spent <= 10.5, `${sumRefusal.spent}`);
+  now -= HOUR; // the refused report again, at the same time
+  const composed = await Client.open({ ...metric, budget: { epsilon: 10.5, delta: 1e-6, window: '365d' } }, { storage, now: () => now });
+  const composition = (count) => compose([{ epsilon: 0.1, count }], 1e-6).epsilon;
+  assert.equal(await composed.spent, composition(104), 'the 104 reports composed at δ 1e-6');
+  const [more, refusal] = await run(composed);
+  assert.equal(first + more, 375);
+  assert.equal(refusal.spent, composition(375));
+  assert.ok(refusal.spent > 10.48 && refusal.spent <= 10.5 && composition(376) > 10.5, `${refusal.spent}`);
+  await assert.rejects(summed.randomize(0), (e) => e.name === 'PrivacyBudgetExceeded', 'the sum still refuses on this ledger');
+  assert.throws(() => new Client({ ...metric, budget: { epsilon: 1, delta: 0, window: '1d' } }), (e) => e instanceof RangeError && e.parameter === 'budget.delta');
+  assert.throws(() => new Client({ ...metric, budget: { epsilon: 1, delta: NaN, window: '1d' } }), (e) => e instanceof TypeError && e.key === 'budget.delta');
 });
 
 test('RAPPOR: one cohort per install, a fresh instantaneous response per report, decoded by candidates', () => {

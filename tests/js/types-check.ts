@@ -1,7 +1,7 @@
 // Compiled with `tsc --strict --noEmit` by types.test.mjs: the published
 // types are precise enough to catch these mistakes.
 import {
-  Client, Aggregator, type Config, type FrequencyEstimate, type NumericEstimate, type Protocol, type Report,
+  Client, Aggregator, compose, shuffle, type Config, type FrequencyEstimate, type NumericEstimate, type Protocol, type Report,
 } from 'localdp';
 
 const client = new Client({ protocol: 'auto', epsilon: 1, domain: ['a', 'b', 'c'] });
@@ -46,3 +46,13 @@ means.estimate().estimates;
 new Client({ protocol: 'grr', epsilon: 1, range: [0, 1] });
 // @ts-expect-error: new Client keeps its state in memory (Client.open takes a storage)
 new Client({ protocol: 'grr', epsilon: 1, domain: 3 }, { storage: { getItem: () => null, setItem: () => {} } });
+
+// The accountant, and a budget with a δ.
+const year: number = compose([{ epsilon: 0.1, count: 365 }], 1e-6).epsilon;
+const central: number | null = shuffle({ epsilon: 4, n: 100000, delta: 1e-6, protocol: 'grr', domain: 16 }).closed_form;
+// @ts-expect-error: report groups are objects, not pairs
+compose([[0.1, 365]], 1e-6);
+// @ts-expect-error: grr is the one protocol with a bound of its own
+shuffle({ epsilon: 4, n: 100000, delta: 1e-6, protocol: 'oue', domain: 16 });
+new Client({ protocol: 'grr', epsilon: 0.1, domain: 4, budget: { epsilon: 10, delta: 1e-6, window: '365d' } });
+console.log(year, central);
