@@ -54,7 +54,7 @@ fn every_mechanism_stays_within_its_claimed_epsilon() {
 /// channel realizes (what a perfect auditor could find) and the reports per
 /// input the auditor draws: the plain protocols, the longitudinal ones
 /// (audited on their permanent response, at the long-run ε) and RAPPOR (at
-/// `ε_∞`, `f` chosen for it). The counts are where the bound at the
+/// `ε_∞`, `f` chosen for it), and the heavy-hitter protocols. The counts are where the bound at the
 /// expected counts clears 0.93 of the realized ε (docs/PROTOCOLS.md,
 /// "Auditing"): the rarer the top event, the more reports. dBitFlip with one
 /// bucket per report realizes only ε/2: its one bit is flipped with
@@ -74,6 +74,11 @@ fn frequency_audits(epsilon: f64) -> Vec<(String, f64, u64)> {
     let f = 2.0 / (1.0 + (epsilon / 4.0).exp());
     let rappor = format!(r#"{{"protocol":"rappor","bits":16,"hashes":2,"cohorts":1,"f":{f},"candidates":["a","b"]}}"#);
     out.push((rappor, epsilon, at(1_200_000, 200_000)));
+    // The heavy-hitter protocols, frequency oracles over open domains.
+    for p in [r#""protocol":"cms""#, r#""protocol":"hcms""#, r#""protocol":"pem","max_length":4"#, r#""protocol":"sfp","max_length":4"#] {
+        out.push((format!(r#"{{{p},"epsilon":{epsilon}}}"#), epsilon, 200_000));
+    }
+    out.push((format!(r#"{{"protocol":"treehist","max_length":4,"epsilon":{epsilon}}}"#), epsilon, at(400_000, 200_000)));
     out
 }
 
