@@ -276,12 +276,17 @@ impl RapporMetric {
                 out.set(i);
             }
         }
+        self.report(Payload::Cohort { cohort, bits: out })
+    }
+
+    /// A report of this configuration carrying `payload`.
+    fn report(&self, payload: Payload) -> Report {
         Report {
             version: REPORT_VERSION,
             protocol: Protocol::OpenDomain(OpenDomainProtocol::Rappor),
             epsilon: self.report_epsilon(),
             domain: self.fingerprint.clone(),
-            payload: Payload::Cohort { cohort, bits: out },
+            payload,
         }
     }
 
@@ -366,7 +371,11 @@ impl Kind for RapporMetric {
         candidate_neighbours(self.candidates())
     }
     #[cfg(feature = "aggregate")]
-    /// The bits the two neighbours' Bloom filters disagree on.
+    /// How many of the bits the two neighbours' Bloom filters (in the
+    /// report's cohort) disagree on are as in the first's: the level of the
+    /// permanent response's likelihood ratio, `((1−f/2)/(f/2))^(2·agree −
+    /// differ)`. Its top level, all of them, is where the inputs differ by
+    /// the whole `ε_∞` (when the filters differ on `2h` bits).
     fn events(&self, report: &Report) -> Vec<String> {
         let Payload::Cohort { cohort, bits } = &report.payload else { return Vec::new() };
         if u64::from(*cohort) >= self.cohorts || !bits.fits(self.bits) {
@@ -374,11 +383,9 @@ impl Kind for RapporMetric {
         }
         let inputs = self.neighbours();
         let (a, b) = (self.bloom(*cohort, &inputs[0]), self.bloom(*cohort, &inputs[1]));
-        let differs = |i: &usize| a.get(*i) != b.get(*i);
-        let mut out: Vec<String> = bits.ones().filter(differs).map(|i| text!("cohort ", cohort, " bit ", i, " set")).collect();
-        let zeros = (0..self.bits).filter(|i| differs(i) && !bits.get(*i));
-        out.extend(zeros.map(|i| text!("cohort ", cohort, " bit ", i, " clear")));
-        out
+        let differ: Vec<usize> = (0..self.bits).filter(|&i| a.get(i) != b.get(i)).collect();
+        let agree = differ.iter().filter(|&&i| bits.get(i) == a.get(i)).count();
+        vec![text!(agree, " of the ", differ.len(), " bits the neighbours' filters differ on as in the first's")]
     }
     #[cfg(feature = "aggregate")]
     /// The permanent response (its claim is `ε_∞`; the instantaneous step is
@@ -386,7 +393,7 @@ impl Kind for RapporMetric {
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
         let cohort = self.draw_cohort(rng);
         let bits = self.permanent(&self.bloom(cohort, value), rng);
-        Ok(Report { payload: Payload::Cohort { cohort, bits }, ..self.randomize_once(value, rng) })
+        Ok(self.report(Payload::Cohort { cohort, bits }))
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 pub const REPORT_VERSION: u32 = 1;
 
 /// The randomized part of a report.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Payload {
     /// One index (GRR: a value; HR: a Hadamard column).
@@ -398,7 +398,7 @@ pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, 
 }
 
 /// A packed bit vector, least significant bit first within each byte.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BitVector {
     bytes: Vec<u8>,
 }

@@ -691,12 +691,26 @@ impl Kind for FrequencyOracle {
         }))
     }
     #[cfg(feature = "aggregate")]
+    /// The level of the likelihood ratio between the two neighbours,
+    /// `ln(P[report | first] / P[report | last])` under the claimed channel
+    /// (to 1e-6): its top level is the event on which the two inputs differ
+    /// by the whole ε, the likeliest such event (Neyman–Pearson), whatever
+    /// the domain's size. By protocol: GRR "the output is the first", unary
+    /// encodings "the first's bit set and the last's clear", local hashing
+    /// "the reported bucket is the first's hash and not the last's", subset
+    /// selection "the subset holds the first and not the last", Hadamard
+    /// response "the column is the first's and not the last's", Hadamard
+    /// randomized response "the coefficient's sign is the first's, and the
+    /// last's differs", dBitFlip "the first's bucket sampled with bit 1 and
+    /// the last's with bit 0" (with `d = 1` one of them: ε/2).
     fn events(&self, report: &Report) -> Vec<String> {
-        // The neighbours' support is the witness that matters, whatever the
-        // domain's size.
-        let last = self.domain.len() - 1;
-        let supported = self.supported_values(report).into_iter().filter(|&v| v == 0 || v == last);
-        supported.map(|v| text!("supports value ", v)).collect()
+        if self.validate(report).is_err() {
+            return Vec::new();
+        }
+        let ratio = self.likelihood(0, report).log_ratio(self.likelihood(self.domain.len() - 1, report));
+        // `+ 0.0` makes a rounded −0 read as 0.
+        let level = (ratio * 1e6).round() / 1e6 + 0.0;
+        vec![text!("log-likelihood ratio ", crate::privacy::number_text(level))]
     }
     fn as_any(&self) -> &dyn Any {
         self

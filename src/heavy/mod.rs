@@ -500,18 +500,17 @@ impl Kind for HeavyHitterMetric {
     fn neighbours(&self) -> [String; 2] {
         crate::rappor::candidate_neighbours(self.candidates())
     }
-    /// Which of the two neighbours the report supports.
+    /// Which of the two neighbours the report supports, jointly: the
+    /// whole ε is on "the first and not the second" (a report that
+    /// supports both, where their hashes or prefixes collide, says nothing).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
         if self.validate(report).is_err() {
             return Vec::new();
         }
-        let [a, b] = self.neighbours();
-        [(a, "first"), (b, "second")]
-            .into_iter()
-            .filter(|(value, _)| self.supports(value, &report.payload))
-            .map(|(_, which)| text!("supports the ", which, " neighbour"))
-            .collect()
+        let [a, b] = self.neighbours().map(|value| self.supports(&value, &report.payload));
+        let says = |supports: bool| if supports { "supports" } else { "does not support" };
+        vec![text!(says(a), " the first neighbour and ", says(b), " the second")]
     }
     fn as_any(&self) -> &dyn Any {
         self
