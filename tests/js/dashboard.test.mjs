@@ -19,6 +19,7 @@ const METRICS = [
   { name: 'latency', title: 'Request latency', unit: 'ms', config: { protocol: 'piecewise', epsilon: 2, range: [0, 1000] } },
   { name: 'load_time', title: 'Page load time', unit: 'ms', config: { protocol: 'distribution', epsilon: 2, range: [0, 5000], bins: 8 } },
   { name: 'pages', title: 'Pages', config: { protocol: 'pem', epsilon: 4, max_length: 8, top: 3 } },
+  { name: 'sections', title: 'Sections', config: { protocol: 'cms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] } },
   { name: 'apps', title: 'Installed apps', config: { protocol: 'rappor', bits: 16, hashes: 2, cohorts: 4, candidates: ['mail', 'maps', 'chat'] } },
 ];
 /** Report posts, and reports, per minute from one address: the test's own posts fit in both. */
@@ -232,7 +233,9 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     await postReports('load_time', randomized('load_time', cycle([300, 800, 1200, 2500], 2000), 4));
     await postReports('pages', randomized('pages', cycle(['/', '/', '/', '/', '/blog', '/blog', '/shop', '/docs', '/a', '/b'], 8000), 5));
     await postReports('apps', randomized('apps', cycle(['mail', 'mail', 'maps'], 3000), 6));
+    await postReports('sections', randomized('sections', cycle(['/', '/', '/blog'], 900), 8));
     await refreshedTo(page, 'apps', 3000);
+    await refreshedTo(page, 'sections', 900);
     assert.match(await card(page, 'latency').locator('.interval .figure').textContent(), /^mean \d+(\.\d+)? ms ± \d+(\.\d+)? ms \(95%\)$/);
     const quantiles = card(page, 'load_time').locator('.quantiles .bar-row[data-q]');
     assert.deepEqual(await quantiles.evaluateAll((q) => q.map((x) => x.dataset.q)), ['0.5', '0.9', '0.95', '0.99']);
@@ -243,6 +246,8 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     assert.equal(await card(page, 'load_time').locator('.hist .column .whisker').count(), 8);
     const found = await card(page, 'pages').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
     assert.ok(found.includes('/'), `the most frequent page is found: ${found}`);
+    const sketched = await card(page, 'sections').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
+    assert.deepEqual(sketched, ['/', '/blog', '/nowhere'], 'a sketch draws every candidate');
     const detected = await card(page, 'apps').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
     assert.ok(detected.includes('mail'), `the most frequent app is detected: ${detected}`);
     assert.match(await fact(page, 'apps', 'epsilon').textContent(), /^ε₁ = \d/);

@@ -270,6 +270,8 @@ function estimated(m, answer) {
     case 'distribution':
       return { plot: distribution(m, e), note: 'Columns: each bin\'s share with its 95% interval. Below: the quantiles and the mean, each with its 95% interval (in brackets).' };
     case 'heavy-hitter':
+      // Sketches (cms, hcms) estimate every candidate of the config; discovery finds values.
+      if (e.estimates) return { plot: shares(e.estimates, e.estimates.length), note: `Each candidate's share, estimated by ${e.protocol}'s sketch, with its 95% interval.` };
       return e.heavy_hitters.length === 0
         ? { plot: [el('p', { class: 'empty', text: 'No value is frequent enough among these reports to be found yet.' })], note: '' }
         : { plot: shares(e.heavy_hitters, e.heavy_hitters.length), note: `The values found without a list, by ${e.protocol}, with their shares and 95% intervals.` };
@@ -293,9 +295,12 @@ async function show(metrics) {
     const slots = state.cards.get(m.name);
     if (!slots) return;
     describe(m, slots);
-    const { plot, note } = estimated(m, answers[i]);
-    slots.plot.replaceChildren(...plot.filter(Boolean));
-    slots.note.textContent = note;
+    // One card that cannot be drawn says so, and the others are still drawn.
+    let shown;
+    try { shown = estimated(m, answers[i]); }
+    catch (e) { shown = { plot: [el('p', { class: 'error', text: `Cannot draw this estimate: ${e.message}` })], note: '' }; }
+    slots.plot.replaceChildren(...shown.plot.filter(Boolean));
+    slots.note.textContent = shown.note;
   });
   $('#updated').textContent = `Updated ${new Date().toLocaleTimeString()}.`;
   document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed ?? 0) + 1);
