@@ -10,7 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/typedoc"
 bindings=../../dist/web/bindings.d.ts
 [ -f "$bindings" ] || { echo "api-js: dist/ is not built (npm run build)" >&2; exit 1; }
-[ -x node_modules/.bin/typedoc ] || npm ci --no-audit --no-fund --silent
+# Installed again whenever the lockfile is newer than the install.
+if [ ! -x node_modules/.bin/typedoc ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 # wasm-bindgen's InitOutput (the raw wasm exports, for the bindings' own
 # use) is undocumented, and its members follow the API: listed from the file.
 mkdir -p ../../target/api

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { serve, startCollector, stopCollector, CHROMIUM } from './helpers.mjs';
+import { serve, startCollector, stopCollector, until, CHROMIUM } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
@@ -101,14 +101,6 @@ async function series(name) {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line ? Number(line.slice(name.length + 1)) : 0;
 }
-async function until(what, check, ms = 15000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Opens the page on `origin` and returns what it did. */
 async function visit(origin) {
@@ -137,15 +129,14 @@ test('a page on an allowed origin posts by beacon and by preflighted fetch, and 
   assert.equal(result.estimate.status, 200, JSON.stringify(result.estimate));
   assert.ok(result.estimate.body.n >= 2);
   // The beacon arrives on its own time: then all three are counted.
-  await until('the beacon to be counted', async () => (await count()) === 3);
+  await until(async () => (await count()) === 3, 'the beacon to be counted');
   const estimate = await (await read('/api/metrics/colors/estimate')).json();
   assert.equal(estimate.n, 3);
   // Two preflights (the JSON post, the read with a token): the beacon needed none.
   assert.equal(await series('localdp_http_requests_total{route="preflight",status="204"}'), 2);
   // A request is counted once its handler has returned: the beacon's 200
   // may follow its report's count by a moment.
-  await until('the beacon\'s 200 to be counted',
-    async () => (await series('localdp_http_requests_total{route="reports",status="200"}')) === 2);
+  await until(async () => (await series('localdp_http_requests_total{route="reports",status="200"}')) === 2, 'the beacon\'s 200 to be counted');
 });
 
 test('a page on another origin is refused and counts nothing', async () => {
@@ -157,8 +148,8 @@ test('a page on another origin is refused and counts nothing', async () => {
   // The preflights fail, so fetch throws before anything is posted or read.
   assert.match(result.post.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.post));
   assert.match(result.estimate.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.estimate));
-  await until('the beacon to be refused', async () =>
-    (await series('localdp_http_requests_total{route="reports",status="403"}')) === refusedBefore + 1);
+  await until(async () =>
+    (await series('localdp_http_requests_total{route="reports",status="403"}')) === refusedBefore + 1, 'the beacon to be refused');
   assert.ok((await series('localdp_http_requests_total{route="preflight",status="403"}')) >= 2);
   assert.equal(await count(), before);
 });
