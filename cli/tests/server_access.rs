@@ -129,6 +129,8 @@ fn a_metric_config_is_public_and_its_counts_need_a_token() {
     let mut public = full.json();
     assert_eq!(public.as_object_mut().unwrap().remove("n"), Some(json!(3)));
     assert!(public.as_object_mut().unwrap().remove("rejected").is_some());
+    // No shuffled batch received yet (the shuffler's batches, with a token only).
+    assert_eq!(public.as_object_mut().unwrap().remove("shuffled"), Some(Value::Null));
     for key in ["name", "title", "unit", "kind", "protocol", "epsilon", "config"] {
         assert!(public.get(key).is_some(), "{key}");
     }
