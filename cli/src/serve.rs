@@ -83,9 +83,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_estimates: Option<u32>,
     /// Bearer tokens, one per line: with it, estimates, the metric listing
-    /// and a metric's counts, report exports and /metrics need
-    /// `Authorization: Bearer <token>`. Posting reports and reading a
-    /// metric's config stay open.
+    /// and a metric's counts, report exports, /metrics and shuffled batches
+    /// (`localdp shuffle --token-file`) need `Authorization: Bearer <token>`.
+    /// Posting reports and reading a metric's config stay open.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     #[command(flatten)]
@@ -468,8 +468,8 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 }
 
 /// `POST /api/metrics/{name}/reports`: one report or an array of them; with
-/// a `Localdp-Batch` header, a shuffled batch, stored once whatever how
-/// often it is sent.
+/// a `Localdp-Batch` header, a shuffled batch (which needs a token when
+/// tokens are configured), stored once however often it is sent.
 async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
     let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
@@ -480,6 +480,13 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
         }
     };
+    // With tokens, only a token holder (the shuffler) may say that reports
+    // came shuffled: the central ε shown rests on it.
+    if batch_id.is_some() {
+        if let Some(denied) = authorize(&app, &post.headers) {
+            return denied;
+        }
+    }
     let received = match app.front.receive(&app.metrics[index].metric, post).await {
         Ok(received) => received,
         Err(refusal) => {

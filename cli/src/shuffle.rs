@@ -23,6 +23,7 @@
 //! again after a crash is stored once. A report is acknowledged to its
 //! sender only once it is on disk here.
 
+use crate::serve::access::Tokens;
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
 use crate::serve::store::{self, StoreResult};
@@ -30,7 +31,7 @@ use crate::serve::telemetry::Telemetry;
 use crate::serve::{json, retry_later, signals};
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{header, Method, Request, StatusCode};
+use axum::http::{header, HeaderValue, Method, Request, StatusCode};
 use axum::middleware::from_fn_with_state;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -65,6 +66,11 @@ pub struct ShuffleArgs {
     /// The smallest batch --max-wait forwards.
     #[arg(long, value_name = "M", requires = "max_wait", value_parser = clap::value_parser!(u64).range(1..))]
     min_batch: Option<u64>,
+    /// The collector's bearer tokens (its --token-file): the first is sent
+    /// with each batch. A collector with tokens takes batches only from a
+    /// token holder.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
     /// The SQLite file of the reports held and the batches not yet
     /// acknowledged (created if missing).
     #[arg(long, default_value = "localdp-shuffle.sqlite")]
@@ -215,6 +221,8 @@ struct Collector {
     authority: String,
     /// The path before `/api/…`, without a trailing slash.
     prefix: String,
+    /// `Authorization` for batches (`--token-file`).
+    authorization: Option<HeaderValue>,
 }
 
 impl Collector {
@@ -232,7 +240,7 @@ impl Collector {
         } else {
             format!("{authority}:80")
         };
-        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string() })
+        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: None })
     }
 
     /// One request on a fresh connection: the status and body of the answer.
@@ -249,6 +257,9 @@ impl Collector {
             let body = match batch {
                 Some(batch) => {
                     request = request.header(header::CONTENT_TYPE, "application/json").header(BATCH_HEADER, &batch.id);
+                    if let Some(authorization) = &self.authorization {
+                        request = request.header(header::AUTHORIZATION, authorization);
+                    }
                     Body::from(batch.body.clone())
                 }
                 None => Body::empty(),
@@ -340,7 +351,14 @@ impl App {
 /// batches not yet acknowledged stay in the file for the next start.
 pub fn run(args: ShuffleArgs) -> Result<(), String> {
     crate::serve::abort_on_panic();
-    let collector = Collector::parse(&args.forward)?;
+    let mut collector = Collector::parse(&args.forward)?;
+    if let Some(file) = &args.token_file {
+        let token = Tokens::read(file)?;
+        let value = [&b"Bearer "[..], token.first()].concat();
+        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
+        value.set_sensitive(true);
+        collector.authorization = Some(value);
+    }
     if args.min_batch.is_some_and(|m| m > args.batch) {
         return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
     }

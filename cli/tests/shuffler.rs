@@ -113,6 +113,42 @@ fn a_batch_sent_twice_is_stored_and_counted_once() {
 }
 
 #[test]
+fn a_collector_with_tokens_takes_batches_only_from_a_token_holder() {
+    let scratch = scratch("batch-token");
+    let token = "shuffler-token-0123456789abcdef";
+    let tokens = scratch.file("tokens", &format!("{token}\n"));
+    let collector = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
+    let bearer = format!("Bearer {token}");
+    let n = || {
+        let response = collector.request("GET", "/api/metrics/marks", &[("Authorization", &bearer)], None);
+        response.json()["n"].as_u64().unwrap()
+    };
+    // A page may post reports, but not claim they came shuffled.
+    let refused = post_batch(&collector, "from-a-page", &mark(1));
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    assert_eq!(n(), 0);
+    let wrong = collector.request(
+        "POST",
+        "/api/metrics/marks/reports",
+        &[("Localdp-Batch", "from-a-page"), ("Authorization", "Bearer not-the-token-0123456789")],
+        Some(mark(1).as_bytes()),
+    );
+    assert_eq!(wrong.status, 401);
+    assert_eq!(n(), 0);
+    // The shuffler, given the token, forwards its batch.
+    let shuffler = Server::start_shuffler(
+        &scratch,
+        &collector,
+        "shuffle.sqlite",
+        &["--batch", "2", "--token-file", tokens.to_str().unwrap()],
+    );
+    assert_eq!(shuffler.post_reports("marks", &format!("[{},{}]", mark(1), mark(2))).status, 200);
+    eventually("the batch", || n() == 2);
+    let described = collector.request("GET", "/api/metrics/marks", &[("Authorization", &bearer)], None).json();
+    assert_eq!(described["shuffled"]["batches"], 1);
+}
+
+#[test]
 fn the_central_epsilon_is_the_smallest_batchs() {
     let scratch = scratch("central");
     let collector = Server::start(&scratch, &["--central-delta", "1e-8"]);
