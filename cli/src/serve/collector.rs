@@ -119,19 +119,25 @@ impl BatchCounts {
 /// What a metric's description says of its shuffled batches.
 #[derive(Debug, Serialize)]
 pub struct Shuffled {
+    /// Batches stored (each once, however often it was sent).
     pub batches: u64,
+    /// Accepted reports in them.
     pub reports: u64,
+    /// The fewest accepted reports in one batch.
     pub smallest_batch: u64,
     /// Shuffle amplification (`localdp::accounting::shuffle`) of the metric's
     /// ε for the smallest batch; `None` where the method does not apply.
     pub central: Option<Central>,
+    /// [`SHUFFLED_NOTE`]: the conditions in words.
     pub note: &'static str,
 }
 
 /// A central (ε, δ) guarantee.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Central {
+    /// An upper bound on the central ε.
     pub epsilon: f64,
+    /// The δ it holds at (`--central-delta`).
     pub delta: f64,
 }
 

@@ -105,7 +105,9 @@ pub struct Front {
 /// A report post, as its handler takes it: the metric's name (from the
 /// path), the peer's address, the headers, and the body (not yet read).
 pub struct Post {
+    /// The metric's name, as the path gives it (not yet looked up).
     pub name: String,
+    /// The peer's address (the client's, or a proxy's: `--trust-proxy`).
     pub peer: IpAddr,
     pub headers: HeaderMap,
     pub body: Body,
@@ -127,6 +129,7 @@ impl<S: Send + Sync> FromRequest<S> for Post {
 /// A report post read, validated and within the per-source limits: its
 /// batch, to store.
 pub struct Received {
+    /// The validated reports, and the rejected ones counted.
     pub batch: Batch,
     /// What the per-source limits took for it.
     pub taken: Taken,
