@@ -358,10 +358,11 @@ fn a_killed_shuffler_loses_no_acknowledged_report_and_forwards_none_twice() {
     assert_eq!(metric["n"].as_u64().unwrap() as usize, stored.len());
     assert_eq!(metric["shuffled"]["reports"].as_u64().unwrap() as usize, stored.len());
     eprintln!(
-        "kill test: {} acknowledged, {} unanswered, {} stored once, {} batches",
+        "kill test: {} acknowledged, {} unanswered, {} stored once, {} batches, {} sent again and stored once",
         acked.len(),
         unanswered.len(),
         stored.len(),
-        metric["shuffled"]["batches"]
+        metric["shuffled"]["batches"],
+        collector.log().matches("was sent again; stored once").count()
     );
 }
