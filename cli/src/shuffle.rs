@@ -436,13 +436,19 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     let Batch { reports, rejected, described, .. } = received.batch;
     let accepted = reports.len();
     if accepted > 0 {
-        let metric = name.clone();
-        if let Err(e) = app.with_held(move |held| held.hold(&metric, &reports)).await {
+        let (metric, shared) = (name.clone(), Arc::clone(&app));
+        let held = app.with_held(move |held| {
+            held.hold(&metric, &reports)?;
+            // Under the file's lock, as a batch is formed: the wait starts
+            // with the first report a batch will hold.
+            shared.since.lock().expect("no panics while holding the lock").entry(metric).or_insert_with(Instant::now);
+            Ok(())
+        });
+        if let Err(e) = held.await {
             eprintln!("{name}: {accepted} reports not held: {e}");
             app.front.refund(&received.taken);
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be stored; nothing of them was counted"}));
         }
-        app.since.lock().expect("no panics while holding the lock").entry(name).or_insert_with(Instant::now);
         app.wake.notify_one();
     }
     intake::answer(accepted, rejected, &described)
@@ -479,9 +485,15 @@ async fn forward(app: Arc<App>) {
             }
         };
         for metric in due {
-            // Reports arriving from here on wait for the next batch.
-            app.since.lock().expect("no panics while holding the lock").remove(&metric);
-            let formed = app.with_held(move |held| held.form(&metric)).await;
+            let shared = Arc::clone(&app);
+            let formed = app
+                .with_held(move |held| {
+                    let batch = held.form(&metric)?;
+                    // Reports held from here on wait for the next batch.
+                    shared.since.lock().expect("no panics while holding the lock").remove(&metric);
+                    Ok(batch)
+                })
+                .await;
             match formed {
                 Ok(batch) => deliver(&app, batch).await,
                 Err(e) => eprintln!("localdp shuffle: a batch could not be formed: {e}"),
