@@ -7,6 +7,12 @@
 // Needs the CLI ($LOCALDP_CLI, else the release build) and, for the demo, dist/.
 //   node scripts/screenshot.mjs [--users 20000] [--out docs/dashboard.png]
 //   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
+// With --shuffle N (docs/shuffled-dashboard.png), the demo page's report
+// posts go through a shuffler (`localdp shuffle --batch N`, and after 2 s
+// batches of at least 1,000) to the collector, as a page's would when a
+// shuffler stands between them, and the dashboard shows each metric's
+// central (ε, δ) beside its local ε.
+//   node scripts/screenshot.mjs --shuffle 5000 --out docs/shuffled-dashboard.png
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +32,20 @@ const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
 const metrics = join(root, 'www/metrics.json');
 const TOKEN = 'screenshot-token-0123456789abcdef';
 writeFileSync(join(dir, 'tokens'), `${TOKEN}\n`);
-const server = spawn(cli, ['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), ...(operator
+const batch = arg('shuffle', null);
+/** Starts `localdp args`; the process and the URL it prints first. */
+const start = async (args) => {
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return { child, url };
+};
+const { child: server, url } = await start(['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), ...(operator
   ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', '12', '--max-body', String(16 << 20)]
-  : ['--www', join(root, 'www'), '--pkg', join(root, 'dist/web')])],
-{ stdio: ['ignore', 'pipe', 'ignore'] });
-const url = await new Promise((resolve) => createInterface({ input: server.stdout }).once('line', resolve));
+  : ['--www', join(root, 'www'), '--pkg', join(root, 'dist/web')])]);
+const shuffler = batch === null ? null
+  // What is held after the simulation (less than a batch) goes after 2 s.
+  : await start(['shuffle', '--port', '0', '--forward', url, '--batch', batch, '--max-wait', '2s', '--min-batch', '1000',
+    '--db', join(dir, 'shuffle.sqlite')]);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
@@ -38,12 +53,29 @@ const browser = await chromium.launch({
 
 /** The demo's dashboard after `--users` users simulated in the page. */
 async function demo(page) {
+  if (shuffler) {
+    // Every report post goes to the shuffler instead, with its answer.
+    await page.route('**/api/metrics/*/reports', async (route) => {
+      const path = new URL(route.request().url()).pathname;
+      await route.fulfill({ response: await route.fetch({ url: shuffler.url + path }) });
+    });
+  }
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
   await page.selectOption('#users', arg('users', '20000'));
   await page.click('#simulate');
   await page.waitForSelector('#sim-status[data-state="done"]', { timeout: 300000 });
-  await page.waitForFunction(() => !document.querySelector('.card .empty'));
+  await page.waitForFunction(() => !document.querySelector('.card .empty'), null, { timeout: 120000 });
+  if (shuffler) {
+    // The batches reach the collector after the simulation: wait for a
+    // refresh that shows every simulated user's report forwarded, in
+    // shuffled batches, with the central ε.
+    await page.waitForFunction(() => [...document.querySelectorAll('.card')].every((card) => {
+      const n = card.querySelector('.n')?.textContent;
+      return card.querySelector('.privacy .central')?.textContent.includes(` ${n} reports`)
+        && card.querySelector('.note').textContent.includes(`the ${n} users`);
+    }), null, { timeout: 120000 });
+  }
   await page.locator('#dashboard').screenshot({ path: out });
 }
 
@@ -89,5 +121,6 @@ try {
 } finally {
   await browser.close();
   server.kill('SIGTERM');
+  shuffler?.child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
 }

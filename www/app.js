@@ -320,7 +320,8 @@ function buildDashboard() {
       el('h3', { text: m.title ?? m.name }),
       el('p', { class: 'meta' }),
       el('div', { class: 'plot' }),
-      el('p', { class: 'note muted' }));
+      el('p', { class: 'note muted' }),
+      el('p', { class: 'privacy' }));
     cards.append(m.card);
   }
 }
@@ -459,6 +460,25 @@ function renderDistribution(m, estimate) {
     el('div', { class: 'ends' }, el('span', { text: `${lo}` }), el('span', { text: `${hi}${unit}` })), ...rows);
 }
 
+/**
+ * The privacy of the metric's reports: the local ε of each, and, once the
+ * collector has received batches from a shuffler (`localdp shuffle`), the
+ * central (ε, δ) shuffling gives the smallest batch, with its condition.
+ */
+function renderPrivacy(m, listed) {
+  const local = m.kind === 'rappor' ? `ε₁ = ${m.epsilon}` : `ε = ${m.epsilon}`;
+  const parts = [el('span', { class: 'local', text: `Local ${local} per report.` })];
+  const shuffled = listed?.shuffled;
+  if (shuffled) {
+    const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} shuffled batch${shuffled.batches === 1 ? '' : 'es'} (smallest ${count.format(shuffled.smallest_batch)})`;
+    parts.push(shuffled.central
+      ? el('span', { class: 'central', text: ` Central (ε = ${shuffled.central.epsilon.toPrecision(3)}, δ = ${shuffled.central.delta.toExponential()}) for the ${batches}.` })
+      : el('span', { class: 'central', text: ` ${batches}; no central bound applies at this size.` }));
+    parts.push(el('span', { class: 'caveat', title: shuffled.note, text: ' Only if the shuffler is run by someone other than the collector.' }));
+  }
+  $('.privacy', m.card).replaceChildren(...parts);
+}
+
 function render(m, answer) {
   const card = m.card;
   const plot = $('.plot', card);
@@ -499,7 +519,10 @@ function refresh() {
         if (now && now.n === 0) return { ok: false, status: 409, body: { n: 0, rejected: now.rejected } };
         return api(`/api/metrics/${encodeURIComponent(m.name)}/estimate${m.kind === 'frequency' ? `?post=${post}` : ''}`);
       }));
-      state.metrics.forEach((m, i) => render(m, answers[i]));
+      state.metrics.forEach((m, i) => {
+        render(m, answers[i]);
+        renderPrivacy(m, counts.get(m.name));
+      });
       document.body.dataset.refreshed = String(Date.now());
     } catch (e) {
       console.warn('refresh failed:', e.message);

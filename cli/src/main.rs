@@ -21,6 +21,7 @@ mod inputs;
 mod plot;
 mod progress;
 mod serve;
+mod shuffle;
 
 #[derive(Parser)]
 #[command(name = "localdp", version, about = "Local differential privacy for telemetry")]
@@ -145,6 +146,12 @@ enum Command {
     /// each metric's running estimate, and serves the demo page. Prints its
     /// URL as the first line of stdout.
     Serve(serve::ServeArgs),
+    /// Run a shuffler between the pages and the collector: it takes the
+    /// collector's report posts, holds the reports on disk, and forwards each
+    /// metric's in batches of at least N, in a random order, so the collector
+    /// cannot tell who sent which (docs/shuffler.md). Prints its URL as the
+    /// first line of stdout.
+    Shuffle(shuffle::ShuffleArgs),
 }
 
 #[derive(Subcommand)]
@@ -208,6 +215,7 @@ fn main() -> ExitCode {
             columnar::export(&config, format, &output, row_group_size, &report_files)
         }
         Command::Serve(args) => serve::run(args),
+        Command::Shuffle(args) => shuffle::run(args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),
         Command::Privacy(command) => privacy(command),

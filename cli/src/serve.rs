@@ -6,8 +6,9 @@
 //! (`serve/dashboard.rs`, built in). `docs/collector.md` lists the
 //! endpoints and their JSON.
 //!
-//! Reports are stored by one writer thread that commits the batches queued
-//! together in one transaction (`serve/writer.rs`); access control (tokens,
+//! A report post is read and validated by `serve/intake.rs` (shared with
+//! the shuffler, `localdp shuffle`). Reports are stored by one writer
+//! thread that commits the batches queued together in one transaction (`serve/writer.rs`); access control (tokens,
 //! CORS, the names the collector answers to), per-source limits and the
 //! Prometheus metrics are in `serve/access.rs`, `serve/limits.rs` and
 //! `serve/telemetry.rs`.
@@ -15,32 +16,35 @@
 //! Nothing here logs a report or a value: log lines carry counts only.
 
 #[path = "serve/access.rs"]
-mod access;
+pub(crate) mod access;
 #[path = "serve/collector.rs"]
-mod collector;
+pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
 mod dashboard;
+#[path = "serve/intake.rs"]
+pub(crate) mod intake;
 #[path = "serve/limits.rs"]
-mod limits;
+pub(crate) mod limits;
 #[path = "serve/parquet.rs"]
 mod parquet;
 #[path = "serve/store.rs"]
-mod store;
+pub(crate) mod store;
 #[path = "serve/telemetry.rs"]
-mod telemetry;
+pub(crate) mod telemetry;
 #[path = "serve/writer.rs"]
 mod writer;
 
-use access::{Access, Grant, Names, Origins, Tokens};
+use access::{Access, Tokens};
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{ConnectInfo, Path as UrlPath, RawQuery, Request, State};
+use axum::extract::{Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use collector::{Batch, BodyError, Collected};
-use limits::{Limits, Refused, Source};
+use collector::{Batch, Collected, Shuffled};
+use intake::{Front, FrontArgs, Post, Refusal};
+use limits::Limits;
 use localdp::{Error, Metric, PostProcessing, Rejection, RejectionCounts};
 use serde::Serialize;
 use serde_json::json;
@@ -61,10 +65,6 @@ pub struct ServeArgs {
     /// TCP port; 0 picks a free one (the URL printed first says which).
     #[arg(long, default_value_t = 8080)]
     port: u16,
-    /// Address to listen on. The default accepts connections from this
-    /// machine only.
-    #[arg(long, default_value = "127.0.0.1")]
-    bind: IpAddr,
     /// The SQLite database of stored reports (created if missing).
     #[arg(long, default_value = "localdp.sqlite")]
     db: PathBuf,
@@ -79,21 +79,6 @@ pub struct ServeArgs {
     /// The npm package's web build (`npm run build` makes it), served at /pkg/.
     #[arg(long, default_value = "dist/web")]
     pkg: PathBuf,
-    /// The largest request body accepted, in bytes; a larger one is refused
-    /// with 413 before it is parsed.
-    #[arg(long, default_value_t = 1 << 20)]
-    max_body: usize,
-    /// An origin (`https://app.example`) whose pages may post reports and,
-    /// with a token, read; repeatable. `*`: any origin may post reports
-    /// (only). With it, a report post from another page's origin is refused.
-    #[arg(long = "allow-origin", value_name = "ORIGIN")]
-    allow_origin: Vec<String>,
-    /// A name the collector answers to besides its address (and localhost
-    /// when bound to loopback): what a proxy in front forwards as Host;
-    /// repeatable. A request naming any other host is answered 421 (a page
-    /// reaching the collector under its own name, DNS rebinding).
-    #[arg(long = "host", value_name = "NAME")]
-    hosts: Vec<String>,
     /// Estimates computed at once at most (one asked again while nothing
     /// new was committed is answered from a cache, and not counted); 16
     /// more wait their turn, and past those an estimate is 503 with
@@ -101,24 +86,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_estimates: Option<u32>,
     /// Bearer tokens, one per line: with it, estimates, the metric listing
-    /// and a metric's counts, report exports and /metrics need
-    /// `Authorization: Bearer <token>`. Posting reports and reading a
-    /// metric's config stay open.
+    /// and a metric's counts, report exports, /metrics and shuffled batches
+    /// (`localdp shuffle --token-file`) need `Authorization: Bearer <token>`.
+    /// Posting reports and reading a metric's config stay open.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
-    /// Report posts one client address (IPv6: one /64) may make per minute;
-    /// more are answered 429 with Retry-After. 0: no limit.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    requests_per_minute: u32,
-    /// Reports one client address may post per minute (a request that would
-    /// pass the limit is refused whole, 429). 0: no limit.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    reports_per_minute: u32,
-    /// Take the client address from X-Forwarded-For (its last entry, which
-    /// the proxy in front appended). Only behind a proxy that sets it:
-    /// otherwise any sender picks its own address.
-    #[arg(long)]
-    trust_proxy: bool,
+    #[command(flatten)]
+    front: FrontArgs,
+    /// The δ of the central (ε, δ) shown per metric for the shuffled batches
+    /// received (`localdp shuffle`), in (1e-200, 1).
+    #[arg(long, value_name = "DELTA", default_value_t = 1e-6)]
+    central_delta: f64,
 }
 
 struct App {
@@ -129,12 +107,10 @@ struct App {
     /// Stores the batches (group commit) and reads exports.
     writer: Writer,
     telemetry: Arc<Telemetry>,
-    max_body: usize,
+    /// What a report post is checked against (shared with the shuffler).
+    front: Arc<Front>,
     www: Option<PathBuf>,
     pkg: Option<PathBuf>,
-    origins: Origins,
-    /// `--bind` and `--host`: the `Host`s answered.
-    names: Names,
     tokens: Option<Tokens>,
     /// One permit per estimate being computed (`--max-estimates`).
     computing: Arc<Semaphore>,
@@ -144,8 +120,8 @@ struct App {
     /// Per metric: held while one of its estimates is computed, so that the
     /// same estimate asked twice meanwhile is computed once.
     turns: Vec<Arc<tokio::sync::Mutex<()>>>,
-    limits: Option<Limits>,
-    trust_proxy: bool,
+    /// `--central-delta`.
+    central_delta: f64,
     /// Set by the first SIGINT/SIGTERM: /healthz answers 503 from then on.
     draining: AtomicBool,
 }
@@ -167,25 +143,16 @@ const DRAIN: Duration = Duration::from_secs(30);
 /// connection is accepted, the requests in flight are answered (up to
 /// [`DRAIN`], or until a second signal), and what is queued is stored.
 pub fn run(args: ServeArgs) -> Result<(), String> {
-    // Native panics unwind (so that localdp-arrow can refuse a damaged
-    // Parquet file), but a panic in the collector ends it, after the usual
-    // message: the locks a request held would stay poisoned for every later
-    // one, and a supervisor restarts a process that ended, not one that limps.
-    let report = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        report(info);
-        std::process::abort()
-    }));
-    let origins = Origins::parse(&args.allow_origin)?;
-    let own_names = Names::new(args.bind, &args.hosts)?;
+    abort_on_panic();
     let max_estimates = match args.max_estimates {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
     let tokens = args.token_file.as_deref().map(Tokens::read).transpose()?;
-    let limits = Limits::new(args.requests_per_minute, args.reports_per_minute);
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
     let specs = collector::read_metrics_file(&metrics_file)?;
+    let telemetry = Arc::new(Telemetry::new(specs.len()));
+    let front = Arc::new(args.front.front("localdp serve", Arc::clone(&telemetry))?);
     let mut store = Store::open(&args.db)?;
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
@@ -216,43 +183,33 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     for (name, count) in store.unconfigured(&names)? {
         eprintln!("localdp serve: the database also holds {count} reports of metric {name:?}, not configured (kept, not served)");
     }
-    if let Some(limits) = &limits {
-        let per = |n: u32| if n == 0 { "no limit".to_string() } else { format!("{n}/min") };
-        eprintln!(
-            "localdp serve: per client address{}: requests {}, reports {}",
-            if args.trust_proxy { " (from X-Forwarded-For)" } else { "" },
-            per(limits.requests_per_minute),
-            per(limits.reports_per_minute)
-        );
+    if !(args.central_delta > localdp::accounting::MIN_DELTA && args.central_delta < 1.0) {
+        return Err(format!("--central-delta {}: a δ is in (1e-200, 1)", args.central_delta));
     }
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
     let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
     let min_users = metrics.iter().map(|m| localdp::plan::min_users(&m.metric)).collect();
     let metrics = Arc::new(metrics);
-    let telemetry = Arc::new(Telemetry::new(metrics.len()));
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
         min_users,
         writer,
         telemetry,
-        max_body: args.max_body,
+        front,
         www,
         pkg,
-        origins,
-        names: own_names,
         tokens,
         computing: Arc::new(Semaphore::new(max_estimates)),
         admitted: Arc::new(Semaphore::new(max_estimates + ESTIMATES_WAITING)),
         turns,
-        limits,
-        trust_proxy: args.trust_proxy,
+        central_delta: args.central_delta,
         draining: AtomicBool::new(false),
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let served = runtime.block_on(serve(&app, args.bind, args.port));
+    let served = runtime.block_on(serve(&app, args.front.bind, args.port));
     // Whatever is still queued is stored (and answered, if anyone listens).
     app.writer.stop();
     drop(runtime);
@@ -267,14 +224,7 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
-    // The first line of stdout, and the only one: scripts read it. A base
-    // without a trailing slash, so that `{url}/api/…` is an endpoint. Nobody
-    // reading it (stdout closed) is no reason to stop serving.
-    {
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "http://{address}").and_then(|()| out.flush());
-    }
+    print_url(address);
     eprintln!("localdp serve: the operator's dashboard is http://{address}/dashboard");
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
@@ -310,6 +260,27 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     }
 }
 
+/// Native panics unwind (so that localdp-arrow can refuse a damaged Parquet
+/// file), but a panic in a server ends it, after the usual message: the
+/// locks a request held would stay poisoned for every later one, and a
+/// supervisor restarts a process that ended, not one that limps.
+pub(crate) fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort()
+    }));
+}
+
+/// The first line of stdout, and the only one: scripts read it. A base
+/// without a trailing slash, so that `{url}/api/…` is an endpoint. Nobody
+/// reading it (stdout closed) is no reason to stop serving.
+pub(crate) fn print_url(address: SocketAddr) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "http://{address}").and_then(|()| out.flush());
+}
+
 fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir.to_path_buf())
@@ -322,7 +293,7 @@ fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
 /// The first and the second SIGINT or SIGTERM; the handlers are installed
 /// by the call.
 #[cfg(unix)]
-fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
+pub(crate) fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
@@ -341,7 +312,7 @@ fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync
 }
 
 #[cfg(not(unix))]
-fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
+pub(crate) fn signals() -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, tokio::sync::oneshot::Receiver<()>)> {
     let (first, first_rx) = tokio::sync::oneshot::channel();
     let (second, second_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
@@ -370,8 +341,8 @@ fn router(app: Arc<App>) -> Router {
         .fallback(static_file)
         // The last layer is the outermost: every answer is tracked, CORS
         // refusals included.
-        .layer(from_fn_with_state(Arc::clone(&app), cors))
-        .layer(from_fn_with_state(Arc::clone(&app), own_host))
+        .layer(from_fn_with_state(Arc::clone(&app.front), intake::cors))
+        .layer(from_fn_with_state(Arc::clone(&app.front), intake::own_host))
         .layer(from_fn_with_state(Arc::clone(&app), track))
         .with_state(app)
 }
@@ -394,132 +365,6 @@ async fn track(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     response
 }
 
-/// Answers only requests whose `Host` is one of the collector's names
-/// ([`Names`]): a page that reached it under a name of its own (DNS
-/// rebinding) would otherwise pass for the collector's own page, and read
-/// what a loopback-bound collector without tokens serves. 421 for the
-/// others, before anything else is looked at.
-async fn own_host(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let host = request.headers().get(header::HOST).map(|h| h.to_str().unwrap_or(""));
-    let authority = request.uri().authority().map(|a| a.host());
-    if host.into_iter().chain(authority).all(|h| app.names.admits(h)) {
-        return next.run(request).await;
-    }
-    json(
-        StatusCode::MISDIRECTED_REQUEST,
-        json!({"error": "this collector does not answer to the host this request names (Host); \
-                         a name a proxy forwards is added with --host NAME"}),
-    )
-}
-
-/// What a route lets another origin do: post reports, or read.
-fn cors_class(route: Route) -> Option<Grant> {
-    match route {
-        Route::Reports => Some(Grant::Post),
-        Route::Estimate | Route::Metrics | Route::Export | Route::Prometheus => Some(Grant::Read),
-        _ => None,
-    }
-}
-
-/// `--allow-origin`: preflights, CORS headers on allowed requests, and
-/// report posts from other origins refused. Without the flag nothing here
-/// happens (an OPTIONS is a 405, as any other unrouted method).
-async fn cors(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    if !app.origins.configured() {
-        return next.run(request).await;
-    }
-    let headers = request.headers();
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string) else {
-        return next.run(request).await;
-    };
-    if access::same_origin(&origin, headers) {
-        return next.run(request).await;
-    }
-    let grant = app.origins.grant(&origin);
-    let path = request.uri().path().to_string();
-    if request.method() == Method::OPTIONS {
-        let Some(wanted) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) else { return next.run(request).await };
-        let wanted = Method::from_bytes(wanted.as_bytes()).unwrap_or(Method::OPTIONS);
-        let class = cors_class(Route::of(&wanted, &path));
-        // The headers a page may send: a content type to post, a token to read.
-        let (method, allowed_header) = match class {
-            Some(Grant::Post) => ("POST", "content-type"),
-            _ => ("GET", "authorization"),
-        };
-        let headers_ok = headers
-            .get_all(header::ACCESS_CONTROL_REQUEST_HEADERS)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
-            .all(|h| h.eq_ignore_ascii_case(allowed_header));
-        let granted = match class {
-            Some(Grant::Post) => grant != Grant::None,
-            Some(Grant::Read) => grant == Grant::Read,
-            _ => false,
-        };
-        if !(granted && headers_ok && wanted.as_str() == method) {
-            let error = format!(
-                "origin {origin:?} may not {} {path} here (--allow-origin; a page may send {allowed_header} only)",
-                wanted.as_str()
-            );
-            let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
-            response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
-            return response;
-        }
-        let mut response = StatusCode::NO_CONTENT.into_response();
-        let out = response.headers_mut();
-        allow_origin(out, &origin, grant);
-        out.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(method));
-        out.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static(allowed_header));
-        // Chromium caps this at 2 hours.
-        out.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("7200"));
-        out.insert(header::VARY, HeaderValue::from_static("Origin"));
-        return response;
-    }
-    let class = cors_class(Route::of(request.method(), &path));
-    if class == Some(Grant::Post) && grant == Grant::None {
-        // Another page's beacon: refused before its body is read. A beacon
-        // never shows its answer, so the operator is told (counts only).
-        if let Some(refused) = app.telemetry.origin_refused() {
-            eprintln!(
-                "localdp serve: report posts refused for their page's origin (not in --allow-origin) so far: {refused}; \
-                 each was a 403, counted in /metrics as localdp_http_requests_total{{route=\"reports\",status=\"403\"}}"
-            );
-        }
-        let error = format!("pages from {origin:?} may not post reports here (--allow-origin); nothing was counted");
-        let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
-        response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
-        return response;
-    }
-    let mut response = next.run(request).await;
-    let out = response.headers_mut();
-    let allowed = match class {
-        Some(Grant::Post) => grant != Grant::None,
-        Some(Grant::Read) => grant == Grant::Read,
-        _ => false,
-    };
-    if allowed {
-        allow_origin(out, &origin, grant);
-        out.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("retry-after"));
-    }
-    if class.is_some() {
-        out.append(header::VARY, HeaderValue::from_static("Origin"));
-    }
-    response
-}
-
-/// `Access-Control-Allow-Origin`: the origin itself if it is listed, `*` if
-/// it may post only because `*` is allowed.
-fn allow_origin(out: &mut HeaderMap, origin: &str, grant: Grant) {
-    let value = match grant {
-        Grant::Read => HeaderValue::from_str(origin).unwrap_or_else(|_| HeaderValue::from_static("null")),
-        _ => HeaderValue::from_static("*"),
-    };
-    out.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
-}
-
 /// `None` if the request may read (no tokens configured, or a valid one
 /// given); else the 401.
 fn authorize(app: &App, headers: &HeaderMap) -> Option<Response> {
@@ -535,7 +380,7 @@ fn authorize(app: &App, headers: &HeaderMap) -> Option<Response> {
 }
 
 /// A JSON response (compact, one line).
-fn json(status: StatusCode, body: impl Serialize) -> Response {
+pub(crate) fn json(status: StatusCode, body: impl Serialize) -> Response {
     let mut text = serde_json::to_string(&body).expect("serializes");
     text.push('\n');
     (status, api_headers(), text).into_response()
@@ -583,12 +428,17 @@ struct Described<'a> {
     /// `min_users`: a 95% half-width above 0.05 of a share or of the range).
     #[serde(skip_serializing_if = "Option::is_none")]
     min_users: Option<u64>,
+    /// With the counts: the shuffled batches received (`null` before the
+    /// first), with the central (ε, δ) of the smallest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shuffled: Option<Option<Shuffled>>,
     /// Verbatim from the metrics file: what a client randomizes with.
     config: &'a RawValue,
 }
 
-/// Metric `i`; with `counts`: with `n`, `rejected`, `limited` and `min_users`.
-fn describe(app: &App, i: usize, counts: bool) -> Described<'_> {
+/// Metric `i`; with `counts`: with `n`, `rejected`, `limited`, `min_users`
+/// and `shuffled` (which [`shuffled`] gives).
+fn describe(app: &App, i: usize, counts: Option<Option<Shuffled>>) -> Described<'_> {
     let m = &app.metrics[i];
     Described {
         name: &m.spec.name,
@@ -597,12 +447,22 @@ fn describe(app: &App, i: usize, counts: bool) -> Described<'_> {
         kind: m.metric.family(),
         protocol: m.metric.protocol().name(),
         epsilon: m.metric.epsilon(),
-        n: counts.then(|| m.n()),
-        rejected: counts.then(|| m.rejected()),
-        limited: counts.then(|| app.telemetry.limited[i].counts()),
-        min_users: counts.then_some(app.min_users[i]),
+        n: counts.is_some().then(|| m.n()),
+        rejected: counts.is_some().then(|| m.rejected()),
+        limited: counts.is_some().then(|| app.telemetry.limited[i].counts()),
+        min_users: counts.is_some().then_some(app.min_users[i]),
+        shuffled: counts,
         config: &m.spec.config,
     }
+}
+
+/// The shuffled batches of the metrics `which`, off the async workers (a
+/// new smallest batch's central ε can take seconds to compute).
+async fn shuffled(app: &Arc<App>, which: std::ops::Range<usize>) -> Option<Vec<Option<Shuffled>>> {
+    let shared = Arc::clone(app);
+    tokio::task::spawn_blocking(move || which.map(|i| shared.metrics[i].shuffled(shared.central_delta)).collect())
+        .await
+        .ok()
 }
 
 /// `GET /api/metrics`: every metric with its config, resolved protocol and counts.
@@ -614,215 +474,97 @@ async fn list_metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Respon
     struct List<'a> {
         metrics: Vec<Described<'a>>,
     }
-    json(StatusCode::OK, List { metrics: (0..app.metrics.len()).map(|i| describe(&app, i, true)).collect() })
+    let Some(shuffled) = shuffled(&app, 0..app.metrics.len()).await else { return intake::internal_error() };
+    json(StatusCode::OK, List { metrics: shuffled.into_iter().enumerate().map(|(i, s)| describe(&app, i, Some(s))).collect() })
 }
 
 /// `GET /api/metrics/{name}`: one metric, as in the list. Its config is
 /// public (clients need it): with tokens and no valid one, it is answered
 /// without the counts.
 async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
-    let counts = authorize(&app, &headers).is_none();
-    match app.find(&name) {
-        Some(i) => json(StatusCode::OK, describe(&app, i, counts)),
-        None => unknown_metric(&app, &name),
+    let Some(i) = app.find(&name) else { return unknown_metric(&app, &name) };
+    if authorize(&app, &headers).is_some() {
+        return json(StatusCode::OK, describe(&app, i, None));
     }
+    let Some(mut shuffled) = shuffled(&app, i..i + 1).await else { return intake::internal_error() };
+    json(StatusCode::OK, describe(&app, i, shuffled.pop()))
 }
 
-/// `POST /api/metrics/{name}/reports`: one report or an array of them.
-async fn post_reports(
-    State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    UrlPath(name): UrlPath<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
-    // The per-source limits: a request first, before its body is read.
-    let source = Source::of(limits::client_address(peer.ip(), &headers, app.trust_proxy));
-    if let Some(limits) = &app.limits {
-        if let Err(refused) = limits.take_request(source, Instant::now()) {
-            app.telemetry.limited[index].requests.fetch_add(1, Ordering::Relaxed);
-            return too_many(limits, refused);
+/// `POST /api/metrics/{name}/reports`: one report or an array of them; with
+/// a `Localdp-Batch` header, a shuffled batch (which needs a token when
+/// tokens are configured), stored once however often it is sent.
+async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
+    let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
+    let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
+        None => None,
+        Some(Some(id)) => Some(id.to_string()),
+        Some(None) => {
+            let error = "the Localdp-Batch header is 1 to 64 letters, digits, '_' or '-'; nothing was counted";
+            return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
+        }
+    };
+    // With tokens, only a token holder (the shuffler) may say that reports
+    // came shuffled: the central ε shown rests on it.
+    if batch_id.is_some() {
+        if let Some(denied) = authorize(&app, &post.headers) {
+            return denied;
         }
     }
-    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > app.max_body as u64) {
-        return too_large(app.max_body);
-    }
-    let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(body, app.max_body)).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(ReadError::TooLarge)) => return too_large(app.max_body),
-        Ok(Err(ReadError::Failed(e))) => {
-            return json(StatusCode::BAD_REQUEST, json!({"error": format!("could not read the body: {e}")}))
-        }
-        Err(_) => {
-            let error = format!("the body did not arrive within {} s", BODY_TIMEOUT.as_secs());
-            return json(StatusCode::REQUEST_TIMEOUT, json!({ "error": error }));
-        }
-    };
-    // A beacon's few hundred bytes are validated right here; a large batch
-    // off the async workers.
-    let size = body.len();
-    let validated = if body.len() <= VALIDATE_INLINE {
-        app.metrics[index].validate(&body)
-    } else {
-        let shared = Arc::clone(&app);
-        match tokio::task::spawn_blocking(move || shared.metrics[index].validate(&body)).await {
-            Ok(validated) => validated,
-            Err(_) => return internal_error(),
-        }
-    };
-    let batch = match validated {
-        Ok(batch) => batch,
-        Err(e) => {
-            let what = match e {
-                BodyError::NotJson(_) => "not JSON",
-                BodyError::NotReports => "not a report or an array",
-            };
-            eprintln!("{name}: refused a body of {size} bytes ({what})");
-            return json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()}));
-        }
-    };
-    let posted = batch.reports.len() as u64 + batch.rejected.total();
-    // Then its reports, all or none: a refused request counts nothing.
-    if let Some(limits) = &app.limits {
-        if let Err(refused) = limits.take_reports(source, posted, Instant::now()) {
+    let received = match app.front.receive(&app.metrics[index].metric, post).await {
+        Ok(received) => received,
+        Err(refusal) => {
             let limited = &app.telemetry.limited[index];
-            limited.report_requests.fetch_add(1, Ordering::Relaxed);
-            limited.reports.fetch_add(posted, Ordering::Relaxed);
-            return too_many(limits, refused);
+            match &refusal {
+                Refusal::Requests(_) => {
+                    limited.requests.fetch_add(1, Ordering::Relaxed);
+                }
+                Refusal::Reports(_, posted) => {
+                    limited.report_requests.fetch_add(1, Ordering::Relaxed);
+                    limited.reports.fetch_add(*posted, Ordering::Relaxed);
+                }
+                Refusal::Body(_) => {}
+            }
+            return refusal.response();
         }
-    }
-    let response = ingest(&app, index, batch).await;
+    };
+    let response = ingest(&app, index, received.batch, batch_id).await;
     if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
         // Nothing of it was counted: nor is it against the client's limits.
-        if let Some(limits) = &app.limits {
-            limits.refund(source, posted, Instant::now());
-        }
+        app.front.refund(&received.taken);
     }
     response
-}
-
-/// Bodies up to this size are validated on the async worker.
-const VALIDATE_INLINE: usize = 16 << 10;
-
-fn internal_error() -> Response {
-    json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error; nothing of this batch was counted"}))
-}
-
-/// 429 with `Retry-After`, or 413 for a batch larger than the per-minute
-/// report limit (it can never fit).
-fn too_many(limits: &Limits, refused: Refused) -> Response {
-    let per_minute =
-        if refused.limit == "requests" { limits.requests_per_minute } else { limits.reports_per_minute };
-    if refused.never {
-        let error = format!(
-            "a request may carry at most {per_minute} reports (the per-minute limit per client address); \
-             send smaller batches; nothing of this one was counted"
-        );
-        return json(StatusCode::PAYLOAD_TOO_LARGE, json!({ "error": error, "max_reports": per_minute }));
-    }
-    let error = format!(
-        "too many {} from this address (at most {per_minute} per minute); nothing of this request was counted; \
-         retry after {} s",
-        refused.limit, refused.retry_after
-    );
-    let mut response = json(
-        StatusCode::TOO_MANY_REQUESTS,
-        json!({"error": error, "limit": refused.limit, "per_minute": per_minute, "retry_after": refused.retry_after}),
-    );
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_after));
-    response
-}
-
-fn too_large(limit: usize) -> Response {
-    json(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        json!({"error": format!("the body is larger than {limit} bytes; send smaller batches"), "max_body": limit}),
-    )
-}
-
-/// How long a body may take to arrive (a slow sender holds a connection).
-const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-enum ReadError {
-    TooLarge,
-    Failed(String),
-}
-
-/// The body, refused as soon as it grows past `limit` (a body without a
-/// Content-Length, e.g. chunked, is measured as it arrives).
-async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let frame = frame.map_err(|e| ReadError::Failed(e.to_string()))?;
-        if let Ok(data) = frame.into_data() {
-            if bytes.len() + data.len() > limit {
-                return Err(ReadError::TooLarge);
-            }
-            bytes.extend_from_slice(&data);
-        }
-    }
-    Ok(bytes)
 }
 
 /// Stores (with the other batches queued meanwhile, in one transaction)
 /// and counts a validated batch; answers once it is on disk.
-async fn ingest(app: &App, index: usize, batch: Batch) -> Response {
+async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<String>) -> Response {
     let name = &app.metrics[index].spec.name;
     let Batch { reports, parsed, rejected, described } = batch;
     let accepted = reports.len();
     if accepted > 0 || rejected.total() > 0 {
         let (reply, stored) = tokio::sync::oneshot::channel();
-        let job = Job::Append(Append { metric: index, reports, parsed, rejected, reply });
-        if !app.writer.send(job) || !matches!(stored.await, Ok(Ok(()))) {
-            // The writer logged the database error.
-            return json(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                json!({"error": "the batch could not be stored; nothing of it was counted"}),
-            );
+        let job = Job::Append(Append { metric: index, reports, parsed, rejected, batch: batch_id, reply });
+        match (app.writer.send(job), stored.await) {
+            (true, Ok(Ok(true))) => {}
+            (true, Ok(Ok(false))) => {
+                // Stored before: this is a retry, and nothing more is counted.
+                return json(
+                    StatusCode::OK,
+                    json!({"accepted": 0, "rejected": RejectionCounts::default(), "duplicate": true}),
+                );
+            }
+            _ => {
+                // The writer logged the database error.
+                return json(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({"error": "the batch could not be stored; nothing of it was counted"}),
+                );
+            }
         }
     } else {
         eprintln!("{name}: 0 accepted, 0 rejected");
     }
-    let error = match (accepted, rejected.total()) {
-        (0, 0) => Some("the body holds no reports"),
-        (0, _) => Some("no report in the body is valid for this metric"),
-        _ => None,
-    };
-    let response = Ingested {
-        error,
-        accepted,
-        rejected,
-        errors: described
-            .iter()
-            .map(|(index, reason, message)| DescribedRejection { index: *index, reason: reason.as_str(), message })
-            .collect(),
-    };
-    json(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, response)
-}
-
-/// The answer to a batch.
-#[derive(Serialize)]
-struct Ingested<'a> {
-    /// Only when nothing was accepted (a 400).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'static str>,
-    accepted: usize,
-    /// Every reason, zeros included.
-    rejected: RejectionCounts,
-    /// The first few rejected reports, one by one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    errors: Vec<DescribedRejection<'a>>,
-}
-
-#[derive(Serialize)]
-struct DescribedRejection<'a> {
-    /// Position in the body's array (0 for a single report).
-    index: usize,
-    reason: &'static str,
-    /// What was wrong (never a raw value: reports hold none).
-    message: &'a str,
+    intake::answer(accepted, rejected, &described)
 }
 
 /// `GET /api/metrics/{name}/estimate[?post=none|norm-sub|project]`: the
@@ -885,12 +627,14 @@ async fn estimate(
 /// 503 with `Retry-After`: `--max-estimates` estimates are being computed
 /// and [`ESTIMATES_WAITING`] more wait.
 fn busy() -> Response {
-    let mut response = json(
-        StatusCode::SERVICE_UNAVAILABLE,
-        json!({"error": "too many estimates are being computed or waiting (--max-estimates); retry after 1 s",
-               "retry_after": 1}),
-    );
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+    let error = "too many estimates are being computed or waiting (--max-estimates); retry after 1 s";
+    retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1)
+}
+
+/// A JSON answer with `Retry-After: seconds` (the body says it too).
+pub(crate) fn retry_later(status: StatusCode, body: serde_json::Value, seconds: u64) -> Response {
+    let mut response = json(status, body);
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     response
 }
 
@@ -997,7 +741,7 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
             Counted { name: &m.spec.name, accepted, rejected }
         })
         .collect();
-    let sources = app.limits.as_ref().map_or(0, Limits::tracked);
+    let sources = app.front.limits.as_ref().map_or(0, Limits::tracked);
     let text = app.telemetry.render(&counts, sources);
     let mut response = (StatusCode::OK, text).into_response();
     let out = response.headers_mut();

@@ -132,6 +132,8 @@ fn a_metric_config_is_public_and_its_counts_need_a_token() {
     let limited = public.as_object_mut().unwrap().remove("limited");
     assert_eq!(limited, Some(json!({"requests": 0, "reports": 0, "reports_carried": 0})));
     assert!(public.as_object_mut().unwrap().remove("min_users").is_some_and(|m| m.as_u64().unwrap() > 3));
+    // No shuffled batch received yet (the shuffler's batches, with a token only).
+    assert_eq!(public.as_object_mut().unwrap().remove("shuffled"), Some(Value::Null));
     for key in ["name", "title", "unit", "kind", "protocol", "epsilon", "config"] {
         assert!(public.get(key).is_some(), "{key}");
     }

@@ -118,6 +118,8 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
       assert.equal(await page.locator(`${card} .ci`).count(), values);
       assert.equal(await page.locator(`${card} .truth`).count(), values);
       assert.match(await page.textContent(`${card} .meta`), /ε = \d/);
+      // Posted straight to the collector, not through a shuffler: the local ε alone.
+      assert.match(await page.textContent(`${card} .privacy`), /^Local ε = \d(\.\d+)? per report\.$/);
     }
     // The load time's distribution: a column per bin with its interval and
     // the simulated users' share; p50 and p95 with their intervals beside the truth.

@@ -42,6 +42,12 @@ impl Tokens {
         Ok(Tokens(tokens))
     }
 
+    /// The first token: the one a client of the collector (the shuffler)
+    /// sends.
+    pub fn first(&self) -> &[u8] {
+        &self.0[0]
+    }
+
     /// Whether `headers` carry `Authorization: Bearer <one of the tokens>`.
     /// Every token is compared, each in time that depends only on its
     /// length, never on where the bytes differ.

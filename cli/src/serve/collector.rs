@@ -12,7 +12,7 @@ use localdp::{
     Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -60,9 +60,7 @@ pub fn read_metrics_file(path: &Path) -> Result<Vec<MetricSpec>, String> {
         return Err(at(&"no metrics"));
     }
     for (i, spec) in specs.iter().enumerate() {
-        let valid = (1..=64).contains(&spec.name.len())
-            && spec.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !valid {
+        if !valid_name(&spec.name) {
             return Err(at(&format!("metric {:?}: a name is 1 to 64 letters, digits, '_' or '-'", spec.name)));
         }
         if specs[..i].iter().any(|s| s.name == spec.name) {
@@ -72,12 +70,18 @@ pub fn read_metrics_file(path: &Path) -> Result<Vec<MetricSpec>, String> {
     Ok(specs)
 }
 
+/// A metric's name (and a shuffled batch's id): 1 to 64 of
+/// `A-Z a-z 0-9 _ -`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// A metric being collected.
 pub struct Collected {
     /// As configured.
     pub spec: MetricSpec,
-    /// The parsed config.
-    pub metric: Metric,
+    /// The parsed config (shared with the validations off the async workers).
+    pub metric: Arc<Metric>,
     /// Its key in the database.
     pub key: i64,
     /// Everything accepted and rejected so far (and on disk): the accepted
@@ -89,7 +93,59 @@ pub struct Collected {
     /// and rejected counts it covers: while they are unchanged (nothing new
     /// was committed; they only grow) it is the estimate.
     estimates: Mutex<Vec<Computed>>,
+    /// The shuffled batches stored so far.
+    batches: Mutex<BatchCounts>,
+    /// The central ε of the smallest batch, for the size it was computed
+    /// for (it can take seconds: computed once per smallest size).
+    central: Mutex<Option<(u64, Option<f64>)>>,
 }
+
+/// Shuffled batches stored: how many, their reports, the smallest.
+#[derive(Debug, Default, Clone, Copy)]
+struct BatchCounts {
+    batches: u64,
+    reports: u64,
+    smallest: u64,
+}
+
+impl BatchCounts {
+    fn add(&mut self, size: u64) {
+        self.smallest = if self.batches == 0 { size } else { self.smallest.min(size) };
+        self.batches += 1;
+        self.reports += size;
+    }
+}
+
+/// What a metric's description says of its shuffled batches.
+#[derive(Debug, Serialize)]
+pub struct Shuffled {
+    /// Batches stored (each once, however often it was sent).
+    pub batches: u64,
+    /// Accepted reports in them.
+    pub reports: u64,
+    /// The fewest accepted reports in one batch.
+    pub smallest_batch: u64,
+    /// Shuffle amplification (`localdp::accounting::shuffle`) of the metric's
+    /// ε for the smallest batch; `None` where the method does not apply.
+    pub central: Option<Central>,
+    /// [`SHUFFLED_NOTE`]: the conditions in words.
+    pub note: &'static str,
+}
+
+/// A central (ε, δ) guarantee.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Central {
+    /// An upper bound on the central ε.
+    pub epsilon: f64,
+    /// The δ it holds at (`--central-delta`).
+    pub delta: f64,
+}
+
+/// The words beside every central ε.
+pub const SHUFFLED_NOTE: &str = "The central (epsilon, delta) is what shuffling gives each report of the smallest \
+     batch received, and every larger one. It holds only if the shuffler is run by someone other than the \
+     collector (whoever runs both sees who sent each report), and only for reports that reached the collector \
+     through it; reports posted directly are protected by their local epsilon alone.";
 
 /// An estimate's text, and what it was computed from.
 struct Computed {
@@ -131,9 +187,68 @@ impl std::fmt::Display for BodyError {
     }
 }
 
+/// Checks one report against the metric's config: the check the
+/// aggregator's `add` makes, without an aggregator (whose state is the
+/// size of the domain). `None` for a kind of metric this server does not
+/// know, which is then checked by a scratch aggregator.
+fn check(metric: &Metric, report: &Report) -> Option<Result<(), Error>> {
+    if let Some(oracle) = metric.mechanism::<FrequencyOracle>() {
+        Some(oracle.validate(report))
+    } else if let Some(numeric) = metric.mechanism::<NumericMetric>() {
+        Some(numeric.validate(report))
+    } else {
+        metric.mechanism::<RapporMetric>().map(|rappor| rappor.validate(report))
+    }
+}
+
+/// Validates every report of a body for `metric` (see the module's batch
+/// rule).
+pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
+    let raw: &RawValue = serde_json::from_slice(body).map_err(|e| BodyError::NotJson(e.to_string()))?;
+    let items: Vec<&RawValue> = match raw.get().trim_start().as_bytes().first() {
+        Some(b'[') => serde_json::from_str(raw.get()).map_err(|e| BodyError::NotJson(e.to_string()))?,
+        Some(b'{') => vec![raw],
+        _ => return Err(BodyError::NotReports),
+    };
+    let mut batch = Batch {
+        reports: Vec::with_capacity(items.len()),
+        parsed: Vec::with_capacity(items.len()),
+        rejected: RejectionCounts::default(),
+        described: Vec::new(),
+    };
+    // Only for a kind of metric `check` does not know.
+    let mut scratch: Option<Aggregator> = None;
+    for (index, item) in items.into_iter().enumerate() {
+        let checked = Report::from_json(item.get()).and_then(|r| {
+            let verdict = check(metric, &r).unwrap_or_else(|| {
+                scratch.get_or_insert_with(|| Aggregator::new(metric.clone())).add(&r)
+            });
+            verdict.map(|()| r)
+        });
+        match checked {
+            Ok(report) => {
+                batch.reports.push(report.to_json());
+                batch.parsed.push(report);
+            }
+            Err(e) => {
+                let (reason, detail) = match e {
+                    Error::Rejected { reason, detail } => (reason, detail),
+                    other => (Rejection::Malformed, other.to_string()),
+                };
+                batch.rejected.count(reason);
+                if batch.described.len() < DESCRIBED_REJECTIONS {
+                    batch.described.push((index, reason, detail));
+                }
+            }
+        }
+    }
+    Ok(batch)
+}
+
 impl Collected {
-    /// The metric's running aggregate, rebuilt from the database. Fails if a
-    /// stored report no longer validates under the config.
+    /// The metric's running aggregate and batch counts, rebuilt from the
+    /// database. Fails if a stored report no longer validates under the
+    /// config.
     pub fn rebuild(spec: MetricSpec, metric: Metric, key: i64, store: &Store) -> Result<Collected, String> {
         let mut aggregator = Aggregator::new(metric.clone());
         let mut stale = RejectionCounts::default();
@@ -155,65 +270,19 @@ impl Collected {
             ));
         }
         aggregator.restore_rejected(store.rejections(key)?);
-        Ok(Collected { spec, metric, key, totals: Mutex::new(aggregator), estimates: Mutex::new(Vec::new()) })
-    }
-
-    /// Checks one report against the metric's config: the check the
-    /// aggregator's `add` makes, without an aggregator (whose state is the
-    /// size of the domain). `None` for a kind of metric this server does not
-    /// know, which is then checked by a scratch aggregator.
-    fn check(&self, report: &Report) -> Option<Result<(), Error>> {
-        let metric = &self.metric;
-        if let Some(oracle) = metric.mechanism::<FrequencyOracle>() {
-            Some(oracle.validate(report))
-        } else if let Some(numeric) = metric.mechanism::<NumericMetric>() {
-            Some(numeric.validate(report))
-        } else {
-            metric.mechanism::<RapporMetric>().map(|rappor| rappor.validate(report))
+        let mut batches = BatchCounts::default();
+        for size in store.batch_sizes(key)? {
+            batches.add(size);
         }
-    }
-
-    /// Validates every report of a body (see the module's batch rule).
-    pub fn validate(&self, body: &[u8]) -> Result<Batch, BodyError> {
-        let raw: &RawValue = serde_json::from_slice(body).map_err(|e| BodyError::NotJson(e.to_string()))?;
-        let items: Vec<&RawValue> = match raw.get().trim_start().as_bytes().first() {
-            Some(b'[') => serde_json::from_str(raw.get()).map_err(|e| BodyError::NotJson(e.to_string()))?,
-            Some(b'{') => vec![raw],
-            _ => return Err(BodyError::NotReports),
-        };
-        let mut batch = Batch {
-            reports: Vec::with_capacity(items.len()),
-            parsed: Vec::with_capacity(items.len()),
-            rejected: RejectionCounts::default(),
-            described: Vec::new(),
-        };
-        // Only for a kind of metric `check` does not know.
-        let mut scratch: Option<Aggregator> = None;
-        for (index, item) in items.into_iter().enumerate() {
-            let checked = Report::from_json(item.get()).and_then(|r| {
-                let verdict = self.check(&r).unwrap_or_else(|| {
-                    scratch.get_or_insert_with(|| Aggregator::new(self.metric.clone())).add(&r)
-                });
-                verdict.map(|()| r)
-            });
-            match checked {
-                Ok(report) => {
-                    batch.reports.push(report.to_json());
-                    batch.parsed.push(report);
-                }
-                Err(e) => {
-                    let (reason, detail) = match e {
-                        Error::Rejected { reason, detail } => (reason, detail),
-                        other => (Rejection::Malformed, other.to_string()),
-                    };
-                    batch.rejected.count(reason);
-                    if batch.described.len() < DESCRIBED_REJECTIONS {
-                        batch.described.push((index, reason, detail));
-                    }
-                }
-            }
-        }
-        Ok(batch)
+        Ok(Collected {
+            spec,
+            metric: Arc::new(metric),
+            key,
+            totals: Mutex::new(aggregator),
+            estimates: Mutex::new(Vec::new()),
+            batches: Mutex::new(batches),
+            central: Mutex::new(None),
+        })
     }
 
     /// Adds a stored batch (its validated reports and its rejections) to
@@ -237,6 +306,37 @@ impl Collected {
             }
             totals.restore_rejected(counts);
         }
+    }
+
+    /// Counts a shuffled batch of `size` accepted reports, once stored.
+    pub fn count_batch(&self, size: u64) {
+        self.batches.lock().expect("no panics while holding the lock").add(size);
+    }
+
+    /// The shuffled batches so far, with the central (ε, `delta`) of the
+    /// smallest; `None` before the first. Computing the central ε of a new
+    /// smallest size can take seconds: call it off the async workers.
+    pub fn shuffled(&self, delta: f64) -> Option<Shuffled> {
+        let counts = *self.batches.lock().expect("no panics while holding the lock");
+        if counts.batches == 0 {
+            return None;
+        }
+        let mut central = self.central.lock().expect("no panics while holding the lock");
+        let epsilon = match *central {
+            Some((size, epsilon)) if size == counts.smallest => epsilon,
+            _ => {
+                let epsilon = localdp::accounting::shuffle(self.metric.epsilon(), counts.smallest, delta).ok().map(|a| a.epsilon);
+                *central = Some((counts.smallest, epsilon));
+                epsilon
+            }
+        };
+        Some(Shuffled {
+            batches: counts.batches,
+            reports: counts.reports,
+            smallest_batch: counts.smallest,
+            central: epsilon.map(|epsilon| Central { epsilon, delta }),
+            note: SHUFFLED_NOTE,
+        })
     }
 
     /// Accepted reports and rejections so far, read together.
@@ -323,8 +423,10 @@ mod tests {
             spec,
             totals: Mutex::new(Aggregator::new(metric.clone())),
             estimates: Mutex::new(Vec::new()),
-            metric,
+            metric: Arc::new(metric),
             key: 0,
+            batches: Mutex::default(),
+            central: Mutex::default(),
         };
         let mut rng = SimulationRng::seed_from_u64(1);
         let reports: Vec<Report> = (0..4).map(|_| collected.metric.randomize_text("a", &mut rng).unwrap()).collect();

@@ -6,7 +6,12 @@
 //! metrics    (id, name UNIQUE, randomizer, config)   -- randomizer = Metric::id()
 //! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
+//! batches    (id, metric → metrics.id, size)         -- shuffled batches received (`localdp shuffle`)
 //! ```
+//!
+//! A batch id is stored in the transaction that stores the batch's reports,
+//! so a batch sent again (a shuffler's retry after a crash) finds its id and
+//! is stored, and counted, once.
 //!
 //! The batches of the requests queued together (a group, see `writer.rs`)
 //! are one transaction: their accepted reports and rejection counts are
@@ -20,7 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// The schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS metrics (
@@ -41,6 +46,11 @@ CREATE TABLE IF NOT EXISTS rejections (
     count INTEGER NOT NULL,
     PRIMARY KEY (metric, reason)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    metric INTEGER NOT NULL REFERENCES metrics(id),
+    size INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
 
 /// An open database.
@@ -48,40 +58,48 @@ pub struct Store {
     connection: Connection,
 }
 
-type StoreResult<T> = Result<T, String>;
+pub type StoreResult<T> = Result<T, String>;
+
+/// Opens (or creates) a SQLite file the way `program` keeps its data: WAL,
+/// `synchronous = FULL` (a commit returns once it is on disk), foreign keys,
+/// and an exclusive lock held until exit (a second process on the same file
+/// fails here). Creates `schema` and refuses a file of a newer `version`.
+pub fn open(path: &Path, schema: &str, version: i64, program: &str) -> StoreResult<Connection> {
+    let at = |e: rusqlite::Error| format!("{}: {e}", path.display());
+    let connection = Connection::open(path).map_err(at)?;
+    // Exclusive before WAL: no shared-memory index, and the lock is held
+    // from the first write (below) until the process exits.
+    connection
+        .execute_batch("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy) => {
+                format!("{}: the database is in use (another `{program}`?)", path.display())
+            }
+            _ => at(e),
+        })?;
+    let found: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(at)?;
+    if found > version {
+        return Err(format!(
+            "{}: made by a newer localdp (schema version {found}, this build reads {version})",
+            path.display()
+        ));
+    }
+    let busy = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy) => {
+            format!("{}: the database is in use (another `{program}`?)", path.display())
+        }
+        _ => at(e),
+    };
+    connection
+        .execute_batch(&format!("BEGIN IMMEDIATE; {schema} PRAGMA user_version = {version}; COMMIT;"))
+        .map_err(busy)?;
+    Ok(connection)
+}
 
 impl Store {
     /// Opens (or creates) the database and takes its exclusive lock.
     pub fn open(path: &Path) -> StoreResult<Store> {
-        let at = |e: rusqlite::Error| format!("{}: {e}", path.display());
-        let connection = Connection::open(path).map_err(at)?;
-        // Exclusive before WAL: no shared-memory index, and the lock is held
-        // from the first write (below) until the collector exits.
-        connection
-            .execute_batch("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-            .map_err(|e| match e.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::DatabaseBusy) => {
-                    format!("{}: the database is in use (another `localdp serve`?)", path.display())
-                }
-                _ => at(e),
-            })?;
-        let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(at)?;
-        if version > SCHEMA_VERSION {
-            return Err(format!(
-                "{}: made by a newer localdp (schema version {version}, this build reads {SCHEMA_VERSION})",
-                path.display()
-            ));
-        }
-        let busy = |e: rusqlite::Error| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DatabaseBusy) => {
-                format!("{}: the database is in use (another `localdp serve`?)", path.display())
-            }
-            _ => at(e),
-        };
-        connection
-            .execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))
-            .map_err(busy)?;
-        Ok(Store { connection })
+        Ok(Store { connection: open(path, SCHEMA, SCHEMA_VERSION, "localdp serve")? })
     }
 
     /// The key of the metric `name`, registering it if new. A metric that
@@ -185,16 +203,32 @@ impl Store {
     /// Stores the batches of one group in one transaction: their accepted
     /// reports (canonical JSON) and their rejection counts, all or nothing.
     /// The commit returns once the WAL is synced (`synchronous = FULL`).
+    ///
+    /// A batch with an id is stored with its id, and its size (accepted
+    /// reports); one whose id is already stored (before, or earlier in the
+    /// group) is a duplicate, and nothing of it is stored. Per batch: `true`
+    /// if it was stored, `false` if it was a duplicate.
     pub fn append_group<'a>(
         &mut self,
-        batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts)>,
-    ) -> rusqlite::Result<()> {
+        batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a str>)>,
+    ) -> rusqlite::Result<Vec<bool>> {
         let transaction = self.connection.transaction()?;
+        let mut stored = Vec::new();
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
+            let mut batch_id = transaction
+                .prepare_cached("INSERT INTO batches (id, metric, size) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING")?;
             // Rejections summed per metric first: one upsert per (metric, reason).
             let mut rejections: Vec<(i64, [u64; Rejection::ALL.len()])> = Vec::new();
-            for (key, reports, rejected) in batches {
+            for (key, reports, rejected, id) in batches {
+                let new = match id {
+                    Some(id) => batch_id.execute(params![id, key, reports.len() as i64])? == 1,
+                    None => true,
+                };
+                stored.push(new);
+                if !new {
+                    continue;
+                }
                 for report in reports {
                     insert.execute(params![key, report])?;
                 }
@@ -223,7 +257,16 @@ impl Store {
                 }
             }
         }
-        transaction.commit()
+        transaction.commit()?;
+        Ok(stored)
+    }
+
+    /// The sizes of a metric's stored batches (received with an id).
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<Vec<u64>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1").map_err(db)?;
+        let rows = statement.query_map([key], |r| r.get::<_, i64>(0)).map_err(db)?;
+        rows.map(|size| size.map(|s| s as u64)).collect::<rusqlite::Result<_>>().map_err(db)
     }
 
     /// The row id of a metric's newest stored report (0 if none): an export

@@ -40,8 +40,12 @@ pub struct Append {
     /// The same, parsed (added to the running aggregate after the commit).
     pub parsed: Vec<Report>,
     pub rejected: RejectionCounts,
-    /// `Ok` once committed and counted; `Err` if nothing of it was.
-    pub reply: oneshot::Sender<Result<(), ()>>,
+    /// A shuffled batch's id: stored once, however often it is sent.
+    pub batch: Option<String>,
+    /// `Ok(true)` once committed and counted, `Ok(false)` if its batch id
+    /// was stored before (nothing of it is stored or counted again); `Err`
+    /// if nothing of it was.
+    pub reply: oneshot::Sender<Result<bool, ()>>,
 }
 
 /// A page of a metric's stored reports.
@@ -136,29 +140,41 @@ fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mp
 /// Stores a group in one transaction, then counts and answers it.
 fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
     let started = Instant::now();
-    let stored = store.append_group(group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected)));
+    let stored = store.append_group(
+        group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected, a.batch.as_deref())),
+    );
     telemetry.commit.observe_duration(started.elapsed());
     telemetry.group.observe(group.len() as f64);
-    if let Err(e) = stored {
-        let reports: usize = group.iter().map(|a| a.reports.len() + a.rejected.total() as usize).sum();
-        eprintln!("database error, {} batches of {reports} reports not counted: {e}", group.len());
-        for append in group {
-            let _ = append.reply.send(Err(()));
+    let stored = match stored {
+        Ok(stored) => stored,
+        Err(e) => {
+            let reports: usize = group.iter().map(|a| a.reports.len() + a.rejected.total() as usize).sum();
+            eprintln!("database error, {} batches of {reports} reports not counted: {e}", group.len());
+            for append in group {
+                let _ = append.reply.send(Err(()));
+            }
+            return;
         }
-        return;
-    }
+    };
     // Per metric: accepted, rejected, requests (one log line each).
     let mut tally = vec![(0usize, 0u64, 0usize); metrics.len()];
-    for append in &group {
+    for (append, &new) in group.iter().zip(&stored) {
+        if !new {
+            eprintln!("{}: a shuffled batch of {} reports was sent again; stored once", metrics[append.metric].spec.name, append.reports.len());
+            continue;
+        }
         metrics[append.metric].absorb(&append.parsed, &append.rejected);
+        if append.batch.is_some() {
+            metrics[append.metric].count_batch(append.reports.len() as u64);
+        }
         let t = &mut tally[append.metric];
         t.0 += append.reports.len();
         t.1 += append.rejected.total();
         t.2 += 1;
     }
     // Counted: now the answers may go.
-    for append in group {
-        let _ = append.reply.send(Ok(()));
+    for (append, new) in group.into_iter().zip(stored) {
+        let _ = append.reply.send(Ok(new));
     }
     let mut log = String::new();
     for (metric, (accepted, rejected, requests)) in metrics.iter().zip(tally) {

@@ -84,6 +84,16 @@ impl Server {
         Server::spawn(scratch, extra, Some(kib)).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
     }
 
+    /// Starts `localdp shuffle --port 0 --forward (collector) --db FILE` in
+    /// the scratch directory, with `extra` options.
+    pub fn start_shuffler(scratch: &Scratch, collector: &Server, db: &str, extra: &[&str]) -> Server {
+        let url = format!("http://{}", collector.address);
+        let db = scratch.path(db);
+        let mut args: Vec<&str> = vec!["shuffle", "--port", "0", "--forward", &url, "--db", db.to_str().unwrap()];
+        args.extend(extra);
+        Server::launch(scratch, &args, None).unwrap_or_else(|log| panic!("the shuffler did not start:\n{log}"))
+    }
+
     fn spawn(scratch: &Scratch, extra: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
         let db = scratch.path("reports.sqlite");
         let metrics = scratch.path("metrics.json");
@@ -92,6 +102,11 @@ impl Server {
             args.extend(["--metrics", metrics.to_str().unwrap()]);
         }
         args.extend(extra);
+        Server::launch(scratch, &args, file_limit_kib)
+    }
+
+    /// Runs `localdp args` until it prints its URL; its stderr if it exits instead.
+    fn launch(scratch: &Scratch, args: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
         let mut command = match file_limit_kib {
             None => Command::new(BIN),
             Some(kib) => {
@@ -103,7 +118,7 @@ impl Server {
             }
         };
         let mut child = command
-            .args(&args)
+            .args(args)
             .current_dir(&scratch.0)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

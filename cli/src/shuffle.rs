@@ -1,0 +1,590 @@
+//! `localdp shuffle`: a shuffler another party runs between the pages and
+//! the collector (docs/shuffler.md).
+//!
+//! It takes the collector's own report posts (`POST
+//! /api/metrics/{name}/reports`, checked by the collector's own code:
+//! `serve/intake.rs`), keeps every accepted report in its SQLite file, and
+//! per metric, once it holds `--batch` of them, forwards them all to the
+//! collector in one post, in an order drawn uniformly from the OS CSPRNG.
+//!
+//! **Nothing about a sender is kept.** A report is stored as the canonical
+//! JSON the validation produced (never the bytes sent), without an address,
+//! a header or a time. Its row id is drawn at random, so the table's order
+//! is not the arrival order; the only time kept is in memory (when the
+//! oldest held report of a metric arrived, for `--max-wait`). Deleted rows
+//! are overwritten (`secure_delete`) and the write-ahead log is truncated
+//! after each batch, so a forwarded batch leaves no report in the file.
+//!
+//! **Exactly once.** A batch is formed in one transaction: its reports
+//! leave the held ones and enter the outbox, already in their shuffled
+//! order and under a random batch id, before the first attempt to send it.
+//! It leaves the outbox only once the collector has acknowledged it, and
+//! the collector stores a batch id once (`Localdp-Batch`), so a batch sent
+//! again after a crash is stored once. A report is acknowledged to its
+//! sender only once it is on disk here.
+
+use crate::serve::access::Tokens;
+use crate::serve::collector::{self, Batch};
+use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
+use crate::serve::store::{self, StoreResult};
+use crate::serve::telemetry::Telemetry;
+use crate::serve::{json, retry_later, signals};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderValue, Method, Request, StatusCode};
+use axum::middleware::from_fn_with_state;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use localdp::rng::{RngCore, UniformBelow};
+use localdp::{Metric, SecureRng};
+use rusqlite::{params, Connection};
+use serde_json::json;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// `localdp shuffle` options.
+#[derive(clap::Args)]
+pub struct ShuffleArgs {
+    /// The collector's URL, as `localdp serve` prints it (`http://HOST:PORT`,
+    /// optionally with a path prefix). Plain HTTP only: run the shuffler
+    /// where it reaches the collector over a private network or a tunnel.
+    #[arg(long, value_name = "URL")]
+    forward: String,
+    /// Reports per metric that make a batch: once the shuffler holds this
+    /// many of a metric, it forwards all it holds of it, shuffled.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+    /// Also forward a smaller batch once its oldest report has waited this
+    /// long (`90`, `90s`, `15m`, `2h`), if it holds at least --min-batch. A
+    /// small batch weakens the central ε of every report in it.
+    #[arg(long, value_name = "T", requires = "min_batch", value_parser = parse_wait)]
+    max_wait: Option<Duration>,
+    /// The smallest batch --max-wait forwards.
+    #[arg(long, value_name = "M", requires = "max_wait", value_parser = clap::value_parser!(u64).range(1..))]
+    min_batch: Option<u64>,
+    /// The collector's bearer tokens (its --token-file): the first is sent
+    /// with each batch. A collector with tokens takes batches only from a
+    /// token holder.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// The SQLite file of the reports held and the batches not yet
+    /// acknowledged (created if missing).
+    #[arg(long, default_value = "localdp-shuffle.sqlite")]
+    db: PathBuf,
+    /// TCP port; 0 picks a free one (the URL printed first says which).
+    #[arg(long, default_value_t = 8081)]
+    port: u16,
+    #[command(flatten)]
+    front: FrontArgs,
+}
+
+/// `90`, `90s`, `15m`, `2h`: a wait of at least a second.
+fn parse_wait(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err("a wait is a number of seconds, optionally followed by s, m or h (90, 90s, 15m, 2h)".into()),
+    };
+    match number.parse::<u64>().ok().and_then(|n| n.checked_mul(scale)) {
+        Some(seconds) if seconds > 0 => Ok(Duration::from_secs(seconds)),
+        _ => Err("a wait is a whole number of seconds, minutes or hours, at least 1 s".into()),
+    }
+}
+
+/// Puts `items` in a uniformly random order (Fisher–Yates): every one of
+/// the `n!` orders is equally likely, given uniform integers, which
+/// [`UniformBelow`] draws exactly (by rejection, never `%`). Production
+/// passes [`SecureRng`]; tests pass a seeded generator.
+pub fn shuffle<T, R: RngCore + ?Sized>(items: &mut [T], rng: &mut R) {
+    for i in (1..items.len()).rev() {
+        let j = UniformBelow::new(i as u64 + 1).expect("i + 1 is at least 1").sample(rng) as usize;
+        items.swap(i, j);
+    }
+}
+
+const SCHEMA_VERSION: i64 = 1;
+
+/// `pending`: the reports held, one row each, under a random row id.
+/// `outbox`: the batches formed and not yet acknowledged, each its shuffled
+/// body.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS pending (
+    id INTEGER PRIMARY KEY,
+    metric TEXT NOT NULL,
+    report TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_by_metric ON pending(metric);
+CREATE TABLE IF NOT EXISTS outbox (
+    id TEXT PRIMARY KEY,
+    metric TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    body TEXT NOT NULL
+) WITHOUT ROWID;
+";
+
+/// A batch formed: its id, metric, size and body (a JSON array, shuffled).
+struct Outgoing {
+    id: String,
+    metric: String,
+    size: u64,
+    body: String,
+}
+
+/// The shuffler's file, and the CSPRNG that draws row ids, orders and
+/// batch ids.
+struct Held {
+    connection: Connection,
+    rng: SecureRng,
+}
+
+impl Held {
+    fn open(path: &std::path::Path) -> StoreResult<Held> {
+        let connection = store::open(path, SCHEMA, SCHEMA_VERSION, "localdp shuffle")?;
+        connection.execute_batch("PRAGMA secure_delete = ON;").map_err(|e| format!("{}: {e}", path.display()))?;
+        let rng = SecureRng::new().map_err(|e| e.to_string())?;
+        Ok(Held { connection, rng })
+    }
+
+    /// Keeps accepted reports of `metric`, all or none, each under a random
+    /// row id (drawn again in the unlikely case it is taken).
+    fn hold(&mut self, metric: &str, reports: &[String]) -> rusqlite::Result<()> {
+        let transaction = self.connection.transaction()?;
+        {
+            let mut insert =
+                transaction.prepare_cached("INSERT OR IGNORE INTO pending (id, metric, report) VALUES (?1, ?2, ?3)")?;
+            for report in reports {
+                while insert.execute(params![self.rng.next_u64() as i64, metric, report])? == 0 {}
+            }
+        }
+        transaction.commit()
+    }
+
+    /// Reports held per metric.
+    fn held(&self) -> rusqlite::Result<Vec<(String, u64)>> {
+        let mut statement = self.connection.prepare_cached("SELECT metric, count(*) FROM pending GROUP BY metric")?;
+        let rows = statement.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+        rows.collect()
+    }
+
+    /// Forms a batch of every report held of `metric`, in one transaction:
+    /// shuffled, under a random id, into the outbox, and out of `pending`.
+    fn form(&mut self, metric: &str) -> rusqlite::Result<Outgoing> {
+        let transaction = self.connection.transaction()?;
+        let mut reports: Vec<String> = {
+            let mut select = transaction.prepare_cached("SELECT report FROM pending WHERE metric = ?1")?;
+            let rows = select.query_map([metric], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        shuffle(&mut reports, &mut self.rng);
+        let mut id = [0u8; 16];
+        self.rng.fill_bytes(&mut id);
+        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        let outgoing = Outgoing { id, metric: metric.to_string(), size: reports.len() as u64, body: format!("[{}]", reports.join(",")) };
+        transaction.execute(
+            "INSERT INTO outbox (id, metric, size, body) VALUES (?1, ?2, ?3, ?4)",
+            params![outgoing.id, outgoing.metric, outgoing.size as i64, outgoing.body],
+        )?;
+        transaction.execute("DELETE FROM pending WHERE metric = ?1", [metric])?;
+        transaction.commit()?;
+        Ok(outgoing)
+    }
+
+    /// The batches formed and not yet acknowledged.
+    fn outbox(&self) -> rusqlite::Result<Vec<Outgoing>> {
+        let mut statement = self.connection.prepare_cached("SELECT id, metric, size, body FROM outbox")?;
+        let rows = statement.query_map([], |r| {
+            Ok(Outgoing { id: r.get(0)?, metric: r.get(1)?, size: r.get::<_, i64>(2)? as u64, body: r.get(3)? })
+        })?;
+        rows.collect()
+    }
+
+    /// Drops an acknowledged batch, and truncates the write-ahead log, which
+    /// held its reports.
+    fn sent(&mut self, id: &str) -> rusqlite::Result<()> {
+        self.connection.execute("DELETE FROM outbox WHERE id = ?1", [id])?;
+        self.connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    }
+}
+
+/// The collector, as `--forward` names it.
+struct Collector {
+    /// `host:port`, to connect to and to send as `Host`.
+    authority: String,
+    /// The path before `/api/…`, without a trailing slash.
+    prefix: String,
+    /// `Authorization` for batches (`--token-file`).
+    authorization: Option<HeaderValue>,
+}
+
+impl Collector {
+    fn parse(url: &str) -> Result<Collector, String> {
+        let bad = |why: &str| format!("--forward {url:?}: {why}");
+        let rest = url.strip_prefix("http://").ok_or_else(|| {
+            bad("the collector's URL starts with http:// (https is not supported: reach the collector over a private network or a tunnel)")
+        })?;
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if authority.is_empty() || authority.contains(['@', '?', '#', ' ']) {
+            return Err(bad("expected http://HOST[:PORT][/PATH]"));
+        }
+        let authority = if authority.rsplit_once(':').is_some_and(|(_, port)| port.parse::<u16>().is_ok()) {
+            authority.to_string()
+        } else {
+            format!("{authority}:80")
+        };
+        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: None })
+    }
+
+    /// One request on a fresh connection: the status and body of the answer.
+    async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<(StatusCode, Vec<u8>), String> {
+        let exchange = async {
+            let stream = tokio::net::TcpStream::connect(&self.authority).await.map_err(|e| e.to_string())?;
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
+            tokio::spawn(connection);
+            let mut request = Request::builder()
+                .method(method)
+                .uri(format!("{}{path}", self.prefix))
+                .header(header::HOST, &self.authority);
+            let body = match batch {
+                Some(batch) => {
+                    request = request.header(header::CONTENT_TYPE, "application/json").header(BATCH_HEADER, &batch.id);
+                    if let Some(authorization) = &self.authorization {
+                        request = request.header(header::AUTHORIZATION, authorization);
+                    }
+                    Body::from(batch.body.clone())
+                }
+                None => Body::empty(),
+            };
+            let request = request.body(body).map_err(|e| e.to_string())?;
+            let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+            let status = response.status();
+            let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20).await.map_err(|e| e.to_string())?;
+            Ok((status, body.to_vec()))
+        };
+        tokio::time::timeout(COLLECTOR_TIMEOUT, exchange)
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {} s", COLLECTOR_TIMEOUT.as_secs())))
+    }
+}
+
+/// How long one request to the collector may take.
+const COLLECTOR_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest pause between two attempts to send a batch.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+struct App {
+    front: Arc<Front>,
+    collector: Collector,
+    /// The metrics learnt from the collector, by name.
+    metrics: Mutex<HashMap<String, Arc<Metric>>>,
+    held: Mutex<Held>,
+    /// Per metric with reports held: when the oldest of them arrived (in
+    /// memory only; the file keeps no time).
+    since: Mutex<HashMap<String, Instant>>,
+    /// Rung when reports were held.
+    wake: tokio::sync::Notify,
+    batch: u64,
+    /// `--max-wait` and `--min-batch`.
+    max_wait: Option<(Duration, u64)>,
+}
+
+impl App {
+    /// The metric `name` as the collector describes it (asked once), or the
+    /// answer to give.
+    async fn metric(&self, name: &str) -> Result<Arc<Metric>, Response> {
+        if let Some(metric) = self.metrics.lock().expect("no panics while holding the lock").get(name) {
+            return Ok(Arc::clone(metric));
+        }
+        let unknown = || json(StatusCode::NOT_FOUND, json!({"error": format!("the collector has no metric named {name:?}")}));
+        if !collector::valid_name(name) {
+            return Err(unknown());
+        }
+        let unreachable = |why: String| {
+            eprintln!("localdp shuffle: could not learn metric {name:?} from the collector: {why}");
+            let error = "the collector could not be asked for this metric's config; nothing was counted; retry later";
+            retry_later(StatusCode::BAD_GATEWAY, json!({ "error": error, "retry_after": 5 }), 5)
+        };
+        let (status, body) =
+            self.collector.request(Method::GET, &format!("/api/metrics/{name}"), None).await.map_err(unreachable)?;
+        match status {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Err(unknown()),
+            other => return Err(unreachable(format!("answered {other}"))),
+        }
+        #[derive(serde::Deserialize)]
+        struct Described {
+            config: Box<serde_json::value::RawValue>,
+        }
+        let metric = serde_json::from_slice::<Described>(&body)
+            .map_err(|e| e.to_string())
+            .and_then(|d| Metric::from_json(d.config.get()).map_err(|e| e.to_string()))
+            .map_err(unreachable)?;
+        eprintln!("localdp shuffle: metric {name:?}: {} ε={}", metric.protocol().name(), metric.epsilon());
+        let metric = Arc::new(metric);
+        self.metrics.lock().expect("no panics while holding the lock").insert(name.to_string(), Arc::clone(&metric));
+        Ok(metric)
+    }
+
+    /// Runs `work` on the file, off the async workers.
+    async fn with_held<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&mut Held) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let app = Arc::clone(self);
+        tokio::task::spawn_blocking(move || work(&mut app.held.lock().expect("no panics while holding the lock")))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("database: {e}"))
+    }
+}
+
+/// Runs the shuffler until SIGINT or SIGTERM. The reports held and the
+/// batches not yet acknowledged stay in the file for the next start.
+pub fn run(args: ShuffleArgs) -> Result<(), String> {
+    crate::serve::abort_on_panic();
+    let mut collector = Collector::parse(&args.forward)?;
+    if let Some(file) = &args.token_file {
+        let token = Tokens::read(file)?;
+        let value = [&b"Bearer "[..], token.first()].concat();
+        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
+        value.set_sensitive(true);
+        collector.authorization = Some(value);
+    }
+    if args.min_batch.is_some_and(|m| m > args.batch) {
+        return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
+    }
+    let front = Arc::new(args.front.front("localdp shuffle", Arc::new(Telemetry::new(0)))?);
+    let held = Held::open(&args.db)?;
+    let (waiting, unsent) = (
+        held.held().map_err(|e| format!("database: {e}"))?,
+        held.outbox().map_err(|e| format!("database: {e}"))?.len(),
+    );
+    eprintln!(
+        "localdp shuffle: {} ({} reports held, {unsent} batches to send again), forwarding to http://{}{} in batches of {}{}",
+        args.db.display(),
+        waiting.iter().map(|(_, n)| n).sum::<u64>(),
+        collector.authority,
+        collector.prefix,
+        args.batch,
+        match (args.max_wait, args.min_batch) {
+            (Some(wait), Some(min)) => format!(", or of at least {min} after {} s", wait.as_secs()),
+            _ => String::new(),
+        }
+    );
+    let now = Instant::now();
+    let app = Arc::new(App {
+        front,
+        collector,
+        metrics: Mutex::new(HashMap::new()),
+        held: Mutex::new(held),
+        since: Mutex::new(waiting.into_iter().map(|(metric, _)| (metric, now)).collect()),
+        wake: tokio::sync::Notify::new(),
+        batch: args.batch,
+        max_wait: args.max_wait.zip(args.min_batch),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(serve(app, args.front.bind, args.port))?;
+    eprintln!("localdp shuffle: stopped");
+    Ok(())
+}
+
+async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), String> {
+    let listener =
+        tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let (first, _second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    crate::serve::print_url(address);
+    tokio::spawn(forward(Arc::clone(&app)));
+    let router = Router::new()
+        .route("/api/metrics/{name}/reports", post(post_reports))
+        .route("/healthz", get(|| async { json(StatusCode::OK, json!({"status": "ok"})) }))
+        .fallback(|| async { json(StatusCode::NOT_FOUND, json!({"error": "no such endpoint (a shuffler takes report posts only)"})) })
+        .layer(from_fn_with_state(Arc::clone(&app.front), intake::cors))
+        .layer(from_fn_with_state(Arc::clone(&app.front), intake::own_host))
+        .with_state(app);
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, service)
+        .with_graceful_shutdown(async move {
+            let _ = first.await;
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// `POST /api/metrics/{name}/reports`: the collector's, with the
+/// collector's checks and answers; the accepted reports are held (on disk
+/// before the answer), the rejected ones only counted in the answer.
+async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
+    let name = post.name.clone();
+    let metric = match app.metric(&name).await {
+        Ok(metric) => metric,
+        Err(response) => return response,
+    };
+    let received = match app.front.receive(&metric, post).await {
+        Ok(received) => received,
+        Err(refusal) => return refusal.response(),
+    };
+    let Batch { reports, rejected, described, .. } = received.batch;
+    let accepted = reports.len();
+    if accepted > 0 {
+        let (metric, shared) = (name.clone(), Arc::clone(&app));
+        let held = app.with_held(move |held| {
+            held.hold(&metric, &reports)?;
+            // Under the file's lock, as a batch is formed: the wait starts
+            // with the first report a batch will hold.
+            shared.since.lock().expect("no panics while holding the lock").entry(metric).or_insert_with(Instant::now);
+            Ok(())
+        });
+        if let Err(e) = held.await {
+            eprintln!("{name}: {accepted} reports not held: {e}");
+            app.front.refund(&received.taken);
+            return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be stored; nothing of them was counted"}));
+        }
+        app.wake.notify_one();
+    }
+    intake::answer(accepted, rejected, &described)
+}
+
+/// Sends the batches not yet acknowledged, then forms and sends each batch
+/// that is due, for as long as the process runs.
+async fn forward(app: Arc<App>) {
+    loop {
+        match app.with_held(|held| held.outbox()).await {
+            Ok(outbox) => {
+                for batch in outbox {
+                    deliver(&app, batch).await;
+                }
+            }
+            Err(e) => eprintln!("localdp shuffle: {e}"),
+        }
+        let due: Vec<String> = match app.with_held(|held| held.held()).await {
+            Ok(held) => {
+                let since = app.since.lock().expect("no panics while holding the lock");
+                held.into_iter()
+                    .filter(|(metric, n)| {
+                        *n >= app.batch
+                            || app.max_wait.is_some_and(|(wait, min)| {
+                                *n >= min && since.get(metric).is_none_or(|t| t.elapsed() >= wait)
+                            })
+                    })
+                    .map(|(metric, _)| metric)
+                    .collect()
+            }
+            Err(e) => {
+                eprintln!("localdp shuffle: {e}");
+                Vec::new()
+            }
+        };
+        for metric in due {
+            let shared = Arc::clone(&app);
+            let formed = app
+                .with_held(move |held| {
+                    let batch = held.form(&metric)?;
+                    // Reports held from here on wait for the next batch.
+                    shared.since.lock().expect("no panics while holding the lock").remove(&metric);
+                    Ok(batch)
+                })
+                .await;
+            match formed {
+                Ok(batch) => deliver(&app, batch).await,
+                Err(e) => eprintln!("localdp shuffle: a batch could not be formed: {e}"),
+            }
+        }
+        // A post wakes it; the tick sees --max-wait pass.
+        tokio::select! {
+            _ = app.wake.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
+/// Sends a batch until the collector acknowledges it, then drops it.
+async fn deliver(app: &Arc<App>, batch: Outgoing) {
+    let path = format!("/api/metrics/{}/reports", batch.metric);
+    let mut pause = Duration::from_millis(500);
+    loop {
+        let why = match app.collector.request(Method::POST, &path, Some(&batch)).await {
+            Ok((StatusCode::OK, _)) => break,
+            // The collector counted every report of it as rejected (its
+            // config changed since they were accepted here): stored there,
+            // and not to be sent again.
+            Ok((StatusCode::BAD_REQUEST, body)) => {
+                eprintln!("{}: the collector refused every report of a batch of {}: {}", batch.metric, batch.size, String::from_utf8_lossy(&body).trim());
+                break;
+            }
+            Ok((status, body)) => format!("answered {status}: {}", String::from_utf8_lossy(&body).trim()),
+            Err(e) => e,
+        };
+        eprintln!("{}: a batch of {} reports was not acknowledged ({why}); again in {} ms", batch.metric, batch.size, pause.as_millis());
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(MAX_BACKOFF);
+    }
+    let id = batch.id.clone();
+    match app.with_held(move |held| held.sent(&id)).await {
+        Ok(()) => eprintln!("{}: forwarded a shuffled batch of {} reports", batch.metric, batch.size),
+        // Sent again at the next start (or the next round): the collector
+        // stores it once.
+        Err(e) => eprintln!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use localdp::SimulationRng;
+
+    /// Every order of 4 items comes out as often as a uniform shuffle says:
+    /// 240,000 shuffles with a seeded generator (the shuffle takes any
+    /// generator; production passes the OS CSPRNG), each of the 24 counts
+    /// within 5.6 standard deviations of 10,000 (two-sided, 24 counts:
+    /// a false alarm at most 24 × 2.1e-8 = 5e-7).
+    #[test]
+    fn every_order_is_equally_likely() {
+        let mut rng = SimulationRng::seed_from_u64(26);
+        let mut counts: HashMap<[u8; 4], u64> = HashMap::new();
+        let trials = 240_000u64;
+        for _ in 0..trials {
+            let mut items = [0u8, 1, 2, 3];
+            shuffle(&mut items, &mut rng);
+            *counts.entry(items).or_default() += 1;
+        }
+        assert_eq!(counts.len(), 24);
+        let p = 1.0 / 24.0;
+        let mean = trials as f64 * p;
+        let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+        for (order, count) in counts {
+            assert!((count as f64 - mean).abs() < 5.6 * sd, "{order:?}: {count} (mean {mean}, sd {sd:.1})");
+        }
+    }
+
+    #[test]
+    fn a_wait_is_seconds_minutes_or_hours() {
+        assert_eq!(parse_wait("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_wait("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_wait("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(parse_wait("2h"), Ok(Duration::from_secs(7200)));
+        for bad in ["", "0", "1.5m", "m", "10d", "-1"] {
+            assert!(parse_wait(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_collector_url_is_plain_http() {
+        let c = Collector::parse("http://127.0.0.1:8080").unwrap();
+        assert_eq!((c.authority.as_str(), c.prefix.as_str()), ("127.0.0.1:8080", ""));
+        let c = Collector::parse("http://collector.example/localdp/").unwrap();
+        assert_eq!((c.authority.as_str(), c.prefix.as_str()), ("collector.example:80", "/localdp"));
+        for bad in ["https://collector.example", "collector.example", "http://", "http://user@host"] {
+            assert!(Collector::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! The shuffler (`localdp shuffle`) between clients and the collector, both
+//! the real binary: a batch id stored once, the collector's rules for bad
+//! input, a SIGKILL under load that loses no acknowledged report and
+//! forwards none twice, and a forwarded order that is not the arrival order.
+
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod common;
+mod serving;
+
+use serving::*;
+
+/// A GRR metric over a million values: a report may carry any of them
+/// (a client's value is randomized before it is sent; the collector cannot
+/// tell), so each test report carries its own, a marker to count it by.
+const MARKS: &str = r#"{"protocol":"grr","epsilon":1.0,"domain":1000000}"#;
+
+/// A scratch directory whose metrics file also holds "marks".
+fn scratch(name: &str) -> Scratch {
+    let scratch = Scratch::new(name);
+    let colors = METRICS[0].1;
+    scratch.file(
+        "metrics.json",
+        &format!(r#"[{{"name":"marks","config":{MARKS}}},{{"name":"colors","config":{colors}}}]"#),
+    );
+    scratch
+}
+
+/// The report of "marks" that carries `value`.
+fn mark(value: u64) -> String {
+    format!(r#"{{"version":1,"protocol":"grr","epsilon":1.0,"domain":"0ae51609dfe71da3","value":{value}}}"#)
+}
+
+/// The values of a metric's stored reports, in the collector's order.
+fn stored_values(collector: &Server) -> Vec<u64> {
+    collector
+        .export("marks", &[])
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["value"].as_u64().unwrap())
+        .collect()
+}
+
+/// The metric's description (with counts).
+fn described(collector: &Server, metric: &str) -> Value {
+    let response = collector.get(&format!("/api/metrics/{metric}"));
+    assert_eq!(response.status, 200, "{}", response.text());
+    response.json()
+}
+
+/// Polls until `done` (at most 60 s), then asserts it.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn post_batch(collector: &Server, id: &str, body: &str) -> Response {
+    collector.request("POST", "/api/metrics/marks/reports", &[("Localdp-Batch", id)], Some(body.as_bytes()))
+}
+
+#[test]
+fn a_batch_sent_twice_is_stored_and_counted_once() {
+    let scratch = scratch("batch-id");
+    let mut collector = Server::start(&scratch, &[]);
+    // Before any batch: "shuffled" is null.
+    assert_eq!(described(&collector, "marks")["shuffled"], Value::Null);
+    let body = format!("[{}]", (0..50).map(mark).collect::<Vec<_>>().join(","));
+    let first = post_batch(&collector, "0123456789abcdef0123456789abcdef", &body);
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.json()["accepted"], 50);
+    let again = post_batch(&collector, "0123456789abcdef0123456789abcdef", &body);
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.json()["duplicate"], true);
+    assert_eq!(again.json()["accepted"], 0);
+    // A plain post (no id) is not a shuffled batch; it is counted as ever.
+    assert_eq!(collector.post_reports("marks", &mark(50)).status, 200);
+    // A bad id is refused whole.
+    for bad in ["", "has space", "semi;colon", &"x".repeat(65)] {
+        let refused = post_batch(&collector, bad, &mark(51));
+        assert_eq!(refused.status, 400, "{bad:?}: {}", refused.text());
+        assert!(refused.json()["error"].as_str().unwrap().contains("Localdp-Batch"));
+    }
+    let check = |collector: &Server| {
+        assert_eq!(stored_values(collector), (0..=50).collect::<Vec<_>>());
+        let metric = described(collector, "marks");
+        assert_eq!(metric["n"], 51);
+        let shuffled = &metric["shuffled"];
+        assert_eq!((&shuffled["batches"], &shuffled["reports"], &shuffled["smallest_batch"]), (&json!(1), &json!(50), &json!(50)));
+        let central = &shuffled["central"];
+        assert_eq!(central["delta"], 1e-6);
+        let epsilon = central["epsilon"].as_f64().unwrap();
+        assert!(epsilon > 0.0 && epsilon <= 1.0, "{epsilon}");
+        assert!(shuffled["note"].as_str().unwrap().contains("only if the shuffler is run by someone other than the collector"));
+        // The other metric received no batch.
+        assert_eq!(described(collector, "colors")["shuffled"], Value::Null);
+    };
+    check(&collector);
+    // The id is on disk: after a restart the same batch is still a duplicate.
+    collector.child.kill().unwrap();
+    collector.wait(Duration::from_secs(10));
+    let collector = Server::start(&scratch, &[]);
+    check(&collector);
+    let retry = post_batch(&collector, "0123456789abcdef0123456789abcdef", &body);
+    assert_eq!(retry.json()["duplicate"], true);
+    check(&collector);
+}
+
+#[test]
+fn a_collector_with_tokens_takes_batches_only_from_a_token_holder() {
+    let scratch = scratch("batch-token");
+    let token = "shuffler-token-0123456789abcdef";
+    let tokens = scratch.file("tokens", &format!("{token}\n"));
+    let collector = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
+    let bearer = format!("Bearer {token}");
+    let n = || {
+        let response = collector.request("GET", "/api/metrics/marks", &[("Authorization", &bearer)], None);
+        response.json()["n"].as_u64().unwrap()
+    };
+    // A page may post reports, but not claim they came shuffled.
+    let refused = post_batch(&collector, "from-a-page", &mark(1));
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    assert_eq!(n(), 0);
+    let wrong = collector.request(
+        "POST",
+        "/api/metrics/marks/reports",
+        &[("Localdp-Batch", "from-a-page"), ("Authorization", "Bearer not-the-token-0123456789")],
+        Some(mark(1).as_bytes()),
+    );
+    assert_eq!(wrong.status, 401);
+    assert_eq!(n(), 0);
+    // The shuffler, given the token, forwards its batch.
+    let shuffler = Server::start_shuffler(
+        &scratch,
+        &collector,
+        "shuffle.sqlite",
+        &["--batch", "2", "--token-file", tokens.to_str().unwrap()],
+    );
+    assert_eq!(shuffler.post_reports("marks", &format!("[{},{}]", mark(1), mark(2))).status, 200);
+    eventually("the batch", || n() == 2);
+    let described = collector.request("GET", "/api/metrics/marks", &[("Authorization", &bearer)], None).json();
+    assert_eq!(described["shuffled"]["batches"], 1);
+}
+
+#[test]
+fn the_central_epsilon_is_the_smallest_batchs() {
+    let scratch = scratch("central");
+    let collector = Server::start(&scratch, &["--central-delta", "1e-8"]);
+    let body = |values: std::ops::Range<u64>| format!("[{}]", values.map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(post_batch(&collector, "big", &body(0..2000)).status, 200);
+    let big = described(&collector, "marks")["shuffled"]["central"]["epsilon"].as_f64().unwrap();
+    assert_eq!(post_batch(&collector, "small", &body(2000..2100)).status, 200);
+    let shuffled = described(&collector, "marks")["shuffled"].clone();
+    assert_eq!((&shuffled["batches"], &shuffled["reports"], &shuffled["smallest_batch"]), (&json!(2), &json!(2100), &json!(100)));
+    assert_eq!(shuffled["central"]["delta"], 1e-8);
+    let small = shuffled["central"]["epsilon"].as_f64().unwrap();
+    // Fewer reports to hide among: a larger ε.
+    assert!(big < small && small <= 1.0, "{big} {small}");
+    // The list (with counts) says the same.
+    let listed = collector.get("/api/metrics").json();
+    assert_eq!(listed["metrics"][0]["shuffled"], shuffled);
+}
+
+#[test]
+fn the_shuffler_answers_as_the_collector_does_and_counts_nothing_twice() {
+    let scratch = scratch("rules");
+    let direct = Server::start(&scratch, &[]);
+    let other = Scratch::new("rules-behind");
+    other.file("metrics.json", &std::fs::read_to_string(scratch.path("metrics.json")).unwrap());
+    let collector = Server::start(&other, &[]);
+    let shuffler = Server::start_shuffler(&other, &collector, "shuffle.sqlite", &["--batch", "4", "--max-body", "4096"]);
+    let bad_version = mark(7).replace(r#""version":1"#, r#""version":9"#);
+    let bodies = [
+        "not json".to_string(),
+        "5".to_string(),
+        "[]".to_string(),
+        format!("[{},{{\"hello\":1}},{},{bad_version},{}]", mark(1), mark(2_000_000), mark(2)),
+        format!("[{bad_version}]"),
+        mark(3),
+    ];
+    for body in &bodies {
+        let expected = direct.post_reports("marks", body);
+        let got = shuffler.post_reports("marks", body);
+        assert_eq!((got.status, got.json()), (expected.status, expected.json()), "{body}");
+    }
+    // Too large for the shuffler's --max-body: 413 before it is read.
+    let large = format!("[{}]", (0..100).map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(shuffler.post_reports("marks", &large).status, 413);
+    // An unknown metric: 404 (the collector has none of that name).
+    assert_eq!(shuffler.post_reports("nope", &mark(1)).status, 404);
+    assert_eq!(shuffler.post_reports("../etc", &mark(1)).status, 404);
+    // The valid reports (1, 2, 3) wait for a fourth; then one batch of four.
+    assert_eq!(described(&collector, "marks")["n"], 0);
+    assert_eq!(shuffler.post_reports("marks", &mark(4)).status, 200);
+    eventually("the batch", || described(&collector, "marks")["n"] == 4);
+    let mut values = stored_values(&collector);
+    values.sort_unstable();
+    assert_eq!(values, [1, 2, 3, 4]);
+    let metric = described(&collector, "marks");
+    // Rejections were answered by the shuffler and counted nowhere else.
+    assert_eq!(metric["rejected"], rejected(&[]));
+    assert_eq!(metric["shuffled"]["batches"], 1);
+    assert_eq!(metric["shuffled"]["smallest_batch"], 4);
+}
+
+#[test]
+fn max_wait_forwards_a_smaller_batch_of_at_least_min_batch() {
+    let scratch = scratch("max-wait");
+    let collector = Server::start(&scratch, &[]);
+    let shuffler =
+        Server::start_shuffler(&scratch, &collector, "shuffle.sqlite", &["--batch", "1000", "--max-wait", "1s", "--min-batch", "3"]);
+    assert_eq!(shuffler.post_reports("marks", &format!("[{},{},{}]", mark(1), mark(2), mark(3))).status, 200);
+    eventually("the batch after --max-wait", || described(&collector, "marks")["n"] == 3);
+    assert_eq!(described(&collector, "marks")["shuffled"]["smallest_batch"], 3);
+    // --max-wait needs --min-batch, and the floor is at most the batch.
+    let out = common::cli::run(&["shuffle", "--forward", "http://127.0.0.1:1", "--batch", "10", "--max-wait", "5"], "");
+    assert!(!out.status.success());
+    let out = common::cli::run(
+        &["shuffle", "--forward", "http://127.0.0.1:1", "--batch", "10", "--max-wait", "5", "--min-batch", "11", "--port", "0"],
+        "",
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--min-batch 11 is larger than --batch 10"));
+}
+
+#[test]
+fn the_forwarded_order_is_not_the_arrival_order() {
+    let scratch = scratch("order");
+    let collector = Server::start(&scratch, &[]);
+    let shuffler = Server::start_shuffler(&scratch, &collector, "shuffle.sqlite", &["--batch", "200"]);
+    for value in 0..200 {
+        assert_eq!(shuffler.post_reports("marks", &mark(value)).status, 200);
+    }
+    eventually("the batch", || described(&collector, "marks")["n"] == 200);
+    let forwarded = stored_values(&collector);
+    // A uniform order is the arrival order with probability 1/200!
+    // (about 1e-375): the false-alarm rate of this test.
+    assert_ne!(forwarded, (0..200).collect::<Vec<_>>());
+    let mut sorted = forwarded.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..200).collect::<Vec<_>>());
+}
+
+/// Clients posting distinct marks, one to three a post, to whichever
+/// shuffler is current; what was acknowledged (200) and what was sent
+/// without an answer (the shuffler was killed under it).
+struct Load {
+    address: Arc<Mutex<SocketAddr>>,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<u64>>>,
+    unanswered: Arc<Mutex<Vec<u64>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(address: SocketAddr, clients: u64) -> Load {
+        let address = Arc::new(Mutex::new(address));
+        let stop = Arc::new(AtomicBool::new(false));
+        let acked = Arc::new(Mutex::new(Vec::new()));
+        let unanswered = Arc::new(Mutex::new(Vec::new()));
+        let threads = (0..clients)
+            .map(|client| {
+                let (address, stop, acked, unanswered) =
+                    (Arc::clone(&address), Arc::clone(&stop), Arc::clone(&acked), Arc::clone(&unanswered));
+                std::thread::spawn(move || {
+                    let mut next = client * 100_000;
+                    let mut connection: Option<Connection> = None;
+                    while !stop.load(Ordering::SeqCst) {
+                        let values: Vec<u64> = (next..next + 1 + next % 3).collect();
+                        next += values.len() as u64;
+                        let body = format!("[{}]", values.iter().map(|v| mark(*v)).collect::<Vec<_>>().join(","));
+                        let target = *address.lock().unwrap();
+                        let answer = connection
+                            .take()
+                            .map_or_else(|| Connection::open(target), Ok)
+                            .and_then(|mut c| c.request("POST", "/api/metrics/marks/reports", body.as_bytes()).map(|r| (c, r)));
+                        match answer {
+                            Ok((c, response)) if response.status == 200 => {
+                                acked.lock().unwrap().extend(&values);
+                                connection = Some(c);
+                            }
+                            Ok((_, response)) => panic!("a valid post answered {}: {}", response.status, response.text()),
+                            Err(_) => {
+                                // Killed under it: stored or not, unknown.
+                                unanswered.lock().unwrap().extend(&values);
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        Load { address, stop, acked, unanswered, threads }
+    }
+
+    fn acked(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+
+    fn stop(self) -> (Vec<u64>, Vec<u64>) {
+        self.stop.store(true, Ordering::SeqCst);
+        for thread in self.threads {
+            thread.join().unwrap();
+        }
+        let acked = self.acked.lock().unwrap().clone();
+        let unanswered = self.unanswered.lock().unwrap().clone();
+        (acked, unanswered)
+    }
+}
+
+#[test]
+fn a_killed_shuffler_loses_no_acknowledged_report_and_forwards_none_twice() {
+    let scratch = scratch("kill");
+    let collector = Server::start(&scratch, &[]);
+    let start = |batch: &str| Server::start_shuffler(&scratch, &collector, "shuffle.sqlite", &["--batch", batch]);
+    let mut shuffler = start("40");
+    let load = Load::start(shuffler.address, 4);
+    // Killed twice under load (SIGKILL: no shutdown of any kind), each time
+    // restarted on the same file.
+    for round in 1..=2 {
+        eventually("acknowledged reports", || load.acked() >= 400 * round);
+        shuffler.child.kill().unwrap();
+        shuffler.child.wait().unwrap();
+        shuffler = start("40");
+        *load.address.lock().unwrap() = shuffler.address;
+    }
+    eventually("acknowledged reports after the restarts", || load.acked() >= 1200);
+    let (acked, unanswered) = load.stop();
+    // Whatever is held is forwarded: a last start with batches of one.
+    shuffler.child.kill().unwrap();
+    shuffler.child.wait().unwrap();
+    let last = start("1");
+    let log = last.log_containing("batches to send again");
+    let line = log.lines().find(|l| l.contains("batches to send again")).unwrap();
+    let held: u64 = line.split('(').nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let resent: usize = line.split(", ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let expected = resent + usize::from(held > 0);
+    eventually("the last batches", || last.log().matches("forwarded a shuffled batch").count() >= expected);
+
+    let stored = stored_values(&collector);
+    let mut times: HashMap<u64, u32> = HashMap::new();
+    for value in &stored {
+        *times.entry(*value).or_default() += 1;
+    }
+    let twice: Vec<_> = times.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "forwarded twice: {twice:?}");
+    let lost: Vec<_> = acked.iter().filter(|v| !times.contains_key(v)).collect();
+    assert!(lost.is_empty(), "{} acknowledged reports lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]);
+    // Nothing else arrived: every stored report was acknowledged, or sent
+    // when the shuffler was killed.
+    assert!(stored.iter().all(|v| acked.contains(v) || unanswered.contains(v)));
+    let metric = described(&collector, "marks");
+    assert_eq!(metric["n"].as_u64().unwrap() as usize, stored.len());
+    assert_eq!(metric["shuffled"]["reports"].as_u64().unwrap() as usize, stored.len());
+    eprintln!(
+        "kill test: {} acknowledged, {} unanswered, {} stored once, {} batches, {} sent again and stored once",
+        acked.len(),
+        unanswered.len(),
+        stored.len(),
+        metric["shuffled"]["batches"],
+        collector.log().matches("was sent again; stored once").count()
+    );
+}
