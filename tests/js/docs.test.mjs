@@ -5,7 +5,7 @@
 //             and a relative URL, are that collector); any answer of the
 //             collector >= 400 fails the block;
 //   sh        run by bash, in order, in one scratch folder per page, with the
-//             CLI as `localdp` (`localdp serve` is started, its URL awaited,
+//             CLI as `localdp` (`localdp serve` and `shuffle` are started, their URL awaited,
 //             then stopped) and `npm` checked against package.json's scripts;
 //   json      a config, configs one per line, or a metrics file: every config
 //             is built by the package's Aggregator;
@@ -149,14 +149,14 @@ function runPage(page, pageBlocks, url) {
     symlinkSync(join(here, 'node_modules'), join(dir, 'node_modules'));
     writeFileSync(join(dir, '.shim.mjs'), SHIM);
     writeFileSync(join(bin, 'localdp'), `#!/usr/bin/env bash
-# The CLI; \`serve\` is started on a free port, its URL awaited, then stopped.
-if [ "\${1:-}" != serve ]; then exec "$LOCALDP_CLI" "$@"; fi
-shift; args=()
+# The CLI; the servers (\`serve\`, \`shuffle\`) are started on a free port, their URL awaited, then stopped.
+case "\${1:-}" in serve|shuffle) ;; *) exec "$LOCALDP_CLI" "$@";; esac
+command=$1; shift; args=()
 while [ $# -gt 0 ]; do case $1 in --port) shift 2;; *) args+=("$1"); shift;; esac; done
-coproc SERVE { exec "$LOCALDP_CLI" serve --port 0 "\${args[@]}" 2>.serve.err; }
+coproc SERVE { exec "$LOCALDP_CLI" "$command" --port 0 "\${args[@]}" 2>.serve.err; }
 read -r -t 60 url <&"\${SERVE[0]}" || { cat .serve.err >&2; exit 1; }
 kill "$SERVE_PID"; wait "$SERVE_PID" || true
-echo "localdp serve listened at $url" >&2
+echo "localdp $command listened at $url" >&2
 `);
     writeFileSync(join(bin, 'npm'), `#!/usr/bin/env bash
 # npm in a block: the script it names must exist in the repository's package.json (not run here).
