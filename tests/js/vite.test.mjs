@@ -1,7 +1,10 @@
-// Tiny Vite apps that import the package with a plain import build, and the
-// built apps run in Chromium: one with the full module (`localdp`), one with
-// the client module alone (`localdp/client`), whose build carries only the
-// client's wasm.
+// Tiny Vite apps that import the package with a plain import build with no
+// Vite configuration, and the built apps run in Chromium: one with the full
+// module (`localdp`), one with the client module alone (`localdp/client`),
+// whose build carries only the client's wasm, and a module worker that must
+// answer the first message it is sent (no entry awaits at top level: a
+// worker in Vite's default format, iife, refused to build with
+// [INVALID_TLA_FORMAT], and one in format es lost its first message).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
@@ -13,12 +16,16 @@ import { serve, CHROMIUM, ARTIFACTS } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Builds fixtures/NAME, serves it, and returns `window.result` and the built assets. */
-async function buildAndRun(name) {
+/**
+ * Builds fixtures/NAME (with `config` added to the output directory: none
+ * unless a test says so), serves it, and returns `window.result` and the
+ * built assets.
+ */
+async function buildAndRun(name, config = {}) {
   // The app lives beside this file's node_modules, where localdp is installed.
   const app = mkdtempSync(join(here, `${name}-`));
   cpSync(join(here, 'fixtures', name), app, { recursive: true });
-  await build({ root: app, logLevel: 'warn', build: { outDir: join(app, 'dist') } });
+  await build({ root: app, logLevel: 'warn', build: { outDir: join(app, 'dist') }, ...config });
   const server = await serve({ '/': join(app, 'dist') });
   const browser = await chromium.launch(CHROMIUM);
   try {
@@ -39,7 +46,12 @@ async function buildAndRun(name) {
 
 test('a Vite build imports localdp and runs in Chromium', async () => {
   const { result } = await buildAndRun('vite-app');
-  assert.deepEqual(result, { n: 2000, protocol: 'oue' });
+  assert.deepEqual(result, {
+    n: 2000,
+    protocol: 'oue',
+    // Before `await init()`, the client says what to call.
+    early: 'localdp is not initialized: call `await init()` (the default export) first, or create the client with `await Client.open(config)`',
+  });
 });
 
 test('a Vite build imports localdp/client and ships only the client module', async () => {
@@ -48,4 +60,15 @@ test('a Vite build imports localdp/client and ships only the client module', asy
   const wasm = assets.filter((a) => a.endsWith('.wasm'));
   assert.equal(wasm.length, 1, assets.join(' '));
   assert.match(wasm[0], /^localdp_client_bg/);
+});
+
+test('a Vite module worker built with no configuration answers its first message', async () => {
+  const { result, assets } = await buildAndRun('vite-worker');
+  assert.deepEqual(result, { protocol: 'olh', first: true });
+  assert.deepEqual(assets.filter((a) => a.endsWith('.wasm')).map((a) => a.replace(/-.*/, '')), ['localdp_client_bg']);
+});
+
+test('a Vite module worker in format es answers its first message', async () => {
+  const { result } = await buildAndRun('vite-worker', { worker: { format: 'es' } });
+  assert.deepEqual(result, { protocol: 'olh', first: true });
 });
