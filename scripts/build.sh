@@ -33,6 +33,7 @@ bindings() {
   mv "$dir/$name.js" "$dir/bindings.js"
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
+    node scripts/init-guard.mjs "$dir/bindings.js"
     cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts "$dir/"
   else
     { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
