@@ -4,10 +4,12 @@
 // declarations no longer look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 
 // The protocol unions come from the library itself (its one list of names),
-// read from the Node build that the bindgen step has just written.
-const { protocols } = createRequire(import.meta.url)('../dist/node/bindings.js');
+// read from the Node build that the bindgen step has just written: the first
+// FILE is the full module's Node declarations, beside its bindings.
+const { protocols } = createRequire(resolve(process.argv[2]))('./bindings.js');
 const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ');
 const families = protocols();
 
