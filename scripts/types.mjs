@@ -27,10 +27,22 @@ const AGGREGATOR = [
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
   ['constructor(config: Config);', 'constructor(config: C);'],
 ];
+// Only the web bindings have init() (the default export; Node's load the wasm
+// synchronously): what it is for, before wasm-bindgen's note on its argument.
+const INIT = [
+  [
+    '/**\n * If `module_or_path` is {RequestInfo} or {URL}',
+    '/**\n * Instantiates the wasm module, once: later calls return the first one\'s\n * result. `Client.open` calls it itself; `new Client` (and the full\n * module\'s `new Aggregator` and `protocols()`) need it first: before, they\n * throw an Error that says so.\n *\n * If `module_or_path` is {RequestInfo} or {URL}',
+  ],
+];
 
 for (const file of process.argv.slice(2)) {
   let text = readFileSync(file, 'utf8');
-  const edits = text.includes('export class Aggregator') ? [...NAMES, ...AGGREGATOR] : NAMES;
+  const edits = [
+    ...NAMES,
+    ...(text.includes('export class Aggregator') ? AGGREGATOR : []),
+    ...(text.includes('export default function __wbg_init') ? INIT : []),
+  ];
   for (const [from, to] of edits) {
     if (!text.includes(from)) throw new Error(`${file}: expected ${JSON.stringify(from)}`);
     text = text.replace(from, to);
