@@ -25,6 +25,14 @@ test('the bundler entries import without running anything, and export init', asy
   }
 });
 
+test("Node's ESM entries export an init() that resolves, for code written for the web", async () => {
+  for (const entry of ['localdp', 'localdp/client']) {
+    const module = await import(entry);
+    assert.equal(await module.default(), undefined, entry);
+    assert.equal(new module.Client(config).randomize('a').protocol, 'grr', entry);
+  }
+});
+
 test('localdp/web before init: Client, Aggregator and protocols say what to call; after init they work', async () => {
   const web = await import('localdp/web');
   assert.throws(() => new web.Client(config), NOT_INITIALIZED);
