@@ -1,6 +1,6 @@
 // Types of client.mjs (and of its CommonJS copy, client.cjs).
 import type { SharedStorage } from './storage.mjs';
-import type { ClientCore, ClientOptions, Config, Protocol, Report, ValueFor } from './bindings.js';
+import type { ClientCore, ClientOptions, Config, ProtocolFor, Report, ValueFor } from './bindings.js';
 
 /**
  * The client: randomizes values on this device with `crypto.getRandomValues`,
@@ -15,7 +15,7 @@ export declare class Client<C extends Config = Config> {
    */
   constructor(config: C, options?: ClientOptions | null);
   /** The resolved protocol (what `"auto"` chose). */
-  readonly protocol: Protocol;
+  readonly protocol: ProtocolFor<C>;
   /** ε of one report. */
   readonly epsilon: number;
   /** False: the state lasts as long as this object. */
@@ -30,7 +30,8 @@ export declare class Client<C extends Config = Config> {
    * A client whose secret, memos and ledger live in a storage shared by any
    * number of contexts (tabs, iframes, Web Workers, an extension's service
    * worker and pages), which then behave as one device. `storage` defaults
-   * to `indexedDBStorage()` where IndexedDB exists, else memory.
+   * to `indexedDBStorage()` where IndexedDB exists, else memory. It
+   * instantiates the wasm module first if need be (the web entries' `init()`).
    */
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
 }
@@ -46,7 +47,7 @@ export interface OpenOptions {
 /** What `Client.open` resolves to: `Client`'s members, with `randomize` and `spent` asynchronous. */
 export interface SharedClient<C extends Config = Config> {
   /** The resolved protocol (what `"auto"` chose). */
-  readonly protocol: Protocol;
+  readonly protocol: ProtocolFor<C>;
   /** ε of one report. */
   readonly epsilon: number;
   /** False only without a storage and without IndexedDB (memory). */
@@ -59,5 +60,9 @@ export interface SharedClient<C extends Config = Config> {
   randomize(value: ValueFor<C>): Promise<Report>;
 }
 
-/** The `Client` class over a wasm module's `ClientCore` class; `indexedDBStorage` is `Client.open`'s default. */
-export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage): typeof Client;
+/**
+ * The `Client` class over a wasm module's `ClientCore` class;
+ * `indexedDBStorage` is `Client.open`'s default; `init`, where the wasm is
+ * instantiated asynchronously (the web bindings), is awaited by `Client.open`.
+ */
+export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage, init?: () => Promise<unknown>): typeof Client;

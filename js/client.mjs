@@ -54,8 +54,11 @@ function memoryStorage() {
  * @param {typeof import('./bindings.js').ClientCore} ClientCore
  * @param {typeof import('./storage.mjs').indexedDBStorage} indexedDBStorage
  *   the default storage of `Client.open` where IndexedDB exists.
+ * @param {() => Promise<unknown>} [init] instantiates the wasm, where that is
+ *   asynchronous (the web bindings' init; Node's load synchronously):
+ *   `Client.open` awaits it first.
  */
-export function bindClient(ClientCore, indexedDBStorage) {
+export function bindClient(ClientCore, indexedDBStorage, init) {
   /**
    * A client over a storage shared by several contexts (made by
    * `Client.open`). Each call reads the stored secret, state and reset count
@@ -204,9 +207,11 @@ export function bindClient(ClientCore, indexedDBStorage) {
      * storage functions (default: `indexedDBStorage()` where IndexedDB
      * exists, else memory only, and `persistent` is false). The client has
      * the members of `Client`, but `randomize` resolves to the report and
-     * `spent` is a promise.
+     * `spent` is a promise. It instantiates the wasm module first if need
+     * be (the web bindings' `init()`).
      */
     static async open(config, options) {
+      await init?.();
       const core = new ClientCore(config, newSecret()); // the config is checked first
       let storage = option(options, 'storage');
       let persistent = true;

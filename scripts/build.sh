@@ -6,33 +6,43 @@
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
 # entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
 # Prints the sizes that tests/js/size-budget.json holds.
+#   bash scripts/build.sh [OUT]   (default dist; another directory is a
+#   build beside the package's, e.g. LOCALDP_WASM_ROUTE=stable's: setup.sh)
+# Writes the route it took (setup.sh's wasm_compiler) to target/OUT.route,
+# which the size test reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-rm -rf dist
+out=${1:-dist}
+rm -rf "$out"
 grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs must have exactly one export" >&2; exit 1; }
 
-# The modules are compiled as setup.sh's wasm_compiler says, with std built
-# with panic=immediate-abort: a panic is a bare trap, as it already ended the
-# module, so no panic machinery, location or message is linked (client module
-# -8 KB gzipped, full module -26 KB).
+# The modules are compiled as setup.sh's wasm_compiler says. On the routes
+# that rebuild std it is built with panic=immediate-abort: a panic is a bare
+# trap, as it already ended the module, so no panic machinery, location or
+# message is linked (client module -8 KB gzipped, full module -26 KB). Route
+# stable links rustup's prebuilt std, which has them.
 wasm_compiler
-std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none"]'
-  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
+std=()
+if [ ${#build_std[@]} -gt 0 ]; then
+  std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none"]'
+    "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
+fi
 
 # bindings TARGET DIR NAME [cargo args]: wasm-pack's bindings for TARGET in
-# dist/DIR, as bindings.js (and .d.ts) beside NAME_bg.wasm (unoptimized),
+# OUT/DIR, as bindings.js (and .d.ts) beside NAME_bg.wasm (unoptimized),
 # with the JS Client beside them (each directory is served on its own: the
 # collector serves dist/web at /pkg/): client.mjs for the web, its CommonJS
 # copy client.cjs (the one export becomes module.exports) for Node.
 bindings() {
-  local target=$1 dir=dist/$2 name=$3
+  local target=$1 dir=$out/$2 name=$3
   shift 3
   wasm-pack --quiet build --mode no-install --no-pack --no-gitignore --profile wasm \
     --target "$target" --out-dir "$dir" --out-name "$name" . "${std[@]}" "$@"
   mv "$dir/$name.js" "$dir/bindings.js"
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
+    node scripts/init-guard.mjs "$dir/bindings.js"
     cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts "$dir/"
   else
     { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
@@ -50,9 +60,9 @@ module() {
   shift 3
   bindings nodejs "$node" "$name" "$@"
   bindings web "$web" "$name" "$@"
-  cmp -s "dist/$node/${name}_bg.wasm" "dist/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
-  node_modules/.bin/wasm-opt -Oz --converge "dist/$web/${name}_bg.wasm" -o "dist/$web/${name}_bg.wasm"
-  cp "dist/$web/${name}_bg.wasm" "dist/$node/${name}_bg.wasm"
+  cmp -s "$out/$node/${name}_bg.wasm" "$out/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
+  node_modules/.bin/wasm-opt -Oz --converge "$out/$web/${name}_bg.wasm" -o "$out/$web/${name}_bg.wasm"
+  cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
 }
 
 # The full module (client and Aggregator): `localdp`, `localdp/web`.
@@ -60,16 +70,16 @@ module node web localdp
 # The client module (randomization, memos, the ledger; no aggregate feature):
 # `localdp/client`, `localdp/client/web`.
 module client/node client/web localdp_client --no-default-features
-node scripts/types.mjs dist/{,client/}{node,web}/bindings.d.ts
+node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.
-cp -r js/node js/web js/bundler dist/
-cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts dist/client/node/
-cp js/web/* dist/client/web/
-cp -r js/client/. dist/client/
+cp -r js/node js/web js/bundler "$out/"
+cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts "$out"/client/node/
+cp js/web/* "$out"/client/web/
+cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
 # Node entries stay as written).
-node scripts/minify.mjs dist/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
+node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
@@ -80,6 +90,10 @@ size() {
   done
   echo "$raw bytes raw, $gz bytes gzipped"
 }
-echo "full module, localdp_bg.wasm: $(size dist/web/localdp_bg.wasm)"
-echo "client module, localdp_client_bg.wasm: $(size dist/client/web/localdp_client_bg.wasm)"
-echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size dist/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
+echo "client module, localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
+echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+if [ "$WASM_ROUTE" = stable ]; then
+  echo "route stable: std was not rebuilt, so these modules carry the prebuilt std's panic machinery, locations and messages (and no optimize_for_size std): larger than the shipped build; see docs/building.md"
+fi
+mkdir -p target && echo "$WASM_ROUTE" > "target/$(basename "$out").route"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, idempotently; sourced by the
 # other scripts. `need_rust` is enough for the CLI; `need_wasm` adds the wasm
-# target, wasm-pack, the wasm-bindgen CLI (the exact version Cargo.lock pins),
-# Debian's rustc-web with its standard library's source (the shipped modules
-# rebuild std: scripts/build.sh) and the npm dev tools (binaryen's wasm-opt,
-# vite, playwright-core); `wasm_compiler` sets up the compiler of everything
-# built for wasm; `need_browser` adds Debian's Chromium and chromedriver.
+# target, wasm-pack, the wasm-bindgen CLI (the exact version Cargo.lock pins)
+# and the npm dev tools (binaryen's wasm-opt, vite, playwright-core);
+# `wasm_compiler` picks the compiler of everything built for wasm (a route:
+# see there; docs/building.md) and installs it if it must; `need_browser`
+# adds Debian's Chromium and chromedriver.
 
 need_rust() {
   if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
@@ -34,35 +34,79 @@ need_wasm() {
   if [ "$(wasm-pack --version 2>/dev/null)" != "wasm-pack 0.15.1" ]; then
     cargo install wasm-pack --version 0.15.1 --locked --force
   fi
-  # A compiler and its own std source, from one Debian package version
-  # (rustup's rust-src cannot be fetched here): rustc-web from
-  # bookworm-security, at least 1.96 (bookworm's own 1.85 has no
-  # -Cpanic=immediate-abort). It conflicts with Debian's rustc package (apt
-  # would remove it), not with rustup's toolchains.
-  if ! rust_web_installed; then
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null && apt-get clean
-    rust_web_installed || {
-      echo "setup: needs Debian's rustc-web and rust-web-src >= 1.96, of one version (bookworm-security); apt has: $(apt-cache policy rustc-web | sed -n 's/ *Candidate: //p')" >&2
-      exit 1
-    }
-  fi
   if [ ! -x node_modules/.bin/wasm-opt ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     npm ci --no-audit --no-fund
   fi
 }
 
-# The compiler of everything built for wasm (the shipped modules and the
-# wasm tests): Debian's rustc-web, which compiles std from its own source
-# (the callers pass cargo -Zbuild-std). RUSTC_BOOTSTRAP lets the stable
-# compiler take the unstable flags (build scripts that probe for nightly
+# True when rustup's nightly toolchain has the standard library's source.
+nightly_src_installed() {
+  rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'
+}
+
+# The compiler of everything built for wasm (the shipped modules and the wasm
+# tests): a route, the first of these that is here, or the one
+# $LOCALDP_WASM_ROUTE names. Sets WASM_ROUTE and `build_std`, cargo's flags
+# that rebuild std (empty on route stable), and says which route it took.
+#  nightly: rustup's nightly toolchain with rust-src; it compiles std from
+#    that source (the usual set-up on a laptop).
+#  debian: Debian's rustc-web with rust-web-src, of one version, at least
+#    1.96 (bookworm's own 1.85 has no -Cpanic=immediate-abort); what CI and
+#    these machines use, since rustup's rust-src cannot be fetched here.
+#    Installed when neither nightly's rust-src nor another route is there
+#    and apt-get runs as root: the only step that needs root. It conflicts
+#    with Debian's rustc package (apt would remove it), not with rustup's
+#    toolchains.
+#  stable: rustup's default toolchain and its prebuilt std: no std rebuild,
+#    so the modules carry std's panic and formatting machinery and are
+#    larger (scripts/build.sh prints by how much).
+# On the routes that rebuild std, the compiler is RUSTC and RUSTC_BOOTSTRAP
+# lets the stable cargo take -Z flags (build scripts that probe for nightly
 # features see them too). Cargo, wasm-pack's checks and the linker stay
-# rustup's default toolchain, put first on PATH (its rust-lld links: Debian's
-# rustc has none).
+# rustup's default toolchain, put first on PATH (its rust-lld links:
+# Debian's rustc has none; nightly needs no wasm32 target of its own).
 wasm_compiler() {
   need_wasm
+  WASM_ROUTE=${LOCALDP_WASM_ROUTE:-}
+  case $WASM_ROUTE in
+    '')
+      if nightly_src_installed; then WASM_ROUTE=nightly
+      elif rust_web_installed || { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }; then WASM_ROUTE=debian
+      else WASM_ROUTE=stable
+      fi ;;
+    nightly | debian | stable) ;;
+    *) echo "setup: LOCALDP_WASM_ROUTE=$WASM_ROUTE: the routes are nightly, debian and stable" >&2; exit 1 ;;
+  esac
+  local rustc
+  case $WASM_ROUTE in
+    nightly)
+      nightly_src_installed || {
+        echo "setup: route nightly needs rustup's nightly toolchain with rust-src: rustup toolchain install nightly --component rust-src" >&2
+        exit 1
+      }
+      rustc=$(rustup which --toolchain nightly rustc)
+      echo "setup: wasm route nightly: rustup's $("$rustc" -V), std rebuilt from its rust-src" >&2 ;;
+    debian)
+      if ! rust_web_installed; then
+        [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && {
+          apt-get update -qq && apt-get install -y -qq --no-install-recommends rustc-web rust-web-src >/dev/null && apt-get clean
+        }
+        rust_web_installed || {
+          echo "setup: route debian needs Debian's rustc-web and rust-web-src >= 1.96, of one version (bookworm-security), installed as root; apt has: $(apt-cache policy rustc-web 2>/dev/null | sed -n 's/ *Candidate: //p')" >&2
+          exit 1
+        }
+      fi
+      rustc=/usr/bin/rustc
+      echo "setup: wasm route debian: Debian's $("$rustc" -V), std rebuilt from rust-web-src" >&2 ;;
+    stable)
+      build_std=()
+      echo "setup: wasm route stable: rustup's $(rustc -V) with its prebuilt std: the modules are larger (panic and formatting code a rebuilt std leaves out). For the shipped size, install rustup's nightly with its std source (no root: rustup toolchain install nightly --component rust-src), or as root on Debian 12, rustc-web and rust-web-src >= 1.96 (bookworm-security)" >&2
+      return ;;
+  esac
+  build_std=(-Zbuild-std=std,panic_abort)
   local toolchain
   toolchain=$(dirname "$(rustup which rustc)")
-  export PATH="$toolchain:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
+  export PATH="$toolchain:$PATH" RUSTC=$rustc RUSTC_BOOTSTRAP=1
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$toolchain/../lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/rust-lld"
   [ -x "$CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" ] || { echo "setup: no rust-lld at $CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" >&2; exit 1; }
   export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER

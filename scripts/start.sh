@@ -11,7 +11,7 @@ need_rust
 stamp=dist/web/localdp_bg.wasm
 # The package is stale when the library, its bindings or the build changed
 # after it was built (the CLI, cli/, does not go into it).
-if [ ! -f "$stamp" ] || [ -n "$(find src js Cargo.toml Cargo.lock scripts/build.sh scripts/types.mjs \
+if [ ! -f "$stamp" ] || [ -n "$(find src js Cargo.toml Cargo.lock scripts/build.sh scripts/types.mjs scripts/init-guard.mjs \
     -newer "$stamp" -print -quit)" ]; then
   echo "start: building the npm package into dist/" >&2
   bash scripts/build.sh >&2

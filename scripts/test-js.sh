@@ -2,7 +2,8 @@
 # Tests the npm package as a user gets it: pack it (scripts/pack.sh), install the tarball into
 # a scratch project, and run the JS tests there with node --test (in Node, in
 # headless Chromium, through a Vite build), and the demo (www/) served by
-# `localdp serve` in Chromium. Expects dist/ and the CLI built.
+# `localdp serve` in Chromium. Expects dist/ and the CLI built; the size test
+# learns the wasm route dist/ was built by from target/dist.route.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -16,5 +17,6 @@ cd "$scratch"
 echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > package.json
 npm install --no-audit --no-fund --silent "./$tarball"
 # playwright-core and vite resolve from the repository's node_modules above.
-LOCALDP_CLI=$root/target/release/localdp LOCALDP_WWW=$root/www ARTIFACTS=$root/target/artifacts \
+LOCALDP_BUILT_ROUTE=$(cat "$root/target/dist.route" 2>/dev/null || true) \
+  LOCALDP_CLI=$root/target/release/localdp LOCALDP_WWW=$root/www ARTIFACTS=$root/target/artifacts \
   node --test --test-timeout=300000 --test-reporter=spec ./*.test.mjs

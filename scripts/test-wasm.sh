@@ -2,9 +2,9 @@
 # wasm-bindgen tests (tests/wasm.rs) in Node and in headless Chromium. A run
 # that executes no test fails: the Chrome runner skips silently when it is not
 # told to use a browser.
-# They are compiled by the shipped modules' compiler, std included
-# (setup.sh's wasm_compiler), but keep panic=abort: a failing assertion
-# prints its message.
+# They are compiled by the shipped modules' compiler, std included where its
+# route rebuilds std (setup.sh's wasm_compiler), but keep panic=abort: a
+# failing assertion prints its message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -14,7 +14,7 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 run() {
   local label=$1 out
   shift
-  if ! out=$(env "$@" cargo test -p localdp --target wasm32-unknown-unknown --test wasm -Zbuild-std=std,panic_abort 2>&1); then
+  if ! out=$(env "$@" cargo test -p localdp --target wasm32-unknown-unknown --test wasm "${build_std[@]}" 2>&1); then
     echo "$out"
     echo "wasm tests failed ($label)" >&2
     exit 1

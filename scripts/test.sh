@@ -6,8 +6,10 @@
 #     port) and `--plot`; the doc examples, and the API docs with warnings
 #     denied (a broken link fails); then, in a step of its own,
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
-#  2. wasm-bindgen tests in Node and in headless Chromium, compiled by the
-#     shipped modules' compiler;
+#  2. the wasm build of route stable (rustup's toolchain alone, no std
+#     rebuild; docs/building.md) beside the package's, its client run in
+#     Node; wasm-bindgen tests in Node and in headless Chromium, compiled by
+#     the shipped modules' compiler;
 #  3. the npm package: its API reference (typedoc, an export without TSDoc
 #     fails); packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
@@ -47,6 +49,10 @@ need_browser
 bash scripts/build.sh
 # The JS API reference, warnings as errors (an export without TSDoc fails).
 bash scripts/api-js.sh
+LOCALDP_WASM_ROUTE=stable bash scripts/build.sh target/dist-stable
+node -e "const r = new (require('./target/dist-stable/client/node/localdp.js').Client)({ protocol: 'grr', epsilon: 1, domain: 4 }).randomize(2);
+  if (r.protocol !== 'grr') throw new Error('route stable: the client module gave no report');"
+ci_free target/dist-stable
 cargo build --release --quiet -p localdp-cli
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh

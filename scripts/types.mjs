@@ -4,10 +4,12 @@
 // declarations no longer look as expected.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 
 // The protocol unions come from the library itself (its one list of names),
-// read from the Node build that the bindgen step has just written.
-const { protocols } = createRequire(import.meta.url)('../dist/node/bindings.js');
+// read from the Node build that the bindgen step has just written: the first
+// FILE is the full module's Node declarations, beside its bindings.
+const { protocols } = createRequire(resolve(process.argv[2]))('./bindings.js');
 const union = (names) => names.map((n) => JSON.stringify(n)).join(' | ');
 const families = protocols();
 
@@ -25,10 +27,22 @@ const AGGREGATOR = [
   ['estimate(options?: EstimateOptions | null): Estimate;', 'estimate(options?: EstimateOptions | null): EstimateFor<C>;'],
   ['constructor(config: Config);', 'constructor(config: C);'],
 ];
+// Only the web bindings have init() (the default export; Node's load the wasm
+// synchronously): what it is for, before wasm-bindgen's note on its argument.
+const INIT = [
+  [
+    '/**\n * If `module_or_path` is {RequestInfo} or {URL}',
+    '/**\n * Instantiates the wasm module, once: later calls return the first one\'s\n * result. `Client.open` calls it itself; `new Client` (and the full\n * module\'s `new Aggregator` and `protocols()`) need it first: before, they\n * throw an Error that says so.\n *\n * If `module_or_path` is {RequestInfo} or {URL}',
+  ],
+];
 
 for (const file of process.argv.slice(2)) {
   let text = readFileSync(file, 'utf8');
-  const edits = text.includes('export class Aggregator') ? [...NAMES, ...AGGREGATOR] : NAMES;
+  const edits = [
+    ...NAMES,
+    ...(text.includes('export class Aggregator') ? AGGREGATOR : []),
+    ...(text.includes('export default function __wbg_init') ? INIT : []),
+  ];
   for (const [from, to] of edits) {
     if (!text.includes(from)) throw new Error(`${file}: expected ${JSON.stringify(from)}`);
     text = text.replace(from, to);

@@ -1,8 +1,8 @@
-// Bundler entry (Vite, Rollup, webpack 5, esbuild): the web bindings,
-// initialized with top-level await, so a plain import is ready to use.
-// The bundler emits localdp_bg.wasm as an asset (new URL(..., import.meta.url)).
-import init, { Client, Aggregator, protocols, compose, shuffle, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
-
-await init();
-
-export { Client, Aggregator, protocols, compose, shuffle, indexedDBStorage, asyncStorage, chromeStorage };
+// Bundler entry (Vite, Rollup, webpack 5, esbuild): the web bindings. Importing
+// it runs nothing (no top-level await: it builds into a worker of any format,
+// and a worker's first message is not lost). `await Client.open(config)`
+// instantiates the wasm itself; `new Client`, `new Aggregator`, `protocols()`,
+// `compose()` and `shuffle()` need `await init()` (the default export) first,
+// and say so when called before. The bundler emits localdp_bg.wasm as an
+// asset (new URL(..., import.meta.url)).
+export { default, Client, Aggregator, protocols, compose, shuffle, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';

@@ -34,7 +34,7 @@ export interface FrequencyConfig {
   /** ε of one report: 0.01 ≤ ε ≤ 30 (with `instantaneous_epsilon`: the long-run ε of all reports of one value). */
   epsilon: number;
   /** A size d (values are the integers 0..d) or a list of distinct strings. */
-  domain: number | string[];
+  domain: number | readonly string[];
   /** dbitflip only: buckets sampled per report (default 1). */
   d?: number;
   /** With `memoize`: ε of one report (0.01 < ε_1 < epsilon); each report randomizes the value's permanent response, made at `epsilon`, afresh. grr, sue, oue, blh, olh, auto. With blh and olh every report of an install carries the same `seed`: a pseudonym that links them all. */
@@ -51,7 +51,7 @@ export interface NumericConfig {
   /** ε of one report (of one whole record): 0.01 ≤ ε ≤ 30. */
   epsilon: number;
   /** [lo, hi] for one number, or one [lo, hi] per attribute of a record. Values are clipped to it. */
-  range: [number, number] | Array<[number, number]>;
+  range: readonly [number, number] | ReadonlyArray<readonly [number, number]>;
 }
 
 /** RAPPOR over an open domain of strings; the defaults are the paper's. */
@@ -71,7 +71,7 @@ export interface RapporConfig {
   /** Instantaneous response: P[1] for a 1 bit (default 0.75). */
   q?: number;
   /** The values to decode against (the aggregator's; clients ignore it). */
-  candidates?: string[];
+  candidates?: readonly string[];
 }
 
 /** A sketch or heavy-hitter discovery protocol, as resolved and named in reports. */
@@ -97,7 +97,7 @@ export interface HeavyHitterConfig {
     width?: number;
   };
   /** cms, hcms: the values to score (the aggregator's; clients ignore it). */
-  candidates?: string[];
+  candidates?: readonly string[];
 }
 
 /** A distribution mechanism, as resolved and named in reports. */
@@ -110,7 +110,7 @@ export interface DistributionConfig {
   /** ε of one report: 0.01 ≤ ε ≤ 30. */
   epsilon: number;
   /** [lo, hi]. Values are clipped to it. */
-  range: [number, number];
+  range: readonly [number, number];
   /** The histogram's bins, 2..4096 (default 64). */
   bins?: number;
 }
@@ -355,13 +355,13 @@ export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | Ra
 /** A numeric config of one number (its range is one pair). */
 export interface OneRange {
   /** [lo, hi]. */
-  range: [number, number];
+  range: readonly [number, number];
 }
 
 /** A numeric config of a record (one range per attribute). */
 export interface RecordRanges {
   /** One [lo, hi] per attribute. */
-  range: Array<[number, number]>;
+  range: ReadonlyArray<readonly [number, number]>;
 }
 
 /** The estimate an `Aggregator<C>` returns. */
@@ -374,14 +374,23 @@ export type EstimateFor<C extends Config> =
   : C extends RecordRanges ? RecordEstimate
   : NumericEstimate | RecordEstimate;
 
-/** The values a `Client<C>` randomizes. */
+/** The values a `Client<C>` randomizes (a string domain's are its strings; a sized domain takes an integer or its digits). */
 export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
+  : C extends { domain: readonly string[] } ? string
   : C extends FrequencyConfig ? string | number
   : C extends DistributionConfig ? number
   : C extends OneRange ? number
   : C extends RecordRanges ? number[]
   : number | number[];
+
+/** The protocol a `Client<C>` or `Aggregator<C>` reports: the config's own, or for a choice ("auto", "heavy_hitters", "distribution") one of its family's. */
+export type ProtocolFor<C extends Config> =
+  C["protocol"] extends "auto" ? (C extends { domain: unknown } ? FrequencyProtocol : C extends { range: unknown } ? NumericProtocol : Protocol)
+  : C["protocol"] extends "heavy_hitters" ? HeavyHitterProtocol
+  : C["protocol"] extends "distribution" ? DistributionProtocol
+  : C["protocol"] extends Protocol ? C["protocol"]
+  : Protocol;
 
 /** What `addMany` accepted and rejected in this call. */
 export interface AddManyResult {

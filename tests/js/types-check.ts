@@ -56,3 +56,30 @@ compose([[0.1, 365]], 1e-6);
 shuffle({ epsilon: 4, n: 100000, delta: 1e-6, protocol: 'oue', domain: 16 });
 new Client({ protocol: 'grr', epsilon: 0.1, domain: 4, budget: { epsilon: 10, delta: 1e-6, window: '365d' } });
 console.log(year, central);
+
+// An `as const` config (readonly arrays) is a config, and keeps its literal protocol.
+const pages = { protocol: 'oue', epsilon: 2, domain: ['home', 'pricing', 'docs'], memoize: true } as const;
+const labelled = new Client(pages);
+const oue: 'oue' = labelled.protocol;
+const label: Report = labelled.randomize('pricing');
+new Aggregator(pages).add(label);
+const shared = Client.open(pages).then(async (c) => { const p: 'oue' = c.protocol; return [p, await c.randomize('docs')]; });
+const limits = { protocol: 'duchi', epsilon: 4, range: [[0, 1], [0, 10]] } as const;
+new Client(limits).randomize([0.5, 3]);
+const second2: number = new Aggregator(limits).estimate().attributes[1].mean;
+const histogram = { protocol: 'distribution', epsilon: 1, range: [0, 100], bins: 8 } as const;
+const wave: 'square_wave' | 'hierarchical' = new Client(histogram).protocol;
+new Client({ protocol: 'cms', epsilon: 2, candidates: ['a', 'b'] } as const).randomize('a');
+// "auto" resolves within its family.
+const frequency: 'grr' | 'oue' | 'olh' | 'sue' | 'blh' | 'hr' | 'hrr' | 'ss' | 'dbitflip' = new Client({ protocol: 'auto', epsilon: 1, domain: 4 }).protocol;
+console.log(oue, shared, second2, wave, frequency);
+
+// @ts-expect-error: a string domain's client takes strings, not numbers
+labelled.randomize(1);
+// @ts-expect-error: also when the config is written inline
+new Client({ protocol: 'grr', epsilon: 1, domain: ['a', 'b'] }).randomize(0);
+// @ts-expect-error: and for a client of Client.open
+Client.open(pages).then((c) => c.randomize(2));
+// @ts-expect-error: the protocol is the config's, not another
+const other: 'grr' = labelled.protocol;
+console.log(other);

@@ -1,8 +1,12 @@
-// Tiny Vite apps that import the package with a plain import build, and the
-// built apps run in Chromium: one with the full module (`localdp`), one with
-// the client module alone (`localdp/client`), whose build carries only the
-// client's wasm, and the README's web quick start served by the collector,
-// whose report must arrive.
+// Tiny Vite apps that import the package with a plain import build with no
+// Vite configuration, and the built apps run in Chromium: one with the full
+// module (`localdp`), one with the client module alone (`localdp/client`),
+// whose build carries only the client's wasm, a module worker that must
+// answer the first message it is sent (no entry awaits at top level: a
+// worker in Vite's default format, iife, refused to build with
+// [INVALID_TLA_FORMAT], and one in format es lost its first message), and
+// the README's web quick start served by the collector, whose report must
+// arrive.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -15,18 +19,21 @@ import { serve, startCollector, stopCollector, until, CHROMIUM, ARTIFACTS } from
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** Builds fixtures/NAME with Vite; returns the app's folder (its build in dist/). */
-async function buildApp(name) {
+/**
+ * Builds fixtures/NAME with Vite (with `config` added: none unless a test
+ * says so); returns the app's folder (its build in dist/).
+ */
+async function buildApp(name, config = {}) {
   // The app lives beside this file's node_modules, where localdp is installed.
   const app = mkdtempSync(join(here, `${name}-`));
   cpSync(join(here, 'fixtures', name), app, { recursive: true });
-  await build({ root: app, logLevel: 'warn', build: { outDir: join(app, 'dist') } });
+  await build({ root: app, logLevel: 'warn', build: { outDir: join(app, 'dist') }, ...config });
   return app;
 }
 
-/** Builds fixtures/NAME, serves it, and returns `window.result` and the built assets. */
-async function buildAndRun(name) {
-  const app = await buildApp(name);
+/** Builds fixtures/NAME (see buildApp), serves it, and returns `window.result` and the built assets. */
+async function buildAndRun(name, config = {}) {
+  const app = await buildApp(name, config);
   const server = await serve({ '/': join(app, 'dist') });
   const browser = await chromium.launch(CHROMIUM);
   try {
@@ -47,7 +54,12 @@ async function buildAndRun(name) {
 
 test('a Vite build imports localdp and runs in Chromium', async () => {
   const { result } = await buildAndRun('vite-app');
-  assert.deepEqual(result, { n: 2000, protocol: 'oue' });
+  assert.deepEqual(result, {
+    n: 2000,
+    protocol: 'oue',
+    // Before `await init()`, the client says what to call.
+    early: 'localdp is not initialized: call `await init()` (the default export) first, or create the client with `await Client.open(config)`',
+  });
 });
 
 test('a Vite build imports localdp/client and ships only the client module', async () => {
@@ -81,4 +93,15 @@ test("the README's web quick start, built by Vite and served by the collector, r
     await stopCollector(collector);
     rmSync(scratch, { recursive: true, force: true });
   }
+});
+
+test('a Vite module worker built with no configuration answers its first message', async () => {
+  const { result, assets } = await buildAndRun('vite-worker');
+  assert.deepEqual(result, { protocol: 'olh', first: true });
+  assert.deepEqual(assets.filter((a) => a.endsWith('.wasm')).map((a) => a.replace(/-.*/, '')), ['localdp_client_bg']);
+});
+
+test('a Vite module worker in format es answers its first message', async () => {
+  const { result } = await buildAndRun('vite-worker', { worker: { format: 'es' } });
+  assert.deepEqual(result, { protocol: 'olh', first: true });
 });

@@ -1,2 +1,5 @@
 export { Client, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
+// init(): instantiates the wasm (once; later calls return the same promise).
+// `Client.open` calls it itself; `new Client` needs it first.
+export { default } from '../web/localdp.js';
 export type * from '../web/localdp.js';

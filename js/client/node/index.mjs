@@ -5,3 +5,10 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
 export const { Client, ClientCore, indexedDBStorage, asyncStorage, chromeStorage } = require('./localdp.js');
+
+/**
+ * Nothing to wait for here (the wasm is loaded): code written for the web and
+ * bundler entries, `await init()`, runs unchanged in Node (tests, server
+ * rendering).
+ */
+export default async function init() {}
