@@ -35,8 +35,10 @@
 //! closed form: its errors are `null` (its coverage and widths are measured
 //! in PROTOCOLS.md §13.3, narrower than the tree's up to 10⁵ reports).
 //!
-//! `bytes` is the mean length of the JSON report (the wire form the
-//! collector takes) over 32 reports drawn with a fixed seed. The costs are
+//! `bytes` is the mean length of the JSON report as `localdp randomize`
+//! writes it (the wire form the collector takes; a browser's
+//! `JSON.stringify` writes an integral ε without `.0`, two bytes less) over
+//! 32 reports drawn with a fixed seed. The costs are
 //! counts per report from each protocol's definition, not timings: coins
 //! (exact integer-threshold draws) and hashes on the device, counters
 //! touched and hashes computed by the aggregator (local hashing evaluates
@@ -432,14 +434,20 @@ fn sample_value(metric: &Metric) -> String {
     "/home".to_string()
 }
 
-/// Mean bytes of 32 JSON reports of a sample value, drawn with a fixed
-/// seed (simulation only: nothing here is sent).
+/// Mean bytes of 32 JSON reports of a sample value as `localdp randomize`
+/// writes them, drawn with a fixed seed (simulation only: nothing here is
+/// sent).
 fn mean_report_bytes(metric: &Metric) -> f64 {
     const REPORTS: usize = 32;
     let value = sample_value(metric);
     let mut rng = SimulationRng::seed_from_u64(29);
-    let total: usize =
-        (0..REPORTS).filter_map(|_| metric.randomize_text(&value, &mut rng).ok()).map(|r| r.to_json().len()).sum();
+    // serde_json's text in both builds (the wasm build's `to_json` is
+    // JSON.stringify's, which writes an integral ε without ".0").
+    let total: usize = (0..REPORTS)
+        .filter_map(|_| metric.randomize_text(&value, &mut rng).ok())
+        .filter_map(|r| serde_json::to_string(&r.to_wire()).ok())
+        .map(|text| text.len())
+        .sum();
     total as f64 / REPORTS as f64
 }
 

@@ -1,2 +1,2 @@
-export { Client, Aggregator, protocols, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
+export { Client, Aggregator, protocols, plan, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
 export type * from '../web/localdp.js';

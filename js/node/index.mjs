@@ -4,4 +4,4 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-export const { Client, ClientCore, Aggregator, protocols, indexedDBStorage, asyncStorage, chromeStorage } = require('./localdp.js');
+export const { Client, ClientCore, Aggregator, protocols, plan, indexedDBStorage, asyncStorage, chromeStorage } = require('./localdp.js');
