@@ -69,28 +69,34 @@ fn bad_input_is_a_one_line_error() {
     }
 }
 
-/// docs/choosing-epsilon.md shows the command's real output: every console
-/// block that runs `localdp plan` is followed by exactly what it prints
+/// docs/choosing-epsilon.md shows the command's real output: every sh block
+/// that writes a config (`cat > NAME <<'EOF'`) and runs `localdp plan` is
+/// followed by a text block with exactly what it prints
 /// (scripts/plan-docs.py writes them).
 #[test]
 fn the_docs_show_real_output() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/choosing-epsilon.md")).unwrap();
+    let dir = Scratch::new("plan-docs");
     let mut checked = 0;
-    for block in page.split("```console\n").skip(1) {
-        let block = block.split("```").next().unwrap();
-        let indent = block.len() - block.trim_start().len();
-        let lines: Vec<&str> = block.lines().map(|l| l.get(indent.min(l.len())..).unwrap_or("")).collect();
-        let Some(command) = lines[0].strip_prefix("$ localdp ") else { continue };
-        let args: Vec<String> = command
-            .split(' ')
-            .map(|a| if a.starts_with("docs/") { root.join(a).display().to_string() } else { a.to_string() })
-            .collect();
-        let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), "");
+    let blocks: Vec<&str> = page.split("```sh\n").skip(1).collect();
+    for block in blocks {
+        let (sh, rest) = block.split_once("```\n").unwrap();
+        let indent = sh.len() - sh.trim_start().len();
+        let lines: Vec<&str> = sh.lines().map(|l| l.get(indent..).unwrap_or("")).collect();
+        let Some(command) = lines.iter().find_map(|l| l.strip_prefix("localdp plan ")) else { continue };
+        let name = lines[0].strip_prefix("cat > ").and_then(|l| l.strip_suffix(" <<'EOF'")).unwrap();
+        let end = lines.iter().position(|l| *l == "EOF").unwrap();
+        let config = dir.file(name, &lines[1..end].join("\n"));
+        let config = config.display().to_string();
+        let mut args = vec!["plan"];
+        args.extend(command.split(' ').map(|a| if a == name { config.as_str() } else { a }));
+        let out = run(&args, "");
         assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
-        let shown = lines[1..].iter().map(|l| l.trim_end()).collect::<Vec<_>>().join("\n");
+        let text = rest.trim_start().strip_prefix("```text\n").unwrap_or_else(|| panic!("{command}: no text block after it"));
+        let shown: Vec<&str> = text.split("```").next().unwrap().lines().map(|l| l.get(indent..).unwrap_or("").trim_end()).collect();
         let printed = String::from_utf8(out.stdout).unwrap();
-        assert_eq!(shown.trim_end(), printed.trim_end(), "{command}: run `python3 scripts/plan-docs.py`");
+        assert_eq!(shown.join("\n").trim_end(), printed.trim_end(), "{command}: run `python3 scripts/plan-docs.py`");
         checked += 1;
     }
     assert!(checked >= 7, "{checked} commands checked");
