@@ -7,6 +7,8 @@
 // Needs the CLI ($LOCALDP_CLI, else the release build) and, for the demo, dist/.
 //   node scripts/screenshot.mjs [--users 20000] [--out docs/dashboard.png]
 //   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
+// - docs/planner.png (--planner), the demo's planner card (no users needed).
+//   node scripts/screenshot.mjs --planner [--out docs/planner.png]
 // With --shuffle N (docs/shuffled-dashboard.png), the demo page's report
 // posts go through a shuffler (`localdp shuffle --batch N`, and after 2 s
 // batches of at least 1,000) to the collector, as a page's would when a
@@ -25,9 +27,10 @@ const arg = (name, fallback) => {
   return i > 0 ? process.argv[i + 1] : fallback;
 };
 const operator = process.argv.includes('--operator');
+const planner = process.argv.includes('--planner');
 const root = new URL('..', import.meta.url).pathname;
 const cli = process.env.LOCALDP_CLI ?? join(root, 'target/release/localdp');
-const out = arg('out', join(root, operator ? 'docs/operator-dashboard.png' : 'docs/dashboard.png'));
+const out = arg('out', join(root, `docs/${operator ? 'operator-dashboard' : planner ? 'planner' : 'dashboard'}.png`));
 const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
 const metrics = join(root, 'www/metrics.json');
 const TOKEN = 'screenshot-token-0123456789abcdef';
@@ -79,6 +82,15 @@ async function demo(page) {
   await page.locator('#dashboard').screenshot({ path: out });
 }
 
+/** The demo's planner card, for its "feature" metric. */
+async function plannerCard(page) {
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.selectOption('#plan-metric', 'feature');
+  await page.waitForFunction(() => document.body.dataset.planned === 'feature:2:10000');
+  await page.locator('#planner').screenshot({ path: out });
+}
+
 /** `count` values in a fixed cycle through `weighted` ([value, weight] pairs). */
 function cycle(weighted, count) {
   const pattern = weighted.flatMap(([value, weight]) => new Array(weight).fill(value));
@@ -116,7 +128,7 @@ async function operatorDashboard(page) {
 
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await (operator ? operatorDashboard(page) : demo(page));
+  await (operator ? operatorDashboard(page) : planner ? plannerCard(page) : demo(page));
   console.log(`wrote ${out}`);
 } finally {
   await browser.close();

@@ -53,6 +53,7 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
 /// read when asked for), read field by field into each family's typed
 /// config ([`FromField`]), so that the wasm modules build no
 /// `serde_json::Value` tree and link no derived deserializer.
+#[derive(Clone)]
 pub(crate) struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     object: serde_json::Map<String, serde_json::Value>,
@@ -401,6 +402,16 @@ impl ConfigObject {
         self.object.remove(key).is_some()
     }
 
+    /// Sets `key` to a string (the planner's variants of a config).
+    pub(crate) fn set_text(&mut self, key: &str, value: &str) {
+        self.object.insert(key.to_string(), value.into());
+    }
+
+    /// Sets `key` to a number.
+    pub(crate) fn set_number(&mut self, key: &str, value: f64) {
+        self.object.insert(key.to_string(), value.into());
+    }
+
 }
 
 /// A JSON value as a [`Field`].
@@ -472,6 +483,18 @@ impl ConfigObject {
         let before = self.entries.len();
         self.entries.retain(|(k, _)| k != key);
         self.entries.len() < before
+    }
+
+    /// Sets `key` to a string (the planner's variants of a config).
+    pub(crate) fn set_text(&mut self, key: &str, value: &str) {
+        self.remove(key);
+        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_str(value)));
+    }
+
+    /// Sets `key` to a number.
+    pub(crate) fn set_number(&mut self, key: &str, value: f64) {
+        self.remove(key);
+        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_f64(value)));
     }
 }
 

@@ -35,8 +35,10 @@
 //! closed form: its errors are `null` (its coverage and widths are measured
 //! in PROTOCOLS.md §13.3, narrower than the tree's up to 10⁵ reports).
 //!
-//! `bytes` is the mean length of the JSON report (the wire form the
-//! collector takes) over 32 reports drawn with a fixed seed. The costs are
+//! `bytes` is the mean length of the JSON report as `localdp randomize`
+//! writes it (the wire form the collector takes; a browser's
+//! `JSON.stringify` writes an integral ε without `.0`, two bytes less) over
+//! 32 reports drawn with a fixed seed. The costs are
 //! counts per report from each protocol's definition, not timings: coins
 //! (exact integer-threshold draws) and hashes on the device, counters
 //! touched and hashes computed by the aggregator (local hashing evaluates
@@ -57,6 +59,7 @@ use crate::distribution::{DistributionMetric, DistributionProtocol};
 use crate::error::{Error, Requirement, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
+use crate::json::ConfigObject;
 use crate::metric::Metric;
 use crate::names::ProtocolFamily;
 use crate::numeric::{NumericMetric, NumericProtocol};
@@ -123,6 +126,10 @@ pub struct Plan {
     pub users: u64,
     /// The config's ε of one report.
     pub epsilon: f64,
+    /// What all reports of one value spend in the long run (RAPPOR's `ε_∞`,
+    /// a memoized frequency metric's `epsilon` above an instantaneous ε;
+    /// otherwise `epsilon`).
+    pub long_run_epsilon: f64,
     /// The target 95% half-width, if one was given.
     pub target_error: Option<f64>,
     /// The protocol the config resolves to.
@@ -200,6 +207,11 @@ const RULE: &str = "min_users: the users at which the 95% half-width of the firs
 /// assert!(row.users_needed.unwrap() > 1_000 && row.epsilon_needed.unwrap() > 2.0);
 /// ```
 pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
+    plan_object(&crate::metric::config_object(config.clone())?, request)
+}
+
+/// [`plan`] of a config object (the wasm build's are JS objects).
+pub(crate) fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Result<Plan> {
     if request.users == 0 {
         return Err(Error::invalid("users", Requirement::IntegerRange { min: 1, max: u64::MAX, found: 0 }));
     }
@@ -208,15 +220,13 @@ pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
             return Err(Error::invalid("target_error", Requirement::Positive { found: e }));
         }
     }
-    let metric = Metric::from_value(config.clone())?;
+    let metric = Metric::from_config(config.clone())?;
     let family = metric.family();
-    let auto = auto_name(family)
-        .and_then(|name| Metric::from_value(with_key(config, "protocol", Value::from(name))).ok())
-        .map(|m| m.protocol().name().to_string());
+    let auto = auto_name(family).and_then(|name| variant(config, name, None)).map(|m| m.protocol().name().to_string());
     let configured = metric.protocol().name().to_string();
     let mut protocols = Vec::new();
     for name in protocol_names(family) {
-        let Ok(candidate) = Metric::from_value(with_key(config, "protocol", Value::from(name))) else { continue };
+        let Some(candidate) = variant(config, name, None) else { continue };
         let model = Model::of(&candidate);
         let n = request.users as f64;
         let errors = model
@@ -227,12 +237,8 @@ pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
                 ErrorPlan { quantity: e.quantity, std_error, half_width: std_error.map(|s| Z95 * s) }
             })
             .collect();
-        let first = model.errors[0].variance;
-        let (users_needed, epsilon_needed) = match (request.target_error, first) {
-            (Some(target), Some(v)) => (
-                Some(users_for(v, target)),
-                epsilon_for(config, name, family, target, n),
-            ),
+        let (users_needed, epsilon_needed) = match (request.target_error, model.errors[0].variance) {
+            (Some(target), Some(v)) => (Some(users_for(v, target)), epsilon_for(config, name, family, target, n)),
             _ => (None, None),
         };
         protocols.push(ProtocolPlan {
@@ -251,12 +257,24 @@ pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
         family,
         users: request.users,
         epsilon: metric.epsilon(),
+        long_run_epsilon: metric.long_run_epsilon(),
         target_error: request.target_error,
         configured,
         auto,
         rule: RULE,
         protocols,
     })
+}
+
+/// The config with `"protocol"` (and `"epsilon"`, if given) replaced, as a
+/// metric; `None` if the family refuses it.
+fn variant(config: &ConfigObject, protocol: &str, epsilon: Option<f64>) -> Option<Metric> {
+    let mut config = config.clone();
+    config.set_text("protocol", protocol);
+    if let Some(epsilon) = epsilon {
+        config.set_number("epsilon", epsilon);
+    }
+    Metric::from_config(config).ok()
 }
 
 /// `⌈V·(1.96/E)²⌉`, at least 1 (`u64::MAX` if out of reach).
@@ -272,14 +290,12 @@ fn users_for(variance: f64, half_width: f64) -> u64 {
 /// The smallest ε in [`EPSILON_RANGE`] at which protocol `name`'s first
 /// half-width at `n` users is at most `target` (bisection; the upper end).
 /// RAPPOR's ε follows from `f`, `p`, `q` and `h`: `None`.
-fn epsilon_for(config: &Value, name: &str, family: &str, target: f64, n: f64) -> Option<f64> {
+fn epsilon_for(config: &ConfigObject, name: &str, family: &str, target: f64, n: f64) -> Option<f64> {
     if family == "rappor" {
         return None;
     }
     let half_width = |epsilon: f64| {
-        let candidate = with_key(&with_key(config, "protocol", Value::from(name)), "epsilon", Value::from(epsilon));
-        let metric = Metric::from_value(candidate).ok()?;
-        let model = Model::of(&metric);
+        let model = Model::of(&variant(config, name, Some(epsilon))?);
         model.errors[0].variance.map(|v| Z95 * (v / n).sqrt())
     };
     let [mut lo, mut hi] = EPSILON_RANGE;
@@ -297,15 +313,6 @@ fn epsilon_for(config: &Value, name: &str, family: &str, target: f64, n: f64) ->
         }
     }
     Some(hi)
-}
-
-/// The config with `key` set to `value`.
-fn with_key(config: &Value, key: &str, value: Value) -> Value {
-    let mut config = config.clone();
-    if let Some(object) = config.as_object_mut() {
-        object.insert(key.to_string(), value);
-    }
-    config
 }
 
 /// The protocols of a family, by its name.
@@ -427,14 +434,20 @@ fn sample_value(metric: &Metric) -> String {
     "/home".to_string()
 }
 
-/// Mean bytes of 32 JSON reports of a sample value, drawn with a fixed
-/// seed (simulation only: nothing here is sent).
+/// Mean bytes of 32 JSON reports of a sample value as `localdp randomize`
+/// writes them, drawn with a fixed seed (simulation only: nothing here is
+/// sent).
 fn mean_report_bytes(metric: &Metric) -> f64 {
     const REPORTS: usize = 32;
     let value = sample_value(metric);
     let mut rng = SimulationRng::seed_from_u64(29);
-    let total: usize =
-        (0..REPORTS).filter_map(|_| metric.randomize_text(&value, &mut rng).ok()).map(|r| r.to_json().len()).sum();
+    // serde_json's text in both builds (the wasm build's `to_json` is
+    // JSON.stringify's, which writes an integral ε without ".0").
+    let total: usize = (0..REPORTS)
+        .filter_map(|_| metric.randomize_text(&value, &mut rng).ok())
+        .filter_map(|r| serde_json::to_string(&r.to_wire()).ok())
+        .map(|text| text.len())
+        .sum();
     total as f64 / REPORTS as f64
 }
 

@@ -2,7 +2,7 @@
 // HTTP API. Every randomization is the localdp package's (its web build,
 // served at /pkg/); this file builds the page, draws the simulated users'
 // true answers, sends reports, and draws the estimates the collector returns.
-import init, { Client } from '/pkg/localdp.js';
+import init, { Client, plan } from '/pkg/localdp.js';
 import { categorical, normal } from './random.js';
 
 /** Reports per POST: about 100 KB, well under the collector's 1 MiB limit. */
@@ -533,6 +533,66 @@ function refresh() {
   return state.refreshing;
 }
 
+// --- 4. the planner ---------------------------------------------------------------
+
+/** Two significant digits: what a slider at log10 position `v` stands for. */
+const sliderValue = (input) => Number((10 ** Number(input.value)).toPrecision(2));
+
+function buildPlanner() {
+  const select = $('#plan-metric');
+  // RAPPOR's ε follows from f, p, q and h: no ε slider applies.
+  select.replaceChildren(...state.metrics.filter((m) => m.kind !== 'rappor')
+    .map((m) => el('option', { value: m.name, text: m.title ?? m.name })));
+  const epsilon = $('#plan-epsilon');
+  const toMetric = () => {
+    epsilon.value = String(Math.log10(state.metrics.find((m) => m.name === select.value).config.epsilon));
+    renderPlan();
+  };
+  select.addEventListener('change', toMetric);
+  epsilon.addEventListener('input', renderPlan);
+  $('#plan-users').addEventListener('input', renderPlan);
+  toMetric();
+}
+
+/** The plan of the chosen metric at the sliders' ε and users, as error bars. */
+function renderPlan() {
+  const m = state.metrics.find((x) => x.name === $('#plan-metric').value);
+  const epsilon = sliderValue($('#plan-epsilon'));
+  const users = sliderValue($('#plan-users'));
+  $('#plan-epsilon-value').textContent = String(epsilon);
+  $('#plan-users-value').textContent = count.format(users);
+  const result = plan({ ...m.config, epsilon }, { users });
+  // A mean's error is in the range's units; every other error is a share.
+  const [lo, hi] = m.kind === 'numeric' && !isRecord(m) ? m.config.range : [0, 1];
+  const unit = m.kind === 'numeric' ? (m.unit ? ` ${m.unit}` : '') : ' points';
+  const scale = m.kind === 'numeric' ? 1 : 100;
+  const figure = (h) => `±${Number((scale * h).toPrecision(2))}${unit}`;
+  // The axis ends where an estimate starts to mean something (min_users:
+  // ±5 points, or ±5% of the range); wider errors run off it.
+  const axis = 0.05 * (hi - lo);
+  const x = (v) => 50 + 50 * Math.max(-1, Math.min(1, v / axis));
+  const rows = el('div', { class: 'bars' });
+  for (const p of result.protocols) {
+    const half = p.errors[0].half_width;
+    const track = el('div', { class: 'track' }, at(el('span', { class: 'zero' }), 50));
+    if (half !== null) track.append(span(el('span', { class: half > axis ? 'ci off' : 'ci' }), x(-half), x(half)));
+    rows.append(el('div', { class: `bar-row${p.auto ? ' auto' : ''}`, 'data-protocol': p.protocol, title: p.errors[0].quantity },
+      el('span', { class: 'label', text: p.auto ? `${p.protocol} · auto` : p.protocol }),
+      track,
+      el('span', { class: 'figure', text: half === null ? 'no closed form' : figure(half) })));
+  }
+  rows.append(el('div', { class: 'bar-row axis' }, el('span'),
+    ticks({ lo: -axis, hi: axis, step: axis, x: (v) => x(v) }, (v) => (v === 0 ? 'truth' : figure(Math.abs(v)).replace('±', v < 0 ? '−' : '+'))),
+    el('span')));
+  $('#plan-rows').replaceChildren(rows);
+  const chosen = result.protocols.find((p) => p.auto) ?? result.protocols.find((p) => p.configured);
+  const error = chosen.errors[0];
+  $('#plan-note').textContent = `${result.auto ? `auto's choice: ${chosen.protocol}. ` : ''}Error shown: the ${error.quantity}. ` +
+    `With ${chosen.protocol}, an estimate means little below ${count.format(chosen.min_users)} users ` +
+    `(its 95% error is then wider than ±${m.kind === 'numeric' ? `5% of the range` : '5 points'}).`;
+  document.body.dataset.planned = `${m.name}:${epsilon}:${users}`;
+}
+
 // --- start ----------------------------------------------------------------------
 
 async function main() {
@@ -552,6 +612,7 @@ async function main() {
     buildSurvey(loadTime);
     buildSimulator();
     buildDashboard();
+    buildPlanner();
   } catch (e) {
     $('#questions').replaceChildren(el('p', { class: 'error', text: `The demo could not start: ${e.message}` }));
     return;

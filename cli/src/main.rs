@@ -18,6 +18,7 @@ use std::process::ExitCode;
 // The binary's own modules (cli/src/).
 mod columnar;
 mod inputs;
+mod plan;
 mod plot;
 mod progress;
 mod serve;
@@ -142,6 +143,11 @@ enum Command {
         #[arg(long, default_value_t = 12)]
         top: usize,
     },
+    /// Plan a metric before collecting: for every protocol its family allows,
+    /// the expected standard error and 95% half-width at N users, bytes and
+    /// work per report, and with a target error the users and the ε it
+    /// needs (closed forms: docs/choosing-epsilon.md).
+    Plan(plan::PlanArgs),
     /// Run the collector: an HTTP server that stores reports in SQLite, keeps
     /// each metric's running estimate, and serves the demo page. Prints its
     /// URL as the first line of stdout.
@@ -216,6 +222,7 @@ fn main() -> ExitCode {
         }
         Command::Serve(args) => serve::run(args),
         Command::Shuffle(args) => shuffle::run(args),
+        Command::Plan(args) => plan::run(&args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),
         Command::Privacy(command) => privacy(command),

@@ -2,7 +2,7 @@
 // it runs nothing (no top-level await: it builds into a worker of any format,
 // and a worker's first message is not lost). `await Client.open(config)`
 // instantiates the wasm itself; `new Client`, `new Aggregator`, `protocols()`,
-// `compose()` and `shuffle()` need `await init()` (the default export) first,
+// `compose()`, `shuffle()` and `plan()` need `await init()` (the default export) first,
 // and say so when called before. The bundler emits localdp_bg.wasm as an
 // asset (new URL(..., import.meta.url)).
-export { default, Client, Aggregator, protocols, compose, shuffle, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';
+export { default, Client, Aggregator, protocols, compose, shuffle, plan, indexedDBStorage, asyncStorage, chromeStorage } from '../web/localdp.js';

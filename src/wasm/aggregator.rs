@@ -1,10 +1,10 @@
 //! The full module's exports (the `aggregate` feature): the Aggregator,
 //! every protocol's name for the TypeScript types, and the accountant
-//! (`compose`, `shuffle`).
+//! (`compose`, `shuffle`), and the planner (`plan`).
 
 use super::{
-    js_error, metric_from, range_error, type_error, AddManyResultJs, ConfigJs, EstimateJs, EstimateOptionsJs,
-    RejectionCountsJs, ReportInputJs, ReportsJs, MAX_SAFE_INTEGER,
+    config_object, js_error, metric_from, range_error, type_error, AddManyResultJs, ConfigJs, EstimateJs,
+    EstimateOptionsJs, RejectionCountsJs, ReportInputJs, ReportsJs, MAX_SAFE_INTEGER,
 };
 use crate::aggregate::RejectionCounts;
 use crate::names::ProtocolFamily;
@@ -100,6 +100,68 @@ export interface Amplification {
 }
 "#;
 
+#[wasm_bindgen(typescript_custom_section)]
+const PLAN_TYPES: &str = r#"
+/** What `plan` plans for. */
+export interface PlanOptions {
+  /** The users, one report each: a whole number ≥ 1. */
+  users: number;
+  /** A target 95% half-width, in the first error's units (a share for frequencies and ranks, the range's units for a mean). */
+  targetError?: number;
+}
+
+/** One expected error of a protocol at the planned users. */
+export interface PlanError {
+  /** What is estimated, and for which population. */
+  quantity: string;
+  /** The expected standard error; null where there is no closed form (Square Wave). */
+  std_error: number | null;
+  /** 1.96 × the standard error. */
+  half_width: number | null;
+}
+
+/** The planner's numbers for one protocol. */
+export interface ProtocolPlan {
+  protocol: Protocol;
+  /** True for the protocol "auto" (or "distribution", "heavy_hitters") resolves to. */
+  auto: boolean;
+  /** True for the protocol the config resolves to. */
+  configured: boolean;
+  /** The errors at the planned users; the first is the one targets and min_users refer to. */
+  errors: PlanError[];
+  /** Mean bytes of a JSON report. */
+  bytes: number;
+  /** Work per report, counted from the protocol's definition (not timed). */
+  cost: { client_coins: number; client_hashes: number; aggregation_counters: number; aggregation_hashes: number };
+  /** The users at which the first error's 95% half-width falls to 0.05 (of the users, or of the range for a mean). */
+  min_users: number;
+  /** Users needed for the target at the config's ε (null without a target). */
+  users_needed: number | null;
+  /** The smallest ε reaching the target at the planned users (null without a target, or out of reach even at ε = 30). */
+  epsilon_needed: number | null;
+}
+
+/** The planner's answer: the same object as `localdp plan --format json`. */
+export interface Plan {
+  family: "frequency" | "numeric" | "distribution" | "heavy-hitter" | "rappor";
+  users: number;
+  /** The config's ε of one report. */
+  epsilon: number;
+  /** What all reports of one value spend in the long run (RAPPOR's ε∞; a memoized metric's epsilon above its instantaneous ε); otherwise epsilon. */
+  long_run_epsilon: number;
+  /** The target 95% half-width, or null. */
+  target_error: number | null;
+  /** The protocol the config resolves to. */
+  configured: Protocol;
+  /** The protocol the family's automatic choice resolves to, or null. */
+  auto: Protocol | null;
+  /** The rule behind min_users. */
+  rule: string;
+  /** One row per protocol the family allows for this config. */
+  protocols: ProtocolPlan[];
+}
+"#;
+
 #[wasm_bindgen]
 extern "C" {
     /// A JS value typed as `ReportGroup[]` in the TypeScript declarations.
@@ -114,6 +176,12 @@ extern "C" {
     /// A JS value typed as `Amplification` in the TypeScript declarations.
     #[wasm_bindgen(typescript_type = "Amplification")]
     pub type AmplificationJs;
+    /// A JS value typed as `PlanOptions` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "PlanOptions")]
+    pub type PlanOptionsJs;
+    /// A JS value typed as `Plan` in the TypeScript declarations.
+    #[wasm_bindgen(typescript_type = "Plan")]
+    pub type PlanJs;
 }
 
 /// `object[key]` as a number, or a TypeError naming `what`.
@@ -173,6 +241,38 @@ pub fn shuffle(options: ShuffleOptionsJs) -> Result<AmplificationJs, JsValue> {
         return Err(type_error("options.protocol must be \"grr\" or absent"));
     };
     Ok(to_js(&amplification.map_err(js_error)?).unchecked_into())
+}
+
+/// Plans a config before collecting: for every protocol its family allows,
+/// the expected standard error and 95% half-width at `users`, bytes and
+/// counted work per report, the users below which an estimate means nothing
+/// (`min_users`), and with `targetError` the users and the ε it needs.
+/// The same object as `localdp plan --format json` (docs/choosing-epsilon.md).
+///
+/// ```js
+/// const p = plan({ protocol: 'auto', epsilon: 1, domain: 16 }, { users: 10000, targetError: 0.02 });
+/// p.protocols.find((row) => row.auto).protocol; // 'ss'
+/// ```
+#[wasm_bindgen(js_name = plan)]
+pub fn plan(config: ConfigJs, options: PlanOptionsJs) -> Result<PlanJs, JsValue> {
+    let config = config_object(&config)?;
+    let options: JsValue = options.into();
+    if !options.is_object() {
+        return Err(type_error("options must be an object: { users, targetError? }"));
+    }
+    let users = Reflect::get(&options, &"users".into())?.as_f64();
+    let users = match users {
+        Some(u) if u >= 1.0 && u <= MAX_SAFE_INTEGER && u.fract() == 0.0 => u as u64,
+        _ => return Err(range_error("options.users must be a whole number from 1 to 2^53 - 1")),
+    };
+    let target = Reflect::get(&options, &"targetError".into())?;
+    let target_error = match target.as_f64() {
+        Some(e) => Some(e),
+        None if target.is_undefined() || target.is_null() => None,
+        None => return Err(type_error("options.targetError must be a number")),
+    };
+    let request = crate::plan::PlanRequest { users, target_error };
+    Ok(to_js(&crate::plan::plan_object(&config, &request).map_err(js_error)?).unchecked_into())
 }
 
 /// The aggregator: validates and counts reports, merges, and estimates.

@@ -178,6 +178,46 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
   assert.ok(!/"(bits|value|seed)"|Firefox/.test(log), log);
 });
 
+test('the planner card: ε and users move the error bars, auto\'s choice marked', async () => {
+  const { context, page, seen } = await open({ viewport: { width: 1280, height: 900 } });
+  /** Moves a slider to `value` (log10 of ε or of the users), as a drag would. */
+  const slide = (selector, value) => page.$eval(selector, (input, v) => {
+    input.value = v;
+    input.dispatchEvent(new Event('input'));
+  }, String(value));
+  const width = () => page.$eval('#plan-rows .bar-row.auto .ci', (ci) => ci.getBoundingClientRect().width);
+  try {
+    await page.selectOption('#plan-metric', 'feature');
+    await page.waitForFunction(() => document.body.dataset.planned === 'feature:2:10000');
+    // Every frequency protocol, auto's choice marked (GRR over 8 values at ε = 2).
+    assert.equal(await page.locator('#plan-rows .bar-row[data-protocol]').count(), 9);
+    assert.equal(await page.textContent('#plan-rows .bar-row.auto .label'), 'grr · auto');
+    assert.match(await page.textContent('#plan-note'), /^auto's choice: grr\. .* means little below 685 users/);
+    const at10000 = await width();
+    // Four times the users: half the error.
+    await slide('#plan-users', Math.log10(40000));
+    await page.waitForFunction(() => document.body.dataset.planned === 'feature:2:40000');
+    assert.equal(await page.textContent('#plan-users-value'), '40,000');
+    const at40000 = await width();
+    assert.ok(Math.abs(at40000 / at10000 - 0.5) < 0.05, `${at10000}px, then ${at40000}px`);
+    // A smaller ε: wider bars, and auto may change its mind.
+    await slide('#plan-epsilon', Math.log10(0.5));
+    await page.waitForFunction(() => document.body.dataset.planned === 'feature:0.5:40000');
+    assert.ok(await width() > at40000);
+    assert.match(await page.textContent('#plan-rows .bar-row.auto .figure'), /^±\d/);
+    // A distribution: Square Wave (auto's) has no closed form; the tree has.
+    await page.selectOption('#plan-metric', 'load_time');
+    await page.waitForFunction(() => document.body.dataset.planned?.startsWith('load_time:1:'));
+    assert.equal(await page.textContent('#plan-rows .bar-row.auto .figure'), 'no closed form');
+    assert.match(await page.textContent('#plan-rows .bar-row[data-protocol="hierarchical"] .figure'), /^±\d/);
+    await page.selectOption('#plan-metric', 'feature');
+    await page.locator('#planner').screenshot({ path: join(ARTIFACTS, 'demo-planner.png') });
+    assert.deepEqual(seen.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('the demo draws no randomness from Math.random', () => {
   const www = process.env.LOCALDP_WWW;
   for (const file of readdirSync(www).filter((f) => f.endsWith('.js'))) {

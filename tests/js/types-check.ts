@@ -1,7 +1,8 @@
 // Compiled with `tsc --strict --noEmit` by types.test.mjs: the published
 // types are precise enough to catch these mistakes.
 import {
-  Client, Aggregator, compose, shuffle, type Config, type FrequencyEstimate, type NumericEstimate, type Protocol, type Report,
+  Client, Aggregator, compose, shuffle, plan, type Config, type FrequencyEstimate, type NumericEstimate, type Plan,
+  type Protocol, type Report,
 } from 'localdp';
 
 const client = new Client({ protocol: 'auto', epsilon: 1, domain: ['a', 'b', 'c'] });
@@ -29,6 +30,14 @@ function size(config: Config): number {
   return 'estimates' in either ? either.estimates.length : 'attributes' in either ? either.attributes.length : 1;
 }
 console.log(mean.ci95, second, size({ protocol: 'hybrid', epsilon: 1, range: [0, 1] }));
+
+// The planner: its first error's half-width, null where there is no closed form.
+const planned: Plan = plan({ protocol: 'auto', epsilon: 1, domain: 16 }, { users: 10000, targetError: 0.02 });
+const halfWidth: number | null = planned.protocols[0].errors[0].half_width;
+const chosen: Protocol | null = planned.auto;
+console.log(halfWidth, chosen, planned.protocols[0].min_users);
+// @ts-expect-error: plan needs the users
+plan({ protocol: 'grr', epsilon: 1, domain: 3 }, { targetError: 0.1 });
 
 // @ts-expect-error: not a protocol
 new Client({ protocol: 'rappor9', epsilon: 1, domain: 3 });
