@@ -8,11 +8,14 @@
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. wasm-bindgen tests in Node and in headless Chromium, compiled by the
 #     shipped modules' compiler;
-#  3. the npm package, packed and installed into a scratch project: Node (ESM
+#  3. the Python package (python/, scripts/test-python.sh): built with
+#     maturin into a virtual environment under target/, then pytest, its
+#     estimates compared with the release CLI's bit for bit;
+#  4. the npm package, packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
 #     Worker in Chromium (with a strict CSP), a Vite build, and the demo
 #     served by the collector in Chromium;
-#  4. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
+#  5. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
 #     target (longer runs: bash scripts/fuzz.sh SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +28,9 @@ cd "$(dirname "$0")/.."
 ci_free() { if [ -n "${CI:-}" ]; then rm -rf "$@"; fi; }
 
 need_rust
-cargo test --workspace --all-targets --exclude localdp-datafusion
-cargo test --workspace --doc --quiet --exclude localdp-datafusion
+# The Python extension (python/) is tested by pytest, below.
+cargo test --workspace --all-targets --exclude localdp-datafusion --exclude localdp-python
+cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python
 # The public crates' API docs, warnings denied: a broken link fails.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp -p localdp-arrow -p localdp-cli
 # The engines' crate builds in the dev profile, not the test profile, so it
@@ -44,6 +48,7 @@ need_wasm
 need_browser
 bash scripts/build.sh
 cargo build --release --quiet -p localdp-cli
+bash scripts/test-python.sh
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh
 # The fuzzers build in fuzz/target; the wasm builds and the CLI are done with
