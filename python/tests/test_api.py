@@ -182,3 +182,22 @@ def test_the_example_runs_and_draws_its_plot(tmp_path):
     printed = subprocess.run([sys.executable, example, out], check=True, capture_output=True, text=True).stdout
     assert out.read_bytes().startswith(b"\x89PNG")
     assert "true shares inside their 95% interval" in printed
+
+
+def test_duckdb_query_results(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    import pyarrow.parquet as pq
+
+    config = {"protocol": "olh", "epsilon": 1, "domain": 64}
+    reports = [localdp.Client(config, seed=s).randomize(s % 5) for s in range(400)]
+    table = pa.table({"id": pa.array([localdp.Client(config).id] * 400).dictionary_encode(),
+                      "value": pa.array([r["value"] for r in reports], pa.uint64()),
+                      "seed": pa.array([r["seed"] for r in reports], pa.uint32())})
+    pq.write_table(table, tmp_path / "reports.parquet")
+    expected = localdp.Aggregator(config)
+    expected.add_many(reports)
+    # A query's result, straight from DuckDB (its Arrow stream).
+    result = duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / 'reports.parquet'}') WHERE seed IS NOT NULL")
+    agg = localdp.Aggregator(config)
+    assert agg.add_arrow(result)["accepted"] == 400
+    assert agg.to_bytes() == expected.to_bytes()
