@@ -358,7 +358,6 @@ impl Aggregator {
                  __arrow_c_stream__ or __arrow_c_array__, or a list of them",
             )
         };
-        let mut sources = Vec::new();
         let items: Vec<Bound<'py, PyAny>> = if data.hasattr("__arrow_c_stream__")? || data.hasattr("__arrow_c_array__")? {
             vec![data.clone()]
         } else if let Ok(list) = data.cast::<PyList>() {
@@ -366,15 +365,21 @@ impl Aggregator {
         } else {
             return Err(not_arrow());
         };
-        for item in &items {
-            if let Some(reader) = stream(item)? {
-                sources.push(Source::Stream(reader));
-            } else if let Some(batch) = batch(item)? {
-                sources.push(Source::Batch(batch));
-            } else {
-                return Err(not_arrow());
+        // Imported through the C data interface (arrow's checks of the
+        // foreign arrays run here, under the panic guard too).
+        let sources = guard(py, || {
+            let mut sources = Vec::new();
+            for item in &items {
+                if let Some(reader) = stream(item)? {
+                    sources.push(Source::Stream(reader));
+                } else if let Some(batch) = batch(item)? {
+                    sources.push(Source::Batch(batch));
+                } else {
+                    return Err(not_arrow());
+                }
             }
-        }
+            Ok(sources)
+        })?;
         self.adding(py, |aggregator| {
             for source in sources {
                 match source {
@@ -410,7 +415,7 @@ impl Aggregator {
     /// >>> localdp.Aggregator(config).add_parquet(path)["accepted"]
     /// 2
     fn add_parquet<'py>(&mut self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
-        let file = localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, e))?;
+        let file = guard(py, || localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, e)))?;
         self.adding(py, |aggregator| {
             let read = file
                 .read_into(aggregator, 0..file.row_groups())
@@ -420,7 +425,8 @@ impl Aggregator {
     }
 
     /// Adds the reports of a JSON Lines file (one report per line, blank
-    /// lines skipped), as ``localdp aggregate FILE`` counts them. Returns
+    /// lines skipped), as ``localdp aggregate FILE`` counts them (the file
+    /// is read into memory whole). Returns
     /// what this call accepted and rejected, as ``add_many``.
     ///
     /// >>> import localdp, json, tempfile, os
