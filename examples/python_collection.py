@@ -5,7 +5,7 @@ to a Parquet file in localdp's columnar schema (docs/COLUMNAR.md), and the
 aggregator reads the file and plots each browser's estimate with its 95%
 interval beside the true share.
 
-    pip install ./python matplotlib      # from the repository's root
+    pip install "./python[pandas]" matplotlib   # from the repository's root
     python examples/python_collection.py docs/python-example.png
 
 The clients are seeded so the picture is reproducible: a seed is for
