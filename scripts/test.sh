@@ -10,13 +10,16 @@
 #     rebuild; docs/building.md) beside the package's, its client run in
 #     Node; wasm-bindgen tests in Node and in headless Chromium, compiled by
 #     the shipped modules' compiler;
-#  3. the npm package: its API reference (typedoc, an export without TSDoc
+#  3. the Python package (python/, scripts/test-python.sh): built with
+#     maturin into a virtual environment under target/, then pytest, its
+#     estimates compared with the release CLI's bit for bit;
+#  4. the npm package: its API reference (typedoc, an export without TSDoc
 #     fails); packed and installed into a scratch project: Node (ESM
 #     and CommonJS), CLI interoperability, TypeScript types, a page and a
 #     Worker in Chromium (with a strict CSP), a Vite build, the demo
 #     served by the collector in Chromium, and every code block of the
 #     READMEs and docs/ (docs.test.mjs);
-#  4. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
+#  5. the fuzz targets: saved regressions replayed, then 20 s of fuzzing per
 #     target (longer runs: bash scripts/fuzz.sh SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +32,9 @@ cd "$(dirname "$0")/.."
 ci_free() { if [ -n "${CI:-}" ]; then rm -rf "$@"; fi; }
 
 need_rust
-cargo test --workspace --all-targets --exclude localdp-datafusion
-cargo test --workspace --doc --quiet --exclude localdp-datafusion
+# The Python extension (python/) is tested by pytest, below.
+cargo test --workspace --all-targets --exclude localdp-datafusion --exclude localdp-python
+cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python
 # The public crates' API docs, warnings denied: a broken link fails.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp -p localdp-arrow -p localdp-cli
 # The engines' crate builds in the dev profile, not the test profile, so it
@@ -54,6 +58,7 @@ node -e "const r = new (require('./target/dist-stable/client/node/localdp.js').C
   if (r.protocol !== 'grr') throw new Error('route stable: the client module gave no report');"
 ci_free target/dist-stable
 cargo build --release --quiet -p localdp-cli
+bash scripts/test-python.sh
 bash scripts/test-wasm.sh
 bash scripts/test-js.sh
 # The fuzzers build in fuzz/target; the wasm builds and the CLI are done with

@@ -2,7 +2,7 @@
 //! parquet`, and the Parquet files `localdp aggregate` reads.
 
 use crate::{load_config, open_input, progress, CliResult};
-use localdp::{Aggregator, Error, Rejection, RejectionCounts, Report};
+use localdp::{Aggregator, Rejection, RejectionCounts, Report};
 use localdp_arrow::{ParquetFile, ParquetWriter, ReportBuilder};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -129,10 +129,5 @@ pub fn add_exported_rejections(aggregator: &mut Aggregator, file: &ParquetFile, 
     if strict && exported.total() > 0 {
         return Err(at(&format_args!("{} reports were rejected when it was exported (localdp.rejected)", exported.total())));
     }
-    let mut counts = *aggregator.rejected();
-    for reason in Rejection::ALL {
-        counts.add(reason, exported.get(reason)).map_err(|e: Error| at(&e))?;
-    }
-    aggregator.restore_rejected(counts);
-    Ok(())
+    file.add_exported_rejections(aggregator).map_err(|e| at(&e))
 }

@@ -235,6 +235,22 @@ impl ParquetFile {
         Ok(counts)
     }
 
+    /// Adds [`ParquetFile::exported_rejections`] to the aggregator's
+    /// rejection counts: once per file, whichever of its row groups were
+    /// read, so that aggregating the file gives the estimate of the JSON
+    /// Lines it was exported from, `"rejected"` included.
+    pub fn add_exported_rejections(&self, aggregator: &mut Aggregator) -> Result<()> {
+        let exported = self.exported_rejections()?;
+        let mut counts = *aggregator.rejected();
+        for reason in Rejection::ALL {
+            counts
+                .add(reason, exported.get(reason))
+                .map_err(|_| Error::Metadata { key: REJECTED_KEY, problem: "a count too large" })?;
+        }
+        aggregator.restore_rejected(counts);
+        Ok(())
+    }
+
     /// Reads the row groups `row_groups` into the aggregator
     /// ([`add_record_batch`]: rows of another metric are counted as
     /// configuration mismatches, malformed rows as malformed). Returns the

@@ -245,6 +245,47 @@ fn parquet_files_aggregate_as_their_reports_in_any_row_groups() {
 }
 
 #[test]
+fn snappy_files_of_other_writers_read_and_exported_rejections_add_once() {
+    use parquet::basic::Compression;
+    use parquet::file::properties::WriterProperties;
+    let (config, values) = PROTOCOLS[0];
+    let metric = Metric::from_json(config).unwrap();
+    let originals = reports(config, values, 500, 5);
+    // Snappy, as pyarrow, pandas and Polars write by default (read since
+    // the `snap` feature; before, "Disabled feature at compile time: snap").
+    let path = temp_path("snappy.parquet");
+    let properties = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let batch = batch_of(&metric, &originals);
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(properties)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    let file = localdp_arrow::ParquetFile::open(&path).unwrap();
+    let mut aggregator = Aggregator::new(metric.clone());
+    aggregator.add_json("not json").unwrap_err();
+    assert!(file.read_into(&mut aggregator, 0..file.row_groups()).unwrap().is_none());
+    // A file without localdp.rejected adds none; the aggregator's own stay.
+    file.add_exported_rejections(&mut aggregator).unwrap();
+    let mut expected = json_aggregate(&metric, &originals);
+    expected.add_json("not json").unwrap_err();
+    assert_eq!(summary(&aggregator), summary(&expected));
+    std::fs::remove_file(&path).unwrap();
+    // An exported file's counts are added once per call (once per file).
+    let mut rejected = localdp::RejectionCounts::default();
+    rejected.add(Rejection::OutOfRange, 2).unwrap();
+    let mut writer = localdp_arrow::ParquetWriter::new(std::fs::File::create(&path).unwrap(), &metric, config, 100).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish(&rejected).unwrap();
+    let file = localdp_arrow::ParquetFile::open(&path).unwrap();
+    let mut aggregator = Aggregator::new(metric.clone());
+    file.read_into(&mut aggregator, 0..file.row_groups()).unwrap();
+    file.add_exported_rejections(&mut aggregator).unwrap();
+    assert_eq!(aggregator.rejected().get(Rejection::OutOfRange), 2);
+    assert_eq!(aggregator.n(), 500);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
 fn hostile_files_are_errors() {
     let metric = Metric::from_json(PROTOCOLS[0].0).unwrap();
     let mut aggregator = Aggregator::new(metric.clone());
