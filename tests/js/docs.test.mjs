@@ -30,8 +30,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const PAGES = ['README.md', 'CONTRIBUTING.md', 'js/README.md', 'examples/extension/README.md',
   ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const NOT_RUN = new Set(['text', 'sql', 'python']);
-// Pages other branches add; skipped by the link check only while absent.
-const PENDING = new Set(['docs/dashboard.md', 'docs/choosing-epsilon.md', 'docs/python.md', 'docs/shuffler.md']);
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 /** The fenced blocks of a page: { page, line, lang, code, file } (`file`: a `<!-- file: PATH -->` just before). */
@@ -105,7 +103,6 @@ test('relative links point to files that exist', () => {
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^[a-z]+:/.test(target) || target.startsWith('#')) continue;
       const path = relative(root, resolve(dirname(join(root, page)), target.split('#')[0]));
-      if (PENDING.has(path) && !existsSync(join(root, path))) continue;
       assert.ok(existsSync(join(root, path)), `${page}: a link to ${target}, which does not exist`);
     }
   }
