@@ -1,5 +1,5 @@
 //! The planner's predicted standard errors against seeded simulation, one
-//! test per family.
+//! test per family (and records, whose estimates are scaled by `D/k`).
 //!
 //! Each protocol runs `R = 8000` independent collections (RAPPOR, whose
 //! decoding is slower: 2,000) of a fixed population (the one the planner's
@@ -121,6 +121,31 @@ fn numeric_standard_errors_match_simulation() {
         let se = predicted(&config, protocol, values.len() as u64)[0];
         let runs = simulate(&config, &values, 100 + seed as u64, RUNS, |e| vec![e["mean"].as_f64().unwrap()]);
         assert_agrees(&format!("numeric {protocol} at {x:.3} (predicted {se:.4})"), ratio(&runs, &[se]), protocols.len(), RUNS);
+    }
+}
+
+#[test]
+fn record_standard_errors_match_simulation() {
+    // Records of D attributes, k = 1 sampled at ε 4 (each estimate scaled
+    // by D/k): every user at the value of largest variance in every
+    // attribute, as planned; the estimates of the D attributes pooled.
+    let records = [json!([[0, 10], [0, 10]]), json!([[0, 10], [0, 10], [0, 10], [0, 10]])];
+    for (seed, range) in records.iter().enumerate() {
+        let config = json!({"protocol": "hybrid", "epsilon": 4, "range": range});
+        let metric = Metric::from_value(config.clone()).unwrap();
+        let numeric = metric.mechanism::<localdp::NumericMetric>().unwrap();
+        let d = numeric.ranges().len();
+        assert_eq!(numeric.sampled(), 1);
+        let worst = (0..=20_000)
+            .map(|i| -1.0 + i as f64 / 10_000.0)
+            .max_by(|a, b| numeric.variance(*a).total_cmp(&numeric.variance(*b)))
+            .unwrap();
+        let x = 5.0 * (worst + 1.0);
+        let values = vec![vec![format!("{x}"); d].join(","); 200];
+        let se = predicted(&config, "hybrid", values.len() as u64)[0];
+        let runs = simulate(&config, &values, 150 + seed as u64, RUNS, |e| field(e, "attributes", "mean"));
+        let what = format!("record of {d} hybrid at {x:.3} (predicted {se:.4})");
+        assert_agrees(&what, ratio(&runs, &vec![se; d]), records.len(), RUNS);
     }
 }
 
