@@ -214,3 +214,27 @@ fn rappor_standard_errors_match_simulation() {
     assert_eq!(planned, (rappor.frequency_variance(0.0) / users as f64).sqrt());
 }
 
+
+#[test]
+fn every_family_is_planned_without_a_panic() {
+    // The collector calls min_users for every metric at start: each family
+    // has a model (u64::MAX would mean none), and plan gives every row.
+    let configs = [
+        json!({"protocol": "auto", "epsilon": 1, "domain": 8}),
+        json!({"protocol": "grr", "epsilon": 0.5, "domain": ["a", "b"], "memoize": true}),
+        json!({"protocol": "auto", "epsilon": 4, "range": [[0, 1], [0, 1], [0, 1]]}),
+        json!({"protocol": "square_wave", "epsilon": 1, "range": [0, 64], "bins": 16}),
+        json!({"protocol": "hierarchical", "epsilon": 1, "range": [0, 64], "bins": 2}),
+        json!({"protocol": "hcms", "epsilon": 4, "sketch": {"hashes": 4, "width": 16}, "candidates": ["a"]}),
+        json!({"protocol": "pem", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "treehist", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "sfp", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "rappor", "bits": 16, "cohorts": 4}),
+    ];
+    for config in configs {
+        let metric = Metric::from_value(config.clone()).unwrap();
+        assert!(localdp::plan::min_users(&metric) < u64::MAX, "{config}");
+        let plan = plan(&config, &PlanRequest { users: 1000, target_error: Some(0.05) }).unwrap();
+        assert!(plan.protocols.iter().any(|p| p.configured), "{config}");
+    }
+}
