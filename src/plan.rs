@@ -91,6 +91,10 @@ const REFERENCE_USERS: f64 = 1e6;
 /// number at the same ε and bins, an upper bound: Square Wave's intervals
 /// are the narrower up to 10⁵ reports (PROTOCOLS.md §13.3).
 ///
+/// It never panics: a metric the planner has no model of (none today:
+/// every family has one) gets `u64::MAX`, "never", as does an error out of
+/// reach.
+///
 /// ```
 /// use localdp::{plan::min_users, Metric};
 /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
@@ -98,7 +102,7 @@ const REFERENCE_USERS: f64 = 1e6;
 /// assert!((2_800..3_000).contains(&min_users(&metric)));
 /// ```
 pub fn min_users(metric: &Metric) -> u64 {
-    let model = Model::of(metric);
+    let Some(model) = Model::of(metric) else { return u64::MAX };
     let (variance, scale) = match (model.errors.first().and_then(|e| e.variance), &model.fallback) {
         (Some(v), _) => (v, model.scale),
         (None, Some(fallback)) => (fallback.errors[0].variance.unwrap_or(f64::INFINITY), fallback.scale),
@@ -139,7 +143,8 @@ pub struct Plan {
     pub auto: Option<String>,
     /// The rule behind `min_users`.
     pub rule: &'static str,
-    /// One row per protocol the family allows for this config.
+    /// One row per protocol the family allows for this config (that the
+    /// planner has a model of: all of them today).
     pub protocols: Vec<ProtocolPlan>,
 }
 
@@ -227,7 +232,7 @@ pub(crate) fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Resul
     let mut protocols = Vec::new();
     for name in protocol_names(family) {
         let Some(candidate) = variant(config, name, None) else { continue };
-        let model = Model::of(&candidate);
+        let (Some(model), Some(cost)) = (Model::of(&candidate), cost(&candidate)) else { continue };
         let n = request.users as f64;
         let errors = model
             .errors
@@ -247,7 +252,7 @@ pub(crate) fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Resul
             configured: configured == name,
             errors,
             bytes: mean_report_bytes(&candidate),
-            cost: cost(&candidate),
+            cost,
             min_users: min_users(&candidate),
             users_needed,
             epsilon_needed,
@@ -295,7 +300,7 @@ fn epsilon_for(config: &ConfigObject, name: &str, family: &str, target: f64, n: 
         return None;
     }
     let half_width = |epsilon: f64| {
-        let model = Model::of(&variant(config, name, Some(epsilon))?);
+        let model = Model::of(&variant(config, name, Some(epsilon))?)?;
         model.errors[0].variance.map(|v| Z95 * (v / n).sqrt())
     };
     let [mut lo, mut hi] = EPSILON_RANGE;
@@ -355,21 +360,22 @@ struct Model {
 }
 
 impl Model {
-    fn of(metric: &Metric) -> Model {
+    /// `None` for a mechanism the planner has no model of.
+    fn of(metric: &Metric) -> Option<Model> {
         let error = |quantity, variance| ErrorModel { quantity, variance: Some(variance) };
         let shares = |errors| Model { errors, scale: 1.0, fallback: None };
         if let Some(oracle) = metric.mechanism::<FrequencyOracle>() {
             let d = oracle.domain().len() as f64;
-            return shares(vec![error("frequency of a value held by 1/d of the users", oracle.variance(1.0 / d, 1))]);
+            return Some(shares(vec![error("frequency of a value held by 1/d of the users", oracle.variance(1.0 / d, 1))]));
         }
         if let Some(numeric) = metric.mechanism::<NumericMetric>() {
             let [lo, hi] = numeric.ranges()[0];
             let half = 0.5 * (hi - lo);
             let variance = numeric.worst_case_variance() * half * half;
-            return Model { errors: vec![error("mean, at the value of largest variance", variance)], scale: hi - lo, fallback: None };
+            return Some(Model { errors: vec![error("mean, at the value of largest variance", variance)], scale: hi - lo, fallback: None });
         }
         if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
-            return distribution_model(distribution);
+            return Some(distribution_model(distribution));
         }
         if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
             let (quantity, variance) = if let Some(sketch) = heavy.sketch() {
@@ -378,13 +384,13 @@ impl Model {
                 let held_out = 2.0 * f64::from(discovery.levels());
                 ("frequency of a found value of max_length bytes, held by nobody", discovery.count_variance(1.0, 0.0) * held_out)
             } else {
-                let sketch = heavy.fragments().expect("a heavy-hitter mechanism").sketch();
+                let sketch = heavy.fragments()?.sketch();
                 ("frequency of a found value, held by nobody", sketch.count_variance(1.0, 0.0) * 2.0)
             };
-            return shares(vec![error(quantity, variance)]);
+            return Some(shares(vec![error(quantity, variance)]));
         }
-        let rappor = metric.mechanism::<RapporMetric>().expect("every family is planned");
-        shares(vec![error("frequency of a candidate nobody holds, decoded alone", rappor.frequency_variance(0.0))])
+        let rappor = metric.mechanism::<RapporMetric>()?;
+        Some(shares(vec![error("frequency of a candidate nobody holds, decoded alone", rappor.frequency_variance(0.0))]))
     }
 }
 
@@ -451,8 +457,9 @@ fn mean_report_bytes(metric: &Metric) -> f64 {
     total as f64 / REPORTS as f64
 }
 
-/// Work per report, counted from the protocol's definition (PROTOCOLS.md).
-fn cost(metric: &Metric) -> Cost {
+/// Work per report, counted from the protocol's definition (PROTOCOLS.md);
+/// `None` for a mechanism the planner has no model of.
+fn cost(metric: &Metric) -> Option<Cost> {
     let cost = |client_coins: f64, client_hashes: f64, aggregation_counters: f64, aggregation_hashes: f64| Cost {
         client_coins,
         client_hashes,
@@ -464,7 +471,7 @@ fn cost(metric: &Metric) -> Cost {
         let (p, q) = oracle.support_probabilities();
         // The values a report supports, which a direct count touches.
         let supported = p + (d - 1.0) * q;
-        return match oracle.protocol() {
+        return Some(match oracle.protocol() {
             FrequencyProtocol::Grr | FrequencyProtocol::Hr | FrequencyProtocol::Hrr => cost(2.0, 0.0, 1.0, 0.0),
             FrequencyProtocol::Blh | FrequencyProtocol::Olh => cost(3.0, 1.0, supported, d),
             // One coin per bit (SUE, OUE); the exclusion coin and k draws (SS);
@@ -475,32 +482,32 @@ fn cost(metric: &Metric) -> Cost {
                 cost(2.0 * sampled, 0.0, supported, 0.0)
             }
             _ => cost(d, 0.0, supported, 0.0),
-        };
+        });
     }
     if metric.mechanism::<NumericMetric>().is_some() || metric.mechanism::<DistributionMetric>().is_some() {
         // Randomized rounding or the grid cell, then the channel's coin and
         // cell; the tree also draws its level.
         let level = metric.mechanism::<DistributionMetric>().map_or(0.0, |d| f64::from(u8::from(d.hierarchy().is_some())));
-        return cost(2.0 + level, 0.0, 1.0, 0.0);
+        return Some(cost(2.0 + level, 0.0, 1.0, 0.0));
     }
     if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
         return match heavy.protocol() {
             HeavyHitterProtocol::Cms => {
-                let m = heavy.sketch().map_or(0.0, |s| s.width() as f64);
-                cost(1.0 + m, 1.0, m, 0.0)
+                let m = heavy.sketch()?.width() as f64;
+                Some(cost(1.0 + m, 1.0, m, 0.0))
             }
-            HeavyHitterProtocol::Hcms => cost(3.0, 1.0, 1.0, 0.0),
-            HeavyHitterProtocol::Sfp => cost(4.0, 2.0, 1.0, 0.0),
-            _ => {
-                let discovery = heavy.discovery().expect("PEM or TreeHist");
+            HeavyHitterProtocol::Hcms => Some(cost(3.0, 1.0, 1.0, 0.0)),
+            HeavyHitterProtocol::Sfp => Some(cost(4.0, 2.0, 1.0, 0.0)),
+            HeavyHitterProtocol::Pem | HeavyHitterProtocol::TreeHist => {
+                let discovery = heavy.discovery()?;
                 let prefixes = 2.0 * discovery.top() as f64 * f64::from(1u32 << discovery.step());
-                cost(3.0, 1.0, 1.0, prefixes)
+                Some(cost(3.0, 1.0, 1.0, prefixes))
             }
         };
     }
-    let rappor = metric.mechanism::<RapporMetric>().expect("every family is planned");
+    let rappor = metric.mechanism::<RapporMetric>()?;
     let (one, zero) = rappor.report_bit_probabilities();
     let (k, h) = (rappor.bits() as f64, rappor.hashes() as f64);
     // The cohort, then a PRR and an IRR coin per bit; the aggregator adds the set bits.
-    cost(1.0 + 2.0 * k, h, zero * k + (one - zero) * h, 0.0)
+    Some(cost(1.0 + 2.0 * k, h, zero * k + (one - zero) * h, 0.0))
 }

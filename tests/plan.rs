@@ -1,9 +1,11 @@
 //! The planner's predicted standard errors against seeded simulation, one
-//! test per family.
+//! test per family (and records, whose estimates are scaled by `D/k`).
 //!
 //! Each protocol runs `R = 8000` independent collections (RAPPOR, whose
-//! decoding is slower: 2,000) of a fixed population (the one the planner's
-//! error assumes, `localdp::plan`), and
+//! decoding is slower: 2,000; PEM, TreeHist and SFP, whose aggregation
+//! scores every extension: 4,000, chance bound `5.0 × 0.0112 = 0.057`) of a
+//! fixed population (the one the planner's error assumes, `localdp::plan`;
+//! discovery: see its test), and
 //! the test compares the sample standard deviation of the estimates over
 //! the collections with the planner's standard error: their ratio must lie
 //! within 10% of 1.
@@ -125,6 +127,31 @@ fn numeric_standard_errors_match_simulation() {
 }
 
 #[test]
+fn record_standard_errors_match_simulation() {
+    // Records of D attributes, k = 1 sampled at ε 4 (each estimate scaled
+    // by D/k): every user at the value of largest variance in every
+    // attribute, as planned; the estimates of the D attributes pooled.
+    let records = [json!([[0, 10], [0, 10]]), json!([[0, 10], [0, 10], [0, 10], [0, 10]])];
+    for (seed, range) in records.iter().enumerate() {
+        let config = json!({"protocol": "hybrid", "epsilon": 4, "range": range});
+        let metric = Metric::from_value(config.clone()).unwrap();
+        let numeric = metric.mechanism::<localdp::NumericMetric>().unwrap();
+        let d = numeric.ranges().len();
+        assert_eq!(numeric.sampled(), 1);
+        let worst = (0..=20_000)
+            .map(|i| -1.0 + i as f64 / 10_000.0)
+            .max_by(|a, b| numeric.variance(*a).total_cmp(&numeric.variance(*b)))
+            .unwrap();
+        let x = 5.0 * (worst + 1.0);
+        let values = vec![vec![format!("{x}"); d].join(","); 200];
+        let se = predicted(&config, "hybrid", values.len() as u64)[0];
+        let runs = simulate(&config, &values, 150 + seed as u64, RUNS, |e| field(e, "attributes", "mean"));
+        let what = format!("record of {d} hybrid at {x:.3} (predicted {se:.4})");
+        assert_agrees(&what, ratio(&runs, &vec![se; d]), records.len(), RUNS);
+    }
+}
+
+#[test]
 fn distribution_rank_errors_match_simulation() {
     // 16 bins over [0, 64], 25 users at the middle of each: spread evenly.
     const BINS: usize = 16;
@@ -189,3 +216,79 @@ fn rappor_standard_errors_match_simulation() {
     assert_eq!(planned, (rappor.frequency_variance(0.0) / users as f64).sqrt());
 }
 
+
+#[test]
+fn every_family_is_planned_without_a_panic() {
+    // The collector calls min_users for every metric at start: each family
+    // has a model (u64::MAX would mean none), and plan gives every row.
+    let configs = [
+        json!({"protocol": "auto", "epsilon": 1, "domain": 8}),
+        json!({"protocol": "grr", "epsilon": 0.5, "domain": ["a", "b"], "memoize": true}),
+        json!({"protocol": "auto", "epsilon": 4, "range": [[0, 1], [0, 1], [0, 1]]}),
+        json!({"protocol": "square_wave", "epsilon": 1, "range": [0, 64], "bins": 16}),
+        json!({"protocol": "hierarchical", "epsilon": 1, "range": [0, 64], "bins": 2}),
+        json!({"protocol": "hcms", "epsilon": 4, "sketch": {"hashes": 4, "width": 16}, "candidates": ["a"]}),
+        json!({"protocol": "pem", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "treehist", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "sfp", "epsilon": 2, "max_length": 4}),
+        json!({"protocol": "rappor", "bits": 16, "cohorts": 4}),
+    ];
+    for config in configs {
+        let metric = Metric::from_value(config.clone()).unwrap();
+        assert!(localdp::plan::min_users(&metric) < u64::MAX, "{config}");
+        let plan = plan(&config, &PlanRequest { users: 1000, target_error: Some(0.05) }).unwrap();
+        assert!(plan.protocols.iter().any(|p| p.configured), "{config}");
+    }
+}
+
+/// Discovery's collections (its aggregation scores every extension).
+const DISCOVERY_RUNS: usize = 4000;
+
+#[test]
+fn discovery_standard_errors_match_simulation() {
+    // Every user holds "a", one byte (max_length 1), so it is found in every
+    // collection (its frequency is at least 8 standard errors above the
+    // listing's cut) and estimated on its held-out reports. The planner's
+    // number is for a value held by nobody; a found value's variance adds
+    // the holders' term. The test writes both from the published channel —
+    // OLH with g buckets (p = e^ε/(e^ε+g−1), q = 1/g) over 2ℓ held-out
+    // shares (PEM, TreeHist: ℓ levels), HCMS with flip φ and m columns over
+    // the half of the reports that send the whole value (SFP) — asserts
+    // that the planner's is the share-0 one, and that simulation agrees with
+    // the share-1 one. The two differ by a quarter: OLH's share-0 variance
+    // is 75% of its share-1 one, HCMS's share-1 variance 79% of its share-0
+    // one (a holder's coefficient is always 1: the −c term).
+    let configs = [
+        (json!({"protocol": "pem", "epsilon": 1, "max_length": 1, "top": 1}), 1000),
+        (json!({"protocol": "treehist", "epsilon": 1, "max_length": 1, "top": 1}), 5000),
+        (json!({"protocol": "sfp", "epsilon": 1, "max_length": 1, "top": 1, "sketch": {"hashes": 16, "width": 64}}), 1000),
+    ];
+    for (seed, (config, users)) in configs.iter().enumerate() {
+        let metric = Metric::from_value(config.clone()).unwrap();
+        let heavy = metric.mechanism::<localdp::HeavyHitterMetric>().unwrap();
+        let (nobody, everybody) = if let Some(discovery) = heavy.discovery() {
+            let (e, g) = (1f64.exp(), discovery.buckets() as f64);
+            let (p, q) = (e / (e + g - 1.0), 1.0 / g);
+            let shares = 2.0 * f64::from(discovery.levels());
+            let null = q * (1.0 - q) / (p - q).powi(2);
+            (shares * null, shares * (null + (1.0 - p - q) / (p - q)))
+        } else {
+            let sketch = heavy.fragments().unwrap().sketch();
+            let (phi, m) = (sketch.flip_probability(), sketch.width() as f64);
+            let scale = 2.0 * (m / (m - 1.0)).powi(2);
+            (scale * ((1.0 - 2.0 * phi).powi(-2) - 1.0 / (m * m)), scale * ((1.0 - 2.0 * phi).powi(-2) - 1.0))
+        };
+        let protocol = config["protocol"].as_str().unwrap();
+        let planned = predicted(config, protocol, *users as u64)[0];
+        let share_zero = (nobody / *users as f64).sqrt();
+        assert!((planned / share_zero - 1.0).abs() < 1e-9, "{protocol}: planned {planned}, share-0 model {share_zero}");
+        let values = vec!["a".to_string(); *users];
+        let runs = simulate(config, &values, 500 + seed as u64, DISCOVERY_RUNS, |e| {
+            let found = e["heavy_hitters"].as_array().unwrap();
+            vec![found.iter().find(|v| v["value"] == "a").expect("found in every collection")["frequency"].as_f64().unwrap()]
+        });
+        let se = (everybody / *users as f64).sqrt();
+        let what = format!("{protocol} at share 1 (predicted {se:.4}; planned at share 0 {planned:.4})");
+        assert_agrees(&what, ratio(&runs, &[se]), configs.len(), DISCOVERY_RUNS);
+    }
+}

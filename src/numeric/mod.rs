@@ -378,7 +378,7 @@ impl NumericMetric {
     fn best(epsilon: f64, steps: Option<u64>) -> NumericProtocol {
         let mut best = (f64::INFINITY, NumericProtocol::Duchi);
         for protocol in NumericProtocol::AUTO {
-            let v = worst_case_variance(&*protocol.scalar(epsilon, steps));
+            let v = worst_case_variance(&*protocol.scalar(epsilon, steps), 1.0);
             if v < best.0 * (1.0 - 1e-9) {
                 best = (v, protocol);
             }
@@ -451,9 +451,10 @@ impl NumericMetric {
         self.variance(to_unit(x, [lo, hi])) * half * half
     }
 
-    /// The largest per-report variance over `t ∈ [−1, 1]` (`t` units).
+    /// The largest per-report variance over `t ∈ [−1, 1]` (`t` units): the
+    /// maximum of [`Self::variance`], the record's `D/k` scaling included.
     pub fn worst_case_variance(&self) -> f64 {
-        worst_case_variance(&*self.scalar) * self.ranges.len() as f64 / self.sampled as f64
+        worst_case_variance(&*self.scalar, self.ranges.len() as f64 / self.sampled as f64)
     }
 
     /// The realized channel of one attribute, for the exact tests:
@@ -676,19 +677,21 @@ fn from_unit(t: f64, [lo, hi]: [f64; 2]) -> f64 {
     lo + (hi - lo) * (t + 1.0) * 0.5
 }
 
-/// The largest per-report variance of one channel over `t ∈ [−1, 1]`.
-/// Between grid inputs `t0 < t1` the variance is `(1−u)·m0 + u·m1 − t²`
-/// (`m` the second moments, `u` the position): concave, so its maximum is at
-/// `t* = (m1 − m0)/(2(t1 − t0))` clamped to the interval.
-fn worst_case_variance(s: &dyn Scalar) -> f64 {
+/// The largest per-report variance over `t ∈ [−1, 1]` of one channel whose
+/// estimates are scaled by `scale` (`D/k` for a record, 1 for one number).
+/// Between grid inputs `t0 < t1` the variance is
+/// `scale·((1−u)·m0 + u·m1) − t²` (`m` the second moments, `u` the
+/// position): concave, so its maximum is at
+/// `t* = scale·(m1 − m0)/(2(t1 − t0))` clamped to the interval.
+fn worst_case_variance(s: &dyn Scalar, scale: f64) -> f64 {
     let g = s.steps();
     let grid = |i: u64| -1.0 + 2.0 * i as f64 / g as f64;
     let mut worst = f64::NEG_INFINITY;
     for i in 0..g {
         let (t0, t1, m0, m1) = (grid(i), grid(i + 1), s.second_moment(i), s.second_moment(i + 1));
-        let t = crate::privacy::clamp((m1 - m0) / (2.0 * (t1 - t0)), t0, t1);
+        let t = crate::privacy::clamp(scale * (m1 - m0) / (2.0 * (t1 - t0)), t0, t1);
         let u = (t - t0) / (t1 - t0);
-        worst = worst.max((1.0 - u) * m0 + u * m1 - t * t);
+        worst = worst.max(scale * ((1.0 - u) * m0 + u * m1) - t * t);
     }
     worst
 }
