@@ -261,10 +261,12 @@ impl Store {
         Ok(stored)
     }
 
-    /// The sizes of a metric's stored batches (received with an id).
+    /// The sizes of a metric's stored batches (received with an id) that
+    /// held an accepted report: one whose reports were all rejected is
+    /// stored (so a retry of it is a duplicate) but is no batch to hide in.
     pub fn batch_sizes(&self, key: i64) -> StoreResult<Vec<u64>> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1").map_err(db)?;
+        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1 AND size > 0").map_err(db)?;
         let rows = statement.query_map([key], |r| r.get::<_, i64>(0)).map_err(db)?;
         rows.map(|size| size.map(|s| s as u64)).collect::<rusqlite::Result<_>>().map_err(db)
     }
