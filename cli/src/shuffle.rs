@@ -399,6 +399,12 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
     }
     let front = Arc::new(args.front.front("localdp shuffle", Arc::new(Telemetry::new(0)))?);
+    if !args.front.limits_reports() {
+        eprintln!(
+            "localdp shuffle: no --reports-per-minute: one sender may fill a batch with its own reports, and the \
+             central ε shown assumes the others of a batch come from distinct honest users (docs/shuffler.md)"
+        );
+    }
     let mut held = Held::open(&args.db)?;
     let database = |e: rusqlite::Error| format!("database: {e}");
     let parked = held.unpark().map_err(database)?;

@@ -151,7 +151,9 @@ fn a_batch_sent_twice_is_stored_and_counted_once() {
         assert_eq!(central["delta"], 1e-6);
         let epsilon = central["epsilon"].as_f64().unwrap();
         assert!(epsilon > 0.0 && epsilon <= 1.0, "{epsilon}");
-        assert!(shuffled["note"].as_str().unwrap().contains("only if the shuffler is run by someone other than the collector"));
+        let note = shuffled["note"].as_str().unwrap();
+        assert!(note.contains("only if the shuffler is run by someone other than the collector"), "{note}");
+        assert!(note.contains("distinct honest users") && note.contains("--reports-per-minute"), "{note}");
         assert_eq!(described(collector, "colors")["shuffled"]["reports"], 5);
         assert_eq!(described(collector, "wide")["shuffled"], Value::Null);
     };
@@ -350,6 +352,8 @@ fn a_batch_acknowledged_before_a_crash_is_sent_again_and_stored_once() {
     drop(file);
     let shuffler = shuffle(&scratch, &collector, &["--batch", "5"]);
     logged(&shuffler, "(0 reports held, 1 batches to send again, 0 of them parked before)");
+    // Without --reports-per-minute, the start says what the figure assumes.
+    logged(&shuffler, "no --reports-per-minute: one sender may fill a batch with its own reports");
     logged(&shuffler, "marks: forwarded a shuffled batch of 3 reports");
     logged(&collector, "marks: a shuffled batch of 3 reports was sent again; stored once");
     assert_eq!(stored_values(&collector), [0, 1, 2]);
