@@ -491,8 +491,9 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 }
 
 /// `POST /api/metrics/{name}/reports`: one report or an array of them; with
-/// a `Localdp-Batch` header, a shuffled batch (which needs a token when
-/// tokens are configured), stored once however often it is sent.
+/// a `Localdp-Batch` header, a shuffled batch (which needs a token, and is
+/// refused by a collector without tokens), stored once however often it is
+/// sent.
 async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
     let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
@@ -503,9 +504,14 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
         }
     };
-    // With tokens, only a token holder (the shuffler) may say that reports
-    // came shuffled: the central ε shown rests on it.
+    // Only a token holder (the shuffler) may say that reports came
+    // shuffled: the central ε shown rests on it. Without tokens, no one can.
     if batch_id.is_some() {
+        if app.tokens.is_none() {
+            let error = "this collector takes no shuffled batches (Localdp-Batch): it needs --token-file, and the \
+                         shuffler one of its tokens; nothing was counted";
+            return json(StatusCode::FORBIDDEN, json!({ "error": error }));
+        }
         if let Some(denied) = authorize(&app, &post.headers) {
             return denied;
         }

@@ -4,8 +4,9 @@
 //! It takes the collector's own report posts (`POST
 //! /api/metrics/{name}/reports`, checked by the collector's own code:
 //! `serve/intake.rs`), keeps every accepted report in its SQLite file, and
-//! per metric, once it holds `--batch` of them, forwards them all to the
-//! collector in one post, in an order drawn uniformly from the OS CSPRNG.
+//! per metric, once it holds `--batch` of them, forwards `--batch` of them
+//! (chosen, and put in order, uniformly by the OS CSPRNG) to the collector
+//! in one post.
 //!
 //! **Nothing about a sender is kept.** A report is stored as the canonical
 //! JSON the validation produced (never the bytes sent), without an address,
@@ -22,6 +23,12 @@
 //! the collector stores a batch id once (`Localdp-Batch`), so a batch sent
 //! again after a crash is stored once. A report is acknowledged to its
 //! sender only once it is on disk here.
+//!
+//! **Nothing stalls.** Each round sends every batch of the outbox once; a
+//! batch the collector will not take as it is (413, 401, 403, 404) is
+//! *parked*: kept, logged, and sent again at the next start and once an
+//! hour, while the other metrics' batches go on. A batch is dropped only
+//! when the collector's own answer says it rejected every report of it.
 
 use crate::serve::access::Tokens;
 use crate::serve::collector::{self, Batch};
@@ -55,7 +62,8 @@ pub struct ShuffleArgs {
     #[arg(long, value_name = "URL")]
     forward: String,
     /// Reports per metric that make a batch: once the shuffler holds this
-    /// many of a metric, it forwards all it holds of it, shuffled.
+    /// many of a metric, it forwards this many of them (chosen by the
+    /// CSPRNG), shuffled; a batch never holds more.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     batch: u64,
     /// Also forward a smaller batch once its oldest report has waited this
@@ -115,7 +123,8 @@ const SCHEMA_VERSION: i64 = 1;
 
 /// `pending`: the reports held, one row each, under a random row id.
 /// `outbox`: the batches formed and not yet acknowledged, each its shuffled
-/// body.
+/// body; `parked` if the collector refused it as it is (sent again at the
+/// next start and once an hour).
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS pending (
     id INTEGER PRIMARY KEY,
@@ -127,7 +136,8 @@ CREATE TABLE IF NOT EXISTS outbox (
     id TEXT PRIMARY KEY,
     metric TEXT NOT NULL,
     size INTEGER NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    parked INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 ";
 
@@ -139,18 +149,22 @@ struct Outgoing {
     body: String,
 }
 
-/// The shuffler's file, and the CSPRNG that draws row ids, orders and
-/// batch ids.
+/// The shuffler's file, and the generator that draws row ids, choices,
+/// orders and batch ids: the OS CSPRNG ([`SecureRng`]) in production, a
+/// seeded one in unit tests only.
 struct Held {
     connection: Connection,
-    rng: SecureRng,
+    rng: Box<dyn RngCore + Send>,
 }
 
 impl Held {
     fn open(path: &std::path::Path) -> StoreResult<Held> {
+        Held::open_with(path, Box::new(SecureRng::new().map_err(|e| e.to_string())?))
+    }
+
+    fn open_with(path: &std::path::Path, rng: Box<dyn RngCore + Send>) -> StoreResult<Held> {
         let connection = store::open(path, SCHEMA, SCHEMA_VERSION, "localdp shuffle")?;
         connection.execute_batch("PRAGMA secure_delete = ON;").map_err(|e| format!("{}: {e}", path.display()))?;
-        let rng = SecureRng::new().map_err(|e| e.to_string())?;
         Ok(Held { connection, rng })
     }
 
@@ -175,16 +189,27 @@ impl Held {
         rows.collect()
     }
 
-    /// Forms a batch of every report held of `metric`, in one transaction:
-    /// shuffled, under a random id, into the outbox, and out of `pending`.
-    fn form(&mut self, metric: &str) -> rusqlite::Result<Outgoing> {
+    /// Forms a batch of at most `size` reports held of `metric`, in one
+    /// transaction: chosen and ordered uniformly, under a random id, into
+    /// the outbox, and out of `pending`.
+    fn form(&mut self, metric: &str, size: u64) -> rusqlite::Result<Outgoing> {
         let transaction = self.connection.transaction()?;
-        let mut reports: Vec<String> = {
-            let mut select = transaction.prepare_cached("SELECT report FROM pending WHERE metric = ?1")?;
-            let rows = select.query_map([metric], |r| r.get(0))?;
+        let mut held: Vec<(i64, String)> = {
+            let mut select = transaction.prepare_cached("SELECT id, report FROM pending WHERE metric = ?1 ORDER BY id")?;
+            let rows = select.query_map([metric], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        shuffle(&mut reports, &mut self.rng);
+        // A uniform order of all held: its first `size` are a uniform choice
+        // of them, in a uniform order.
+        shuffle(&mut held, &mut *self.rng);
+        held.truncate(usize::try_from(size).unwrap_or(usize::MAX));
+        {
+            let mut delete = transaction.prepare_cached("DELETE FROM pending WHERE id = ?1")?;
+            for (id, _) in &held {
+                delete.execute([id])?;
+            }
+        }
+        let reports: Vec<String> = held.into_iter().map(|(_, report)| report).collect();
         let mut id = [0u8; 16];
         self.rng.fill_bytes(&mut id);
         let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
@@ -193,18 +218,27 @@ impl Held {
             "INSERT INTO outbox (id, metric, size, body) VALUES (?1, ?2, ?3, ?4)",
             params![outgoing.id, outgoing.metric, outgoing.size as i64, outgoing.body],
         )?;
-        transaction.execute("DELETE FROM pending WHERE metric = ?1", [metric])?;
         transaction.commit()?;
         Ok(outgoing)
     }
 
-    /// The batches formed and not yet acknowledged.
+    /// The batches formed, not yet acknowledged and not parked.
     fn outbox(&self) -> rusqlite::Result<Vec<Outgoing>> {
-        let mut statement = self.connection.prepare_cached("SELECT id, metric, size, body FROM outbox")?;
+        let mut statement = self.connection.prepare_cached("SELECT id, metric, size, body FROM outbox WHERE parked = 0")?;
         let rows = statement.query_map([], |r| {
             Ok(Outgoing { id: r.get(0)?, metric: r.get(1)?, size: r.get::<_, i64>(2)? as u64, body: r.get(3)? })
         })?;
         rows.collect()
+    }
+
+    /// Parks a batch the collector would not take as it is.
+    fn park(&mut self, id: &str) -> rusqlite::Result<()> {
+        self.connection.execute("UPDATE outbox SET parked = 1 WHERE id = ?1", [id]).map(|_| ())
+    }
+
+    /// Makes the parked batches due again; how many there were.
+    fn unpark(&mut self) -> rusqlite::Result<usize> {
+        self.connection.execute("UPDATE outbox SET parked = 0 WHERE parked = 1", [])
     }
 
     /// Drops an acknowledged batch, and truncates the write-ahead log, which
@@ -278,8 +312,10 @@ impl Collector {
 
 /// How long one request to the collector may take.
 const COLLECTOR_TIMEOUT: Duration = Duration::from_secs(60);
-/// The longest pause between two attempts to send a batch.
+/// The longest pause between two rounds that left a batch to retry.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often the parked batches are sent again (and at each start).
+const PARKED_RETRY: Duration = Duration::from_secs(3600);
 
 struct App {
     front: Arc<Front>,
@@ -363,13 +399,18 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
     }
     let front = Arc::new(args.front.front("localdp shuffle", Arc::new(Telemetry::new(0)))?);
-    let held = Held::open(&args.db)?;
-    let (waiting, unsent) = (
-        held.held().map_err(|e| format!("database: {e}"))?,
-        held.outbox().map_err(|e| format!("database: {e}"))?.len(),
-    );
+    if !args.front.limits_reports() {
+        eprintln!(
+            "localdp shuffle: no --reports-per-minute: one sender may fill a batch with its own reports, and the \
+             central ε shown assumes the others of a batch come from distinct honest users (docs/shuffler.md)"
+        );
+    }
+    let mut held = Held::open(&args.db)?;
+    let database = |e: rusqlite::Error| format!("database: {e}");
+    let parked = held.unpark().map_err(database)?;
+    let (waiting, unsent) = (held.held().map_err(database)?, held.outbox().map_err(database)?.len());
     eprintln!(
-        "localdp shuffle: {} ({} reports held, {unsent} batches to send again), forwarding to http://{}{} in batches of {}{}",
+        "localdp shuffle: {} ({} reports held, {unsent} batches to send again, {parked} of them parked before), forwarding to http://{}{} in batches of {}{}",
         args.db.display(),
         waiting.iter().map(|(_, n)| n).sum::<u64>(),
         collector.authority,
@@ -454,51 +495,39 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     intake::answer(accepted, rejected, &described)
 }
 
-/// Sends the batches not yet acknowledged, then forms and sends each batch
-/// that is due, for as long as the process runs.
+/// Forms each batch that is due, then sends every batch of the outbox
+/// once, round after round, for as long as the process runs. A batch that
+/// is not acknowledged waits for the next round (after a pause that doubles
+/// while batches fail), never holding up the others.
 async fn forward(app: Arc<App>) {
+    let mut pause = Duration::from_millis(500);
+    let mut unparked = Instant::now();
     loop {
+        if unparked.elapsed() >= PARKED_RETRY {
+            unparked = Instant::now();
+            match app.with_held(|held| held.unpark()).await {
+                Ok(0) => {}
+                Ok(n) => eprintln!("localdp shuffle: {n} parked batches are sent again"),
+                Err(e) => eprintln!("localdp shuffle: {e}"),
+            }
+        }
+        form_due(&app).await;
+        let mut retry = false;
         match app.with_held(|held| held.outbox()).await {
             Ok(outbox) => {
                 for batch in outbox {
-                    deliver(&app, batch).await;
+                    retry |= !deliver(&app, batch).await;
                 }
             }
             Err(e) => eprintln!("localdp shuffle: {e}"),
         }
-        let due: Vec<String> = match app.with_held(|held| held.held()).await {
-            Ok(held) => {
-                let since = app.since.lock().expect("no panics while holding the lock");
-                held.into_iter()
-                    .filter(|(metric, n)| {
-                        *n >= app.batch
-                            || app.max_wait.is_some_and(|(wait, min)| {
-                                *n >= min && since.get(metric).is_none_or(|t| t.elapsed() >= wait)
-                            })
-                    })
-                    .map(|(metric, _)| metric)
-                    .collect()
-            }
-            Err(e) => {
-                eprintln!("localdp shuffle: {e}");
-                Vec::new()
-            }
-        };
-        for metric in due {
-            let shared = Arc::clone(&app);
-            let formed = app
-                .with_held(move |held| {
-                    let batch = held.form(&metric)?;
-                    // Reports held from here on wait for the next batch.
-                    shared.since.lock().expect("no panics while holding the lock").remove(&metric);
-                    Ok(batch)
-                })
-                .await;
-            match formed {
-                Ok(batch) => deliver(&app, batch).await,
-                Err(e) => eprintln!("localdp shuffle: a batch could not be formed: {e}"),
-            }
+        if retry {
+            eprintln!("localdp shuffle: batches not acknowledged are sent again in {} ms", pause.as_millis());
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_BACKOFF);
+            continue;
         }
+        pause = Duration::from_millis(500);
         // A post wakes it; the tick sees --max-wait pass.
         tokio::select! {
             _ = app.wake.notified() => {}
@@ -507,34 +536,132 @@ async fn forward(app: Arc<App>) {
     }
 }
 
-/// Sends a batch until the collector acknowledges it, then drops it.
-async fn deliver(app: &Arc<App>, batch: Outgoing) {
-    let path = format!("/api/metrics/{}/reports", batch.metric);
-    let mut pause = Duration::from_millis(500);
-    loop {
-        let why = match app.collector.request(Method::POST, &path, Some(&batch)).await {
-            Ok((StatusCode::OK, _)) => break,
-            // The collector counted every report of it as rejected (its
-            // config changed since they were accepted here): stored there,
-            // and not to be sent again.
-            Ok((StatusCode::BAD_REQUEST, body)) => {
-                eprintln!("{}: the collector refused every report of a batch of {}: {}", batch.metric, batch.size, String::from_utf8_lossy(&body).trim());
-                break;
-            }
-            Ok((status, body)) => format!("answered {status}: {}", String::from_utf8_lossy(&body).trim()),
-            Err(e) => e,
+/// Forms the batches that are due: per metric, one of `--batch` for every
+/// `--batch` held, then one of what is left if `--max-wait` has passed and
+/// at least `--min-batch` is left.
+async fn form_due(app: &Arc<App>) {
+    let held = match app.with_held(|held| held.held()).await {
+        Ok(held) => held,
+        Err(e) => return eprintln!("localdp shuffle: {e}"),
+    };
+    for (metric, n) in held {
+        let late = {
+            let since = app.since.lock().expect("no panics while holding the lock");
+            app.max_wait.is_some_and(|(wait, min)| n % app.batch >= min && since.get(&metric).is_none_or(|t| t.elapsed() >= wait))
         };
-        eprintln!("{}: a batch of {} reports was not acknowledged ({why}); again in {} ms", batch.metric, batch.size, pause.as_millis());
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(MAX_BACKOFF);
+        let sizes = std::iter::repeat_n(app.batch, (n / app.batch) as usize).chain(late.then_some(n % app.batch));
+        let sizes: Vec<u64> = sizes.collect();
+        if sizes.is_empty() {
+            continue;
+        }
+        let shared = Arc::clone(app);
+        let formed = app
+            .with_held(move |held| {
+                for size in sizes {
+                    held.form(&metric, size)?;
+                }
+                // Reports held from here on (or left) wait for the next batch.
+                let left = held.held()?.into_iter().any(|(m, _)| m == metric);
+                let mut since = shared.since.lock().expect("no panics while holding the lock");
+                if left {
+                    since.insert(metric, Instant::now());
+                } else {
+                    since.remove(&metric);
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(e) = formed {
+            eprintln!("localdp shuffle: a batch could not be formed: {e}");
+        }
     }
+}
+
+/// What to do with a batch after the collector's answer.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// Acknowledged (stored, or stored before): drop it.
+    Stored,
+    /// The collector's own answer that it rejected every report of it
+    /// (its config changed since they were accepted here): counted there as
+    /// rejections, and not to be sent again.
+    Rejected,
+    /// Refused as it is (too large, not authorized, no such metric):
+    /// sending it again at once would be refused again.
+    Parked,
+    /// Anything else (a 5xx, a 429, a proxy's answer, no answer): send it
+    /// again next round.
+    Retry,
+}
+
+/// The outcome of an answer `status` with `body`. A 400 drops the batch
+/// only if its body is the collector's answer with nothing accepted and
+/// something rejected: a proxy, or a body that could not be read, also
+/// answers 400, and the batch's reports were acknowledged to their senders.
+fn outcome(status: StatusCode, body: &[u8]) -> Outcome {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        accepted: u64,
+        rejected: HashMap<String, u64>,
+    }
+    match status {
+        StatusCode::OK => Outcome::Stored,
+        StatusCode::BAD_REQUEST => match serde_json::from_slice::<Answer>(body) {
+            Ok(answer) if answer.accepted == 0 && answer.rejected.values().any(|n| *n > 0) => Outcome::Rejected,
+            _ => Outcome::Retry,
+        },
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => {
+            Outcome::Parked
+        }
+        _ => Outcome::Retry,
+    }
+}
+
+/// Sends a batch once; drops it if the collector acknowledged it (or
+/// rejected all of it), parks it if the collector will not take it as it
+/// is. `false` if it is to be sent again next round.
+async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
+    let path = format!("/api/metrics/{}/reports", batch.metric);
+    let (status, body) = match app.collector.request(Method::POST, &path, Some(&batch)).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            eprintln!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
+            return false;
+        }
+    };
+    let why = || format!("answered {status}: {}", String::from_utf8_lossy(&body).trim());
     let id = batch.id.clone();
+    let done = match outcome(status, &body) {
+        Outcome::Retry => {
+            eprintln!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
+            return false;
+        }
+        Outcome::Parked => {
+            eprintln!(
+                "{}: a batch of {} reports is parked ({}): kept, and sent again at the next start and every {} min",
+                batch.metric,
+                batch.size,
+                why(),
+                PARKED_RETRY.as_secs() / 60
+            );
+            return match app.with_held(move |held| held.park(&id)).await {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("{}: a batch could not be parked: {e}", batch.metric);
+                    false
+                }
+            };
+        }
+        Outcome::Rejected => format!("the collector rejected every report of a batch of {} ({})", batch.size, why()),
+        Outcome::Stored => format!("forwarded a shuffled batch of {} reports", batch.size),
+    };
     match app.with_held(move |held| held.sent(&id)).await {
-        Ok(()) => eprintln!("{}: forwarded a shuffled batch of {} reports", batch.metric, batch.size),
+        Ok(()) => eprintln!("{}: {done}", batch.metric),
         // Sent again at the next start (or the next round): the collector
         // stores it once.
         Err(e) => eprintln!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
     }
+    true
 }
 
 #[cfg(test)]
@@ -563,6 +690,62 @@ mod tests {
         let sd = (trials as f64 * p * (1.0 - p)).sqrt();
         for (order, count) in counts {
             assert!((count as f64 - mean).abs() < 5.6 * sd, "{order:?}: {count} (mean {mean}, sd {sd:.1})");
+        }
+    }
+
+    /// `form` chooses and orders a batch with the generator it is given: the
+    /// held rows are read in row-id order (inserted here 0, 1, …, 199), so
+    /// without the shuffle a batch would be the first 100 of them, in order.
+    /// With a seeded generator, the batch is neither (each has probability
+    /// 1/C(200, 100) ≈ 1e-59 and 1/100! under a uniform shuffle), every
+    /// report goes exactly once over two batches, and the rest stay held.
+    #[test]
+    fn form_chooses_and_orders_a_batch_with_the_generator() {
+        let path = std::env::temp_dir().join(format!("localdp-shuffle-form-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut held = Held::open_with(&path, Box::new(SimulationRng::seed_from_u64(7))).unwrap();
+        for value in 0..200i64 {
+            held.connection
+                .execute("INSERT INTO pending (id, metric, report) VALUES (?1, 'm', ?2)", params![value, value.to_string()])
+                .unwrap();
+        }
+        let values = |batch: &Outgoing| -> Vec<i64> { serde_json::from_str(&batch.body).unwrap() };
+        let first = held.form("m", 100).unwrap();
+        assert_eq!(first.size, 100);
+        let first = values(&first);
+        let mut sorted = first.clone();
+        sorted.sort_unstable();
+        assert_ne!(first, sorted, "not shuffled");
+        assert_ne!(sorted, (0..100).collect::<Vec<_>>(), "not a random choice");
+        assert_eq!(held.held().unwrap(), [("m".to_string(), 100)]);
+        let second = values(&held.form("m", 1000).unwrap());
+        let mut all: Vec<i64> = first.into_iter().chain(second).collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..200).collect::<Vec<_>>());
+        assert_eq!(held.outbox().unwrap().len(), 2);
+        drop(held);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    /// Only the collector's own "all rejected" answer drops a batch; what
+    /// the collector will not take as it is parks it; anything else
+    /// (a proxy's 400, a body-read failure's 400, 5xx, 429) is retried.
+    #[test]
+    fn an_answer_drops_parks_or_retries_a_batch() {
+        let rejected = br#"{"error":"no report in the body is valid for this metric","accepted":0,"rejected":{"malformed":0,"protocol":3},"errors":[]}"#;
+        assert_eq!(outcome(StatusCode::OK, b"{}"), Outcome::Stored);
+        assert_eq!(outcome(StatusCode::BAD_REQUEST, rejected), Outcome::Rejected);
+        let none_rejected = br#"{"error":"the body holds no reports","accepted":0,"rejected":{"malformed":0}}"#;
+        for body in [&b"<html>400 Bad Request</html>"[..], b"", br#"{"error":"the body could not be read"}"#, none_rejected] {
+            assert_eq!(outcome(StatusCode::BAD_REQUEST, body), Outcome::Retry, "{}", String::from_utf8_lossy(body));
+        }
+        for status in [StatusCode::PAYLOAD_TOO_LARGE, StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN, StatusCode::NOT_FOUND] {
+            assert_eq!(outcome(status, b"{}"), Outcome::Parked, "{status}");
+        }
+        for status in [StatusCode::TOO_MANY_REQUESTS, StatusCode::INTERNAL_SERVER_ERROR, StatusCode::BAD_GATEWAY] {
+            assert_eq!(outcome(status, rejected), Outcome::Retry, "{status}");
         }
     }
 

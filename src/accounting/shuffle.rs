@@ -10,7 +10,10 @@ use crate::privacy::validate_epsilon;
 use serde::Serialize;
 
 /// The most clones `n·e^−ε₀` (the mean of `C` in [`shuffle`]) the numerical
-/// method sums over: its work grows with it (about 25 s at this bound).
+/// method sums over: its work grows with it (about 25 s at this bound for
+/// the generic bound; [`shuffle_randomized_response`], k-ary randomized
+/// response, evaluates both of its decompositions at every bisection step,
+/// so about 2 to 3 times as long).
 pub const MAX_CLONES: f64 = 1e6;
 
 /// What `localdp privacy shuffle` prints.

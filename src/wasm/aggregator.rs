@@ -85,7 +85,7 @@ export interface ShuffleOptions {
   delta: number;
   /** "grr" for k-ary randomized response's tighter bound (with `domain`); absent for any ε₀-DP randomizer. */
   protocol?: "grr";
-  /** With `protocol: "grr"`: the domain's size k ≥ 2. */
+  /** With `protocol: "grr"` only: the domain's size k ≥ 2 (a `TypeError` without a protocol). */
   domain?: number;
 }
 
@@ -220,7 +220,8 @@ pub fn compose(reports: ReportGroupsJs, delta: f64) -> Result<CompositionJs, JsV
 /// shuffled ε₀-DP reports at δ, for any randomizer or, with `protocol:
 /// "grr"` and `domain`, k-ary randomized response: the same object and
 /// numbers as `localdp privacy shuffle`. Throws a `RangeError` (with
-/// `parameter`) for a number out of range.
+/// `parameter`) for a number out of range, and a `TypeError` for a
+/// `domain` without a `protocol` (as the CLI refuses `--domain` alone).
 #[wasm_bindgen(js_name = shuffle)]
 pub fn shuffle(options: ShuffleOptionsJs) -> Result<AmplificationJs, JsValue> {
     let options: JsValue = options.into();
@@ -232,6 +233,11 @@ pub fn shuffle(options: ShuffleOptionsJs) -> Result<AmplificationJs, JsValue> {
     let delta = number(&options, "delta", "options.delta must be a number")?;
     let protocol = Reflect::get(&options, &"protocol".into())?;
     let amplification = if protocol.is_undefined() {
+        // As `privacy shuffle --domain` without `--protocol`: refused, not
+        // silently ignored (the bound asked for would not be the one given).
+        if !Reflect::get(&options, &"domain".into())?.is_undefined() {
+            return Err(type_error("options.domain goes with protocol: \"grr\" (without a protocol, no domain)"));
+        }
         crate::accounting::shuffle(epsilon, n, delta)
     } else if protocol.as_string().as_deref() == Some("grr") {
         let what = "options.domain must be a whole number (the domain's size)";

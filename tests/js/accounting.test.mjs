@@ -44,6 +44,8 @@ test('bad input throws typed errors', () => {
   assert.throws(() => shuffle({ epsilon: 4, n: 0, delta: 1e-6 }), ranged('n'));
   assert.throws(() => shuffle({ epsilon: 4, n: 100, delta: 1e-6, protocol: 'grr', domain: 1 }), ranged('domain'));
   assert.throws(() => shuffle({ epsilon: 4, n: 100, delta: 1e-6, protocol: 'grr' }), TypeError);
+  // A domain without a protocol is refused, as by `privacy shuffle --domain 16` (which needs --protocol).
+  assert.throws(() => shuffle({ epsilon: 4, n: 100, delta: 1e-6, domain: 16 }), TypeError);
   assert.throws(() => shuffle({ epsilon: 4, n: 100, delta: 1e-6, protocol: 'oue', domain: 4 }), TypeError);
   assert.throws(() => shuffle(4, 100, 1e-6), TypeError);
 });

@@ -145,7 +145,10 @@ pub struct Central {
 pub const SHUFFLED_NOTE: &str = "The central (epsilon, delta) is what shuffling gives each report of the smallest \
      batch received, and every larger one. It holds only if the shuffler is run by someone other than the \
      collector (whoever runs both sees who sent each report), and only for reports that reached the collector \
-     through it; reports posted directly are protected by their local epsilon alone.";
+     through it; reports posted directly are protected by their local epsilon alone. It also assumes the other \
+     reports of a batch come from distinct honest users: a sender that fills a batch with its own reports leaves \
+     the others in it less protected, down to their local epsilon alone, which is why the shuffler should limit \
+     reports per sender (--reports-per-minute).";
 
 /// An estimate's text, and what it was computed from.
 struct Computed {

@@ -62,6 +62,11 @@ pub struct FrontArgs {
 }
 
 impl FrontArgs {
+    /// Whether `--reports-per-minute` limits each sender.
+    pub fn limits_reports(&self) -> bool {
+        self.reports_per_minute > 0
+    }
+
     /// The checks these options ask for; `program` names the server in the
     /// log line that states the per-source limits.
     pub fn front(&self, program: &str, telemetry: Arc<Telemetry>) -> Result<Front, String> {

@@ -6,7 +6,7 @@
 //! metrics    (id, name UNIQUE, randomizer, config)   -- randomizer = Metric::id()
 //! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
-//! batches    (id, metric → metrics.id, size)         -- shuffled batches received (`localdp shuffle`)
+//! batches    (metric → metrics.id, id, size)         -- shuffled batches received (`localdp shuffle`), one per (metric, id)
 //! ```
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
@@ -47,9 +47,10 @@ CREATE TABLE IF NOT EXISTS rejections (
     PRIMARY KEY (metric, reason)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS batches (
-    id TEXT PRIMARY KEY,
     metric INTEGER NOT NULL REFERENCES metrics(id),
-    size INTEGER NOT NULL
+    id TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (metric, id)
 ) WITHOUT ROWID;
 ";
 
@@ -217,12 +218,12 @@ impl Store {
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
             let mut batch_id = transaction
-                .prepare_cached("INSERT INTO batches (id, metric, size) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO NOTHING")?;
+                .prepare_cached("INSERT INTO batches (metric, id, size) VALUES (?1, ?2, ?3) ON CONFLICT (metric, id) DO NOTHING")?;
             // Rejections summed per metric first: one upsert per (metric, reason).
             let mut rejections: Vec<(i64, [u64; Rejection::ALL.len()])> = Vec::new();
             for (key, reports, rejected, id) in batches {
                 let new = match id {
-                    Some(id) => batch_id.execute(params![id, key, reports.len() as i64])? == 1,
+                    Some(id) => batch_id.execute(params![key, id, reports.len() as i64])? == 1,
                     None => true,
                 };
                 stored.push(new);
@@ -261,10 +262,12 @@ impl Store {
         Ok(stored)
     }
 
-    /// The sizes of a metric's stored batches (received with an id).
+    /// The sizes of a metric's stored batches (received with an id) that
+    /// held an accepted report: one whose reports were all rejected is
+    /// stored (so a retry of it is a duplicate) but is no batch to hide in.
     pub fn batch_sizes(&self, key: i64) -> StoreResult<Vec<u64>> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1").map_err(db)?;
+        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1 AND size > 0").map_err(db)?;
         let rows = statement.query_map([key], |r| r.get::<_, i64>(0)).map_err(db)?;
         rows.map(|size| size.map(|s| s as u64)).collect::<rusqlite::Result<_>>().map_err(db)
     }

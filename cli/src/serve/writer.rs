@@ -164,7 +164,9 @@ fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group
             continue;
         }
         metrics[append.metric].absorb(&append.parsed, &append.rejected);
-        if append.batch.is_some() {
+        // A batch whose reports were all rejected hides no one: its id is
+        // stored (a retry is a duplicate), but it is not counted.
+        if append.batch.is_some() && !append.reports.is_empty() {
             metrics[append.metric].count_batch(append.reports.len() as u64);
         }
         let t = &mut tally[append.metric];
