@@ -52,6 +52,8 @@ pub struct AuditResult {
 
 impl AuditResult {
     /// True when the bound proves the claimed ε wrong.
+    ///
+    /// See the examples on [`audit`] and [`audit_with`].
     pub fn violated(&self) -> bool {
         self.epsilon_lower_bound > self.epsilon
     }
@@ -61,6 +63,16 @@ impl AuditResult {
 /// output, and what the metric's family adds (the level of the likelihood
 /// ratio between the neighbours for frequency metrics and RAPPOR,
 /// thresholds `output ≥ c` for numeric ones).
+///
+/// ```
+/// use localdp::{audit, Metric, SimulationRng};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":3}"#)?;
+/// let report = metric.randomize_text("1", &mut SimulationRng::seed_from_u64(1))?; // simulation only
+/// let events = audit::events(&metric, &report);
+/// assert!(events[0].starts_with("output ")); // the exact output, then the family's events
+/// assert_eq!(events[1..], metric.events(&report)[..]);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn events(metric: &Metric, report: &Report) -> Vec<String> {
     events_of(metric, report).iter().map(|e| e.text(metric)).collect()
 }
@@ -103,6 +115,17 @@ fn payload_text(metric: &Metric, payload: &Payload) -> String {
 /// Audits the metric's own randomizer (the production code path). For
 /// RAPPOR it audits the permanent response, whose claim is `ε_∞` (the
 /// instantaneous step is post-processing of it).
+///
+/// ```
+/// use localdp::{audit::audit, Metric, SimulationRng};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let mut rng = SimulationRng::seed_from_u64(11); // simulation only
+/// let result = audit(&metric, 20_000, 0.95, &mut rng);
+/// assert_eq!((result.epsilon, result.samples, result.confidence), (1.0, 20_000, 0.95));
+/// assert!(!result.violated()); // GRR keeps its claim
+/// assert!(result.epsilon_lower_bound <= 1.0);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn audit<R: RngCore>(metric: &Metric, samples: u64, confidence: f64, rng: &mut R) -> AuditResult {
     let inputs = metric.neighbours();
     let kind = metric.kind();
@@ -116,6 +139,22 @@ pub fn audit<R: RngCore>(metric: &Metric, samples: u64, confidence: f64, rng: &m
 /// `metric`'s public rules: `randomize(0 or 1, rng)` must return a report for
 /// the first or second neighbouring input. Tests use this to audit
 /// deliberately broken randomizers.
+///
+/// ```
+/// use localdp::audit::audit_with;
+/// use localdp::report::Payload;
+/// use localdp::{Metric, SimulationRng};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let mut rng = SimulationRng::seed_from_u64(4); // simulation only
+/// let template = metric.randomize_text("0", &mut rng)?;
+/// // A broken "randomizer" that sends the true value (0 or 3, the neighbours): its ε is infinite.
+/// let mut leak = |which: usize, _: &mut dyn localdp::rng::RngCore| {
+///     localdp::Report { payload: Payload::Index(3 * which as u64), ..template.clone() }
+/// };
+/// let result = audit_with(&metric, 1.0, 2_000, 0.95, &mut leak, &mut rng);
+/// assert!(result.violated() && result.epsilon_lower_bound > 1.0);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn audit_with(
     metric: &Metric,
     claimed: f64,
@@ -196,6 +235,13 @@ fn log_ratio_bound(k_hi: u64, k_lo: u64, n: u64, alpha: f64) -> f64 {
 
 /// The Clopper–Pearson lower bound for `k` successes of `n`: the `p` with
 /// `P[Bin(n, p) ≥ k] = α`, i.e. the `α` quantile of Beta(k, n−k+1).
+///
+/// ```
+/// use localdp::audit::clopper_pearson_lower;
+/// // 10 successes of 10: P[Bin(10, p) ≥ 10] = p^10 = 0.05.
+/// assert!((clopper_pearson_lower(10, 10, 0.05) - 0.05f64.powf(0.1)).abs() < 1e-9);
+/// assert_eq!(clopper_pearson_lower(0, 10, 0.05), 0.0);
+/// ```
 pub fn clopper_pearson_lower(k: u64, n: u64, alpha: f64) -> f64 {
     if k == 0 {
         return 0.0;

@@ -100,6 +100,20 @@ pub struct ClientState {
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
 /// (serialized in key order, as a `BTreeMap` is), without a B-tree's code in
 /// the client's wasm module. A key given twice keeps its last value.
+///
+/// ```
+/// use localdp::client::KeyMap;
+/// let mut map = KeyMap::default();
+/// assert!(map.is_empty());
+/// map.insert("b".to_string(), 2.0);
+/// map.insert("a".to_string(), 1.0);
+/// map.insert("b".to_string(), 3.0); // replaces
+/// assert_eq!((map.len(), map.get("b")), (2, Some(&3.0)));
+/// assert_eq!(map.iter().collect::<Vec<_>>(), [("a", &1.0), ("b", &3.0)]); // in key order
+/// map.values_mut().for_each(|v| *v *= 2.0);
+/// assert_eq!(map.values().sum::<f64>(), 8.0);
+/// assert_eq!((map.remove("a"), map.remove("a"), map.len()), (Some(2.0), None, 1));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeyMap<V>(Vec<(String, V)>);
 
@@ -115,11 +129,15 @@ impl<V> KeyMap<V> {
     }
 
     /// The value of `key`.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn get(&self, key: &str) -> Option<&V> {
         self.position(key).ok().and_then(|i| self.0.get(i)).map(|(_, v)| v)
     }
 
     /// Sets `key` to `value`.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn insert(&mut self, key: String, value: V) {
         match self.position(&key) {
             Ok(i) => self.0[i].1 = value,
@@ -128,31 +146,43 @@ impl<V> KeyMap<V> {
     }
 
     /// Removes `key`, giving its value.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn remove(&mut self, key: &str) -> Option<V> {
         self.position(key).ok().map(|i| self.0.remove(i).1)
     }
 
     /// The number of keys.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
     /// True when there is no key.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The keys and values, in key order.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// The values, in key order.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn values(&self) -> impl Iterator<Item = &V> {
         self.0.iter().map(|(_, v)| v)
     }
 
     /// The values, mutably, in key order.
+    ///
+    /// See the example on [`KeyMap`].
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.0.iter_mut().map(|(_, v)| v)
     }
@@ -300,6 +330,17 @@ impl std::fmt::Debug for Client {
 }
 
 /// A fresh 256-bit secret as hex.
+///
+/// ```
+/// use localdp::client::new_secret;
+/// use localdp::SecureRng;
+/// let mut rng = SecureRng::new()?;
+/// let secret = new_secret(&mut rng);
+/// assert_eq!(secret.len(), 64);
+/// assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()));
+/// assert_ne!(secret, new_secret(&mut rng));
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
     let mut secret = [0u8; 32];
     rng.fill_bytes(&mut secret);
@@ -353,6 +394,17 @@ impl Client {
     }
 
     /// [`Client::new`] with a parsed config.
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::SecureRng;
+    /// let secret = new_secret(&mut SecureRng::new()?);
+    /// let config = serde_json::json!({"protocol": "oue", "epsilon": 1, "domain": 4, "memoize": true});
+    /// let client = Client::from_value(config, &secret, None)?;
+    /// assert!(client.settings().memoize);
+    /// assert!(Client::from_value(serde_json::json!({"protocol": "oue"}), &secret, None).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
         Client::from_config(crate::metric::config_object(config)?, secret, stored)
     }
@@ -373,6 +425,29 @@ impl Client {
     /// with the same config would, without parsing the config again: for a
     /// front end whose storage another process (a tab, a worker) may have
     /// written since this client last read it. On an error nothing changes.
+    ///
+    /// Its example shows the getters too:
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::SecureRng;
+    /// let config = r#"{"protocol":"grr","epsilon":1,"domain":["a","b"],"memoize":true,
+    ///                  "budget":{"epsilon":5,"window":"1h"}}"#;
+    /// let mut rng = SecureRng::new()?;
+    /// let secret = new_secret(&mut rng);
+    /// let mut client = Client::new(config, &secret, Some("not a state"))?;
+    /// assert_eq!(client.resets(), 1); // the corrupt state was replaced
+    /// assert_eq!(client.metric().epsilon(), 1.0);
+    /// assert_eq!(client.settings().budget.map(|b| b.window_ms), Some(3_600_000));
+    /// // Another tab reported and stored its state: take it.
+    /// let mut other = Client::new(config, &secret, None)?;
+    /// other.randomize_text("b", 0, &mut rng)?;
+    /// client.load(&secret, Some(&other.state_json()?))?;
+    /// assert_eq!((client.resets(), client.spent(0)), (0, 1.0));
+    /// assert!(client.load("not hex", None).is_err()); // and nothing changed
+    /// assert_eq!(client.spent(0), 1.0);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
         self.secret = parse_secret(secret)?;
         (self.state, self.resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
@@ -380,16 +455,22 @@ impl Client {
     }
 
     /// The metric.
+    ///
+    /// See the example on [`Client::load`].
     pub fn metric(&self) -> &Metric {
         &self.metric
     }
 
     /// The client-only settings.
+    ///
+    /// See the example on [`Client::load`].
     pub fn settings(&self) -> &ClientSettings {
         &self.settings
     }
 
     /// Resets found when this client was made (0 or 1).
+    ///
+    /// See the example on [`Client::load`].
     pub fn resets(&self) -> u64 {
         self.resets
     }
@@ -397,6 +478,8 @@ impl Client {
     /// The state to store after a report, or [`Error::UnstorableState`] if
     /// JSON cannot carry it exactly (never a placeholder that would read back
     /// as a reset).
+    ///
+    /// See the example on [`Client::new`].
     pub fn state_json(&self) -> Result<String> {
         crate::json::to_string(&self.state).ok_or(Error::UnstorableState)
     }
@@ -405,6 +488,8 @@ impl Client {
     /// window's charges, rounded up addition by addition, so it is never
     /// below the exact total; with a budget δ, their optimal composition at
     /// that δ ([`compose`]), never below the truth and never above the sum.
+    ///
+    /// See the example on [`Client::new`].
     pub fn spent(&self, now_ms: u64) -> f64 {
         self.window_epsilon(now_ms, None)
     }
@@ -446,6 +531,8 @@ impl Client {
     /// `k` reports of one memo reveal at most `min(k·ε_1, ε_∞)` about it: each
     /// is an `ε_1` channel of the value, and all are post-processing of one
     /// `ε_∞` permanent response.
+    ///
+    /// See the example on [`Client::new`].
     pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
         let rng: &mut dyn RngCore = rng;
         let metric = self.metric.clone();

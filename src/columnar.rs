@@ -43,6 +43,12 @@ pub struct Bitmap<'a> {
 
 impl Bitmap<'_> {
     /// Whether row `i` is present; `None` when the bitmap is too short.
+    ///
+    /// ```
+    /// use localdp::columnar::Bitmap;
+    /// let valid = Bitmap { bytes: &[0b0000_0101], offset: 1 }; // rows start at bit 1
+    /// assert_eq!((valid.get(0), valid.get(1), valid.get(7)), (Some(false), Some(true), None));
+    /// ```
     pub fn get(&self, i: usize) -> Option<bool> {
         let bit = self.offset.checked_add(i)?;
         self.bytes.get(bit / 8).map(|byte| byte >> (bit % 8) & 1 == 1)
@@ -198,6 +204,21 @@ pub struct ReportBatch<'a> {
 
 impl<'a> ReportBatch<'a> {
     /// A batch of `len` rows with no column yet (fill in the payload's).
+    ///
+    /// With [`ReportBatch::row`]:
+    ///
+    /// ```
+    /// use localdp::columnar::{Bitmap, Column, ReportBatch};
+    /// use localdp::report::Payload;
+    /// let batch = ReportBatch {
+    ///     value: Some(Column { values: &[4, 0, 9], valid: Some(Bitmap { bytes: &[0b101], offset: 0 }) }),
+    ///     ..ReportBatch::new(1, "grr:1.0:abc", 3)
+    /// };
+    /// assert_eq!(batch.row(0)?, Payload::Index(4));
+    /// assert!(batch.row(1).is_err()); // a null row carries no payload
+    /// assert!(batch.row(3).is_err()); // beyond the batch: malformed, never a panic
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(version: u32, id: &'a str, len: usize) -> Self {
         ReportBatch {
             version,
@@ -215,6 +236,8 @@ impl<'a> ReportBatch<'a> {
     /// Row `i`'s payload. A column shorter than the batch, offsets out of
     /// bounds, a row beyond `len` or a combination of fields no report has
     /// make the row malformed (an error, never a panic).
+    ///
+    /// See the example on [`ReportBatch::new`].
     pub fn row(&self, i: usize) -> Result<Payload> {
         if i >= self.len {
             return Err(short_column());
@@ -360,16 +383,31 @@ impl ReportFields {
     pub const SAMPLED: ReportFields = ReportFields { sampled: Presence::Always, ..ReportFields::NONE };
 
     /// The fields of the payload [`Payload::Bits`] of `d` bits.
+    ///
+    /// With [`ReportFields::cohort_bits`] and [`ReportFields::either`]:
+    ///
+    /// ```
+    /// use localdp::columnar::{Presence, ReportFields};
+    /// let bits = ReportFields::bits(12);
+    /// assert_eq!((bits.bits, bits.bits_width, bits.cohort), (Presence::Always, Some(2), Presence::Never));
+    /// assert_eq!(ReportFields::cohort_bits(12).cohort, Presence::Always);
+    /// let mixed = ReportFields::bits(12).either(ReportFields::HASHED); // a tree with OUE and HRR levels
+    /// assert_eq!((mixed.bits, mixed.seed, mixed.bits_width), (Presence::Sometimes, Presence::Sometimes, Some(2)));
+    /// ```
     pub const fn bits(d: usize) -> ReportFields {
         ReportFields { bits: Presence::Always, bits_width: Some(d.div_ceil(8)), ..ReportFields::NONE }
     }
 
     /// The fields of the payload [`Payload::Cohort`] of `d` bits.
+    ///
+    /// See the example on [`ReportFields::bits`].
     pub const fn cohort_bits(d: usize) -> ReportFields {
         ReportFields { cohort: Presence::Always, ..ReportFields::bits(d) }
     }
 
     /// The fields of reports that are of one shape or the other.
+    ///
+    /// See the example on [`ReportFields::bits`].
     pub fn either(self, other: ReportFields) -> ReportFields {
         let width = |f: ReportFields| (f.bits != Presence::Never).then_some(f.bits_width);
         ReportFields {

@@ -15,6 +15,24 @@ pub const MAX_DOMAIN: usize = 1 << 22;
 /// are distinct, so every `Domain` has at least two values.
 ///
 /// In JSON: `1024` or `["chrome", "firefox", "safari"]`.
+///
+/// What a domain holds (its getters):
+///
+/// ```
+/// use localdp::Domain;
+/// let sized = Domain::size(4)?;
+/// assert_eq!((sized.len(), sized.is_sized(), sized.is_empty(), sized.label_list()), (4, true, false, None));
+/// assert_eq!((sized.index_of("3")?, sized.value_text(3)), (3, Some("3".to_string())));
+/// assert!(sized.index_of("4").is_err() && sized.value_json(4).is_none());
+/// let labels = Domain::labels(vec!["no".into(), "yes".into()])?;
+/// assert_eq!(labels.label_list(), Some(&["no".to_string(), "yes".to_string()][..]));
+/// assert_eq!((labels.value_json(1), labels.value_json(2)), (Some(serde_json::json!("yes")), None));
+/// assert_eq!(sized.value_json(1), Some(serde_json::json!(1)));
+/// // Local hashing hashes each value's text; reports carry the fingerprint.
+/// assert_eq!(labels.keys(), [localdp::hash::key64(b"no"), localdp::hash::key64(b"yes")]);
+/// assert_ne!(Domain::size(2)?.fingerprint(), labels.fingerprint());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Domain {
     repr: Repr,
@@ -49,6 +67,14 @@ impl Eq for Domain {}
 
 impl Domain {
     /// Validates a domain from its config form.
+    ///
+    /// ```
+    /// use localdp::{Domain, DomainSpec};
+    /// assert_eq!(Domain::new(&DomainSpec::Size(8))?, Domain::size(8)?);
+    /// assert_eq!(Domain::new(&DomainSpec::Labels(vec!["a".into(), "b".into()]))?.len(), 2);
+    /// assert!(Domain::new(&DomainSpec::Size(1)).is_err()); // at least two values
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(spec: &DomainSpec) -> Result<Self> {
         match spec {
             DomainSpec::Size(n) => Domain::size(usize::try_from(*n).unwrap_or(usize::MAX)),
@@ -57,6 +83,13 @@ impl Domain {
     }
 
     /// `0..d`, `2 ≤ d ≤` [`MAX_DOMAIN`].
+    ///
+    /// ```
+    /// use localdp::domain::{Domain, MAX_DOMAIN};
+    /// assert_eq!(Domain::size(MAX_DOMAIN)?.len(), MAX_DOMAIN);
+    /// assert!(Domain::size(1).is_err() && Domain::size(MAX_DOMAIN + 1).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn size(d: usize) -> Result<Self> {
         if !(2..=MAX_DOMAIN).contains(&d) {
             return Err(Error::invalid(
@@ -90,6 +123,8 @@ impl Domain {
     }
 
     /// The number of values `d`.
+    ///
+    /// See the example on [`Domain`].
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Size(d) => *d,
@@ -98,16 +133,22 @@ impl Domain {
     }
 
     /// Never true: a domain has at least two values.
+    ///
+    /// See the example on [`Domain`].
     pub fn is_empty(&self) -> bool {
         false
     }
 
     /// True for the integers `0..d`, false for a list of labels.
+    ///
+    /// See the example on [`Domain`].
     pub fn is_sized(&self) -> bool {
         matches!(self.repr, Repr::Size(_))
     }
 
     /// The labels in index order, or `None` for the integers `0..d`.
+    ///
+    /// See the example on [`Domain`].
     pub fn label_list(&self) -> Option<&[String]> {
         match &self.repr {
             Repr::Size(_) => None,
@@ -117,6 +158,8 @@ impl Domain {
 
     /// The index of a value given as text (a decimal integer for a sized
     /// domain). The error does not repeat the value.
+    ///
+    /// See the example on [`Domain`].
     pub fn index_of(&self, value: &str) -> Result<usize> {
         match &self.repr {
             Repr::Size(d) => match value.parse::<usize>() {
@@ -135,6 +178,8 @@ impl Domain {
 
     /// The value at `index` as JSON (a number or a label), or `None` if
     /// `index ≥ len()`.
+    ///
+    /// See the example on [`Domain`].
     pub fn value_json(&self, index: usize) -> Option<serde_json::Value> {
         match &self.repr {
             Repr::Size(d) => (index < *d).then(|| serde_json::Value::from(index)),
@@ -144,6 +189,8 @@ impl Domain {
 
     /// The value at `index` as text (the form clients hash and CLIs print),
     /// or `None` if `index ≥ len()`.
+    ///
+    /// See the example on [`Domain`].
     pub fn value_text(&self, index: usize) -> Option<String> {
         match &self.repr {
             Repr::Size(d) => (index < *d).then(|| text!(index)),
@@ -152,6 +199,8 @@ impl Domain {
     }
 
     /// The hash key of every value, in index order (for local hashing).
+    ///
+    /// See the example on [`Domain`].
     pub fn keys(&self) -> Vec<u64> {
         match &self.repr {
             Repr::Size(d) => (0..*d).map(|i| key64(text!(i).as_bytes())).collect(),
@@ -161,6 +210,8 @@ impl Domain {
 
     /// A short fingerprint carried by every report, so that an aggregator can
     /// tell a report made for another domain.
+    ///
+    /// See the example on [`Domain`].
     pub fn fingerprint(&self) -> String {
         let mut canonical = Vec::new();
         match &self.repr {

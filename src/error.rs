@@ -493,6 +493,12 @@ impl Rejection {
     ];
 
     /// The snake_case name used in JSON output.
+    ///
+    /// ```
+    /// use localdp::Rejection;
+    /// assert_eq!(Rejection::ConfigMismatch.as_str(), "config_mismatch");
+    /// assert!(Rejection::ALL.iter().all(|r| r.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_')));
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Rejection::Malformed => "malformed",

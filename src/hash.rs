@@ -6,6 +6,23 @@
 //! seed with probability close to `1/g` (what the variance formula assumes).
 
 /// The 64-bit finalizer of MurmurHash3: a bijection with full avalanche.
+///
+/// With [`key64`] and [`bucket`], the hashing of local hashing and the
+/// sketches:
+///
+/// ```
+/// use localdp::hash::{bucket, key64, mix64};
+/// assert_eq!(mix64(0), 0);
+/// assert_ne!(mix64(1), mix64(2));
+/// assert_eq!(key64(b"firefox"), key64(b"firefox")); // the same on every platform
+/// assert_ne!(key64(b"firefox"), key64(b"chrome"));
+/// let key = key64(b"firefox");
+/// assert!((0..100).all(|seed| bucket(seed, key, 5) < 5));
+/// // The seed picks the hash function: over many seeds, every bucket is used.
+/// let mut used = [false; 5];
+/// (0..100).for_each(|seed| used[bucket(seed, key, 5) as usize] = true);
+/// assert!(used.iter().all(|&u| u));
+/// ```
 #[inline(always)]
 pub fn mix64(mut x: u64) -> u64 {
     x ^= x >> 33;
@@ -16,6 +33,8 @@ pub fn mix64(mut x: u64) -> u64 {
 }
 
 /// A 64-bit key for a byte string: FNV-1a, then [`mix64`] for avalanche.
+///
+/// See the example on [`mix64`].
 pub fn key64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
@@ -35,6 +54,8 @@ pub(crate) fn fingerprint(canonical: &[u8]) -> String {
 /// function chosen by `seed`. Per report and per candidate value this costs
 /// two multiplications and a few shifts, which is what makes exact
 /// per-report decoding of local hashing fast.
+///
+/// See the example on [`mix64`].
 #[inline(always)]
 pub fn bucket(seed: u32, key: u64, g: u64) -> u64 {
     let h = mix64(key ^ salt(seed));

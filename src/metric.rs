@@ -236,6 +236,24 @@ pub enum ValueKind {
 /// let report = metric.randomize_text("4.5", &mut rng).unwrap();
 /// assert_eq!(report.protocol, metric.protocol());
 /// ```
+///
+/// What a metric says about itself (its getters):
+///
+/// ```
+/// use localdp::metric::ValueKind;
+/// use localdp::{FrequencyOracle, Metric};
+/// let grr = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":["a","b","c"]}"#)?;
+/// assert_eq!((grr.protocol().name(), grr.epsilon(), grr.long_run_epsilon()), ("grr", 1.0, 1.0));
+/// assert!(grr.id().starts_with("grr:1.0:")); // protocol, ε, the domain's fingerprint
+/// assert_eq!((grr.family(), grr.value_kind()), ("frequency", ValueKind::Index { size: None }));
+/// assert!(grr.memoizable());
+/// assert_eq!(grr.mechanism::<FrequencyOracle>().map(|o| o.domain().len()), Some(3));
+/// assert_eq!(grr.neighbours(), ["a".to_string(), "c".to_string()]); // what the auditor compares
+/// let mean = Metric::from_json(r#"{"protocol":"laplace","epsilon":1,"range":[0,10]}"#)?;
+/// assert_eq!(mean.value_kind(), ValueKind::Numbers { attributes: 1 });
+/// assert!(mean.mechanism::<FrequencyOracle>().is_none());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Metric {
     kind: Arc<dyn Kind>,
@@ -258,12 +276,31 @@ impl Metric {
     /// `"auto"`, its `"domain"` or `"range"`) builds it. Shape errors name
     /// the key at fault. Client-only keys ([`crate::client::CLIENT_KEYS`])
     /// are validated, then ignored here.
+    ///
+    /// ```
+    /// use localdp::{Error, Metric};
+    /// let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":2,"domain":16}"#)?;
+    /// assert_eq!(metric.epsilon(), 2.0);
+    /// let Err(Error::MalformedConfig { key, detail }) = Metric::from_json(r#"{"epsilon":2,"domain":16}"#) else { panic!() };
+    /// assert_eq!(key.as_deref(), Some("protocol"));
+    /// assert!(detail.starts_with("missing \"protocol\""));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<Self> {
         Metric::from_config(parse_config(text)?)
     }
 
     /// [`Metric::from_json`] of a parsed config (the wasm build's configs
     /// are JS objects; no JSON text is parsed for them).
+    ///
+    /// ```
+    /// use localdp::Metric;
+    /// let config = serde_json::json!({"protocol": "grr", "epsilon": 1, "domain": ["a", "b"]});
+    /// let metric = Metric::from_value(config)?;
+    /// assert_eq!(metric, Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":["a","b"]}"#)?);
+    /// assert!(Metric::from_value(serde_json::json!([1, 2])).is_err()); // not an object
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn from_value(value: serde_json::Value) -> Result<Self> {
         Metric::from_config(config_object(value)?)
     }
@@ -305,16 +342,22 @@ impl Metric {
 
     /// Identifies the metric's randomization: protocol, ε and the domain's or
     /// range's fingerprint (what a report's envelope carries).
+    ///
+    /// See the example on [`Metric`].
     pub fn id(&self) -> String {
         id_of(&*self.kind)
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`Metric`].
     pub fn protocol(&self) -> Protocol {
         self.kind.protocol()
     }
 
     /// ε of one report (RAPPOR: `ε_1`).
+    ///
+    /// See the example on [`Metric`].
     pub fn epsilon(&self) -> f64 {
         self.kind.epsilon()
     }
@@ -323,11 +366,15 @@ impl Metric {
     /// reports of one value spend: RAPPOR's `ε_∞`, a frequency metric's
     /// `epsilon` (above the per-report ε with `"instantaneous_epsilon"`), ε
     /// otherwise.
+    ///
+    /// See the example on [`Metric`].
     pub fn long_run_epsilon(&self) -> f64 {
         self.kind.long_run_epsilon()
     }
 
     /// True where memoization applies.
+    ///
+    /// See the example on [`Metric`].
     pub fn memoizable(&self) -> bool {
         self.kind.memo().is_some()
     }
@@ -350,22 +397,30 @@ impl Metric {
 
     /// The family, as the collector's listings name it (`"frequency"`,
     /// `"numeric"`, `"rappor"`).
+    ///
+    /// See the example on [`Metric`].
     pub fn family(&self) -> &'static str {
         self.kind.family()
     }
 
     /// What a value of this metric is, for front ends that type it (the
     /// JavaScript package turns numbers and arrays into text by it).
+    ///
+    /// See the example on [`Metric`].
     pub fn value_kind(&self) -> ValueKind {
         self.kind.value_kind()
     }
 
     /// The typed mechanism, if it is a `T` (e.g. [`crate::FrequencyOracle`]).
+    ///
+    /// See the example on [`Metric`].
     pub fn mechanism<T: 'static>(&self) -> Option<&T> {
         self.kind.as_any().downcast_ref()
     }
 
     /// Two values that differ the most, for the auditor.
+    ///
+    /// See the example on [`Metric`].
     #[cfg(feature = "aggregate")]
     pub fn neighbours(&self) -> [String; 2] {
         self.kind.neighbours()
@@ -388,6 +443,16 @@ impl Metric {
     }
 
     /// The events of a report that the auditor counts.
+    ///
+    /// ```
+    /// use localdp::{Metric, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":2}"#)?;
+    /// let report = metric.randomize_text("0", &mut SimulationRng::seed_from_u64(1))?; // simulation only
+    /// let events = metric.events(&report);
+    /// assert_eq!(events.len(), 1);
+    /// assert!(events[0].starts_with("log-likelihood ratio "));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     #[cfg(feature = "aggregate")]
     pub fn events(&self, report: &Report) -> Vec<String> {
         self.kind.events(report)
@@ -427,6 +492,13 @@ pub(crate) fn config_object(value: serde_json::Value) -> Result<ConfigObject> {
 }
 
 /// Numbers separated by commas (one for a scalar metric).
+///
+/// ```
+/// use localdp::metric::parse_numbers;
+/// assert_eq!(parse_numbers("1.5, 2,-3")?, vec![1.5, 2.0, -3.0]);
+/// assert!(parse_numbers("1,x").is_err()); // the error does not repeat the text
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
     text.split(',')
         .map(|v| crate::privacy::parse_number(v.trim()))
@@ -435,6 +507,24 @@ pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
 }
 
 /// The aggregator of any metric.
+///
+/// Its getters, and a typed view of the aggregator inside:
+///
+/// ```
+/// use localdp::{Aggregate, Aggregator, FrequencyAggregator, Metric, Rejection, SimulationRng};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let mut aggregator = Aggregator::new(metric.clone());
+/// aggregator.add(&metric.randomize_text("2", &mut SimulationRng::seed_from_u64(5))?)?; // simulation only
+/// assert!(aggregator.add_json("{}").is_err());
+/// assert_eq!((aggregator.n(), aggregator.rejected().total()), (1, 1));
+/// assert_eq!((aggregator.protocol().name(), aggregator.metric()), ("grr", &metric));
+/// assert_eq!(aggregator.typed::<FrequencyAggregator>().map(|a| a.n()), Some(1));
+/// // A collector rebuilding the aggregator from its stored reports puts back the refusals too.
+/// let mut rebuilt = Aggregator::from_bytes(metric, &aggregator.to_bytes())?;
+/// rebuilt.restore_rejected(*aggregator.rejected());
+/// assert_eq!(rebuilt.rejected().get(Rejection::Malformed), 1);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[cfg(feature = "aggregate")]
 pub struct Aggregator {
     metric: Metric,
@@ -511,37 +601,51 @@ impl Aggregator {
     }
 
     /// The state as compact, versioned, checksummed bytes.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn to_bytes(&self) -> Vec<u8> {
         self.inner.to_bytes()
     }
 
     /// The metric.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn metric(&self) -> &Metric {
         &self.metric
     }
 
     /// Accepted reports.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn n(&self) -> u64 {
         self.inner.n()
     }
 
     /// Rejected reports by reason.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn rejected(&self) -> &RejectionCounts {
         self.inner.rejected()
     }
 
     /// Replaces the rejection counts, e.g. with those a collector stored
     /// beside the accepted reports it rebuilds this aggregator from.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn restore_rejected(&mut self, counts: RejectionCounts) {
         self.inner.restore_rejected(counts)
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`Aggregator`].
     pub fn protocol(&self) -> Protocol {
         self.metric.protocol()
     }
 
     /// Validates and adds one report (counted by reason if refused).
+    ///
+    /// See the example on [`Aggregator`].
     pub fn add(&mut self, report: &Report) -> Result<()> {
         self.inner.add(report)
     }
@@ -635,6 +739,8 @@ impl Aggregator {
     }
 
     /// The typed aggregator, if it is a `T` (e.g. [`crate::NumericAggregator`]).
+    ///
+    /// See the example on [`Aggregator`].
     pub fn typed<T: 'static>(&self) -> Option<&T> {
         self.inner.as_any().downcast_ref()
     }

@@ -138,6 +138,12 @@ pub enum Selection<P> {
 
 impl<P: ProtocolFamily> Selection<P> {
     /// The name a config gives: the protocol's, or `"auto"`.
+    ///
+    /// ```
+    /// use localdp::{FrequencyProtocol, Selection};
+    /// assert_eq!(Selection::Fixed(FrequencyProtocol::Olh).name(), "olh");
+    /// assert_eq!(Selection::<FrequencyProtocol>::Auto.name(), "auto");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             Selection::Auto => "auto",

@@ -7,6 +7,12 @@ use crate::error::{Error, Requirement, Result};
 /// would add kilobytes to the wasm build; there the shortest digits come
 /// from JS (`Number.prototype.toString`) and are laid out as serde_json
 /// lays them out natively, so ids and messages are the same text.
+///
+/// ```
+/// use localdp::privacy::number_text;
+/// assert_eq!([number_text(1.0), number_text(0.25), number_text(1e-7)], ["1.0", "0.25", "1e-7"]);
+/// assert_eq!(number_text(f64::NEG_INFINITY), "-Infinity");
+/// ```
 pub fn number_text(x: f64) -> String {
     if !x.is_finite() {
         return (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string();
@@ -136,6 +142,13 @@ pub(crate) fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// Checks that ε is a finite, positive number.
+///
+/// ```
+/// use localdp::privacy::validate_epsilon;
+/// assert_eq!(validate_epsilon(0.5)?, 0.5);
+/// assert!(validate_epsilon(0.0).is_err() && validate_epsilon(f64::INFINITY).is_err() && validate_epsilon(f64::NAN).is_err());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
     if epsilon.is_finite() && epsilon > 0.0 {
         Ok(epsilon)
@@ -152,6 +165,17 @@ pub fn validate_epsilon(epsilon: f64) -> Result<f64> {
 /// The realized channels stay within ε while their log-ratio is still within
 /// 1e-12 of ε, which the channel tests assert. `libm` is the one `exp` used
 /// natively and in wasm, so both compute the same bits.
+///
+/// With the other roundings toward privacy:
+///
+/// ```
+/// use localdp::privacy::{add_rounded_up, epsilon_rounded_up, exp, exp_epsilon_safe, ln};
+/// assert!(exp_epsilon_safe(1.0) < exp(1.0)); // a mechanism aims below e^ε
+/// assert!(epsilon_rounded_up(1.0) > 1.0 && epsilon_rounded_up(1.0) - 1.0 < 1e-12); // a claim rounds up
+/// assert_eq!(add_rounded_up(0.25, 0.5), 0.75); // exact sums stay
+/// assert!(add_rounded_up(0.1, 0.2) >= 0.1 + 0.2); // inexact ones never fall short
+/// assert!((ln(exp(2.0)) - 2.0).abs() < 1e-15);
+/// ```
 pub fn exp_epsilon_safe(epsilon: f64) -> f64 {
     libm::exp(epsilon) * (1.0 - f64::powi(2.0, -42))
 }
@@ -160,6 +184,8 @@ pub fn exp_epsilon_safe(epsilon: f64) -> f64 {
 /// `ln`, each within an ulp), raised by a relative `2^-42` so that the
 /// number claimed is never below the true one: constants round toward more
 /// privacy, and a claimed ε toward a larger one.
+///
+/// See the example on [`exp_epsilon_safe`].
 pub fn epsilon_rounded_up(epsilon: f64) -> f64 {
     epsilon * (1.0 + f64::powi(2.0, -42))
 }
@@ -167,6 +193,8 @@ pub fn epsilon_rounded_up(epsilon: f64) -> f64 {
 /// `a + b` rounded up: the exact sum's upper bound (the sum itself when the
 /// addition is exact, the next float above it otherwise). Ledgers add with
 /// it, so rounding errors never let them overspend.
+///
+/// See the example on [`exp_epsilon_safe`].
 pub fn add_rounded_up(a: f64, b: f64) -> f64 {
     let sum = a + b;
     // Two-sum: `sum + error` is exactly `a + b`.
@@ -180,11 +208,15 @@ pub fn add_rounded_up(a: f64, b: f64) -> f64 {
 }
 
 /// `e^x` with the project's single implementation (identical native and wasm).
+///
+/// See the example on [`exp_epsilon_safe`].
 pub fn exp(x: f64) -> f64 {
     libm::exp(x)
 }
 
 /// `ln x` with the project's single implementation (identical native and wasm).
+///
+/// See the example on [`exp_epsilon_safe`].
 pub fn ln(x: f64) -> f64 {
     libm::log(x)
 }

@@ -105,6 +105,31 @@ crate::json::read_by_hand!(RapporConfig, RapporConfig::read);
 const MAX_EPSILON_INFINITY: f64 = 60.0;
 
 /// A configured RAPPOR metric.
+///
+/// Its parameters (the getters), and one install's reports step by step:
+///
+/// ```
+/// use localdp::{Metric, RapporMetric, SimulationRng};
+/// let metric = Metric::from_json(r#"{"protocol":"rappor","bits":32,"hashes":2,"cohorts":4,"candidates":["x","y"]}"#)?;
+/// let rappor: &RapporMetric = metric.mechanism().unwrap();
+/// assert_eq!((rappor.bits(), rappor.cohorts(), rappor.candidates().len()), (32, 4, 2));
+/// assert_eq!(rappor.parameters(), (0.5, 0.5, 0.75)); // the paper's f, p, q
+/// assert!((rappor.epsilon_infinity() - 4.0 * 3f64.ln()).abs() < 1e-9); // 2h·ln((1 − f/2)/(f/2))
+/// assert!(rappor.epsilon_one() < rappor.epsilon_infinity());
+/// let (q_star, p_star) = rappor.report_bit_probabilities();
+/// assert!((q_star - 0.6875).abs() < 1e-12 && (p_star - 0.5625).abs() < 1e-12);
+/// assert!(rappor.frequency_variance(0.1) > 0.0 && !rappor.fingerprint().is_empty());
+/// // An install draws a cohort once, memoizes the permanent response of each value,
+/// // and sends a fresh instantaneous response of it every time.
+/// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+/// let cohort = rappor.draw_cohort(&mut rng);
+/// let bloom = rappor.bloom(cohort, "x");
+/// assert!((1..=2).contains(&bloom.count_ones()));
+/// let permanent = rappor.permanent(&bloom, &mut rng);
+/// let report = rappor.instantaneous(cohort, &permanent, &mut rng);
+/// rappor.validate(&report)?;
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct RapporMetric {
     bits: usize,
@@ -125,6 +150,18 @@ impl PartialEq for RapporMetric {
 
 impl RapporMetric {
     /// Validates the parameters.
+    ///
+    /// ```
+    /// use localdp::{OpenDomainProtocol, RapporConfig, RapporMetric};
+    /// let config = RapporConfig {
+    ///     protocol: OpenDomainProtocol::Rappor,
+    ///     bits: 64, hashes: 2, cohorts: 8, f: 0.25, p: 0.5, q: 0.75,
+    ///     candidates: vec!["home".into(), "search".into()],
+    /// };
+    /// assert_eq!(RapporMetric::new(&config)?.bits(), 64);
+    /// assert!(RapporMetric::new(&RapporConfig { p: 0.8, ..config }).is_err()); // p must be below q
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(config: &RapporConfig) -> Result<Self> {
         let integers = |parameter, min, max, found| {
             if (min..=max).contains(&found) {
@@ -169,18 +206,24 @@ impl RapporMetric {
     }
 
     /// The realized `(f, p, q)`.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn parameters(&self) -> (f64, f64, f64) {
         (self.replace.probability(), self.irr_zero.probability(), self.irr_one.probability())
     }
 
     /// `ε_∞ = 2h ln((1−f/2)/(f/2))`, the long-run guarantee of the PRR,
     /// rounded up ([`crate::privacy::epsilon_rounded_up`]).
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn epsilon_infinity(&self) -> f64 {
         let (f, _, _) = self.parameters();
         epsilon_rounded_up(2.0 * self.hashes as f64 * crate::privacy::ln((1.0 - f / 2.0) / (f / 2.0)))
     }
 
     /// `ε_1`, the guarantee of one report (PRR then IRR), rounded up.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn epsilon_one(&self) -> f64 {
         epsilon_rounded_up(self.report_epsilon())
     }
@@ -197,12 +240,16 @@ impl RapporMetric {
 
     /// `(q*, p*)`: a report bit is 1 with `q*` where the Bloom bit is set and
     /// `p*` where it is not.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn report_bit_probabilities(&self) -> (f64, f64) {
         let (f, p, q) = self.parameters();
         (f * (p + q) / 2.0 + (1.0 - f) * q, f * (p + q) / 2.0 + (1.0 - f) * p)
     }
 
     /// The fingerprint reports carry.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
@@ -212,6 +259,8 @@ impl RapporMetric {
     /// decoded alone: each of its `h` bits per cohort is an unbiased count of
     /// its holders with variance `N_j[share·q*(1−q*) + (1−share)·p*(1−p*)]/δ²`
     /// (`δ = (1−f)(q−p)`), and least squares averages the `h·m` of them.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn frequency_variance(&self, share: f64) -> f64 {
         let (f, p, q) = self.parameters();
         let (one, zero) = self.report_bit_probabilities();
@@ -220,6 +269,8 @@ impl RapporMetric {
     }
 
     /// `k`, the Bloom filter's size.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn bits(&self) -> usize {
         self.bits
     }
@@ -230,16 +281,22 @@ impl RapporMetric {
     }
 
     /// `m`, the number of cohorts.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn cohorts(&self) -> u64 {
         self.cohorts
     }
 
     /// The candidates decoded against.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn candidates(&self) -> &[String] {
         &self.candidates
     }
 
     /// The Bloom filter of `value` in `cohort`.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn bloom(&self, cohort: u32, value: &str) -> BitVector {
         let key = key64(value.as_bytes());
         let mut bloom = BitVector::zeros(self.bits);
@@ -251,11 +308,15 @@ impl RapporMetric {
     }
 
     /// A cohort for a new install.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn draw_cohort(&self, rng: &mut dyn RngCore) -> u32 {
         uniform_below(rng, self.cohorts) as u32
     }
 
     /// The permanent randomized response of a Bloom filter.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn permanent(&self, bloom: &BitVector, rng: &mut dyn RngCore) -> BitVector {
         let mut out = BitVector::zeros(self.bits);
         for i in 0..self.bits {
@@ -268,6 +329,8 @@ impl RapporMetric {
     }
 
     /// A report: the instantaneous randomized response of a PRR.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn instantaneous(&self, cohort: u32, permanent: &BitVector, rng: &mut dyn RngCore) -> Report {
         let mut out = BitVector::zeros(self.bits);
         for i in 0..self.bits {
@@ -299,6 +362,8 @@ impl RapporMetric {
     }
 
     /// Checks a report against this configuration.
+    ///
+    /// See the example on [`RapporMetric`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::OpenDomain(OpenDomainProtocol::Rappor), self.report_epsilon(), &self.fingerprint)?;
         match &report.payload {

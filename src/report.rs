@@ -116,6 +116,15 @@ impl Payload {
 }
 
 /// The protocol of any family, as reports carry it and estimates print it.
+///
+/// ```
+/// use localdp::{FrequencyProtocol, Protocol};
+/// let oue = Protocol::from_name("oue").unwrap();
+/// assert_eq!((oue, oue.name()), (Protocol::Frequency(FrequencyProtocol::Oue), "oue"));
+/// assert!(Protocol::from_name("no such protocol").is_none());
+/// // Names are unique across families: each names one protocol.
+/// assert!(Protocol::all().all(|p| Protocol::from_name(p.name()) == Some(p)));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Protocol {
@@ -133,6 +142,8 @@ pub enum Protocol {
 
 impl Protocol {
     /// The name used in configs and reports (unique across families).
+    ///
+    /// See the example on [`Protocol`].
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Frequency(p) => p.name(),
@@ -144,6 +155,8 @@ impl Protocol {
     }
 
     /// Every protocol of every family.
+    ///
+    /// See the example on [`Protocol`].
     pub fn all() -> impl Iterator<Item = Protocol> {
         let frequency = FrequencyProtocol::ALL.iter().map(|&p| Protocol::Frequency(p));
         let numeric = NumericProtocol::ALL.iter().map(|&p| Protocol::Numeric(p));
@@ -154,6 +167,8 @@ impl Protocol {
     }
 
     /// The protocol called `name`, in whichever family has it.
+    ///
+    /// See the example on [`Protocol`].
     pub fn from_name(name: &str) -> Option<Protocol> {
         Protocol::all().find(|p| p.name() == name)
     }
@@ -336,11 +351,24 @@ impl Report {
     }
 
     /// The report as a JSON object.
+    ///
+    /// ```
+    /// use localdp::{Metric, Report, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+    /// let report = metric.randomize_text("2", &mut SimulationRng::seed_from_u64(1))?; // simulation only
+    /// let value = report.to_json_value();
+    /// assert_eq!(value["protocol"], "grr");
+    /// assert_eq!(serde_json::from_str::<serde_json::Value>(&report.to_json()).unwrap(), value);
+    /// assert_eq!(Report::from_json(value.to_string())?, report);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn to_json_value(&self) -> serde_json::Value {
         serde_json::to_value(self.to_wire()).expect("a report always serializes")
     }
 
     /// The report as one line of JSON.
+    ///
+    /// See the example on [`Report::to_json_value`].
     pub fn to_json(&self) -> String {
         // A report's numbers are indices, seeds and cohorts below 2^53.
         crate::json::to_string(&self.to_wire()).expect("a report always serializes")
@@ -398,6 +426,19 @@ pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, 
 }
 
 /// A packed bit vector, least significant bit first within each byte.
+///
+/// ```
+/// use localdp::report::BitVector;
+/// let bits = BitVector::from_hex("0580")?; // bits 0, 2 and 15
+/// assert_eq!(bits.ones().collect::<Vec<_>>(), [0, 2, 15]);
+/// assert_eq!((bits.byte_len(), bits.count_ones(), bits.as_bytes()), (2, 3, &[0x05u8, 0x80][..]));
+/// assert!(bits.get(2) && !bits.get(1));
+/// assert!(bits.fits(16) && !bits.fits(12)); // bit 15 lies in the padding of 12 bits
+/// assert_eq!(bits.to_hex(), "0580");
+/// assert_eq!(BitVector::zeros(9).to_hex(), "0000");
+/// assert!(BitVector::from_hex("058").is_err() && BitVector::from_hex("zz").is_err());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BitVector {
     bytes: Vec<u8>,
@@ -405,6 +446,8 @@ pub struct BitVector {
 
 impl BitVector {
     /// `len` zero bits.
+    ///
+    /// See the example on [`BitVector`].
     pub fn zeros(len: usize) -> Self {
         BitVector { bytes: vec![0; len.div_ceil(8)] }
     }
@@ -438,27 +481,37 @@ impl BitVector {
     }
 
     /// Bit `i`; false beyond the end.
+    ///
+    /// See the example on [`BitVector`].
     pub fn get(&self, i: usize) -> bool {
         self.bytes.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1)
     }
 
     /// The number of bytes.
+    ///
+    /// See the example on [`BitVector`].
     pub fn byte_len(&self) -> usize {
         self.bytes.len()
     }
 
     /// The number of set bits.
+    ///
+    /// See the example on [`BitVector`].
     pub fn count_ones(&self) -> u64 {
         self.bytes.iter().map(|b| u64::from(b.count_ones())).sum()
     }
 
     /// True when no bit at or beyond `len` is set (the padding is clean).
+    ///
+    /// See the example on [`BitVector`].
     pub fn fits(&self, len: usize) -> bool {
         self.bytes.len() == len.div_ceil(8)
             && (len % 8 == 0 || self.bytes.last().is_none_or(|&b| b >> (len % 8) == 0))
     }
 
     /// The indices of the set bits, in increasing order.
+    ///
+    /// See the example on [`BitVector`].
     pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
         self.bytes.iter().enumerate().flat_map(|(i, &byte)| {
             let mut rest = byte;
@@ -474,6 +527,8 @@ impl BitVector {
 
     /// The packed bytes (bit `i` in byte `i/8` at position `i%8`): the raw
     /// form of the `bits` column ([`crate::columnar::Bytes`]).
+    ///
+    /// See the example on [`BitVector`].
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -491,11 +546,15 @@ impl BitVector {
     }
 
     /// Lower-case hex, two digits per byte.
+    ///
+    /// See the example on [`BitVector`].
     pub fn to_hex(&self) -> String {
         text!(HexBytes(&self.bytes))
     }
 
     /// Parses hex (either case); an odd length or a non-hex digit is malformed.
+    ///
+    /// See the example on [`BitVector`].
     pub fn from_hex(hex: &str) -> Result<Self> {
         let digit = |c: u8| match c {
             b'0'..=b'9' => Some(c - b'0'),

@@ -92,6 +92,14 @@ pub struct SimulationRng(rand_chacha::ChaCha20Rng);
 
 impl SimulationRng {
     /// The stream for `seed`; identical on every platform, native and wasm.
+    ///
+    /// ```
+    /// use localdp::rng::RngCore;
+    /// use localdp::SimulationRng;
+    /// let (mut a, mut b) = (SimulationRng::seed_from_u64(42), SimulationRng::seed_from_u64(42));
+    /// assert_eq!(a.next_u64(), b.next_u64()); // reproducible: for tests and simulation only
+    /// assert_ne!(a.next_u64(), SimulationRng::seed_from_u64(43).next_u64());
+    /// ```
     pub fn seed_from_u64(seed: u64) -> Self {
         SimulationRng(rand_chacha::ChaCha20Rng::seed_from_u64(seed))
     }
@@ -113,6 +121,18 @@ impl RngCore for SimulationRng {
 
 /// A uniform integer in `0..n`, exactly: draw `⌈log2 n⌉` bits and reject
 /// values `≥ n`. At most two words are needed on average.
+///
+/// ```
+/// use localdp::rng::UniformBelow;
+/// use localdp::SimulationRng;
+/// let die = UniformBelow::new(6)?;
+/// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+/// let rolls: Vec<u64> = (0..600).map(|_| die.sample(&mut rng)).collect();
+/// assert!(rolls.iter().all(|&r| r < 6));
+/// assert!((0..6).all(|face| rolls.contains(&face)));
+/// assert!(UniformBelow::new(0).is_err()); // the empty set
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UniformBelow {
     n: u64,
@@ -122,6 +142,8 @@ pub struct UniformBelow {
 impl UniformBelow {
     /// The uniform distribution on `0..n`; `n = 0` is an error (the set is
     /// empty).
+    ///
+    /// See the example on [`UniformBelow`].
     pub fn new(n: u64) -> Result<Self> {
         if n == 0 {
             return Err(Error::invalid("n", Requirement::NonEmpty));
@@ -131,6 +153,8 @@ impl UniformBelow {
     }
 
     /// One draw.
+    ///
+    /// See the example on [`UniformBelow`].
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u64 {
         loop {
             let x = rng.next_u64() & self.mask;
@@ -177,6 +201,22 @@ pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R
 }
 
 /// A coin with probability exactly `threshold / 2^64`.
+///
+/// ```
+/// use localdp::rng::Bernoulli;
+/// use localdp::SimulationRng;
+/// let coin = Bernoulli::rounded_up(0.25)?;
+/// assert_eq!(coin.probability(), 0.25); // a dyadic p is exact
+/// assert!(Bernoulli::rounded_up(0.1)?.probability() >= 0.1); // others round up, toward more noise
+/// assert!(Bernoulli::rounded_up(1.5).is_err());
+/// let mut rng = SimulationRng::seed_from_u64(9); // simulation only
+/// let heads = (0..4000).filter(|_| coin.sample(&mut rng)).count();
+/// assert!((800..1200).contains(&heads)); // mean 1000, sd 27: 7 sd either side
+/// let bits = coin.sample_bits(10, &mut rng);
+/// assert_eq!(bits >> 10, 0); // 10 tosses in the low bits
+/// assert_eq!(Bernoulli::rounded_up(1.0)?.sample_bits(64, &mut rng), u64::MAX);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bernoulli {
     threshold: u128,
@@ -188,6 +228,8 @@ impl Bernoulli {
     /// The coin whose probability is the smallest multiple of `2^-64` that is
     /// `≥ p`. Rounding up is the safe direction for every use in localdp: the
     /// coins are "leave the truth" events, and a larger one only adds noise.
+    ///
+    /// See the example on [`Bernoulli`].
     pub fn rounded_up(p: f64) -> Result<Self> {
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::invalid("probability", Requirement::Probability { found: p }));
@@ -198,11 +240,15 @@ impl Bernoulli {
 
     /// The realized probability of `true`, exactly (it is a dyadic rational
     /// with at most 53 significant bits).
+    ///
+    /// See the example on [`Bernoulli`].
     pub fn probability(&self) -> f64 {
         self.threshold as f64 / Self::SCALE
     }
 
     /// One toss: a single 64-bit word compared with the threshold.
+    ///
+    /// See the example on [`Bernoulli`].
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> bool {
         (rng.next_u64() as u128) < self.threshold
     }
@@ -233,6 +279,8 @@ impl Bernoulli {
     /// close to a word per toss for CMS's coins. A geometric skip (one draw per flip) would say more:
     /// its number of draws is the number of flips, which beside the report's
     /// weight tells whether the true bit was flipped.
+    ///
+    /// See the example on [`Bernoulli`].
     pub fn sample_bits<R: RngCore + ?Sized>(&self, n: u32, rng: &mut R) -> u64 {
         let lanes = u64::MAX.checked_shr(64 - n.min(64)).unwrap_or(0);
         let Ok(mut digits) = u64::try_from(self.threshold) else { return lanes };

@@ -100,6 +100,14 @@ impl ClientSettings {
 }
 
 /// `"30s"`, `"15m"`, `"12h"`, `"1d"`, `"7d"` in milliseconds.
+///
+/// ```
+/// use localdp::client::parse_window;
+/// assert_eq!(parse_window("15m")?, 900_000);
+/// assert_eq!(parse_window("1d")?, 86_400_000);
+/// assert!(parse_window("0s").is_err() && parse_window("1w").is_err() && parse_window("d").is_err());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn parse_window(text: &str) -> Result<u64> {
     let bad = || {
         Error::invalid("budget.window", Requirement::Format { expected: "a whole number of s, m, h or d, e.g. \"1d\"" })

@@ -13,6 +13,16 @@ pub struct Population {
 
 impl Population {
     /// From non-negative integer weights (at least one positive).
+    ///
+    /// ```
+    /// use localdp::simulate::Population;
+    /// use localdp::SimulationRng;
+    /// let population = Population::from_weights(&[1, 0, 3]);
+    /// assert_eq!(population.frequencies(), [0.25, 0.0, 0.75]);
+    /// let mut rng = SimulationRng::seed_from_u64(2); // simulation only
+    /// let users: Vec<usize> = (0..100).map(|_| population.sample(&mut rng)).collect();
+    /// assert!(users.iter().all(|&v| v == 0 || v == 2)); // weight 0 is never drawn
+    /// ```
     pub fn from_weights(weights: &[u64]) -> Self {
         let cumulative = weights
             .iter()
@@ -43,6 +53,8 @@ impl Population {
     }
 
     /// The true frequency of every value.
+    ///
+    /// See the example on [`Population::from_weights`].
     pub fn frequencies(&self) -> Vec<f64> {
         let total = *self.cumulative.last().expect("non-empty") as f64;
         let mut previous = 0;
@@ -57,6 +69,8 @@ impl Population {
     }
 
     /// One simulated user's value.
+    ///
+    /// See the example on [`Population::from_weights`].
     pub fn sample(&self, rng: &mut dyn RngCore) -> usize {
         let total = *self.cumulative.last().expect("non-empty");
         let u = uniform_below(rng, total);
@@ -67,6 +81,16 @@ impl Population {
 /// A record of true values, one per range, each from a bimodal mixture: 70%
 /// uniform on the lowest fifth of its range, 30% uniform on the top tenth.
 /// Floating point is fine here: these are the simulated *inputs*.
+///
+/// ```
+/// use localdp::simulate::bimodal_record;
+/// use localdp::SimulationRng;
+/// let mut rng = SimulationRng::seed_from_u64(3); // simulation only
+/// let record = bimodal_record(&[[0.0, 100.0], [10.0, 20.0]], &mut rng);
+/// assert_eq!(record.len(), 2);
+/// assert!((0.0..=20.0).contains(&record[0]) || (90.0..=100.0).contains(&record[0]));
+/// assert!((10.0..=12.0).contains(&record[1]) || (19.0..=20.0).contains(&record[1]));
+/// ```
 pub fn bimodal_record<R: RngCore + ?Sized>(ranges: &[[f64; 2]], rng: &mut R) -> Vec<f64> {
     ranges
         .iter()

@@ -93,6 +93,12 @@ impl From<StateError> for Error {
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum a
 /// state ends with, little-endian, over everything before it.
+///
+/// ```
+/// use localdp::state::crc32;
+/// assert_eq!(crc32(b"123456789"), 0xCBF4_3926); // the standard check value
+/// assert_eq!(crc32(b""), 0);
+/// ```
 pub fn crc32(bytes: &[u8]) -> u32 {
     const TABLE: [u32; 256] = {
         let mut table = [0u32; 256];
@@ -113,6 +119,32 @@ pub fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// Writes a state (used by [`crate::Aggregate::to_bytes`]).
+///
+/// With [`StateReader`], which reads exactly what was written and refuses
+/// anything else:
+///
+/// ```
+/// use localdp::state::{StateError, StateReader, StateWriter, MAX_COUNT};
+/// let mut w = StateWriter::new("grr:1.0:abc");
+/// w.u64(7);
+/// w.u128(1 << 100);
+/// w.counts(&[3, 0, 4]);
+/// let bytes = w.finish();
+/// let mut r = StateReader::open(&bytes, "grr:1.0:abc")?;
+/// assert_eq!((r.u64()?, r.u128()?), (7, 1 << 100));
+/// let mut counts = [0; 3];
+/// r.counts(&mut counts, MAX_COUNT, "the counts")?;
+/// assert_eq!(counts, [3, 0, 4]);
+/// r.finish()?;
+/// assert!(matches!(StateReader::open(&bytes, "grr:2.0:abc"), Err(StateError::ConfigMismatch { .. })));
+/// assert_eq!(StateReader::open(&bytes[..bytes.len() - 1], "grr:1.0:abc").err(), Some(StateError::Checksum));
+/// let mut short = StateWriter::new("id");
+/// short.u64(2);
+/// let bytes = short.finish();
+/// let mut r = StateReader::open(&bytes, "id")?;
+/// assert!(r.length(1).is_err()); // a length above its bound
+/// # Ok::<(), StateError>(())
+/// ```
 #[derive(Debug)]
 pub struct StateWriter {
     bytes: Vec<u8>,
@@ -120,6 +152,8 @@ pub struct StateWriter {
 
 impl StateWriter {
     /// A state for the configuration `id`.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn new(id: &str) -> Self {
         let mut w = StateWriter { bytes: MAGIC.to_vec() };
         w.bytes.push(STATE_VERSION);
@@ -129,6 +163,8 @@ impl StateWriter {
     }
 
     /// One unsigned integer (LEB128).
+    ///
+    /// See the example on [`StateWriter`].
     pub fn u128(&mut self, mut x: u128) {
         loop {
             let byte = (x & 0x7f) as u8;
@@ -142,11 +178,15 @@ impl StateWriter {
     }
 
     /// One unsigned integer (LEB128).
+    ///
+    /// See the example on [`StateWriter`].
     pub fn u64(&mut self, x: u64) {
         self.u128(u128::from(x));
     }
 
     /// A length, then the counts.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn counts(&mut self, counts: &[u64]) {
         self.u64(counts.len() as u64);
         for &c in counts {
@@ -155,6 +195,8 @@ impl StateWriter {
     }
 
     /// The bytes, with their checksum.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn finish(mut self) -> Vec<u8> {
         let crc = crc32(&self.bytes);
         self.bytes.extend_from_slice(&crc.to_le_bytes());
@@ -170,6 +212,8 @@ pub struct StateReader<'a> {
 
 impl<'a> StateReader<'a> {
     /// Checks the magic, version, checksum and configuration identity.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn open(bytes: &'a [u8], expected_id: &str) -> Result<Self, StateError> {
         if bytes.len() < MAGIC.len() + 1 + 4 {
             return Err(if bytes.starts_with(&MAGIC[..bytes.len().min(4)]) { StateError::Truncated } else { StateError::NotAState });
@@ -201,6 +245,8 @@ impl<'a> StateReader<'a> {
     }
 
     /// One unsigned integer.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn u128(&mut self) -> Result<u128, StateError> {
         let mut x = 0u128;
         for (i, &byte) in self.body.iter().enumerate() {
@@ -221,17 +267,23 @@ impl<'a> StateReader<'a> {
     }
 
     /// One count or length: at most [`MAX_COUNT`].
+    ///
+    /// See the example on [`StateWriter`].
     pub fn u64(&mut self) -> Result<u64, StateError> {
         u64::try_from(self.u128()?).ok().filter(|&x| x <= MAX_COUNT).ok_or(StateError::Inconsistent { what: "a count above 2^53" })
     }
 
     /// A length of at most `max`.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn length(&mut self, max: usize) -> Result<usize, StateError> {
         usize::try_from(self.u64()?).ok().filter(|&l| l <= max).ok_or(StateError::Malformed)
     }
 
     /// Counts written by [`StateWriter::counts`]; there must be exactly
     /// `into.len()` of them, each at most `max`.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn counts(&mut self, into: &mut [u64], max: u64, what: &'static str) -> Result<(), StateError> {
         if self.length(usize::MAX)? != into.len() {
             return Err(StateError::Inconsistent { what });
@@ -246,6 +298,8 @@ impl<'a> StateReader<'a> {
     }
 
     /// Ends the state: nothing may follow.
+    ///
+    /// See the example on [`StateWriter`].
     pub fn finish(self) -> Result<(), StateError> {
         if self.body.is_empty() {
             Ok(())

@@ -98,6 +98,26 @@ pub struct ReportBuilder {
 
 impl ReportBuilder {
     /// An empty batch of `metric`'s reports.
+    ///
+    /// With [`ReportBuilder::len`], [`ReportBuilder::is_empty`] and the
+    /// refusals of [`ReportBuilder::push`]:
+    ///
+    /// ```
+    /// use localdp::{Metric, SimulationRng};
+    /// use localdp_arrow::{Error, ReportBuilder};
+    /// let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":1,"domain":12}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(3); // simulation only
+    /// let mut builder = ReportBuilder::new(&metric);
+    /// assert!(builder.is_empty());
+    /// builder.push(&metric.randomize_text("7", &mut rng)?)?;
+    /// let other = Metric::from_json(r#"{"protocol":"oue","epsilon":2,"domain":12}"#)?;
+    /// let refused = builder.push(&other.randomize_text("7", &mut rng)?);
+    /// assert!(matches!(refused, Err(Error::OtherMetric))); // and nothing appended
+    /// assert_eq!(builder.len(), 1);
+    /// let batch = builder.finish();
+    /// assert_eq!((batch.num_rows(), builder.len()), (1, 0)); // the builder is empty again
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(metric: &Metric) -> ReportBuilder {
         let schema = schema::schema(metric);
         let columns = schema
@@ -134,11 +154,15 @@ impl ReportBuilder {
     }
 
     /// The rows pushed so far.
+    ///
+    /// See the example on [`ReportBuilder::new`].
     pub fn len(&self) -> usize {
         self.rows
     }
 
     /// True when no row was pushed.
+    ///
+    /// See the example on [`ReportBuilder::new`].
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }
@@ -148,6 +172,8 @@ impl ReportBuilder {
     /// never have ([`Error::PayloadShape`]), is refused and nothing is
     /// appended. The payload is not validated against the configuration
     /// (that is the aggregator's job): a builder stores what it is given.
+    ///
+    /// See the example on [`ReportBuilder::new`].
     pub fn push(&mut self, report: &Report) -> Result<()> {
         if report.version != localdp::report::REPORT_VERSION
             || report.protocol != self.protocol
@@ -200,6 +226,8 @@ impl ReportBuilder {
     }
 
     /// The rows pushed so far as a record batch; the builder is empty again.
+    ///
+    /// See the example on [`ReportBuilder::new`].
     pub fn finish(&mut self) -> RecordBatch {
         let keys = Int32Array::from(vec![0; self.rows]);
         let ids: ArrayRef = Arc::new(StringArray::from(vec![self.id.as_str()]));

@@ -35,6 +35,31 @@ const READ_BATCH_ROWS: usize = 64 * 1024;
 /// schema the file embeds and in the footer's key-value metadata, and, at
 /// [`ParquetWriter::finish`], [`REJECTED_KEY`] in the footer only (the
 /// embedded schema is written first).
+///
+/// ```
+/// use localdp::{Metric, Rejection, RejectionCounts, SimulationRng};
+/// use localdp_arrow::{ParquetFile, ParquetWriter, ReportBuilder};
+/// let config = r#"{"protocol":"grr","epsilon":1,"domain":4}"#;
+/// let metric = Metric::from_json(config)?;
+/// let mut rng = SimulationRng::seed_from_u64(4); // simulation only
+/// let mut writer = ParquetWriter::new(Vec::new(), &metric, config, 2)?; // 2 rows a group
+/// for values in [["0", "1"], ["2", "3"], ["3", "3"]] {
+///     let mut builder = ReportBuilder::new(&metric);
+///     for value in values {
+///         builder.push(&metric.randomize_text(value, &mut rng)?)?;
+///     }
+///     writer.write(&builder.finish())?;
+/// }
+/// let mut rejected = RejectionCounts::default();
+/// rejected.count(Rejection::Malformed);
+/// let bytes = writer.finish(&rejected)?;
+/// assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+/// let path = std::env::temp_dir().join(format!("localdp-doc-writer-{}.parquet", std::process::id()));
+/// std::fs::write(&path, &bytes)?;
+/// assert_eq!(ParquetFile::open(&path)?.row_groups(), 3);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct ParquetWriter<W: Write + Send> {
     inner: ArrowWriter<W>,
 }
@@ -43,6 +68,8 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// A file of `metric`'s reports on `out`, whose config's text is
     /// `config`, in row groups of at most `row_group_rows` reports (and
     /// [`ROW_GROUP_BYTES`]).
+    ///
+    /// See the example on [`ParquetWriter`].
     pub fn new(out: W, metric: &Metric, config: &str, row_group_rows: usize) -> Result<Self> {
         // The config in the Arrow schema's metadata too: readers that take
         // the schema embedded in the file (pyarrow) show only that.
@@ -62,6 +89,8 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Appends a batch of the metric's reports (a row group is written out
     /// whenever one is full).
+    ///
+    /// See the example on [`ParquetWriter`].
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         Ok(self.inner.write(batch)?)
     }
@@ -75,6 +104,8 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// Writes the last row group and the footer, with `rejected` (the
     /// rejections counted among the reports the file was made from) as
     /// [`REJECTED_KEY`], and hands back the output.
+    ///
+    /// See the example on [`ParquetWriter`].
     pub fn finish(mut self, rejected: &RejectionCounts) -> Result<W> {
         let counts = serde_json::to_string(rejected).expect("counts serialize");
         self.inner.append_key_value_metadata(KeyValue::new(REJECTED_KEY.to_string(), counts));
@@ -84,6 +115,8 @@ impl<W: Write + Send> ParquetWriter<W> {
 
 /// Writes `batches` of `metric`'s reports as a whole Parquet file to `out`
 /// (see [`ParquetWriter`]).
+///
+/// See the example on [`ParquetFile::open`].
 pub fn write_parquet<W: Write + Send>(
     out: W,
     metric: &Metric,
@@ -157,6 +190,39 @@ fn read_schema(footer: &ArrowReaderMetadata) -> SchemaRef {
 /// rejections it was exported with, and its rows, read by row groups. Cheap
 /// to clone (the footer is shared), so each thread of `localdp aggregate
 /// --threads` reads its row groups without parsing the footer again.
+///
+/// Reading a file in parts, and its exported rejections:
+///
+/// ```
+/// use localdp::{Aggregator, Metric, Rejection, RejectionCounts, SimulationRng};
+/// use localdp_arrow::{ParquetFile, ParquetWriter, ReportBuilder};
+/// let config = r#"{"protocol":"grr","epsilon":1,"domain":4}"#;
+/// let metric = Metric::from_json(config)?;
+/// let mut rng = SimulationRng::seed_from_u64(5); // simulation only
+/// let mut builder = ReportBuilder::new(&metric);
+/// for value in ["0", "1", "2", "3", "3"] {
+///     builder.push(&metric.randomize_text(value, &mut rng)?)?;
+/// }
+/// let path = std::env::temp_dir().join(format!("localdp-doc-file-{}.parquet", std::process::id()));
+/// let mut writer = ParquetWriter::new(std::fs::File::create(&path)?, &metric, config, 2)?;
+/// writer.write(&builder.finish())?;
+/// let mut rejected = RejectionCounts::default();
+/// rejected.add(Rejection::BadLength, 2)?;
+/// writer.finish(&rejected)?;
+/// let file = ParquetFile::open(&path)?;
+/// assert_eq!((file.path(), file.row_groups()), (path.as_path(), 3));
+/// assert_eq!(file.exported_rejections()?, rejected);
+/// // Two parts (as two threads would read them), merged: every row, and the rejections once.
+/// let (mut a, mut b) = (Aggregator::new(metric.clone()), Aggregator::new(metric));
+/// assert!(file.read_into(&mut a, 0..1)?.is_none());
+/// assert!(file.read_into(&mut b, 1..3)?.is_none());
+/// a.merge(&b)?;
+/// file.add_exported_rejections(&mut a)?;
+/// assert_eq!((a.n(), a.rejected().get(Rejection::BadLength)), (5, 2));
+/// assert!(file.read_into(&mut b, 0..4).is_err()); // the file has 3 row groups
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ParquetFile {
     path: PathBuf,
@@ -199,11 +265,15 @@ impl ParquetFile {
     }
 
     /// The file's path.
+    ///
+    /// See the example on [`ParquetFile`].
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The number of row groups.
+    ///
+    /// See the example on [`ParquetFile`].
     pub fn row_groups(&self) -> usize {
         self.metadata.metadata().num_row_groups()
     }
@@ -212,6 +282,8 @@ impl ParquetFile {
     /// counted among the reports it was made from (`localdp export`); none
     /// for a file without the key. Counted once per file, whichever row
     /// groups are read.
+    ///
+    /// See the example on [`ParquetFile`].
     pub fn exported_rejections(&self) -> Result<RejectionCounts> {
         let Some(text) = self
             .metadata
@@ -239,6 +311,8 @@ impl ParquetFile {
     /// rejection counts: once per file, whichever of its row groups were
     /// read, so that aggregating the file gives the estimate of the JSON
     /// Lines it was exported from, `"rejected"` included.
+    ///
+    /// See the example on [`ParquetFile`].
     pub fn add_exported_rejections(&self, aggregator: &mut Aggregator) -> Result<()> {
         let exported = self.exported_rejections()?;
         let mut counts = *aggregator.rejected();
@@ -258,6 +332,8 @@ impl ParquetFile {
     /// error, `None` if every row was accepted. A file that cannot be read,
     /// or row groups it does not have, are an error. The file's
     /// [`ParquetFile::exported_rejections`] are not added here.
+    ///
+    /// See the example on [`ParquetFile`].
     pub fn read_into(&self, aggregator: &mut Aggregator, row_groups: Range<usize>) -> Result<Option<(u64, localdp::Error)>> {
         let groups = self.metadata.metadata().row_groups();
         if row_groups.end > groups.len() {

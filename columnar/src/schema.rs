@@ -32,6 +32,14 @@ pub const VALUES: &str = "values";
 
 /// The type of the `id` column: the metric identity stored once per batch
 /// (the dictionary), a key per row.
+///
+/// ```
+/// use localdp::Metric;
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let schema = localdp_arrow::schema(&metric);
+/// assert_eq!(schema.field(0).data_type(), &localdp_arrow::id_type());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 pub fn id_type() -> DataType {
     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
 }

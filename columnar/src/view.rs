@@ -78,6 +78,25 @@ fn version(batch: &RecordBatch) -> Result<u32> {
 /// names (a `day`, a `metric`) are ignored, and a payload column the batch
 /// lacks is absent from every row. A payload column of another type is
 /// [`Error::ColumnType`].
+///
+/// With [`batch_view`], which takes the envelope from the `id` column:
+///
+/// ```
+/// use localdp::{Metric, SimulationRng};
+/// use localdp::report::Payload;
+/// use localdp_arrow::{batch_view, payload_view, ReportBuilder};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let mut builder = ReportBuilder::new(&metric);
+/// let report = metric.randomize_text("2", &mut SimulationRng::seed_from_u64(6))?; // simulation only
+/// builder.push(&report)?;
+/// let batch = builder.finish();
+/// let view = batch_view(&batch)?;
+/// assert_eq!((view.id, view.len), (metric.id().as_str(), 1));
+/// assert_eq!(view.row(0)?, report.payload);
+/// let relabelled = payload_view(&batch, "another id")?; // the same columns, another envelope
+/// assert!(matches!(relabelled.row(0)?, Payload::Index(_)) && relabelled.id == "another id");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn payload_view<'a>(batch: &'a RecordBatch, id: &'a str) -> Result<ReportBatch<'a>> {
     Ok(ReportBatch {
         value: primitive::<UInt64Type>(batch, VALUE, "UInt64")?,
@@ -149,6 +168,8 @@ impl<'a> Ids<'a> {
 /// ([`payload_view`]) and its `id` column's one identity as the envelope.
 /// A batch whose rows carry different identities, or none, is
 /// [`Error::MixedIds`] ([`add_record_batch`] takes such batches apart).
+///
+/// See the example on [`payload_view`].
 pub fn batch_view(batch: &RecordBatch) -> Result<ReportBatch<'_>> {
     let ids = Ids::of(batch)?;
     let id = if batch.num_rows() == 0 { "" } else { ids.single(batch.num_rows()).ok_or(Error::MixedIds)? };
@@ -163,6 +184,20 @@ pub fn batch_view(batch: &RecordBatch) -> Result<ReportBatch<'_>> {
 /// counted as malformed, and rows whose identity is not the aggregator's
 /// metric's are counted as configuration mismatches (a null identity is
 /// malformed), as reports of another config in JSON Lines are.
+///
+/// ```
+/// use localdp::{Aggregator, Metric, Rejection, SimulationRng};
+/// use localdp_arrow::{add_record_batch, ReportBuilder};
+/// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// let other = Metric::from_json(r#"{"protocol":"grr","epsilon":2,"domain":4}"#)?;
+/// let mut rng = SimulationRng::seed_from_u64(7); // simulation only
+/// let mut builder = ReportBuilder::new(&other);
+/// builder.push(&other.randomize_text("1", &mut rng)?)?;
+/// let mut aggregator = Aggregator::new(metric);
+/// let (row, _) = add_record_batch(&mut aggregator, &builder.finish()).unwrap(); // another metric's rows
+/// assert_eq!((row, aggregator.n(), aggregator.rejected().get(Rejection::ConfigMismatch)), (0, 0, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn add_record_batch(aggregator: &mut Aggregator, batch: &RecordBatch) -> Option<(usize, localdp::Error)> {
     let rows = batch.num_rows();
     if rows == 0 {

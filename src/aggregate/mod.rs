@@ -27,11 +27,25 @@ use serde::{Serialize, Serializer};
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Rejected reports, counted by reason.
+///
+/// ```
+/// use localdp::{Rejection, RejectionCounts};
+/// let mut counts = RejectionCounts::default();
+/// counts.count(Rejection::Malformed);
+/// counts.add(Rejection::BadLength, 3)?; // e.g. counts a collector kept beside its reports
+/// assert_eq!((counts.get(Rejection::Malformed), counts.get(Rejection::BadLength)), (1, 3));
+/// assert_eq!(counts.total(), 4);
+/// assert!(counts.add(Rejection::BadLength, u64::MAX).is_err()); // and nothing changed
+/// assert_eq!(counts.total(), 4);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RejectionCounts([u64; Rejection::ALL.len()]);
 
 impl RejectionCounts {
     /// Counts one more rejection.
+    ///
+    /// See the example on [`RejectionCounts`].
     pub fn count(&mut self, reason: Rejection) {
         self.0[reason as usize] += 1;
     }
@@ -40,6 +54,8 @@ impl RejectionCounts {
     /// the reports (a collector's table, a Parquet file's
     /// `localdp.rejected`). An error, and no change, if the count would pass
     /// [`crate::state::MAX_COUNT`].
+    ///
+    /// See the example on [`RejectionCounts`].
     pub fn add(&mut self, reason: Rejection, n: u64) -> Result<()> {
         let count = &mut self.0[reason as usize];
         *count = checked_sum(*count, n)?;
@@ -47,11 +63,15 @@ impl RejectionCounts {
     }
 
     /// The count for one reason.
+    ///
+    /// See the example on [`RejectionCounts`].
     pub fn get(&self, reason: Rejection) -> u64 {
         self.0[reason as usize]
     }
 
     /// All rejections.
+    ///
+    /// See the example on [`RejectionCounts`].
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
     }
@@ -353,6 +373,23 @@ impl FrequencyEstimate {
     /// The estimate with `frequency` post-processed (`unbiased_frequency`,
     /// the standard errors and the intervals stay those of the unbiased
     /// estimate).
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Estimate, Metric, PostProcessing, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"oue","epsilon":0.5,"domain":5}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(2); // simulation only
+    /// let mut aggregator = Aggregator::new(metric.clone());
+    /// for v in ["0", "0", "1", "4"] {
+    ///     aggregator.add(&metric.randomize_text(v, &mut rng)?)?;
+    /// }
+    /// let Estimate::Frequency(unbiased) = aggregator.estimate(PostProcessing::None)? else { unreachable!() };
+    /// let clean = unbiased.clone().post_processed(PostProcessing::NormSub);
+    /// assert!(clean.estimates.iter().all(|e| e.frequency >= 0.0));
+    /// assert!((clean.estimates.iter().map(|e| e.frequency).sum::<f64>() - 1.0).abs() < 1e-9);
+    /// // The unbiased values and their error bars are kept.
+    /// assert_eq!(clean.estimates[0].unbiased_frequency, unbiased.estimates[0].unbiased_frequency);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn post_processed(mut self, post: PostProcessing) -> FrequencyEstimate {
         let unbiased: Vec<f64> = self.estimates.iter().map(|e| e.unbiased_frequency).collect();
         for (e, f) in self.estimates.iter_mut().zip(post.apply(&unbiased)) {

@@ -39,6 +39,15 @@ impl FromStr for PostProcessing {
 
 impl PostProcessing {
     /// Applies the post-processing to unbiased frequency estimates.
+    ///
+    /// ```
+    /// use localdp::PostProcessing;
+    /// let unbiased = [0.7, 0.5, -0.2];
+    /// assert_eq!(PostProcessing::None.apply(&unbiased), unbiased);
+    /// assert_eq!("norm-sub".parse::<PostProcessing>(), Ok(PostProcessing::NormSub));
+    /// let projected = PostProcessing::Project.apply(&unbiased);
+    /// assert!((projected.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    /// ```
     pub fn apply(self, unbiased: &[f64]) -> Vec<f64> {
         match self {
             PostProcessing::None => unbiased.to_vec(),
@@ -49,6 +58,13 @@ impl PostProcessing {
 }
 
 /// Norm-Sub. If no estimate is positive, the uniform distribution.
+///
+/// ```
+/// use localdp::aggregate::norm_sub;
+/// // Negatives go to 0; the positives shift by the same amount to sum to 1.
+/// assert_eq!(norm_sub(&[0.7, 0.5, -0.2]), [0.6, 0.4, 0.0]);
+/// assert_eq!(norm_sub(&[-0.1, -0.3]), [0.5, 0.5]);
+/// ```
 pub fn norm_sub(f: &[f64]) -> Vec<f64> {
     let mut out: Vec<f64> = f.iter().map(|&x| x.max(0.0)).collect();
     loop {
@@ -73,6 +89,13 @@ pub fn norm_sub(f: &[f64]) -> Vec<f64> {
 
 /// Projection onto `{x ≥ 0, Σx = 1}`: `x_i = max(f_i − θ, 0)` with `θ` found
 /// by sorting (Held, Wolfe, Crowder 1974; Duchi et al. 2008).
+///
+/// ```
+/// use localdp::aggregate::project_onto_simplex;
+/// let x = project_onto_simplex(&[0.9, 0.4, -0.1]);
+/// // θ = 0.15: each value less θ, floored at 0.
+/// assert!(x.iter().zip([0.75, 0.25, 0.0]).all(|(a, b)| (a - b).abs() < 1e-12));
+/// ```
 pub fn project_onto_simplex(f: &[f64]) -> Vec<f64> {
     let mut sorted = f.to_vec();
     sorted.sort_by(|a, b| b.total_cmp(a));

@@ -107,6 +107,21 @@ pub struct DistributionEstimate {
 
 impl DistributionEstimate {
     /// The estimate listing the quantiles `levels` (each in `[0, 1]`).
+    ///
+    /// ```
+    /// use localdp::{Aggregate, DistributionAggregator, DistributionMetric, Randomizer, SimulationRng};
+    /// let metric = DistributionMetric::from_json(r#"{"protocol":"square_wave","epsilon":2,"range":[0,10],"bins":8}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(3); // simulation only
+    /// let mut aggregator = DistributionAggregator::new(metric.clone());
+    /// for i in 0..2000 {
+    ///     aggregator.add(&metric.randomize(&f64::from(i % 10), &mut rng)?)?;
+    /// }
+    /// let estimate = aggregator.estimate()?.with_quantiles(&[0.1, 0.9])?;
+    /// assert_eq!(estimate.quantiles.iter().map(|q| q.q).collect::<Vec<_>>(), [0.1, 0.9]);
+    /// assert!(estimate.quantiles[0].value < estimate.quantiles[1].value);
+    /// assert!(estimate.clone().with_quantiles(&[1.5]).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn with_quantiles(mut self, levels: &[f64]) -> Result<Self> {
         if let Some(&found) = levels.iter().find(|q| !(0.0..=1.0).contains(*q)) {
             return Err(Error::invalid("quantiles", Requirement::Probability { found }));

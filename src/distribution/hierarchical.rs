@@ -50,17 +50,35 @@ pub struct Level {
 
 impl Level {
     /// The node a bin lies in.
+    ///
+    /// See the example on [`Hierarchy`].
     pub fn node(&self, bin: u64) -> u64 {
         bin / self.width
     }
 
     /// The level's frequency oracle (over its nodes).
+    ///
+    /// See the example on [`Hierarchy`].
     pub fn oracle(&self) -> &FrequencyOracle {
         &self.oracle
     }
 }
 
 /// A hierarchical histogram over `bins` bins.
+///
+/// ```
+/// use localdp::{DistributionMetric, FrequencyProtocol, SimulationRng};
+/// let metric = DistributionMetric::from_json(r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#)?;
+/// let tree = metric.hierarchy().unwrap();
+/// let levels = tree.levels();
+/// assert_eq!(levels.len(), 2); // 4 nodes of 4 bins, then the 16 bins
+/// assert_eq!((levels[0].node(13), levels[1].node(13)), (3, 13));
+/// assert_eq!((levels[0].oracle().domain().len(), levels[0].oracle().protocol()), (4, FrequencyProtocol::Oue));
+/// let report = metric.randomize_input(13, 1, &mut SimulationRng::seed_from_u64(2)); // simulation only
+/// let total: f64 = (0..16).map(|bin| tree.likelihood(bin, &report).probability()).sum();
+/// assert!(total > 0.0);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
     bins: u64,
@@ -94,6 +112,8 @@ impl Hierarchy {
     }
 
     /// The levels, the coarsest first (its nodes are the root's children).
+    ///
+    /// See the example on [`Hierarchy`].
     pub fn levels(&self) -> &[Level] {
         &self.levels
     }
@@ -117,6 +137,8 @@ impl Hierarchy {
 
     /// `P[report | bin]` of the realized channel: the level's `1/h` times
     /// its oracle's probability for the bin's node.
+    ///
+    /// See the example on [`Hierarchy`].
     #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, bin: u64, report: &Report) -> Likelihood {
         match self.validate(&report.payload) {

@@ -85,6 +85,11 @@ impl DistributionProtocol {
     /// accurate in Wasserstein and KS distance and in quantile error at
     /// every ε (0.5 to 4), size (10^4 to 10^6) and population measured
     /// (`bench/distributions.py`).
+    ///
+    /// ```
+    /// use localdp::DistributionProtocol;
+    /// assert_eq!(DistributionProtocol::best(1.0, 64), DistributionProtocol::SquareWave);
+    /// ```
     pub fn best(_epsilon: f64, _bins: u64) -> Self {
         DistributionProtocol::SquareWave
     }
@@ -129,6 +134,27 @@ enum Mechanism {
 
 /// A configured distribution metric: the client's randomizer and the
 /// aggregator's parameters.
+///
+/// Its parameters (the getters) and its grids:
+///
+/// ```
+/// use localdp::{DistributionMetric, DistributionProtocol};
+/// let metric = DistributionMetric::from_json(r#"{"protocol":"square_wave","epsilon":1,"range":[0,100],"bins":10}"#)?;
+/// assert_eq!((metric.protocol(), metric.epsilon()), (DistributionProtocol::SquareWave, 1.0));
+/// assert_eq!((metric.range(), metric.bins()), ([0.0, 100.0], 10));
+/// assert!(!metric.fingerprint().is_empty());
+/// assert_eq!((metric.bin_of(35.0), metric.bin_of(-5.0), metric.edge(4), metric.edge(10)), (3, 0, 40.0, 100.0));
+/// let sw = metric.square_wave().unwrap();
+/// assert!(metric.hierarchy().is_none());
+/// assert_eq!(metric.inputs(), sw.inputs()); // Square Wave's fine grid, a multiple of the bins
+/// assert_eq!(metric.inputs() % 10, 0);
+/// assert_eq!(metric.input_of(100.0), metric.inputs() - 1);
+/// let (first, last) = (metric.cell_value(0).unwrap(), metric.cell_value(sw.cells() - 1).unwrap());
+/// assert!(first < 0.0 && (first + last - 100.0).abs() < 1e-9); // the widened range, around [0, 100]
+/// let tree = DistributionMetric::from_json(r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#)?;
+/// assert_eq!((tree.inputs(), tree.cell_value(0)), (16, None)); // the tree randomizes the bins
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct DistributionMetric {
     protocol: DistributionProtocol,
@@ -141,6 +167,8 @@ pub struct DistributionMetric {
 
 impl DistributionMetric {
     /// Validates the configuration.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn new(config: &DistributionConfig) -> Result<Self> {
         let protocol = match config.protocol.as_str() {
             CHOOSE => None,
@@ -196,31 +224,43 @@ impl DistributionMetric {
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn protocol(&self) -> DistributionProtocol {
         self.protocol
     }
 
     /// ε of one report.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn epsilon(&self) -> f64 {
         self.epsilon
     }
 
     /// `[lo, hi]`.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn range(&self) -> [f64; 2] {
         self.range
     }
 
     /// The histogram's bins.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn bins(&self) -> u64 {
         self.bins
     }
 
     /// The fingerprint reports carry.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
 
     /// Square Wave's channel, if that is the mechanism.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn square_wave(&self) -> Option<&SquareWave> {
         match &self.mechanism {
             Mechanism::SquareWave(sw) => Some(sw),
@@ -229,6 +269,8 @@ impl DistributionMetric {
     }
 
     /// The tree, if that is the mechanism.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn hierarchy(&self) -> Option<&Hierarchy> {
         match &self.mechanism {
             Mechanism::Hierarchical(tree) => Some(tree),
@@ -237,6 +279,8 @@ impl DistributionMetric {
     }
 
     /// The bin of a finite value (clipped to the range).
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn bin_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
         let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * self.bins as f64;
@@ -244,6 +288,8 @@ impl DistributionMetric {
     }
 
     /// The edge `b` of the bins, `lo + b(hi − lo)/B` (`b = 0..=B`).
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn edge(&self, b: u64) -> f64 {
         let [lo, hi] = self.range;
         if b == self.bins {
@@ -254,12 +300,16 @@ impl DistributionMetric {
     }
 
     /// The inputs a report randomizes: Square Wave's fine grid, or the bins.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn inputs(&self) -> u64 {
         self.square_wave().map_or(self.bins, SquareWave::inputs)
     }
 
     /// The input of a finite value (clipped to the range): its place on
     /// Square Wave's fine grid, or its bin.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn input_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
         let inputs = self.inputs();
@@ -269,6 +319,8 @@ impl DistributionMetric {
 
     /// The public number a Square Wave report's cell stands for (the centre
     /// of the cell in the widened range); `None` for the tree.
+    ///
+    /// See the example on [`DistributionMetric`].
     pub fn cell_value(&self, cell: u64) -> Option<f64> {
         let [lo, hi] = self.range;
         self.square_wave().map(|sw| lo + (hi - lo) * sw.cell_centre(cell) / sw.inputs() as f64)
@@ -289,6 +341,8 @@ impl DistributionMetric {
 
     /// A report of a value at `input` ([`Self::input_of`]) from the
     /// device's `group` (the tree's level).
+    ///
+    /// See the example on [`DistributionMetric::likelihood`].
     pub fn randomize_input(&self, input: u64, group: u64, rng: &mut dyn RngCore) -> Report {
         let payload = match &self.mechanism {
             Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
@@ -306,6 +360,8 @@ impl DistributionMetric {
     }
 
     /// Checks a report against this configuration.
+    ///
+    /// See the example on [`DistributionMetric::likelihood`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Distribution(self.protocol), self.epsilon, &self.fingerprint)?;
         match &self.mechanism {
@@ -320,6 +376,26 @@ impl DistributionMetric {
 
     /// `P[report | input]` of the realized channel (0 for a report this
     /// configuration refuses).
+    ///
+    /// With [`DistributionMetric::randomize_input`],
+    /// [`DistributionMetric::validate`] and
+    /// [`DistributionMetric::channel_outputs`], an exact check of the
+    /// realized channel:
+    ///
+    /// ```
+    /// use localdp::{DistributionMetric, SimulationRng};
+    /// let metric = DistributionMetric::from_json(r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":4}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(6); // simulation only
+    /// let report = metric.randomize_input(metric.input_of(0.6), 0, &mut rng);
+    /// metric.validate(&report)?;
+    /// let outputs = metric.channel_outputs(&mut rng);
+    /// for input in 0..metric.inputs() {
+    ///     let total: f64 = outputs.iter().map(|r| metric.likelihood(input, r).probability()).sum();
+    ///     assert!((total - 1.0).abs() < 1e-9); // every output enumerated
+    /// }
+    /// assert!(metric.likelihood(metric.inputs(), &report).is_zero());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, input: u64, report: &Report) -> Likelihood {
         if self.validate(report).is_err() || input >= self.inputs() {
@@ -334,6 +410,8 @@ impl DistributionMetric {
 
     /// Reports that exercise the whole channel: every cell (Square Wave),
     /// every level's oracle outputs (all of them, or sampled).
+    ///
+    /// See the example on [`DistributionMetric::likelihood`].
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {

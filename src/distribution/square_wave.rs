@@ -46,6 +46,22 @@ const CHECK_EVERY: usize = 10;
 const MIN_INPUTS: u64 = 1024;
 
 /// Square Wave over `bins` bins, on a grid of `inputs` inputs.
+///
+/// ```
+/// use localdp::DistributionMetric;
+/// let metric = DistributionMetric::from_json(r#"{"protocol":"square_wave","epsilon":1,"range":[0,1],"bins":8}"#)?;
+/// let sw = metric.square_wave().unwrap();
+/// assert_eq!(sw.cells(), sw.inputs() + sw.window() - 1);
+/// let (p, q) = sw.cell_probabilities();
+/// assert!((p / q).ln() <= 1.0 + 1e-9); // within e^ε
+/// assert_eq!((sw.probability(0, 0), sw.probability(0, sw.window()), sw.probability(0, sw.cells())), (p, q, 0.0));
+/// let row: f64 = (0..sw.cells()).map(|cell| sw.probability(5, cell)).sum();
+/// assert!((row - 1.0).abs() < 1e-9);
+/// // Cells are one input apart, laid out symmetrically around the range.
+/// assert_eq!(sw.cell_centre(1) - sw.cell_centre(0), 1.0);
+/// assert_eq!(sw.cell_centre(0) + sw.cell_centre(sw.cells() - 1), sw.inputs() as f64);
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct SquareWave {
     bins: u64,
@@ -70,21 +86,29 @@ impl SquareWave {
     }
 
     /// `G`, the inputs of the fine grid (a multiple of the bins).
+    ///
+    /// See the example on [`SquareWave`].
     pub fn inputs(&self) -> u64 {
         self.inputs
     }
 
     /// `m`, the cells of a bin's window.
+    ///
+    /// See the example on [`SquareWave`].
     pub fn window(&self) -> u64 {
         self.window
     }
 
     /// `N = G + m − 1`, the cells a report can name.
+    ///
+    /// See the example on [`SquareWave`].
     pub fn cells(&self) -> u64 {
         self.inputs + self.window - 1
     }
 
     /// `(p, q)`: the realized probability of one cell inside and outside the window.
+    ///
+    /// See the example on [`SquareWave`].
     pub fn cell_probabilities(&self) -> (f64, f64) {
         let out = self.outside.probability();
         ((1.0 - out) / self.window as f64, out / (self.inputs - 1) as f64)
@@ -105,6 +129,8 @@ impl SquareWave {
     }
 
     /// `P[cell | input]` of the realized channel.
+    ///
+    /// See the example on [`SquareWave`].
     pub fn probability(&self, input: u64, cell: u64) -> f64 {
         let (p, q) = self.cell_probabilities();
         if cell >= self.cells() || input >= self.inputs {
@@ -118,6 +144,8 @@ impl SquareWave {
 
     /// The position of a cell's centre in inputs from the range's low end
     /// (cells beyond the window's reach of the range lie outside it).
+    ///
+    /// See the example on [`SquareWave`].
     pub fn cell_centre(&self, cell: u64) -> f64 {
         cell as f64 + 0.5 - (self.window - 1) as f64 * 0.5
     }

@@ -46,6 +46,13 @@ impl LocalHashing {
     pub const MAX_G: u64 = 1 << 32;
 
     /// OLH's `g = round(e^ε) + 1`, at most [`Self::MAX_G`].
+    ///
+    /// ```
+    /// use localdp::frequency::LocalHashing;
+    /// assert_eq!(LocalHashing::optimal_g(1.0), 4); // round(2.718…) + 1
+    /// assert_eq!(LocalHashing::optimal_g(0.1), 2);
+    /// assert_eq!(LocalHashing::optimal_g(30.0), LocalHashing::MAX_G);
+    /// ```
     pub fn optimal_g(epsilon: f64) -> u64 {
         (libm::round(exp(epsilon)) as u64 + 1).min(Self::MAX_G)
     }

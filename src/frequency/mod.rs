@@ -181,6 +181,17 @@ crate::json::read_by_hand!(FrequencyConfig, FrequencyConfig::read);
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
 /// thousand-bit report neither underflows nor loses more than an ulp per
 /// factor. Used to enumerate realized channels.
+///
+/// ```
+/// use localdp::Likelihood;
+/// // 2000 coins of probability 1/2 each: far below the smallest f64, kept exactly.
+/// let tiny = (0..2000).fold(Likelihood::new(1.0), |l, _| l.times(0.5));
+/// let tinier = tiny.times(0.25);
+/// assert!((tiny.log_ratio(tinier) - 4f64.ln()).abs() < 1e-12);
+/// assert_eq!(tiny.probability(), 0.0); // underflows as a plain number
+/// assert_eq!(Likelihood::new(0.375).probability(), 0.375);
+/// assert!(Likelihood::new(0.0).is_zero() && !tiny.is_zero());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Likelihood {
     mantissa: f64,
@@ -189,28 +200,38 @@ pub struct Likelihood {
 
 impl Likelihood {
     /// Probability `p`.
+    ///
+    /// See the example on [`Likelihood`].
     pub fn new(p: f64) -> Self {
         Likelihood { mantissa: 1.0, exponent: 0 }.times(p)
     }
 
     /// This probability times `factor`.
+    ///
+    /// See the example on [`Likelihood`].
     pub fn times(self, factor: f64) -> Self {
         let (m, e) = libm::frexp(self.mantissa * factor);
         Likelihood { mantissa: m, exponent: self.exponent + i64::from(e) }
     }
 
     /// `ln(self / other)`.
+    ///
+    /// See the example on [`Likelihood`].
     pub fn log_ratio(self, other: Likelihood) -> f64 {
         libm::log(self.mantissa / other.mantissa)
             + (self.exponent - other.exponent) as f64 * std::f64::consts::LN_2
     }
 
     /// The probability as a plain number (0 if it underflows).
+    ///
+    /// See the example on [`Likelihood`].
     pub fn probability(self) -> f64 {
         libm::ldexp(self.mantissa, self.exponent.clamp(-2000, 2000) as i32)
     }
 
     /// True for probability zero.
+    ///
+    /// See the example on [`Likelihood`].
     pub fn is_zero(self) -> bool {
         self.mantissa == 0.0
     }
@@ -363,6 +384,27 @@ impl Kernel<'_> {
 /// let estimate = aggregator.estimate().unwrap();
 /// assert_eq!(estimate.n, 3000);
 /// ```
+///
+/// Its parameters (the getters), and the exact variances the aggregator's
+/// error bars come from:
+///
+/// ```
+/// use localdp::{FrequencyOracle, FrequencyProtocol};
+/// let oracle = FrequencyOracle::from_json(r#"{"protocol":"grr","epsilon":1,"domain":["a","b","c"]}"#)?;
+/// assert_eq!((oracle.protocol(), oracle.epsilon(), oracle.long_run_epsilon()), (FrequencyProtocol::Grr, 1.0, 1.0));
+/// assert_eq!(oracle.instantaneous_epsilon(), None);
+/// assert_eq!((oracle.domain().len(), oracle.fingerprint()), (3, oracle.domain().fingerprint().as_str()));
+/// assert_eq!(oracle.report_bits(), 2); // one of 3 values
+/// let (p, q) = oracle.support_probabilities();
+/// let e = 1f64.exp();
+/// assert!((p - e / (e + 2.0)).abs() < 1e-9 && (q - 1.0 / (e + 2.0)).abs() < 1e-9);
+/// // Σ_v Var[f̂_v] does not depend on the data; it is the sum of the values' variances.
+/// let sum: f64 = [0.5, 0.3, 0.2].iter().map(|&f| oracle.variance(f, 1_000)).sum();
+/// assert!((oracle.total_variance(1_000) - sum).abs() < 1e-12);
+/// let memo = FrequencyOracle::from_json(r#"{"protocol":"oue","epsilon":2,"instantaneous_epsilon":1,"domain":8}"#)?;
+/// assert_eq!((memo.epsilon(), memo.long_run_epsilon(), memo.instantaneous_epsilon()), (1.0, 2.0, Some(1.0)));
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct FrequencyOracle {
     protocol: FrequencyProtocol,
@@ -399,6 +441,8 @@ impl PartialEq for FrequencyOracle {
 
 impl FrequencyOracle {
     /// Validates the config and resolves `auto`.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn new(config: &FrequencyConfig) -> Result<Self> {
         let epsilon = validate_epsilon(config.epsilon)?;
         if !(MIN_EPSILON..=MAX_EPSILON).contains(&epsilon) {
@@ -484,57 +528,77 @@ impl FrequencyOracle {
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn protocol(&self) -> FrequencyProtocol {
         self.protocol
     }
 
     /// ε of one report: the config's `epsilon`, or its
     /// `instantaneous_epsilon` (what the envelope carries).
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn epsilon(&self) -> f64 {
         self.epsilon
     }
 
     /// The most that all reports of one value reveal about it: the config's
     /// `epsilon` (the permanent response's, with memoization).
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn long_run_epsilon(&self) -> f64 {
         self.long_run
     }
 
     /// The per-report ε of the instantaneous step, if the config has one.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn instantaneous_epsilon(&self) -> Option<f64> {
         (self.epsilon < self.long_run).then_some(self.epsilon)
     }
 
     /// The fingerprint of the domain (and of any parameter that changes what
     /// a report means) that reports carry.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
 
     /// The domain.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn domain(&self) -> &Domain {
         &self.domain
     }
 
     /// The realized `(p*, q*)`: the probabilities that a report supports its
     /// own value and any other value.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn support_probabilities(&self) -> (f64, f64) {
         self.mechanism.support_probabilities()
     }
 
     /// The report size in bits (payload only).
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn report_bits(&self) -> u64 {
         self.mechanism.report_bits()
     }
 
     /// The exact variance of the unbiased frequency estimate of a value whose
     /// true frequency is `f`, from `n` reports.
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn variance(&self, f: f64, n: u64) -> f64 {
         let (p, q) = self.support_probabilities();
         (q * (1.0 - q) / ((p - q) * (p - q)) + f * (1.0 - p - q) / (p - q)) / n as f64
     }
 
     /// `Σ_v Var[f̂_v]` for any distribution (it depends only on `Σ f_v = 1`).
+    ///
+    /// See the example on [`FrequencyOracle`].
     pub fn total_variance(&self, n: u64) -> f64 {
         let (p, q) = self.support_probabilities();
         let d = self.domain.len() as f64;
@@ -543,6 +607,22 @@ impl FrequencyOracle {
 
     /// Randomizes the value at `index`; an index outside the domain is an
     /// error, never mapped.
+    ///
+    /// With [`FrequencyOracle::validate`] and
+    /// [`FrequencyOracle::supported_values`], the aggregator's view of it:
+    ///
+    /// ```
+    /// use localdp::{FrequencyOracle, SimulationRng};
+    /// let oracle = FrequencyOracle::from_json(r#"{"protocol":"oue","epsilon":1,"domain":6}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(8); // simulation only
+    /// let report = oracle.randomize_index(4, &mut rng)?;
+    /// oracle.validate(&report)?;
+    /// assert!(oracle.supported_values(&report).iter().all(|&v| v < 6));
+    /// assert!(oracle.randomize_index(6, &mut rng).is_err()); // outside the domain
+    /// let other = FrequencyOracle::from_json(r#"{"protocol":"oue","epsilon":1,"domain":7}"#)?;
+    /// assert!(other.validate(&report).is_err() && other.supported_values(&report).is_empty());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn randomize_index<R: CryptoRng + RngCore>(&self, index: usize, rng: &mut R) -> Result<Report> {
         self.check_index(index)?;
         Ok(self.envelope(self.mechanism.randomize(index, rng)))
@@ -562,6 +642,8 @@ impl FrequencyOracle {
 
     /// Checks that a report was made under this configuration and is well
     /// formed; the error carries the counted reason.
+    ///
+    /// See the example on [`FrequencyOracle::randomize_index`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Frequency(self.protocol), self.epsilon, &self.fingerprint)?;
         self.mechanism.validate(&report.payload)
@@ -570,6 +652,8 @@ impl FrequencyOracle {
     /// The values a report supports (counts toward), by the public decoding
     /// rule the aggregator applies; a report that does not validate supports
     /// nothing.
+    ///
+    /// See the example on [`FrequencyOracle::randomize_index`].
     pub fn supported_values(&self, report: &Report) -> Vec<usize> {
         if self.validate(report).is_err() {
             return Vec::new();
@@ -582,6 +666,25 @@ impl FrequencyOracle {
 
     /// `P[report | value at index]` under the realized channel, for the
     /// exact channel tests (0 for an index outside the domain).
+    ///
+    /// With [`FrequencyOracle::channel_outputs`], an exact check of the
+    /// realized channel:
+    ///
+    /// ```
+    /// use localdp::{FrequencyOracle, SimulationRng};
+    /// let oracle = FrequencyOracle::from_json(r#"{"protocol":"grr","epsilon":1,"domain":3}"#)?;
+    /// let outputs = oracle.channel_outputs(&mut SimulationRng::seed_from_u64(1)).into_vec(); // simulation only
+    /// assert_eq!(outputs.len(), 3); // GRR's every output
+    /// for value in 0..3 {
+    ///     let total: f64 = outputs.iter().map(|r| oracle.likelihood(value, r).probability()).sum();
+    ///     assert!((total - 1.0).abs() < 1e-12);
+    /// }
+    /// // No two values' likelihoods of any output differ by more than e^ε.
+    /// let worst = outputs.iter().map(|r| oracle.likelihood(0, r).log_ratio(oracle.likelihood(1, r)).abs());
+    /// assert!(worst.fold(0.0, f64::max) <= 1.0 + 1e-9);
+    /// assert!(oracle.likelihood(3, &outputs[0]).is_zero());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, index: usize, report: &Report) -> Likelihood {
         if index >= self.domain.len() {
@@ -593,6 +696,8 @@ impl FrequencyOracle {
     /// The outputs to examine in an exact channel check (with
     /// [`Self::likelihood`]): all of them where that is feasible, otherwise
     /// outputs drawn from the mechanism on varied inputs with `rng`.
+    ///
+    /// See the example on [`FrequencyOracle::likelihood`].
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs<R: RngCore>(&self, rng: &mut R) -> ChannelOutputs<Report> {
         match self.mechanism.channel_outputs(self.domain.len(), rng) {
@@ -780,6 +885,8 @@ pub enum ChannelOutputs<T> {
 
 impl<T> ChannelOutputs<T> {
     /// The outputs, whichever kind.
+    ///
+    /// See the example on [`FrequencyOracle::likelihood`].
     pub fn into_vec(self) -> Vec<T> {
         match self {
             ChannelOutputs::Complete(v) | ChannelOutputs::Sampled(v) => v,

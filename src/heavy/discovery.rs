@@ -85,6 +85,8 @@ impl Discovery {
     }
 
     /// The number of levels (the groups a device draws from).
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn levels(&self) -> u32 {
         self.max_length * 8 / self.step
     }
@@ -100,17 +102,23 @@ impl Discovery {
     }
 
     /// `g`, the OLH buckets.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn buckets(&self) -> u64 {
         self.grr.symbols()
     }
 
     /// The longest value, in bytes.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn max_length(&self) -> usize {
         self.max_length as usize
     }
 
     /// The hash key of level `level`'s prefix of `value` (at most
     /// `max_length` bytes).
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn prefix_key(&self, value: &str, level: u32) -> u64 {
         let mut padded = value.as_bytes().to_vec();
         padded.resize(self.max_length as usize, PAD);

@@ -69,6 +69,12 @@ pub const CHOOSE: &str = "heavy_hitters";
 
 impl HeavyHitterProtocol {
     /// True for the protocols that find values (the others score candidates).
+    ///
+    /// ```
+    /// use localdp::HeavyHitterProtocol;
+    /// assert!(HeavyHitterProtocol::Pem.discovers() && !HeavyHitterProtocol::Cms.discovers());
+    /// assert_eq!(HeavyHitterProtocol::best_discovery(1.0, 16), HeavyHitterProtocol::Pem);
+    /// ```
     pub fn discovers(self) -> bool {
         matches!(self, HeavyHitterProtocol::Pem | HeavyHitterProtocol::TreeHist | HeavyHitterProtocol::Sfp)
     }
@@ -78,6 +84,8 @@ impl HeavyHitterProtocol {
     /// docs/performance.md): TreeHist spreads the devices over eight times as many levels,
     /// and SFP's fragments go through a sketch (HCMS's variance, which OLH's
     /// beats at every ε).
+    ///
+    /// See the example on [`HeavyHitterProtocol::discovers`].
     pub fn best_discovery(_epsilon: f64, _max_length: u32) -> Self {
         HeavyHitterProtocol::Pem
     }
@@ -197,6 +205,30 @@ enum Mechanism {
 }
 
 /// A configured heavy-hitter metric.
+///
+/// Its parameters (the getters), per kind of protocol:
+///
+/// ```
+/// use localdp::{HeavyHitterMetric, HeavyHitterProtocol};
+/// let cms = HeavyHitterMetric::from_json(
+///     r#"{"protocol":"cms","epsilon":2,"sketch":{"hashes":16,"width":1024},"candidates":["a","b"]}"#,
+/// )?;
+/// assert_eq!((cms.protocol(), cms.candidates()), (HeavyHitterProtocol::Cms, &["a".to_string(), "b".to_string()][..]));
+/// assert_eq!((cms.sketch().map(|s| s.rows()), cms.groups()), (Some(16), 16)); // a device reports one row
+/// assert!(cms.discovery().is_none() && cms.fragments().is_none());
+/// let pem = HeavyHitterMetric::from_json(r#"{"protocol":"pem","epsilon":2,"max_length":4}"#)?;
+/// let discovery = pem.discovery().unwrap();
+/// assert_eq!((discovery.max_length(), discovery.levels(), pem.groups()), (4, 4, 4)); // a byte per level
+/// assert_eq!(discovery.buckets(), localdp::frequency::LocalHashing::optimal_g(2.0));
+/// assert_ne!(discovery.prefix_key("abcd", 0), discovery.prefix_key("xbcd", 0));
+/// assert_eq!(discovery.prefix_key("abcd", 1), discovery.prefix_key("abxy", 1)); // the first two bytes
+/// let sfp = HeavyHitterMetric::from_json(r#"{"protocol":"sfp","epsilon":2,"max_length":8}"#)?;
+/// let fragments = sfp.fragments().unwrap();
+/// assert_eq!((fragments.max_length(), fragments.slots(), sfp.groups()), (8, 16, 16));
+/// assert_eq!(fragments.key("abc", 8), localdp::hash::key64(b"abc")); // the whole value's slot
+/// assert!(fragments.sketch().width().is_power_of_two());
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct HeavyHitterMetric {
     protocol: HeavyHitterProtocol,
@@ -209,6 +241,8 @@ pub struct HeavyHitterMetric {
 
 impl HeavyHitterMetric {
     /// Validates the configuration.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn new(config: &HeavyHitterConfig) -> Result<Self> {
         let protocol = match config.protocol.as_str() {
             CHOOSE => None,
@@ -309,11 +343,15 @@ impl HeavyHitterMetric {
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn protocol(&self) -> HeavyHitterProtocol {
         self.protocol
     }
 
     /// The sketch, for CMS and HCMS.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn sketch(&self) -> Option<&Sketch> {
         match &self.mechanism {
             Mechanism::Sketch(s) => Some(s),
@@ -322,6 +360,8 @@ impl HeavyHitterMetric {
     }
 
     /// The discovery mechanism, for PEM and TreeHist.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn discovery(&self) -> Option<&Discovery> {
         match &self.mechanism {
             Mechanism::Discovery(d) => Some(d),
@@ -330,6 +370,8 @@ impl HeavyHitterMetric {
     }
 
     /// The fragment mechanism, for SFP.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn fragments(&self) -> Option<&Fragments> {
         match &self.mechanism {
             Mechanism::Fragments(f) => Some(f),
@@ -348,12 +390,16 @@ impl HeavyHitterMetric {
     }
 
     /// The candidates scored by a sketch.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn candidates(&self) -> &[String] {
         &self.candidates
     }
 
     /// The groups a device draws one of: sketch rows, prefix levels or SFP
     /// slots.
+    ///
+    /// See the example on [`HeavyHitterMetric`].
     pub fn groups(&self) -> u64 {
         match &self.mechanism {
             Mechanism::Sketch(s) => s.rows(),
@@ -365,6 +411,17 @@ impl HeavyHitterMetric {
     /// The value as reported: discovery refuses a value longer than
     /// `max_length` bytes (the error does not contain it), or cuts it at a
     /// character boundary with `"truncate": true`.
+    ///
+    /// ```
+    /// use localdp::HeavyHitterMetric;
+    /// let strict = HeavyHitterMetric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":4}"#)?;
+    /// assert_eq!(strict.prepare("dog")?, "dog");
+    /// assert!(strict.prepare("horse").is_err());
+    /// let cut = HeavyHitterMetric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":4,"truncate":true}"#)?;
+    /// assert_eq!(cut.prepare("horse")?, "hors");
+    /// assert_eq!(cut.prepare("caf\u{e9}s")?, "caf"); // never inside a character
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn prepare<'a>(&self, value: &'a str) -> Result<Cow<'a, str>> {
         let max = match &self.mechanism {
             Mechanism::Sketch(_) => return Ok(Cow::Borrowed(value)),
@@ -382,6 +439,25 @@ impl HeavyHitterMetric {
     }
 
     /// A report of `value` from the device's group `group`.
+    ///
+    /// With [`HeavyHitterMetric::validate`],
+    /// [`HeavyHitterMetric::likelihood`] and
+    /// [`HeavyHitterMetric::channel_outputs`]:
+    ///
+    /// ```
+    /// use localdp::{HeavyHitterMetric, SimulationRng};
+    /// let metric = HeavyHitterMetric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":4}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(4); // simulation only
+    /// let report = metric.randomize_in_group("dog", 2, &mut rng)?;
+    /// metric.validate(&report)?;
+    /// assert!(metric.randomize_in_group("horse", 0, &mut rng).is_err()); // longer than max_length
+    /// // Every output's likelihoods under two values are within e^ε of each other.
+    /// for output in metric.channel_outputs(&["dog", "cat"], &mut rng) {
+    ///     let ratio = metric.likelihood("dog", &output).log_ratio(metric.likelihood("cat", &output));
+    ///     assert!(ratio.abs() <= 1.0 + 1e-9);
+    /// }
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn randomize_in_group(&self, value: &str, group: u64, rng: &mut dyn RngCore) -> Result<Report> {
         let value = self.prepare(value)?;
         let payload = match &self.mechanism {
@@ -402,6 +478,8 @@ impl HeavyHitterMetric {
     }
 
     /// Checks a report against this configuration.
+    ///
+    /// See the example on [`HeavyHitterMetric::randomize_in_group`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::HeavyHitter(self.protocol), self.epsilon, &self.fingerprint)?;
         match &self.mechanism {
@@ -413,6 +491,8 @@ impl HeavyHitterMetric {
 
     /// `P[report | value]` of the realized channel (0 for a report this
     /// configuration would refuse).
+    ///
+    /// See the example on [`HeavyHitterMetric::randomize_in_group`].
     pub fn likelihood(&self, value: &str, report: &Report) -> Likelihood {
         let Ok(value) = self.prepare(value) else { return Likelihood::new(0.0) };
         match &self.mechanism {
@@ -424,6 +504,8 @@ impl HeavyHitterMetric {
 
     /// Reports that exercise the channel of `values`: sampled groups and
     /// seeds with the outputs that differ between values.
+    ///
+    /// See the example on [`HeavyHitterMetric::randomize_in_group`].
     pub fn channel_outputs(&self, values: &[&str], rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {
             Mechanism::Sketch(s) => s.channel_outputs(&values.iter().map(|v| key64(v.as_bytes())).collect::<Vec<_>>(), rng),
@@ -576,6 +658,20 @@ pub struct HeavyHitterEstimate {
 
 impl HeavyHitterEstimate {
     /// The values listed, whichever the kind.
+    ///
+    /// ```
+    /// use localdp::{Aggregate, HeavyHitterAggregator, HeavyHitterMetric, Randomizer, SimulationRng};
+    /// let metric = HeavyHitterMetric::from_json(r#"{"protocol":"hcms","epsilon":2,"candidates":["a","b"]}"#)?;
+    /// let mut rng = SimulationRng::seed_from_u64(5); // simulation only
+    /// let mut aggregator = HeavyHitterAggregator::new(metric.clone());
+    /// for value in ["a", "a", "b", "c"] {
+    ///     aggregator.add(&metric.randomize(value, &mut rng)?)?;
+    /// }
+    /// let estimate = aggregator.estimate()?;
+    /// let listed: Vec<&str> = estimate.values().iter().map(|c| c.value.as_str()).collect();
+    /// assert_eq!(listed, ["a", "b"]); // the candidates, scored
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn values(&self) -> &[CandidateEstimate] {
         match &self.found {
             Found::Estimates(v) | Found::HeavyHitters(v) => v,

@@ -52,16 +52,22 @@ impl Fragments {
     }
 
     /// The sketch each part uses.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn sketch(&self) -> &Sketch {
         &self.sketch
     }
 
     /// The longest value, in bytes.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn max_length(&self) -> usize {
         self.max_length as usize
     }
 
     /// The slots a device draws one of: `2L`, the last `L` the whole value.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn slots(&self) -> u64 {
         2 * u64::from(self.max_length)
     }
@@ -72,6 +78,8 @@ impl Fragments {
     }
 
     /// The hash key a value reports in `slot`.
+    ///
+    /// See the example on [`crate::HeavyHitterMetric`].
     pub fn key(&self, value: &str, slot: u64) -> u64 {
         let position = slot as usize;
         if position >= self.max_length() {
