@@ -56,6 +56,21 @@ pub(crate) enum SketchKind {
 }
 
 /// A configured CMS or HCMS.
+///
+/// ```
+/// use localdp::HeavyHitterMetric;
+/// let cms = HeavyHitterMetric::from_json(
+///     r#"{"protocol":"cms","epsilon":4,"sketch":{"hashes":16,"width":64},"candidates":["a"]}"#,
+/// )?;
+/// let sketch = cms.sketch().unwrap();
+/// assert_eq!((sketch.rows(), sketch.width()), (16, 64));
+/// // CMS flips each bit with f = 1/(1 + e^(ε/2)), rounded toward more privacy.
+/// let f = 1.0 / (1.0 + 2f64.exp());
+/// assert!(sketch.flip_probability() >= f && sketch.flip_probability() - f < 1e-12);
+/// // A value's column in a row is a public hash: the same on every device.
+/// assert!((0..16).all(|row| sketch.column(row, "a") < 64 && sketch.column(row, "a") == sketch.column(row, "a")));
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Sketch {
     kind: SketchKind,
@@ -80,21 +95,29 @@ impl Sketch {
     }
 
     /// `k`, the rows (hash functions).
+    ///
+    /// See the example on [`Sketch`].
     pub fn rows(&self) -> u64 {
         self.rows
     }
 
     /// `m`, the columns.
+    ///
+    /// See the example on [`Sketch`].
     pub fn width(&self) -> u64 {
         self.width
     }
 
     /// The realized flip probability `f`.
+    ///
+    /// See the example on [`Sketch`].
     pub fn flip_probability(&self) -> f64 {
         self.flip.probability()
     }
 
     /// `h_j(value)`, the column of `value` in row `row`.
+    ///
+    /// See the example on [`Sketch`].
     pub fn column(&self, row: u64, value: &str) -> u64 {
         self.column_of(row, key64(value.as_bytes()))
     }

@@ -294,7 +294,38 @@ impl PartialEq for NumericMetric {
 }
 
 impl NumericMetric {
-    /// Validates the config and resolves `auto`.
+    /// Validates the config and resolves `auto`. The example shows the
+    /// getters below it too.
+    ///
+    /// ```
+    /// use localdp::{NumericConfig, NumericMetric, NumericProtocol, RangeSpec, Selection};
+    /// let config = NumericConfig {
+    ///     protocol: Selection::Fixed(NumericProtocol::Duchi),
+    ///     epsilon: 2.0,
+    ///     range: RangeSpec::Vector(vec![[0.0, 10.0], [0.0, 1.0]]),
+    ///     granularity: None,
+    /// };
+    /// let metric = NumericMetric::new(&config)?;
+    /// assert_eq!((metric.protocol(), metric.epsilon()), (NumericProtocol::Duchi, 2.0));
+    /// assert_eq!(metric.ranges(), &[[0.0, 10.0], [0.0, 1.0]]);
+    /// assert!(metric.is_vector() && metric.sampled() >= 1 && !metric.fingerprint().is_empty());
+    /// // Duchi's two outputs stand for ±(e^ε + 1)/(e^ε − 1) in t units: public numbers.
+    /// assert_eq!(metric.outputs(), 2);
+    /// let c = (2f64.exp() + 1.0) / (2f64.exp() - 1.0);
+    /// assert!((metric.grid_value(0, 1) - 5.0 * (1.0 + c)).abs() < 1e-9);
+    /// // The channel's rows are distributions, and the worst case bounds every t.
+    /// let g = metric.grid_steps();
+    /// let row: f64 = (0..metric.outputs()).map(|o| metric.channel_probability(g / 2, o)).sum();
+    /// assert!((row - 1.0).abs() < 1e-12);
+    /// assert!([-1.0, -0.3, 0.0, 0.7, 1.0].iter().all(|&t| metric.variance(t) <= metric.worst_case_variance() + 1e-12));
+    /// assert!((metric.variance_at(1, 0.5) - metric.variance(0.0) * 0.25).abs() < 1e-12);
+    /// // Piecewise on a coarse grid, for exact tests, with a fingerprint of its own.
+    /// let piecewise = NumericConfig { protocol: Selection::Fixed(NumericProtocol::Piecewise), ..config };
+    /// let coarse = NumericMetric::with_grid_steps(&piecewise, 4)?;
+    /// assert_eq!(coarse.grid_steps(), 4);
+    /// assert_ne!(coarse.fingerprint(), NumericMetric::new(&piecewise)?.fingerprint());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
     pub fn new(config: &NumericConfig) -> Result<Self> {
         Self::build(config, None)
     }
@@ -302,6 +333,8 @@ impl NumericMetric {
     /// The metric on a grid of `steps` steps instead of the default, for
     /// tests that enumerate a coarse channel. Its reports carry another
     /// fingerprint, so they never mix with the default grid's.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn with_grid_steps(config: &NumericConfig, steps: u64) -> Result<Self> {
         if steps < 2 {
             return Err(Error::invalid("steps", Requirement::IntegerRange { min: 2, max: u64::MAX, found: steps }));
@@ -387,41 +420,57 @@ impl NumericMetric {
     }
 
     /// The resolved protocol.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn protocol(&self) -> NumericProtocol {
         self.protocol
     }
 
     /// ε of one report.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn epsilon(&self) -> f64 {
         self.epsilon
     }
 
     /// The attributes' ranges (one for a scalar metric).
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn ranges(&self) -> &[[f64; 2]] {
         &self.ranges
     }
 
     /// The fingerprint of the domain or range that reports carry.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
     }
 
     /// True for a record metric (`"range": [[lo, hi], …]`).
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn is_vector(&self) -> bool {
         self.vector
     }
 
     /// Attributes randomized per record (`k`), each with `ε/k`.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn sampled(&self) -> usize {
         self.sampled
     }
 
     /// The number of output indices of one attribute's channel.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn outputs(&self) -> u64 {
         self.scalar.outputs()
     }
 
     /// `G`, the number of steps of the input grid.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn grid_steps(&self) -> u64 {
         self.scalar.steps()
     }
@@ -429,6 +478,8 @@ impl NumericMetric {
     /// The public number (in the attribute's units) that output index
     /// `output` of attribute `attribute` stands for, before the `D/k` scaling
     /// of vectors. Every released value is one of these.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn grid_value(&self, attribute: usize, output: u64) -> f64 {
         from_unit(decode(&*self.scalar, output), self.ranges[attribute])
     }
@@ -437,6 +488,8 @@ impl NumericMetric {
     /// unbiased estimate of one attribute whose value maps to `t`, including
     /// the random rounding to the grid and, for vectors, the attribute
     /// sampling.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn variance(&self, t: f64) -> f64 {
         let (lower, up) = grid_position(self.scalar.steps(), t);
         let second = (1.0 - up) * self.scalar.second_moment(lower) + up * self.scalar.second_moment(lower + 1);
@@ -445,6 +498,8 @@ impl NumericMetric {
     }
 
     /// The same variance in the attribute's own units for a value `x`.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn variance_at(&self, attribute: usize, x: f64) -> f64 {
         let [lo, hi] = self.ranges[attribute];
         let half = 0.5 * (hi - lo);
@@ -453,6 +508,8 @@ impl NumericMetric {
 
     /// The largest per-report variance over `t ∈ [−1, 1]` (`t` units): the
     /// maximum of [`Self::variance`], the record's `D/k` scaling included.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn worst_case_variance(&self) -> f64 {
         worst_case_variance(&*self.scalar, self.ranges.len() as f64 / self.sampled as f64)
     }
@@ -460,6 +517,8 @@ impl NumericMetric {
     /// The realized channel of one attribute, for the exact tests:
     /// `P[output | grid input]`, for `input ≤ G` and `output <` [`Self::outputs`].
     /// Any value's output distribution is a mixture of two adjacent rows.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn channel_probability(&self, input: u64, output: u64) -> f64 {
         self.scalar.probability(input, output)
     }
