@@ -324,6 +324,11 @@ impl NumericMetric {
     /// let coarse = NumericMetric::with_grid_steps(&piecewise, 4)?;
     /// assert_eq!(coarse.grid_steps(), 4);
     /// assert_ne!(coarse.fingerprint(), NumericMetric::new(&piecewise)?.fingerprint());
+    /// // A report of this metric validates; one of the coarse grid's does not.
+    /// use localdp::{Randomizer, SimulationRng};
+    /// let mut rng = SimulationRng::seed_from_u64(1); // simulation only, never for real reports
+    /// assert!(metric.validate(&metric.randomize(&[5.0, 0.5], &mut rng)?).is_ok());
+    /// assert!(NumericMetric::new(&piecewise)?.validate(&coarse.randomize(&[5.0, 0.5], &mut rng)?).is_err());
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn new(config: &NumericConfig) -> Result<Self> {
@@ -550,6 +555,8 @@ impl NumericMetric {
 
     /// Checks that a report was made under this configuration and is well
     /// formed; the error carries the counted reason.
+    ///
+    /// See the example on [`NumericMetric::new`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Numeric(self.protocol), self.epsilon, &self.fingerprint)?;
         let outputs = self.scalar.outputs();
