@@ -9,12 +9,12 @@
 //   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
 // - docs/planner.png (--planner), the demo's planner card (no users needed).
 //   node scripts/screenshot.mjs --planner [--out docs/planner.png]
-// With --shuffle N (docs/shuffled-dashboard.png), the demo page's report
-// posts go through a shuffler (`localdp shuffle --batch N`, and after 2 s
-// batches of at least 1,000) to the collector, as a page's would when a
-// shuffler stands between them, and the dashboard shows each metric's
+// With --shuffle N (docs/shuffled-dashboard.png), the operator's dashboard
+// after the same reports went through a shuffler (`localdp shuffle --batch
+// N`, and after 2 s batches of at least 1,000, with the collector's token),
+// as a page's would when a shuffler stands between them: each metric's
 // central (ε, δ) beside its local ε.
-//   node scripts/screenshot.mjs --shuffle 5000 --out docs/shuffled-dashboard.png
+//   node scripts/screenshot.mjs --operator --shuffle 5000 --out docs/shuffled-dashboard.png
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,12 +30,13 @@ const operator = process.argv.includes('--operator');
 const planner = process.argv.includes('--planner');
 const root = new URL('..', import.meta.url).pathname;
 const cli = process.env.LOCALDP_CLI ?? join(root, 'target/release/localdp');
-const out = arg('out', join(root, `docs/${operator ? 'operator-dashboard' : planner ? 'planner' : 'dashboard'}.png`));
+const batch = arg('shuffle', null);
+if (batch !== null && !operator) throw new Error('--shuffle goes with --operator (the central ε needs a collector with tokens)');
+const out = arg('out', join(root, `docs/${batch ? 'shuffled-dashboard' : operator ? 'operator-dashboard' : planner ? 'planner' : 'dashboard'}.png`));
 const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
 const metrics = join(root, 'www/metrics.json');
 const TOKEN = 'screenshot-token-0123456789abcdef';
 writeFileSync(join(dir, 'tokens'), `${TOKEN}\n`);
-const batch = arg('shuffle', null);
 /** Starts `localdp args`; the process and the URL it prints first. */
 const start = async (args) => {
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -43,12 +44,12 @@ const start = async (args) => {
   return { child, url };
 };
 const { child: server, url } = await start(['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), ...(operator
-  ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', '12', '--max-body', String(16 << 20)]
+  ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', batch ? '600' : '12', '--max-body', String(16 << 20)]
   : ['--www', join(root, 'www'), '--pkg', join(root, 'dist/web')])]);
 const shuffler = batch === null ? null
   // What is held after the simulation (less than a batch) goes after 2 s.
   : await start(['shuffle', '--port', '0', '--forward', url, '--batch', batch, '--max-wait', '2s', '--min-batch', '1000',
-    '--db', join(dir, 'shuffle.sqlite')]);
+    '--token-file', join(dir, 'tokens'), '--max-body', String(16 << 20), '--db', join(dir, 'shuffle.sqlite')]);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
@@ -56,29 +57,12 @@ const browser = await chromium.launch({
 
 /** The demo's dashboard after `--users` users simulated in the page. */
 async function demo(page) {
-  if (shuffler) {
-    // Every report post goes to the shuffler instead, with its answer.
-    await page.route('**/api/metrics/*/reports', async (route) => {
-      const path = new URL(route.request().url()).pathname;
-      await route.fulfill({ response: await route.fetch({ url: shuffler.url + path }) });
-    });
-  }
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
   await page.selectOption('#users', arg('users', '20000'));
   await page.click('#simulate');
   await page.waitForSelector('#sim-status[data-state="done"]', { timeout: 300000 });
   await page.waitForFunction(() => !document.querySelector('.card .empty'), null, { timeout: 120000 });
-  if (shuffler) {
-    // The batches reach the collector after the simulation: wait for a
-    // refresh that shows every simulated user's report forwarded, in
-    // shuffled batches, with the central ε.
-    await page.waitForFunction(() => [...document.querySelectorAll('.card')].every((card) => {
-      const n = card.querySelector('.n')?.textContent;
-      return card.querySelector('.privacy .central')?.textContent.includes(` ${n} reports`)
-        && card.querySelector('.note').textContent.includes(`the ${n} users`);
-    }), null, { timeout: 120000 });
-  }
   await page.locator('#dashboard').screenshot({ path: out });
 }
 
@@ -97,8 +81,9 @@ function cycle(weighted, count) {
   return Array.from({ length: count }, (_, i) => pattern[i % pattern.length]);
 }
 
+/** Posts to the collector, or through the shuffler with --shuffle. */
 async function post(name, body) {
-  return fetch(`${url}/api/metrics/${name}/reports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return fetch(`${shuffler?.url ?? url}/api/metrics/${name}/reports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 }
 
 /** Seeded reports of `values` for metric `name`, posted in one batch. */
@@ -123,6 +108,15 @@ async function operatorDashboard(page) {
   await page.fill('#token', TOKEN);
   await page.click('#login button[type="submit"]');
   await page.waitForSelector('body[data-state="ready"]');
+  if (shuffler) {
+    // The batches reach the collector a moment later: refresh until every
+    // metric with reports shows its central ε.
+    await page.waitForFunction(() => {
+      document.querySelector('#refresh')?.click();
+      return [...document.querySelectorAll('article.metric')].every((card) =>
+        card.querySelector('dd.n')?.textContent === '0' || card.querySelector('dd.central b'));
+    }, null, { timeout: 120000, polling: 1000 });
+  }
   await page.screenshot({ path: out, fullPage: true });
 }
 

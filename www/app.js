@@ -461,22 +461,13 @@ function renderDistribution(m, estimate) {
 }
 
 /**
- * The privacy of the metric's reports: the local ε of each, and, once the
- * collector has received batches from a shuffler (`localdp shuffle`), the
- * central (ε, δ) shuffling gives the smallest batch, with its condition.
+ * The privacy of the metric's reports: the local ε of each. (The central ε
+ * of reports a shuffler forwarded needs a collector with tokens, so it is
+ * shown by the operator's dashboard, /dashboard, not by this page.)
  */
-function renderPrivacy(m, listed) {
+function renderPrivacy(m) {
   const local = m.kind === 'rappor' ? `ε₁ = ${m.epsilon}` : `ε = ${m.epsilon}`;
-  const parts = [el('span', { class: 'local', text: `Local ${local} per report.` })];
-  const shuffled = listed?.shuffled;
-  if (shuffled) {
-    const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} shuffled batch${shuffled.batches === 1 ? '' : 'es'} (smallest ${count.format(shuffled.smallest_batch)})`;
-    parts.push(shuffled.central
-      ? el('span', { class: 'central', text: ` Central (ε = ${shuffled.central.epsilon.toPrecision(3)}, δ = ${shuffled.central.delta.toExponential()}) for the ${batches}.` })
-      : el('span', { class: 'central', text: ` ${batches}; no central bound applies at this size.` }));
-    parts.push(el('span', { class: 'caveat', title: shuffled.note, text: ' Only if the shuffler is run by someone other than the collector.' }));
-  }
-  $('.privacy', m.card).replaceChildren(...parts);
+  $('.privacy', m.card).replaceChildren(el('span', { class: 'local', text: `Local ${local} per report.` }));
 }
 
 function render(m, answer) {
@@ -521,7 +512,7 @@ function refresh() {
       }));
       state.metrics.forEach((m, i) => {
         render(m, answers[i]);
-        renderPrivacy(m, counts.get(m.name));
+        renderPrivacy(m);
       });
       document.body.dataset.refreshed = String(Date.now());
     } catch (e) {

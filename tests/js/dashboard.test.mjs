@@ -152,10 +152,13 @@ test('the central ε of a shuffled metric, as its description\'s "shuffled" give
     await page.fill('#token', TOKEN);
     await page.click('#login button[type="submit"]');
     await page.waitForSelector('body[data-state="ready"]');
+    const caveat = ' Only if the shuffler is run by someone other than the collector.';
     assert.equal(await fact(page, 'browser', 'central').textContent(),
-      'ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900) Each batch was shuffled before the collector saw it.');
+      `ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900)${caveat}`);
+    assert.equal(await fact(page, 'browser', 'central').locator('.caveat').getAttribute('title'), shuffled.browser.note);
     assert.equal(await fact(page, 'latency', 'central').textContent(),
-      'none yet (40 reports in 2 batches, the smallest 15) The smallest batch is too small for amplification.');
+      `none yet (40 reports in 2 batches, the smallest 15)${caveat}`);
+    assert.equal(await fact(page, 'latency', 'central').locator('.caveat').getAttribute('title'), shuffled.latency.note);
     assert.equal(await fact(page, 'load_time', 'central').textContent(), 'no shuffler');
     assert.equal(await fact(page, 'pages', 'central').textContent(), 'no shuffler');
   } finally {

@@ -168,7 +168,8 @@ function central(shuffled) {
   const parts = shuffled.central
     ? [el('b', { text: `ε = ${shuffled.central.epsilon.toPrecision(3)}` }), `, δ = ${shuffled.central.delta.toExponential(0)} (${batches})`]
     : [`none yet (${batches})`];
-  if (shuffled.note) parts.push(el('span', { class: 'muted', text: ` ${shuffled.note}` }));
+  // The collector's note (its conditions, in full) is the caveat's tooltip.
+  parts.push(el('span', { class: 'muted caveat', title: shuffled.note ?? '', text: ' Only if the shuffler is run by someone other than the collector.' }));
   return parts;
 }
 
