@@ -202,6 +202,28 @@ async fn wrong_calls_fail_at_planning() {
     }
 }
 
+/// docs/sql.md's SQL block, run as written: only the table's location is
+/// this test's folder (the page's `reports/` directory of Parquet files).
+#[tokio::test]
+async fn the_sql_block_of_docs_sql_md_runs_as_written() {
+    let page = include_str!("../../docs/sql.md");
+    let block = page.split("```sql\n").nth(1).and_then(|rest| rest.split("\n```").next()).expect("a sql block");
+    let config = r#"{"protocol":"olh","epsilon":1,"domain":1024}"#;
+    assert!(block.contains(&format!("ldp_estimate('{config}', id, seed, value)")), "the block's metric:\n{block}");
+    let root = scratch("docs-sql");
+    let metric = metric(config);
+    let by_day = write_metric(&root.join("reports"), "page_views", &metric, INTEGERS, 91);
+    let block = block.replace("'reports/", &format!("'{}/reports/", root.display()));
+    let (create, select) = block.split_once(';').expect("two statements");
+    let ctx = session(2);
+    ctx.sql(create).await.expect("a table").collect().await.expect("created");
+    let got = estimates(&ctx, select.trim().trim_end_matches(';')).await;
+    assert_eq!(got.len(), by_day.len(), "one row per day");
+    for (day, reports) in &by_day {
+        assert_same(got[day].as_deref().expect("an estimate"), &cli_estimate(&metric, reports), day);
+    }
+}
+
 /// The SQL the README shows, in SQL only: a table per metric over its
 /// directory (the schema read from the files, as DataFusion reads them:
 /// strings and binaries as views), the day from the path.

@@ -10,8 +10,11 @@
 //   json      a config, configs one per line, or a metrics file: every config
 //             is built by the package's Aggregator;
 //   rust      doctests: the page must be included by src/lib.rs;
-//   <!-- file: PATH --> before a block: its lines appear in PATH, in order;
-//   text, sql, python: not run.
+//   sql       the one block, docs/sql.md's, is run as written by the engines'
+//             test the_sql_block_of_docs_sql_md_runs_as_written;
+//   <!-- file: PATH --> before a block: its lines appear in PATH, in order
+//             (the python blocks: python/tests/test_docs.py runs them);
+//   text: not run (output, third-party configuration).
 // Also: the packed package's README is js/README.md, and every relative link
 // of these pages points to a file that exists.
 import { test } from 'node:test';
@@ -29,7 +32,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const here = dirname(fileURLToPath(import.meta.url));
 const PAGES = ['README.md', 'CONTRIBUTING.md', 'js/README.md', 'examples/extension/README.md',
   ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const NOT_RUN = new Set(['text', 'sql', 'python']);
+const NOT_RUN = new Set(['text']);
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 /** The fenced blocks of a page: { page, line, lang, code, file } (`file`: a `<!-- file: PATH -->` just before). */
@@ -57,8 +60,15 @@ const where = (b) => `${b.page}:${b.line}`;
 test('every block has a language this test knows', () => {
   for (const b of ALL) {
     assert.notEqual(b.lang, '', `${where(b)}: a block without a language (use text for output)`);
-    if (!b.file) assert.ok(['js', 'mjs', 'sh', 'json', 'rust', ...NOT_RUN].includes(b.lang), `${where(b)}: unknown language ${b.lang}`);
+    if (!b.file) assert.ok(['js', 'mjs', 'sh', 'json', 'rust', 'sql', ...NOT_RUN].includes(b.lang), `${where(b)}: unknown language ${b.lang}`);
   }
+});
+
+test('the one sql block is docs/sql.md\'s, which the engines\' test runs', () => {
+  const sql = ALL.filter((b) => b.lang === 'sql' && !b.file);
+  assert.deepEqual(sql.map((b) => b.page), ['docs/sql.md'], 'a new sql block needs a test that runs it');
+  const engines = readFileSync(join(root, 'engines/tests/datafusion.rs'), 'utf8');
+  assert.ok(engines.includes('include_str!("../../docs/sql.md")'), 'engines/tests/datafusion.rs runs the block');
 });
 
 test('blocks marked <!-- file: PATH --> are taken from PATH', () => {
