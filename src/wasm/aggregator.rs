@@ -60,6 +60,7 @@ pub fn protocols() -> JsValue {
 const ACCOUNTING_TYPES: &str = r#"
 /** `count` reports of one user at `epsilon` each (pure ε-DP), for `compose`. */
 export interface ReportGroup {
+  /** ε of each report of the group. */
   epsilon: number;
   /** A whole number ≥ 1. */
   count: number;
@@ -122,6 +123,7 @@ export interface PlanError {
 
 /** The planner's numbers for one protocol. */
 export interface ProtocolPlan {
+  /** The protocol this row plans. */
   protocol: Protocol;
   /** True for the protocol "auto" (or "distribution", "heavy_hitters") resolves to. */
   auto: boolean;
@@ -132,7 +134,16 @@ export interface ProtocolPlan {
   /** Mean bytes of a JSON report. */
   bytes: number;
   /** Work per report, counted from the protocol's definition (not timed). */
-  cost: { client_coins: number; client_hashes: number; aggregation_counters: number; aggregation_hashes: number };
+  cost: {
+    /** Exact random draws on the device per report (coins and uniform integers). */
+    client_coins: number;
+    /** Hashes a client computes per report. */
+    client_hashes: number;
+    /** Counters the aggregator adds to per report (expected). */
+    aggregation_counters: number;
+    /** Hashes the aggregator computes per report. */
+    aggregation_hashes: number;
+  };
   /** The users at which the first error's 95% half-width falls to 0.05 (of the users, or of the range for a mean). */
   min_users: number;
   /** Users needed for the target at the config's ε (null without a target). */
@@ -143,7 +154,9 @@ export interface ProtocolPlan {
 
 /** The planner's answer: the same object as `localdp plan --format json`. */
 export interface Plan {
+  /** The config's family. */
   family: "frequency" | "numeric" | "distribution" | "heavy-hitter" | "rappor";
+  /** The users planned for (one report each). */
   users: number;
   /** The config's ε of one report. */
   epsilon: number;

@@ -377,7 +377,10 @@ export type EstimateFor<C extends Config> =
 /** The values a `Client<C>` randomizes (a string domain's are its strings; a sized domain takes an integer or its digits). */
 export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
-  : C extends { domain: readonly string[] } ? string
+  : C extends {
+    /** A domain of strings. */
+    domain: readonly string[];
+  } ? string
   : C extends FrequencyConfig ? string | number
   : C extends DistributionConfig ? number
   : C extends OneRange ? number
@@ -386,7 +389,13 @@ export type ValueFor<C extends Config> =
 
 /** The protocol a `Client<C>` or `Aggregator<C>` reports: the config's own, or for a choice ("auto", "heavy_hitters", "distribution") one of its family's. */
 export type ProtocolFor<C extends Config> =
-  C["protocol"] extends "auto" ? (C extends { domain: unknown } ? FrequencyProtocol : C extends { range: unknown } ? NumericProtocol : Protocol)
+  C["protocol"] extends "auto" ? (C extends {
+    /** A frequency config's domain. */
+    domain: unknown;
+  } ? FrequencyProtocol : C extends {
+    /** A numeric config's range. */
+    range: unknown;
+  } ? NumericProtocol : Protocol)
   : C["protocol"] extends "heavy_hitters" ? HeavyHitterProtocol
   : C["protocol"] extends "distribution" ? DistributionProtocol
   : C["protocol"] extends Protocol ? C["protocol"]
