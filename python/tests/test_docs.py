@@ -50,23 +50,25 @@ def test_python_md_arrow_data(exported):
     import localdp
     pl = pytest.importorskip("polars")
     duckdb = pytest.importorskip("duckdb")
-    import pyarrow.parquet as pq
     config = CONFIG
     agg = localdp.Aggregator(config)
-    polars_frame = pl.from_arrow(pq.read_table("day.parquet"))
     import os
     os.makedirs("reports")
     os.replace("day.parquet", "reports/day.parquet")
+    # Without the cast, Polars' Categorical id is counted malformed.
+    raw = localdp.Aggregator(config).add_arrow(pl.read_parquet("reports/day.parquet"))
+    assert raw["rejected"]["malformed"] == 200
 
     import pyarrow as pa
     ids = pa.array([localdp.Client(config).id] * 3).dictionary_encode()
     table = pa.table({"id": ids, "bits": pa.array([b"\x01", b"\x02", b"\x04"], pa.binary(1))})
     agg.add_arrow(table)
+    polars_frame = pl.read_parquet("reports/day.parquet").with_columns(pl.col("id").cast(pl.String))
     agg.add_arrow(polars_frame)        # Polars: its BinaryView and LargeList columns are narrowed
     agg.add_arrow(duckdb.sql("SELECT * FROM 'reports/*.parquet'").arrow())
 
     # The three rows, then the day's 200 reports twice (from Polars and from DuckDB).
-    assert agg.n + sum(agg.rejected.values()) == 3 + 2 * 200 and agg.n >= 2 * 200
+    assert agg.n == 3 + 2 * 200
 
 
 def test_columnar_md_any_parquet_reader(cli, tmp_path, monkeypatch):
