@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+// Fails on an import cycle between the files of a crate.
+//
+//   node scripts/check-layers.mjs [CRATE_SRC_DIR...]
+//
+// With no argument it checks every crate of the workspace (each `src/` under
+// the repository that holds a lib.rs or main.rs). A file names another when
+// its code (comments and strings aside) holds a path into it: `crate::a::b`,
+// `super::x`, `self::x`, a child's `mod x;` or `use x::…` in its parent.
+// `crate::Name` re-exported by the crate root is followed to the file that
+// defines it. The files must form a DAG; a strongly connected component of
+// more than one file is printed with one edge of each of its files, and the
+// exit status is 1. docs/ARCHITECTURE.md says which layer each file is in.
+import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { join, relative, dirname, basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function rustFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return rustFiles(path);
+    return name.endsWith('.rs') ? [path] : [];
+  });
+}
+
+// The module path of a file: src/a/mod.rs and src/a.rs are `a`, src/a/b.rs
+// is `a::b`, the crate root is ``.
+function modulePath(src, file) {
+  const parts = relative(src, file).replace(/\.rs$/, '').split(/[\\/]/);
+  const last = parts[parts.length - 1];
+  if (last === 'mod' || (parts.length === 1 && (last === 'lib' || last === 'main'))) parts.pop();
+  return parts.join('::');
+}
+
+// Code without comments, string and char literals (a path in a doc comment
+// or a message is not an import), without `#[cfg(test)]` modules (a unit
+// test may use what sits above its file, as tests/ does), and with `super`
+// inside an inline module (`mod sealed { use super::X; }`) read as the
+// file's own module.
+function code(source) {
+  let text = '';
+  for (let i = 0; i < source.length; ) {
+    const rest = source.slice(i, i + 3);
+    if (rest.startsWith('//')) {
+      while (i < source.length && source[i] !== '\n') i++;
+    } else if (rest.startsWith('/*')) {
+      let depth = 0;
+      do {
+        if (source.startsWith('/*', i)) (depth++, (i += 2));
+        else if (source.startsWith('*/', i)) (depth--, (i += 2));
+        else i++;
+      } while (depth > 0 && i < source.length);
+      text += ' ';
+    } else if (/^b?r#*"/.test(source.slice(i, i + 40)) && !/\w/.test(source[i - 1] ?? '')) {
+      const [open] = source.slice(i).match(/^b?r(#*)"/);
+      const close = '"' + open.slice(open.indexOf('r') + 1, -1);
+      const end = source.indexOf(close, i + open.length);
+      i = end < 0 ? source.length : end + close.length;
+      text += '""';
+    } else if (source[i] === '"') {
+      for (i++; i < source.length && source[i] !== '"'; i++) if (source[i] === '\\') i++;
+      i++;
+      text += '""';
+    } else if (/^'(?:[^'\\]|\\[^']+)'/.test(source.slice(i, i + 12))) {
+      i += source.slice(i, i + 12).match(/^'(?:[^'\\]|\\[^']+)'/)[0].length;
+      text += "' '";
+    } else {
+      text += source[i++];
+    }
+  }
+  let out = '';
+  let at = 0;
+  for (const m of text.matchAll(/(#\[cfg\(test\)\]\s*)?\bmod\s+\w+\s*\{/g)) {
+    if (m.index < at) continue;
+    let depth = 0;
+    let end = m.index + m[0].length - 1;
+    for (; end < text.length; end++) {
+      if (text[end] === '{') depth++;
+      else if (text[end] === '}' && --depth === 0) break;
+    }
+    const body = text.slice(m.index, end + 1);
+    out += text.slice(at, m.index) + (m[1] ? ' ' : body.replace(/\bsuper::/g, 'self::').replace(/\buse\s+super\s*;/g, ' '));
+    at = end + 1;
+  }
+  return out + text.slice(at);
+}
+
+// `use` trees expanded into full paths: `use a::{b, c::{d, e}}` gives
+// a::b, a::c::d, a::c::e.
+function expandUse(tree) {
+  tree = tree.replace(/\s+/g, '');
+  const open = tree.indexOf('{');
+  if (open < 0) return [tree.replace(/::\*$/, '').replace(/as\w+$/, '')];
+  const prefix = tree.slice(0, open);
+  const inner = tree.slice(open + 1, tree.lastIndexOf('}'));
+  const items = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i <= inner.length; i++) {
+    const c = inner[i];
+    if (c === '{') depth++;
+    else if (c === '}') depth--;
+    else if ((c === ',' || i === inner.length) && depth === 0) {
+      const item = inner.slice(start, i);
+      if (item) items.push(item);
+      start = i + 1;
+    }
+  }
+  return items.flatMap((item) => expandUse(item === 'self' ? prefix.replace(/::$/, '') : prefix + item));
+}
+
+export function checkCrate(src) {
+  const files = rustFiles(src);
+  const byModule = new Map(files.map((f) => [modulePath(src, f), f]));
+  const crateRoot = byModule.get('');
+  const texts = new Map(files.map((f) => [f, code(readFileSync(f, 'utf8'))]));
+
+  // The file a full module path (`a::b::Name`) lands in: its longest prefix
+  // that is a file.
+  const fileOf = (path) => {
+    const parts = path.split('::').filter(Boolean);
+    for (let n = parts.length; n > 0; n--) {
+      const f = byModule.get(parts.slice(0, n).join('::'));
+      if (f) return f;
+    }
+    return crateRoot;
+  };
+
+  // Names the crate root re-exports, to follow `crate::Name`.
+  const rootExports = new Map();
+  if (crateRoot) {
+    for (const m of texts.get(crateRoot).matchAll(/\bpub\s+use\s+([^;]+);/g)) {
+      for (const path of expandUse(m[1])) {
+        const name = path.split('::').pop();
+        if (!path.startsWith('crate::') && !path.startsWith('self::') && byModule.has(path.split('::')[0])) {
+          rootExports.set(name, path);
+        }
+      }
+    }
+  }
+
+  const resolve = (from, path) => {
+    const here = modulePath(src, from);
+    const isDirModule = basename(from) === 'mod.rs' || from === crateRoot;
+    // The module that `self` names, and the one `super` names.
+    const self = here;
+    const parent = isDirModule ? here.split('::').slice(0, -1).join('::') : here.split('::').slice(0, -1).join('::');
+    let parts = path.split('::');
+    let base;
+    if (parts[0] === 'crate') {
+      parts = parts.slice(1);
+      if (parts.length === 1 && rootExports.has(parts[0])) return fileOf(rootExports.get(parts[0]));
+      if (parts.length >= 1 && !byModule.has(parts[0]) && rootExports.has(parts[0])) return fileOf(rootExports.get(parts[0]));
+      base = '';
+    } else if (parts[0] === 'super') {
+      base = isDirModule ? here : self;
+      while (parts[0] === 'super') {
+        base = base.split('::').slice(0, -1).join('::');
+        parts = parts.slice(1);
+      }
+      void parent;
+    } else if (parts[0] === 'self') {
+      base = self;
+      parts = parts.slice(1);
+    } else {
+      // A bare path: a child module of this one (`use grr::X` in a mod.rs).
+      const child = [self, parts[0]].filter(Boolean).join('::');
+      if (!byModule.has(child)) return null;
+      base = self;
+    }
+    return fileOf([base, ...parts].filter(Boolean).join('::'));
+  };
+
+  const edges = new Map(files.map((f) => [f, new Map()]));
+  for (const [file, text] of texts) {
+    const add = (path, why) => {
+      const target = resolve(file, path);
+      if (target && target !== file && !edges.get(file).has(target)) edges.get(file).set(target, why);
+    };
+    for (const m of text.matchAll(/\buse\s+([^;]+);/g)) for (const p of expandUse(m[1])) add(p, `use ${p}`);
+    for (const m of text.matchAll(/\b(?:crate|super|self)(?:::\w+)+/g)) add(m[0], m[0]);
+    for (const m of text.matchAll(/\bmod\s+(\w+)\s*;/g)) add(`self::${m[1]}`, `mod ${m[1]}`);
+  }
+
+  // Tarjan's strongly connected components.
+  let index = 0;
+  const stack = [];
+  const info = new Map();
+  const components = [];
+  const visit = (v) => {
+    info.set(v, { index, low: index, onStack: true });
+    index++;
+    stack.push(v);
+    for (const w of edges.get(v).keys()) {
+      if (!info.has(w)) {
+        visit(w);
+        info.get(v).low = Math.min(info.get(v).low, info.get(w).low);
+      } else if (info.get(w).onStack) {
+        info.get(v).low = Math.min(info.get(v).low, info.get(w).index);
+      }
+    }
+    if (info.get(v).low === info.get(v).index) {
+      const component = [];
+      let w;
+      do {
+        w = stack.pop();
+        info.get(w).onStack = false;
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) components.push(component);
+    }
+  };
+  for (const f of files) if (!info.has(f)) visit(f);
+  return { files, edges, components };
+}
+
+function crates() {
+  const found = [];
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      if (['node_modules', 'target', '.git', 'dist', 'fuzz'].includes(name)) continue;
+      const path = join(dir, name);
+      if (!statSync(path).isDirectory()) continue;
+      if (name === 'src' && (existsSync(join(path, 'lib.rs')) || existsSync(join(path, 'main.rs')))) found.push(path);
+      else walk(path);
+    }
+  };
+  walk(root);
+  return found.sort();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dirs = process.argv.length > 2 ? process.argv.slice(2) : crates();
+  let failed = false;
+  for (const src of dirs) {
+    const { files, edges, components } = checkCrate(src);
+    const name = relative(root, src) || src;
+    const count = [...edges.values()].reduce((n, m) => n + m.size, 0);
+    if (components.length === 0) {
+      console.log(`layers: ${name}: ${files.length} files, ${count} edges, no cycle`);
+      continue;
+    }
+    failed = true;
+    for (const component of components) {
+      console.error(`layers: ${name}: an import cycle through ${component.length} files:`);
+      const members = new Set(component);
+      for (const f of component.sort()) {
+        const out = [...edges.get(f)].filter(([t]) => members.has(t));
+        console.error(`  ${relative(src, f)} -> ${out.map(([t, why]) => `${relative(src, t)} (${why})`).join(', ')}`);
+      }
+    }
+  }
+  if (failed) {
+    console.error('layers: a file may name only files below it (docs/ARCHITECTURE.md)');
+    process.exit(1);
+  }
+}
