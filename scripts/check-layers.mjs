@@ -128,49 +128,53 @@ export function checkCrate(src) {
     return crateRoot;
   };
 
-  // Names the crate root re-exports, to follow `crate::Name`.
-  const rootExports = new Map();
-  if (crateRoot) {
-    for (const m of texts.get(crateRoot).matchAll(/\bpub\s+use\s+([^;]+);/g)) {
+  // A path as written in `from` (crate::, super::, self:: or a child's
+  // name), as a path from the crate root; null when it leaves the crate.
+  const absolute = (from, path) => {
+    const here = modulePath(src, from).split('::').filter(Boolean);
+    let parts = path.split('::');
+    let base;
+    if (parts[0] === 'crate') {
+      base = [];
+      parts = parts.slice(1);
+    } else if (parts[0] === 'super' || parts[0] === 'self') {
+      base = here;
+      for (; parts[0] === 'super'; parts = parts.slice(1)) base = base.slice(0, -1);
+      if (parts[0] === 'self') parts = parts.slice(1);
+    } else if (byModule.has([...here, parts[0]].join('::'))) {
+      base = here; // `use grr::X` in a parent names its child
+    } else {
+      return null;
+    }
+    return [...base, ...parts].join('::');
+  };
+
+  // What each file re-exports (`pub use a::b::Name;`, `pub(crate) use`):
+  // a path through it is followed to the file that defines the name, so a
+  // facade (lib.rs, a mod.rs) that re-exports a child does not stand
+  // between two files that use the child.
+  const reexports = new Map(files.map((f) => [f, new Map()]));
+  for (const [file, text] of texts) {
+    for (const m of text.matchAll(/\bpub(?:\([\w:]+\))?\s+use\s+([^;]+);/g)) {
       for (const path of expandUse(m[1])) {
-        const name = path.split('::').pop();
-        if (!path.startsWith('crate::') && !path.startsWith('self::') && byModule.has(path.split('::')[0])) {
-          rootExports.set(name, path);
-        }
+        const full = absolute(file, path);
+        if (full !== null) reexports.get(file).set(path.split('::').pop(), full);
       }
     }
   }
 
+  // The file that defines what an absolute path names.
+  const definer = (full, depth = 0) => {
+    const file = fileOf(full);
+    const inside = full.split('::').filter(Boolean).slice(modulePath(src, file).split('::').filter(Boolean).length);
+    const next = inside.length > 0 && reexports.get(file).get(inside[0]);
+    if (next && depth < 16) return definer([next, ...inside.slice(1)].join('::'), depth + 1);
+    return file;
+  };
+
   const resolve = (from, path) => {
-    const here = modulePath(src, from);
-    const isDirModule = basename(from) === 'mod.rs' || from === crateRoot;
-    // The module that `self` names, and the one `super` names.
-    const self = here;
-    const parent = isDirModule ? here.split('::').slice(0, -1).join('::') : here.split('::').slice(0, -1).join('::');
-    let parts = path.split('::');
-    let base;
-    if (parts[0] === 'crate') {
-      parts = parts.slice(1);
-      if (parts.length === 1 && rootExports.has(parts[0])) return fileOf(rootExports.get(parts[0]));
-      if (parts.length >= 1 && !byModule.has(parts[0]) && rootExports.has(parts[0])) return fileOf(rootExports.get(parts[0]));
-      base = '';
-    } else if (parts[0] === 'super') {
-      base = isDirModule ? here : self;
-      while (parts[0] === 'super') {
-        base = base.split('::').slice(0, -1).join('::');
-        parts = parts.slice(1);
-      }
-      void parent;
-    } else if (parts[0] === 'self') {
-      base = self;
-      parts = parts.slice(1);
-    } else {
-      // A bare path: a child module of this one (`use grr::X` in a mod.rs).
-      const child = [self, parts[0]].filter(Boolean).join('::');
-      if (!byModule.has(child)) return null;
-      base = self;
-    }
-    return fileOf([base, ...parts].filter(Boolean).join('::'));
+    const full = absolute(from, path);
+    return full === null ? null : definer(full);
   };
 
   const edges = new Map(files.map((f) => [f, new Map()]));
