@@ -210,7 +210,7 @@ impl<V: FromField> FromField for KeyMap<V> {
     }
 }
 
-crate::json::read_by_hand!(ClientState, ClientState::from_object);
+crate::config::read_by_hand!(ClientState, ClientState::from_object);
 
 impl ClientState {
     /// An empty state of the metric whose state identity is `metric`.

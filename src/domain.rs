@@ -273,7 +273,7 @@ impl FromField for DomainSpec {
     }
 }
 
-crate::json::read_by_hand!(DomainSpec);
+crate::config::read_by_hand!(DomainSpec);
 
 #[cfg(test)]
 mod tests {

@@ -81,7 +81,7 @@ pub enum Error {
     NoReports,
     /// Aggregator state bytes were refused: truncated, corrupted, of another
     /// format version or of another configuration.
-    State(crate::state::StateError),
+    State(StateError),
     /// A permanent response a client stored for memoization does not parse;
     /// nothing was released (a `RangeError` in JavaScript).
     CorruptMemo,
@@ -525,3 +525,61 @@ display_as_piece!(Error, DomainKind, ExpectedValue, MergeConflict, Rejection);
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why state bytes were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The bytes end before the state does.
+    Truncated,
+    /// Not a localdp state (wrong magic).
+    NotAState,
+    /// A state format version this build does not read.
+    UnsupportedVersion {
+        /// The version found.
+        found: u8,
+    },
+    /// The checksum does not match: the bytes were corrupted.
+    Checksum,
+    /// The state belongs to another configuration (protocol, ε or domain).
+    ConfigMismatch {
+        /// The configuration the state was made for.
+        found: String,
+        /// This aggregator's configuration.
+        expected: String,
+    },
+    /// A number is not a valid varint, or is out of its range.
+    Malformed,
+    /// The counts contradict each other or the configuration.
+    Inconsistent {
+        /// What does not add up.
+        what: &'static str,
+    },
+    /// Bytes follow the end of the state.
+    TrailingBytes,
+}
+
+impl Piece for StateError {
+    fn put(&self, out: &mut String) {
+        match self {
+            StateError::Truncated => put!(out, "the state is truncated"),
+            StateError::NotAState => put!(out, "not a localdp aggregator state"),
+            StateError::UnsupportedVersion { found } => put!(out, "state format version ", found, " is not supported"),
+            StateError::Checksum => put!(out, "the state's checksum does not match (corrupted bytes)"),
+            StateError::ConfigMismatch { found, expected } => {
+                put!(out, "the state was made for configuration ", found, ", not ", expected)
+            }
+            StateError::Malformed => put!(out, "the state holds a malformed number"),
+            StateError::Inconsistent { what } => put!(out, "the state is inconsistent: ", what),
+            StateError::TrailingBytes => put!(out, "bytes follow the end of the state"),
+        }
+    }
+}
+
+display_as_piece!(StateError);
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Self {
+        Error::State(e)
+    }
+}

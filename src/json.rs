@@ -112,7 +112,7 @@ impl Field {
 
     /// A parsed JSON value as a field; `None` in the wasm build for a number
     /// JS cannot carry exactly.
-    fn from_value(value: serde_json::Value) -> Option<Field> {
+    pub(crate) fn from_value(value: serde_json::Value) -> Option<Field> {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         return Some(field(&value));
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -272,100 +272,6 @@ impl FromField for [f64; 2] {
     }
 }
 
-/// A config's protocol name, read as its `FromStr` reads it.
-pub(crate) fn protocol_field<T: std::str::FromStr<Err = crate::names::UnknownProtocol>>(
-    field: Field,
-) -> std::result::Result<T, String> {
-    String::from_field(field)?.parse().map_err(|e: crate::names::UnknownProtocol| text!(e))
-}
-
-/// `Deserialize` for a type the crate reads by hand (for the Rust API's
-/// users: configs, their domains and ranges, a client's state): JSON data
-/// through the type's reader, the one way it is read.
-pub(crate) fn deserialize_field<'de, D, T>(deserializer: D) -> std::result::Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: FromField,
-{
-    use serde::de::Error;
-    let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-    let field = Field::from_value(value).ok_or_else(|| D::Error::custom("a number JSON cannot carry exactly"))?;
-    T::from_field(field).map_err(D::Error::custom)
-}
-
-/// `Deserialize` of a type read by hand ([`deserialize_field`]); given the
-/// function that reads it from an object, its [`FromField`] too.
-macro_rules! read_by_hand {
-    ($type:ty) => {
-        impl<'de> serde::Deserialize<'de> for $type {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                $crate::json::deserialize_field(d)
-            }
-        }
-    };
-    ($type:ty, $read:path) => {
-        impl $crate::json::FromField for $type {
-            fn from_field(field: $crate::json::Field) -> std::result::Result<Self, String> {
-                $crate::json::object_field(field, $read)
-            }
-        }
-        $crate::json::read_by_hand!($type);
-    };
-}
-pub(crate) use read_by_hand;
-
-/// An object read by `read` as a field's value (a config, a nested
-/// config, a state): its errors' details, or a message for a field that is
-/// not an object.
-pub(crate) fn object_field<T>(field: Field, read: impl FnOnce(&ConfigObject) -> crate::error::Result<T>) -> std::result::Result<T, String> {
-    match field {
-        Field::Object(object) => read(&object).map_err(|e| match e {
-            crate::error::Error::MalformedConfig { detail, .. } => detail,
-            other => text!(other),
-        }),
-        other => Err(other.invalid("an object")),
-    }
-}
-
-impl ConfigObject {
-    /// The required field `key` as a `T`.
-    pub(crate) fn read<T: FromField>(&self, key: &str) -> crate::error::Result<T> {
-        match self.get(key) {
-            Field::Missing => Err(crate::error::Error::malformed_key(key, T::missing(key))),
-            field => T::from_field(field).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
-        }
-    }
-
-    /// The field `key` as a `T`, `default` if it is absent (`null` is not
-    /// absent: serde's `#[serde(default)]`).
-    pub(crate) fn read_or<T: FromField>(&self, key: &str, default: T) -> crate::error::Result<T> {
-        match self.get(key) {
-            Field::Missing => Ok(default),
-            field => T::from_field(field).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
-        }
-    }
-
-    /// The optional field `key` as a `T` (`None` if absent or `null`).
-    pub(crate) fn read_optional<T: FromField>(&self, key: &str) -> crate::error::Result<Option<T>> {
-        match self.get(key) {
-            Field::Missing | Field::Null => Ok(None),
-            field => T::from_field(field).map(Some).map_err(|detail| crate::error::Error::malformed_key(key, detail)),
-        }
-    }
-
-    /// Refuses a key outside `known`, in serde's words (`unknown field
-    /// `x`, expected one of …`).
-    pub(crate) fn only(&self, known: &[&str]) -> crate::error::Result<()> {
-        match self.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
-            None => Ok(()),
-            Some(key) => {
-                let expected = known.iter().map(|k| ["`", k, "`"].concat()).collect::<Vec<_>>().join(", ");
-                let detail = ["unknown field ", &["`", &key, "`"].concat(), ", expected one of ", &expected].concat();
-                Err(crate::error::Error::malformed_key(&key, detail))
-            }
-        }
-    }
-}
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 impl ConfigObject {

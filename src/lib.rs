@@ -47,6 +47,7 @@ pub mod audit;
 pub mod client;
 #[cfg(feature = "aggregate")]
 pub mod columnar;
+mod config;
 pub mod distribution;
 pub mod domain;
 pub mod error;
@@ -57,10 +58,12 @@ mod json;
 pub mod mechanism;
 pub mod metric;
 mod names;
+mod number;
 pub mod numeric;
 #[cfg(feature = "aggregate")]
 pub mod plan;
 pub mod privacy;
+mod protocol;
 pub mod rappor;
 pub mod report;
 pub mod rng;

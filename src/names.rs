@@ -6,6 +6,7 @@
 //! the accepted names all read it from there. A config may also say
 //! `"auto"`, which is [`Selection::Auto`] over any family.
 
+use crate::json::{Field, FromField};
 use crate::text::{display_as_piece, put, text, Piece};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -47,6 +48,13 @@ impl Piece for UnknownProtocol {
 display_as_piece!(UnknownProtocol);
 
 impl std::error::Error for UnknownProtocol {}
+
+/// A config's protocol name, read as its `FromStr` reads it.
+pub(crate) fn protocol_field<T: std::str::FromStr<Err = UnknownProtocol>>(
+    field: Field,
+) -> std::result::Result<T, String> {
+    String::from_field(field)?.parse().map_err(|e: UnknownProtocol| text!(e))
+}
 
 /// Declares a family of protocols: the enum, its names, `Display`,
 /// `FromStr` and serde, all from one list.
@@ -110,7 +118,7 @@ macro_rules! protocols {
 
         impl $crate::json::FromField for $name {
             fn from_field(field: $crate::json::Field) -> ::std::result::Result<Self, ::std::string::String> {
-                $crate::json::protocol_field(field)
+                $crate::names::protocol_field(field)
             }
         }
 
@@ -182,9 +190,9 @@ impl<P: ProtocolFamily> Serialize for Selection<P> {
     }
 }
 
-impl<P: ProtocolFamily> crate::json::FromField for Selection<P> {
-    fn from_field(field: crate::json::Field) -> Result<Self, String> {
-        crate::json::protocol_field(field)
+impl<P: ProtocolFamily> FromField for Selection<P> {
+    fn from_field(field: Field) -> Result<Self, String> {
+        protocol_field(field)
     }
 }
 

@@ -34,13 +34,14 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
+pub use crate::protocol::OpenDomainProtocol;
 use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, fingerprint, key64};
 use crate::json::ConfigObject;
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
-use crate::names::{protocols, ProtocolFamily};
+use crate::names::ProtocolFamily;
 use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
@@ -50,14 +51,6 @@ use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
-protocols! {
-    /// A protocol for strings from an open domain, as named in configs and
-    /// reports.
-    pub enum OpenDomainProtocol("open-domain") {
-        /// RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014).
-        Rappor = "rappor",
-    }
-}
 
 /// A RAPPOR metric's configuration (defaults: the paper's `k = 128`,
 /// `h = 2`, `m = 64`, `f = 0.5`, `p = 0.5`, `q = 0.75`).
@@ -99,7 +92,7 @@ impl RapporConfig {
     }
 }
 
-crate::json::read_by_hand!(RapporConfig, RapporConfig::read);
+crate::config::read_by_hand!(RapporConfig, RapporConfig::read);
 
 /// The largest long-run ε (`ε_∞`) a RAPPOR config may give.
 const MAX_EPSILON_INFINITY: f64 = 60.0;

@@ -25,12 +25,8 @@
 
 use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
-use crate::names::ProtocolFamily;
 use crate::privacy::number_text;
-use crate::heavy::HeavyHitterProtocol;
-use crate::distribution::DistributionProtocol;
-use crate::rappor::OpenDomainProtocol;
-use crate::{FrequencyProtocol, NumericProtocol};
+pub use crate::protocol::Protocol;
 use crate::text::{text, HexBytes};
 use serde::{Deserialize, Serialize};
 
@@ -112,77 +108,6 @@ impl Payload {
                     .error("a report carries either value, seed and value, bits, cohort and bits, cohort, seed and value, or attributes and values"))
             }
         })
-    }
-}
-
-/// The protocol of any family, as reports carry it and estimates print it.
-///
-/// ```
-/// use localdp::{FrequencyProtocol, Protocol};
-/// let oue = Protocol::from_name("oue").unwrap();
-/// assert_eq!((oue, oue.name()), (Protocol::Frequency(FrequencyProtocol::Oue), "oue"));
-/// assert!(Protocol::from_name("no such protocol").is_none());
-/// // Names are unique across families: each names one protocol.
-/// assert!(Protocol::all().all(|p| Protocol::from_name(p.name()) == Some(p)));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// A frequency oracle.
-    Frequency(FrequencyProtocol),
-    /// A numeric mechanism.
-    Numeric(NumericProtocol),
-    /// A protocol for strings from an open domain.
-    OpenDomain(OpenDomainProtocol),
-    /// A sketch or heavy-hitter discovery protocol.
-    HeavyHitter(HeavyHitterProtocol),
-    /// A distribution mechanism.
-    Distribution(DistributionProtocol),
-}
-
-impl Protocol {
-    /// The name used in configs and reports (unique across families).
-    ///
-    /// See the example on [`Protocol`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Frequency(p) => p.name(),
-            Protocol::Numeric(p) => p.name(),
-            Protocol::OpenDomain(p) => p.name(),
-            Protocol::HeavyHitter(p) => p.name(),
-            Protocol::Distribution(p) => p.name(),
-        }
-    }
-
-    /// Every protocol of every family.
-    ///
-    /// See the example on [`Protocol`].
-    pub fn all() -> impl Iterator<Item = Protocol> {
-        let frequency = FrequencyProtocol::ALL.iter().map(|&p| Protocol::Frequency(p));
-        let numeric = NumericProtocol::ALL.iter().map(|&p| Protocol::Numeric(p));
-        let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
-        let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
-        let distribution = DistributionProtocol::ALL.iter().map(|&p| Protocol::Distribution(p));
-        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution)
-    }
-
-    /// The protocol called `name`, in whichever family has it.
-    ///
-    /// See the example on [`Protocol`].
-    pub fn from_name(name: &str) -> Option<Protocol> {
-        Protocol::all().find(|p| p.name() == name)
-    }
-}
-
-impl std::fmt::Display for Protocol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Serialize for Protocol {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
     }
 }
 

@@ -18,8 +18,7 @@
 //! else is a typed [`StateError`], never a panic. Every number has one
 //! encoding (no zero high bytes), so a state has exactly one byte form.
 
-use crate::error::Error;
-use crate::text::{display_as_piece, put, Piece};
+pub use crate::error::StateError;
 
 /// The only state format version this build writes and reads.
 pub const STATE_VERSION: u8 = 1;
@@ -32,64 +31,6 @@ pub const STATE_VERSION: u8 = 1;
 pub const MAX_COUNT: u64 = 1 << 53;
 
 const MAGIC: &[u8; 4] = b"LDPS";
-
-/// Why state bytes were refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StateError {
-    /// The bytes end before the state does.
-    Truncated,
-    /// Not a localdp state (wrong magic).
-    NotAState,
-    /// A state format version this build does not read.
-    UnsupportedVersion {
-        /// The version found.
-        found: u8,
-    },
-    /// The checksum does not match: the bytes were corrupted.
-    Checksum,
-    /// The state belongs to another configuration (protocol, ε or domain).
-    ConfigMismatch {
-        /// The configuration the state was made for.
-        found: String,
-        /// This aggregator's configuration.
-        expected: String,
-    },
-    /// A number is not a valid varint, or is out of its range.
-    Malformed,
-    /// The counts contradict each other or the configuration.
-    Inconsistent {
-        /// What does not add up.
-        what: &'static str,
-    },
-    /// Bytes follow the end of the state.
-    TrailingBytes,
-}
-
-impl Piece for StateError {
-    fn put(&self, out: &mut String) {
-        match self {
-            StateError::Truncated => put!(out, "the state is truncated"),
-            StateError::NotAState => put!(out, "not a localdp aggregator state"),
-            StateError::UnsupportedVersion { found } => put!(out, "state format version ", found, " is not supported"),
-            StateError::Checksum => put!(out, "the state's checksum does not match (corrupted bytes)"),
-            StateError::ConfigMismatch { found, expected } => {
-                put!(out, "the state was made for configuration ", found, ", not ", expected)
-            }
-            StateError::Malformed => put!(out, "the state holds a malformed number"),
-            StateError::Inconsistent { what } => put!(out, "the state is inconsistent: ", what),
-            StateError::TrailingBytes => put!(out, "bytes follow the end of the state"),
-        }
-    }
-}
-
-display_as_piece!(StateError);
-
-impl From<StateError> for Error {
-    fn from(e: StateError) -> Self {
-        Error::State(e)
-    }
-}
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum a
 /// state ends with, little-endian, over everything before it.

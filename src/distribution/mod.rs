@@ -45,13 +45,14 @@ pub use aggregator::{Bin, DistributionAggregator, DistributionEstimate, Interval
 pub use hierarchical::{Hierarchy, Level, BRANCHING};
 pub use square_wave::SquareWave;
 
+pub use crate::protocol::DistributionProtocol;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::frequency::Likelihood;
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{parse_config, parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
-use crate::names::{protocols, ProtocolFamily};
+use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
@@ -61,15 +62,6 @@ use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
-protocols! {
-    /// A distribution mechanism, as named in configs and reports.
-    pub enum DistributionProtocol("distribution") {
-        /// Square Wave with EMS (Li et al., SIGMOD 2020).
-        SquareWave = "square_wave",
-        /// Hierarchical histograms (Cormode, Kulkarni, Srivastava, VLDB 2019).
-        Hierarchical = "hierarchical",
-    }
-}
 
 /// What a config names to let the library pick the mechanism.
 pub const CHOOSE: &str = "distribution";
@@ -123,7 +115,7 @@ impl DistributionConfig {
     }
 }
 
-crate::json::read_by_hand!(DistributionConfig, DistributionConfig::read);
+crate::config::read_by_hand!(DistributionConfig, DistributionConfig::read);
 
 /// The mechanism behind a distribution metric.
 #[derive(Debug, Clone)]

@@ -29,6 +29,7 @@ mod longitudinal;
 mod subset;
 mod unary;
 
+pub use crate::protocol::FrequencyProtocol;
 use crate::aggregate::FrequencyAggregator;
 #[cfg(feature = "aggregate")]
 use crate::columnar::ReportFields;
@@ -38,7 +39,7 @@ use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_config, DynAggregate, Family, Kind, Memo};
-use crate::names::{protocols, ProtocolFamily, Selection};
+use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
 use longitudinal::Longitudinal;
@@ -97,47 +98,23 @@ impl Params<'_> {
     }
 }
 
-/// The frequency protocols: each line is one protocol, its name and its
-/// constructor; adding a protocol is a module and one line here.
-macro_rules! frequency_protocols {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal => $build:expr,)+) => {
-        protocols! {
-            /// A frequency protocol, as named in configs and reports.
-            pub enum FrequencyProtocol("frequency") {
-                $($(#[$doc])* $variant = $name,)+
-            }
+impl FrequencyProtocol {
+    /// The protocol's mechanism: one arm per protocol (its name is in
+    /// `protocol.rs`; a new protocol is a module, its name there and an arm
+    /// here, which the compiler asks for).
+    fn mechanism(self, p: &Params<'_>) -> Arc<dyn Mechanism> {
+        match self {
+            FrequencyProtocol::Grr => Arc::new(GeneralizedRandomizedResponse::new(p.epsilon, p.domain.len() as u64)),
+            FrequencyProtocol::Sue => Arc::new(UnaryEncoding::symmetric(p.epsilon, p.domain.len())),
+            FrequencyProtocol::Oue => Arc::new(UnaryEncoding::optimized(p.epsilon, p.domain.len())),
+            FrequencyProtocol::Blh => Arc::new(LocalHashing::new(p.epsilon, 2, p.domain.keys())),
+            FrequencyProtocol::Olh => Arc::new(LocalHashing::new(p.epsilon, LocalHashing::optimal_g(p.epsilon), p.domain.keys())),
+            FrequencyProtocol::Hr => Arc::new(HadamardResponse::new(p.epsilon, p.domain.len())),
+            FrequencyProtocol::Hrr => Arc::new(hadamard_rr::HadamardRandomizedResponse::new(p.epsilon, p.domain.len())),
+            FrequencyProtocol::Ss => Arc::new(SubsetSelection::new(p.epsilon, p.domain.len())),
+            FrequencyProtocol::DBitFlip => Arc::new(DBitFlip::new(p.epsilon, p.domain.len(), p.sampled())),
         }
-
-        impl FrequencyProtocol {
-            fn mechanism(self, params: &Params<'_>) -> Arc<dyn Mechanism> {
-                match self {
-                    $(FrequencyProtocol::$variant => Arc::new($build(params)),)+
-                }
-            }
-        }
-    };
-}
-
-frequency_protocols! {
-    /// Generalized randomized response (k-RR, direct encoding).
-    Grr = "grr" => |p: &Params<'_>| GeneralizedRandomizedResponse::new(p.epsilon, p.domain.len() as u64),
-    /// Symmetric unary encoding (basic one-time RAPPOR).
-    Sue = "sue" => |p: &Params<'_>| UnaryEncoding::symmetric(p.epsilon, p.domain.len()),
-    /// Optimized unary encoding.
-    Oue = "oue" => |p: &Params<'_>| UnaryEncoding::optimized(p.epsilon, p.domain.len()),
-    /// Binary local hashing (`g = 2`).
-    Blh = "blh" => |p: &Params<'_>| LocalHashing::new(p.epsilon, 2, p.domain.keys()),
-    /// Optimized local hashing (`g = round(e^ε) + 1`).
-    Olh = "olh" => |p: &Params<'_>| LocalHashing::new(p.epsilon, LocalHashing::optimal_g(p.epsilon), p.domain.keys()),
-    /// Hadamard response.
-    Hr = "hr" => |p: &Params<'_>| HadamardResponse::new(p.epsilon, p.domain.len()),
-    /// Hadamard randomized response: one randomized Hadamard coefficient.
-    Hrr = "hrr" => |p: &Params<'_>| hadamard_rr::HadamardRandomizedResponse::new(p.epsilon, p.domain.len()),
-    /// Subset selection.
-    Ss = "ss" => |p: &Params<'_>| SubsetSelection::new(p.epsilon, p.domain.len()),
-    /// dBitFlip, `"d"` buckets per report (never chosen by `auto`: it trades
-    /// variance for repeated collection).
-    DBitFlip = "dbitflip" => |p: &Params<'_>| DBitFlip::new(p.epsilon, p.domain.len(), p.sampled()),
+    }
 }
 
 /// A frequency metric's configuration: `{"protocol": "olh", "epsilon": 1.0,
@@ -176,7 +153,7 @@ impl FrequencyConfig {
     }
 }
 
-crate::json::read_by_hand!(FrequencyConfig, FrequencyConfig::read);
+crate::config::read_by_hand!(FrequencyConfig, FrequencyConfig::read);
 
 /// A probability kept as `mantissa · 2^exponent`, so that the likelihood of a
 /// thousand-bit report neither underflows nor loses more than an ulp per

@@ -27,6 +27,7 @@ pub use discovery::Discovery;
 pub use sfp::Fragments;
 pub use sketch::Sketch;
 
+pub use crate::protocol::HeavyHitterProtocol;
 use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
@@ -34,7 +35,7 @@ use crate::hash::{fingerprint, key64};
 use crate::json::{ConfigObject, Field};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
 use crate::metric::{parse_config, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
-use crate::names::{protocols, ProtocolFamily};
+use crate::names::ProtocolFamily;
 use crate::rappor::CandidateEstimate;
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
@@ -47,22 +48,6 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-protocols! {
-    /// A sketch or heavy-hitter discovery protocol, as named in configs and
-    /// reports.
-    pub enum HeavyHitterProtocol("heavy-hitter") {
-        /// Apple's count-mean sketch: scores candidate strings.
-        Cms = "cms",
-        /// Apple's Hadamard count-mean sketch: scores candidate strings.
-        Hcms = "hcms",
-        /// Prefix extending (Wang et al., IEEE TDSC 2019): discovers.
-        Pem = "pem",
-        /// TreeHist (Bassily et al., NeurIPS 2017): discovers.
-        TreeHist = "treehist",
-        /// Apple's sequence fragment puzzle: discovers.
-        Sfp = "sfp",
-    }
-}
 
 /// What a config names to let the library pick the discovery protocol.
 pub const CHOOSE: &str = "heavy_hitters";
@@ -172,8 +157,8 @@ impl HeavyHitterConfig {
     }
 }
 
-crate::json::read_by_hand!(SketchConfig, SketchConfig::read);
-crate::json::read_by_hand!(HeavyHitterConfig, HeavyHitterConfig::read);
+crate::config::read_by_hand!(SketchConfig, SketchConfig::read);
+crate::config::read_by_hand!(HeavyHitterConfig, HeavyHitterConfig::read);
 
 /// The most values a discovery estimate lists (`"top"`): the aggregator's
 /// work grows with it (see [`HeavyHitterConfig::top`]).

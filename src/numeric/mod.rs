@@ -45,6 +45,7 @@ mod hybrid;
 mod laplace;
 mod piecewise;
 
+pub use crate::protocol::NumericProtocol;
 use crate::aggregate::NumericAggregator;
 use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
@@ -52,7 +53,7 @@ use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field, FromField};
 use crate::mechanism::{Aggregate, Randomizer};
 use crate::metric::{ValueKind, parse_config, parse_numbers, DynAggregate, Family, Kind, Memo};
-use crate::names::{protocols, Selection};
+use crate::names::{Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
@@ -81,40 +82,20 @@ pub const DEFAULT_GRANULARITY: u64 = 32;
 /// The α-point offsets of memoized 1BitMean: `α` is one of `2^16`.
 const ALPHA_STEPS: u64 = 1 << 16;
 
-/// The numeric mechanisms: each line is one protocol, its name and the
-/// constructor of its one-attribute channel at ε, on the default grid or on
-/// one of `steps` steps; adding a mechanism is a module and one line here.
-macro_rules! numeric_protocols {
-    ($($(#[$doc:meta])* $variant:ident = $name:literal => $build:expr,)+) => {
-        protocols! {
-            /// A numeric mechanism, as named in configs and reports.
-            pub enum NumericProtocol("numeric") {
-                $($(#[$doc])* $variant = $name,)+
-            }
+impl NumericProtocol {
+    /// The mechanism's one-attribute channel at ε `e`, on the default grid or
+    /// on one of `g` steps: one arm per protocol (its name is in
+    /// `protocol.rs`; a new mechanism is a module, its name there and an arm
+    /// here, which the compiler asks for).
+    fn scalar(self, e: f64, g: Option<u64>) -> Arc<dyn Scalar> {
+        match self {
+            NumericProtocol::Duchi => Arc::new(Duchi::new(e)),
+            NumericProtocol::Laplace => Arc::new(g.map_or_else(|| Laplace::new(e), |g| Laplace::with_steps(e, g))),
+            NumericProtocol::Piecewise => Arc::new(g.map_or_else(|| Piecewise::new(e), |g| Piecewise::with_steps(e, g))),
+            NumericProtocol::Hybrid => Arc::new(g.map_or_else(|| Hybrid::new(e), |g| Hybrid::with_steps(e, g))),
+            NumericProtocol::OneBitMean => Arc::new(Duchi::new(e)),
         }
-
-        impl NumericProtocol {
-            fn scalar(self, epsilon: f64, steps: Option<u64>) -> Arc<dyn Scalar> {
-                match self {
-                    $(NumericProtocol::$variant => Arc::new($build(epsilon, steps)),)+
-                }
-            }
-        }
-    };
-}
-
-numeric_protocols! {
-    /// Duchi et al.'s one-dimensional mechanism: `±B`.
-    Duchi = "duchi" => |e, _| Duchi::new(e),
-    /// Discrete Laplace noise on a grid.
-    Laplace = "laplace" => |e, g: Option<u64>| g.map_or_else(|| Laplace::new(e), |g| Laplace::with_steps(e, g)),
-    /// The piecewise mechanism on a grid.
-    Piecewise = "piecewise" => |e, g: Option<u64>| g.map_or_else(|| Piecewise::new(e), |g| Piecewise::with_steps(e, g)),
-    /// Piecewise or Duchi, at random.
-    Hybrid = "hybrid" => |e, g: Option<u64>| g.map_or_else(|| Hybrid::new(e), |g| Hybrid::with_steps(e, g)),
-    /// Microsoft's 1BitMean: Duchi's channel, reported as one bit; memoized
-    /// with α-point rounding.
-    OneBitMean = "one_bit_mean" => |e, _| Duchi::new(e),
+    }
 }
 
 impl NumericProtocol {
@@ -157,7 +138,7 @@ impl FromField for RangeSpec {
     }
 }
 
-crate::json::read_by_hand!(RangeSpec);
+crate::config::read_by_hand!(RangeSpec);
 
 /// A numeric metric's configuration: `{"protocol": "piecewise", "epsilon":
 /// 1.0, "range": [0, 100]}`, or `"range": [[0, 100], [0, 5]]` for records.
@@ -189,7 +170,7 @@ impl NumericConfig {
     }
 }
 
-crate::json::read_by_hand!(NumericConfig, NumericConfig::read);
+crate::config::read_by_hand!(NumericConfig, NumericConfig::read);
 
 /// One output index range whose values decode affinely: output `k` in
 /// `start..end` estimates `t` as `scale · k + offset`.

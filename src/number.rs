@@ -1,0 +1,193 @@
+//! Numbers as text and the float functions, identical native and in wasm:
+//! the shortest round-trip text of a number, the parser that takes what
+//! Rust's `str::parse` takes, and `exp`/`ln` (`localdp::privacy` re-exports
+//! the public ones).
+
+/// A number as text, shortest round-trip form (as in JSON: `1.0`, `0.25`,
+/// `1e-7`, `1.5e+300`). Used instead of `{}` formatting, whose float code
+/// would add kilobytes to the wasm build; there the shortest digits come
+/// from JS (`Number.prototype.toString`) and are laid out as serde_json
+/// lays them out natively, so ids and messages are the same text.
+///
+/// ```
+/// use localdp::privacy::number_text;
+/// assert_eq!([number_text(1.0), number_text(0.25), number_text(1e-7)], ["1.0", "0.25", "1e-7"]);
+/// assert_eq!(number_text(f64::NEG_INFINITY), "-Infinity");
+/// ```
+pub fn number_text(x: f64) -> String {
+    if !x.is_finite() {
+        return (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string();
+    }
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    let text = shortest_layout(&js_shortest(x));
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    let text = serde_json::to_string(&x).unwrap_or_default();
+    text
+}
+
+/// JS's shortest round-trip text of `x`.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn js_shortest(x: f64) -> String {
+    js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default()
+}
+
+/// Natively, for the unit test of the layout: the same digits as JS's.
+#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
+fn js_shortest(x: f64) -> String {
+    format!("{x:e}")
+}
+
+/// Lays out a finite number's shortest digits, given as any decimal text
+/// (`-0.000001`, `1.5e+21`, `123.45`, `1e-7`), as serde_json writes
+/// numbers: `1.0` for integers up to 16 digits, a point inside the digits
+/// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
+#[cfg(any(test, all(target_arch = "wasm32", target_os = "unknown")))]
+fn shortest_layout(text: &str) -> String {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int.chars().chain(frac.chars()).collect();
+    let digits = all.trim_start_matches('0');
+    let trimmed = digits.trim_end_matches('0');
+    let mut out = String::from(if negative { "-" } else { "" });
+    if trimmed.is_empty() {
+        out.push_str("0.0");
+        return out;
+    }
+    // value = trimmed × 10^k; kk is the decimal point's place in `trimmed`.
+    let length = trimmed.len() as i32;
+    let k = exponent - frac.len() as i32 + (digits.len() - trimmed.len()) as i32;
+    let kk = length + k;
+    let zeros = |n: i32| "0".repeat(n.max(0) as usize);
+    if k >= 0 && kk <= 16 {
+        out.push_str(trimmed);
+        out.push_str(&zeros(k));
+        out.push_str(".0");
+    } else if 0 < kk && kk <= 16 {
+        out.push_str(&trimmed[..kk as usize]);
+        out.push('.');
+        out.push_str(&trimmed[kk as usize..]);
+    } else if -5 < kk && kk <= 0 {
+        out.push_str("0.");
+        out.push_str(&zeros(-kk));
+        out.push_str(trimmed);
+    } else {
+        out.push_str(&trimmed[..1]);
+        if length > 1 {
+            out.push('.');
+            out.push_str(&trimmed[1..]);
+        }
+        out.push_str(if kk > 1 { "e+" } else { "e" });
+        crate::text::put!(&mut out, (kk - 1) as i64);
+    }
+    out
+}
+
+/// Parses a number as Rust's `str::parse::<f64>` does: an optional sign,
+/// digits with an optional point, an optional exponent, or `inf`,
+/// `infinity`, `nan` in any case. The digits are converted by
+/// [`js_parse_float`]: in wasm JS's `parseFloat` (correctly rounded in the
+/// major engines), so that the modules link no decimal parser (its tables
+/// alone are over 10 KB).
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let negative = text.starts_with('-');
+    let is = |word: &str| unsigned.eq_ignore_ascii_case(word);
+    let special = if is("inf") || is("infinity") {
+        Some(f64::INFINITY)
+    } else if is("nan") {
+        Some(f64::NAN)
+    } else {
+        None
+    };
+    if let Some(x) = special {
+        return Some(if negative { -x } else { x });
+    }
+    let (mantissa, exponent) = unsigned.split_once(['e', 'E']).unwrap_or((unsigned, "0"));
+    let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let valid = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty()) && digits(exponent);
+    (valid && !exponent.is_empty()).then(|| js_parse_float(text))
+}
+
+/// The number that decimal text (as [`parse_number`] accepts it) denotes,
+/// correctly rounded.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn js_parse_float(text: &str) -> f64 {
+    js_sys::parse_float(text)
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn js_parse_float(text: &str) -> f64 {
+    text.parse().unwrap_or(f64::NAN)
+}
+
+/// `x.clamp(lo, hi)` for `lo ≤ hi` (NaN stays NaN), without `f64::clamp`'s
+/// check of its bounds, whose panic message formats floats: on the client's
+/// path it would link core's float formatting into the wasm modules.
+pub(crate) fn clamp(x: f64, lo: f64, hi: f64) -> f64 {
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
+}
+
+/// `e^x` with the project's single implementation (identical native and wasm).
+///
+/// See the example on [`crate::privacy::exp_epsilon_safe`].
+pub fn exp(x: f64) -> f64 {
+    libm::exp(x)
+}
+
+/// `ln x` with the project's single implementation (identical native and wasm).
+///
+/// See the example on [`crate::privacy::exp_epsilon_safe`].
+pub fn ln(x: f64) -> f64 {
+    libm::log(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_number_accepts_what_str_parse_accepts() {
+        for text in [
+            "0", "-0", "+1", "1.", ".5", "-.5", "1e5", "1E-5", "1e+5", "2.5e-3", "007", "1.7976931348623157e308", "inf",
+            "-Infinity", "NaN", "", "+", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "0x10", "1_000", "∞", "in",
+            "1.e5", "+inf", "-nan", "INFINITY", "infinit", "1e5.0", "1e+-5", "++1",
+        ] {
+            let expected = text.parse::<f64>().ok();
+            let found = parse_number(text);
+            assert_eq!(found.map(f64::to_bits), expected.map(f64::to_bits), "{text:?}");
+        }
+    }
+
+    /// The wasm build's layout of JS's shortest digits is serde_json's text.
+    #[test]
+    fn shortest_layout_is_serde_jsons() {
+        let mut values = vec![0.0, -0.0, 1.0, -1.0, 0.1, 0.25, 1.5, 30.0, 1e15, 1e16, 1.5e16, 123456789012345680.0, 1e21, 1e-4, 1e-5, 1.25e-5, 1e-6, 1e-7, 5e-324, f64::MAX, f64::MIN_POSITIVE, 2.0f64.powi(53), 1.0 / 3.0];
+        let mut x = 1.0f64;
+        for i in 0..2000 {
+            x = x * 1.7 + (i as f64) * 1e-3;
+            values.extend([x, 1.0 / x, -x]);
+        }
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            assert_eq!(shortest_layout(&js_shortest(v)), serde_json::Value::from(v).to_string(), "{v:e}");
+        }
+        // The forms JS's Number.prototype.toString writes.
+        for (js, json) in [("1.5e+21", "1.5e+21"), ("0.000001", "1e-6"), ("0.00001", "0.00001"), ("123.45", "123.45"), ("-7", "-7.0"), ("0", "0.0"), ("1e+21", "1e+21"), ("100", "100.0"), ("1.2e-7", "1.2e-7")] {
+            assert_eq!(shortest_layout(js), json, "{js}");
+        }
+    }
+}
