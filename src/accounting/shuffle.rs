@@ -3,7 +3,7 @@
 //! for any ε₀-DP randomizer ([`shuffle`]) and for k-ary randomized
 //! response ([`shuffle_randomized_response`]).
 
-use super::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
+use super::bounds::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
 use crate::domain::MAX_DOMAIN;
 use crate::error::{Error, Requirement, Result};
 use crate::privacy::validate_epsilon;
