@@ -2,7 +2,7 @@
 //! every protocol's name for the TypeScript types, and the accountant
 //! (`compose`, `shuffle`), and the planner (`plan`).
 
-use super::{
+use super::convert::{
     config_object, js_error, metric_from, range_error, type_error, AddManyResultJs, ConfigJs, EstimateJs,
     EstimateOptionsJs, RejectionCountsJs, ReportInputJs, ReportsJs, MAX_SAFE_INTEGER,
 };

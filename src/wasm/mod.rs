@@ -7,20 +7,22 @@
 //! values, with a `reason` property on rejected reports. No message contains a
 //! raw value.
 
-use crate::error::{DomainKind, Error, ExpectedValue, Rejection};
-use crate::json::ConfigObject;
+use crate::error::{DomainKind, Error, ExpectedValue};
 use crate::metric::ValueKind;
 use crate::privacy::number_text;
-use crate::{Metric, SecureRng};
+use crate::SecureRng;
 use crate::text::text;
-use js_sys::{Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
 /// The full module's exports: the Aggregator, and the protocols' names.
 #[cfg(feature = "aggregate")]
 mod aggregator;
+mod convert;
 #[cfg(feature = "aggregate")]
 pub use aggregator::{compose, protocols, shuffle, Aggregator};
+use convert::{
+    config_object, js_error, range_error, set_property, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
+};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
@@ -410,133 +412,6 @@ export interface AddManyResult {
 }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    /// A JS value typed as `Config` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "Config")]
-    pub type ConfigJs;
-    /// A JS value typed as `Report` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "Report")]
-    pub type ReportJs;
-    /// A JS value typed as `Report | string` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "Report | string")]
-    pub type ReportInputJs;
-    /// A JS value typed as `Iterable<Report | string>` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "Iterable<Report | string>")]
-    pub type ReportsJs;
-    /// A JS value typed as `string | number | number[]` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "string | number | number[]")]
-    pub type ValueJs;
-    /// A JS value typed as `EstimateOptions` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "EstimateOptions")]
-    pub type EstimateOptionsJs;
-    /// A JS value typed as `Estimate` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "Estimate")]
-    pub type EstimateJs;
-    /// A JS value typed as `AddManyResult` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "AddManyResult")]
-    pub type AddManyResultJs;
-    /// A JS value typed as `RejectionCounts` in the TypeScript declarations.
-    #[wasm_bindgen(typescript_type = "RejectionCounts")]
-    pub type RejectionCountsJs;
-}
-
-fn type_error(message: &str) -> JsValue {
-    js_sys::TypeError::new(message).into()
-}
-
-fn range_error(message: &str) -> JsValue {
-    js_sys::RangeError::new(message).into()
-}
-
-/// Sets `error[name] = value`; best effort, the error is thrown either way.
-fn set_property(error: &JsValue, name: &str, value: JsValue) {
-    let _ = Reflect::set(error, &name.into(), &value);
-}
-
-/// The core's error as the JS error a caller expects, with its typed fields
-/// as properties where a caller may act on them: `key` (malformed configs),
-/// `parameter` (invalid configs), `reason` (rejected reports), `cost`,
-/// `spent` and `budget` (`PrivacyBudgetExceeded`).
-fn js_error(error: Error) -> JsValue {
-    let message = text!(error);
-    match error {
-        Error::MalformedConfig { key, .. } => {
-            let e = type_error(&message);
-            if let Some(key) = key {
-                set_property(&e, "key", key.into());
-            }
-            e
-        }
-        Error::InvalidConfig { parameter, .. } => {
-            let e = range_error(&message);
-            set_property(&e, "parameter", parameter.into());
-            e
-        }
-        Error::Rejected { reason, .. } => {
-            let e = if reason == Rejection::Malformed {
-                type_error(&message)
-            } else {
-                range_error(&message)
-            };
-            set_property(&e, "reason", reason.as_str().into());
-            e
-        }
-        Error::ValueNotInDomain { .. }
-        | Error::InvalidValue { .. }
-        | Error::MergeMismatch { .. }
-        | Error::CorruptMemo
-        | Error::UnstorableState
-        | Error::State(_) => range_error(&message),
-        Error::PrivacyBudgetExceeded { cost, spent, budget } => {
-            let e = js_sys::Error::new(&message);
-            e.set_name("PrivacyBudgetExceeded");
-            let e: JsValue = e.into();
-            set_property(&e, "cost", cost.into());
-            set_property(&e, "spent", spent.into());
-            set_property(&e, "budget", budget.into());
-            e
-        }
-        Error::NoReports => {
-            let e = js_sys::Error::new(&message);
-            e.set_name("NoReports");
-            let e: JsValue = e.into();
-            set_property(&e, "reason", "no_reports".into());
-            e
-        }
-        _ => js_sys::Error::new(&message).into(),
-    }
-}
-
-/// `JSON.stringify(value)`, or a TypeError with `message`.
-fn stringify(value: &JsValue, message: &str) -> Result<String, JsValue> {
-    JSON::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(|| type_error(message))
-}
-
-/// A config object as the core reads it: exactly what its JSON text says
-/// (`JSON.parse(JSON.stringify(config))`, so `undefined` keys drop out as
-/// they always did), with no JSON text parsed in Rust.
-fn config_object(config: &JsValue) -> Result<ConfigObject, JsValue> {
-    if !config.is_object() {
-        return Err(type_error("config must be an object"));
-    }
-    // JSON has no NaN or Infinity; catch them before JSON.stringify turns
-    // them into null.
-    let epsilon = Reflect::get(config, &"epsilon".into())?;
-    if epsilon.as_f64().is_some_and(|e| !e.is_finite()) {
-        let e = range_error("invalid configuration: epsilon must be a finite number > 0");
-        set_property(&e, "parameter", "epsilon".into());
-        return Err(e);
-    }
-    let plain = JSON::parse(&stringify(config, "config must be a JSON object")?)?;
-    ConfigObject::from_js(&plain).ok_or_else(|| type_error("config must be a JSON object"))
-}
-
-/// The metric of a config object.
-fn metric_from(config: &JsValue) -> Result<Metric, JsValue> {
-    Metric::from_config(config_object(config)?).map_err(js_error)
-}
-
 /// A client's core: randomizes values on this device with
 /// `crypto.getRandomValues`, memoizing and keeping its privacy ledger as the
 /// config asks, in memory. The JS `Client` (js/client.mjs) wraps it: it
@@ -649,9 +524,6 @@ impl ClientCore {
         Ok(wire.unchecked_into())
     }
 }
-
-/// JS's `Number.MAX_SAFE_INTEGER`: integers up to it are exact numbers.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// A clock reading in ms since 1970, or a RangeError: a finite number from 0
 /// to `Number.MAX_SAFE_INTEGER`, so that the ledger's times stay exact in
