@@ -184,7 +184,8 @@ export function checkCrate(src) {
       if (target && target !== file && !edges.get(file).has(target)) edges.get(file).set(target, why);
     };
     for (const m of text.matchAll(/\buse\s+([^;]+);/g)) for (const p of expandUse(m[1])) add(p, `use ${p}`);
-    for (const m of text.matchAll(/\b(?:crate|super|self)(?:::\w+)+/g)) add(m[0], m[0]);
+    const uses = text.replace(/\buse\s+[^;]+;/g, ' ');
+    for (const m of uses.matchAll(/\b(?:crate|super|self)(?:::\w+)+/g)) add(m[0], m[0]);
     for (const m of text.matchAll(/\bmod\s+(\w+)\s*;/g)) add(`self::${m[1]}`, `mod ${m[1]}`);
   }
 

@@ -28,7 +28,6 @@
 //! ```
 
 use crate::error::{Error, Rejection, Result};
-use crate::mechanism::Aggregate;
 use crate::report::{BitVector, Payload, REPORT_VERSION};
 
 /// An Arrow-style validity bitmap: bit `i` (least significant first) of
@@ -296,27 +295,6 @@ pub(crate) enum Envelope {
     OtherVersion,
     /// Another metric's identity.
     OtherMetric,
-}
-
-/// The default [`Aggregate::add_batch`]: the envelope checked once, then row
-/// by row through [`ReportBatch::row`] and [`Aggregate::add`] of a report
-/// carrying the aggregator's own envelope.
-pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
-    let envelope = batch.envelope(&aggregator.state_id());
-    let mut first = None;
-    for i in 0..batch.len {
-        let result = match batch.envelope_rejection(envelope, i) {
-            Some(e) => Err(aggregator.tally_mut().reject(e)),
-            None => match batch.row(i) {
-                Ok(payload) => aggregator.add(&aggregator.envelope(payload)),
-                Err(e) => Err(aggregator.tally_mut().reject(e)),
-            },
-        };
-        if let (Err(e), None) = (result, &first) {
-            first = Some((i, e));
-        }
-    }
-    first
 }
 
 /// Whether a report field is present in a metric's reports.

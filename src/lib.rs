@@ -64,6 +64,7 @@ pub mod numeric;
 pub mod plan;
 pub mod privacy;
 mod protocol;
+mod randomizer;
 pub mod rappor;
 pub mod report;
 pub mod rng;

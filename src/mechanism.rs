@@ -17,23 +17,8 @@ use crate::aggregate::{RejectionCounts, Tally};
 use crate::columnar::ReportBatch;
 use crate::error::Result;
 use crate::report::Report;
-use crate::rng::{CryptoRng, RngCore};
+pub use crate::randomizer::Randomizer;
 use crate::state::{StateReader, StateWriter};
-
-/// The client side: a value in, a randomized report out.
-///
-/// Production code passes a cryptographic generator ([`crate::SecureRng`]);
-/// the bound is `CryptoRng`, so a fast non-cryptographic generator cannot be
-/// passed by mistake. Seeded simulation uses [`crate::SimulationRng`], which
-/// says what it is in its name.
-pub trait Randomizer {
-    /// What a device holds: `str` for a label, `[f64]` for numbers.
-    type Value: ?Sized;
-
-    /// Randomizes one value. Errors (a value outside the domain, a NaN)
-    /// never contain the value.
-    fn randomize<R: CryptoRng + RngCore>(&self, value: &Self::Value, rng: &mut R) -> Result<Report>;
-}
 
 /// The crate-internal half of [`Aggregate`], sealed: the trait is public
 /// (so it may bound a public trait) but its module is not, so code outside
@@ -148,7 +133,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     /// ```
     #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, crate::error::Error)> {
-        crate::columnar::add_rows(self, batch)
+        add_rows(self, batch)
     }
 
     /// Adds everything `other` accepted and rejected. Both must have the same
@@ -184,4 +169,27 @@ pub trait Aggregate: Sized + sealed::AggregateState {
         input.finish()?;
         Ok(aggregator)
     }
+}
+
+/// The default [`Aggregate::add_batch`], and the fallback of the kernels
+/// when a batch has columns they do not read: the envelope checked once,
+/// then row by row through [`ReportBatch::row`] and [`Aggregate::add`] of a
+/// report carrying the aggregator's own envelope.
+#[cfg(feature = "aggregate")]
+pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>) -> Option<(usize, crate::error::Error)> {
+    let envelope = batch.envelope(&aggregator.state_id());
+    let mut first = None;
+    for i in 0..batch.len {
+        let result = match batch.envelope_rejection(envelope, i) {
+            Some(e) => Err(aggregator.tally_mut().reject(e)),
+            None => match batch.row(i) {
+                Ok(payload) => aggregator.add(&aggregator.envelope(payload)),
+                Err(e) => Err(aggregator.tally_mut().reject(e)),
+            },
+        };
+        if let (Err(e), None) = (result, &first) {
+            first = Some((i, e));
+        }
+    }
+    first
 }

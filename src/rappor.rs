@@ -35,12 +35,12 @@
 //! ```
 
 pub use crate::protocol::OpenDomainProtocol;
-use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Rejection, Requirement, Result};
 use crate::hash::{bucket, fingerprint, key64};
 use crate::json::ConfigObject;
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
-use crate::metric::{ValueKind, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo};
+use crate::metric::{ValueKind, Family, Kind, Memo};
 use crate::names::ProtocolFamily;
 use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
@@ -413,14 +413,6 @@ impl Kind for RapporMetric {
         Some(self)
     }
     #[cfg(feature = "aggregate")]
-    fn aggregator(&self) -> Box<dyn DynAggregate> {
-        Box::new(RapporAggregator::new(self.clone()))
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
-        Ok(Box::new(RapporAggregator::from_bytes(self.clone(), bytes)?))
-    }
-    #[cfg(feature = "aggregate")]
     fn report_fields(&self) -> crate::columnar::ReportFields {
         crate::columnar::ReportFields::cohort_bits(self.bits)
     }
@@ -500,11 +492,6 @@ impl Randomizer for RapporMetric {
     }
 }
 
-impl IntoEstimate for RapporEstimate {
-    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
-        without_post(post, Estimate::Rappor(self))
-    }
-}
 
 /// One candidate's estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]

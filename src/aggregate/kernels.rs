@@ -30,8 +30,7 @@
 //! are also compiled for wider instruction sets, chosen at run time
 //! (`multiversion!`).
 
-use super::numeric::Sums;
-use super::RejectionCounts;
+use super::tally::{RejectionCounts, Sums};
 use crate::columnar::{Bytes, Column, ReportBatch};
 use crate::error::{Error, Rejection, Result};
 use crate::frequency::Kernel;

@@ -1,9 +1,8 @@
 //! Aggregation of numeric reports: means with standard errors.
 
-use super::{checked_sum, PostProcessing, RejectionCounts, Tally, Z95};
+use super::tally::{checked_sum, RejectionCounts, Sums, Tally, Z95};
 use crate::error::{Error, MergeConflict, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::metric::{without_post, Estimate, IntoEstimate};
 #[cfg(feature = "aggregate")]
 use super::kernels::{self, Grid};
 #[cfg(feature = "aggregate")]
@@ -65,15 +64,6 @@ impl Serialize for NumericEstimate {
         }
         map.end()
     }
-}
-
-/// Exact integer sums of output indices: mergeable without rounding, so an
-/// estimate does not depend on the order reports arrived in.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(super) struct Sums {
-    pub count: u64,
-    pub sum: u128,
-    pub sum_of_squares: u128,
 }
 
 /// Aggregates reports of one numeric metric in `O(D)` memory, with the same
@@ -206,7 +196,7 @@ impl Aggregate for NumericAggregator {
         };
         match outcome {
             Some(outcome) => kernels::finish(self, batch, outcome, |a, report| a.metric.validate(report)),
-            None => crate::columnar::add_rows(self, batch),
+            None => crate::mechanism::add_rows(self, batch),
         }
     }
 
@@ -282,8 +272,3 @@ impl Aggregate for NumericAggregator {
     }
 }
 
-impl IntoEstimate for NumericEstimate {
-    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
-        without_post(post, Estimate::Numeric(self))
-    }
-}

@@ -22,10 +22,9 @@
 //! read off the CDF made monotone (isotonic regression, clamped to `[0, 1]`).
 
 use super::{DistributionMetric, DistributionProtocol, Mechanism};
-use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::metric::{without_post, Estimate, IntoEstimate};
 use crate::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
@@ -175,11 +174,6 @@ fn isotonic(y: &[f64]) -> Vec<f64> {
     blocks.into_iter().flat_map(|(v, n)| std::iter::repeat_n(v, n)).collect()
 }
 
-impl IntoEstimate for DistributionEstimate {
-    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
-        without_post(post, Estimate::Distribution(self))
-    }
-}
 
 /// Aggregates the reports of one distribution metric.
 #[derive(Debug, Clone)]

@@ -50,8 +50,8 @@ use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::frequency::Likelihood;
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
-use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{parse_config, parse_numbers, DynAggregate, Family, Kind, Memo, ValueKind};
+use crate::mechanism::Randomizer;
+use crate::metric::{parse_config, parse_numbers, Family, Kind, Memo, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::privacy::{number_text, validate_epsilon};
@@ -460,14 +460,6 @@ impl Kind for DistributionMetric {
     }
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator(&self) -> Box<dyn DynAggregate> {
-        Box::new(DistributionAggregator::new(self.clone()))
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
-        Ok(Box::new(DistributionAggregator::from_bytes(self.clone(), bytes)?))
     }
     /// Square Wave: a cell; the tree: the level and its oracle's fields.
     #[cfg(feature = "aggregate")]

@@ -30,15 +30,14 @@ mod subset;
 mod unary;
 
 pub use crate::protocol::FrequencyProtocol;
-use crate::aggregate::FrequencyAggregator;
 #[cfg(feature = "aggregate")]
 use crate::columnar::ReportFields;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{DomainKind, Error, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
-use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{ValueKind, parse_config, DynAggregate, Family, Kind, Memo};
+use crate::mechanism::Randomizer;
+use crate::metric::{ValueKind, parse_config, Family, Kind, Memo};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::report::{Payload, Protocol, Report};
@@ -745,14 +744,6 @@ impl Kind for FrequencyOracle {
     }
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator(&self) -> Box<dyn DynAggregate> {
-        Box::new(FrequencyAggregator::new(self.clone()))
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
-        Ok(Box::new(FrequencyAggregator::from_bytes(self.clone(), bytes)?))
     }
     #[cfg(feature = "aggregate")]
     fn report_fields(&self) -> ReportFields {

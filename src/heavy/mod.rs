@@ -28,13 +28,13 @@ pub use sfp::Fragments;
 pub use sketch::Sketch;
 
 pub use crate::protocol::HeavyHitterProtocol;
-use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
 use crate::error::{Error, ExpectedValue, MergeConflict, Requirement, Result};
 use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
 use crate::hash::{fingerprint, key64};
 use crate::json::{ConfigObject, Field};
 use crate::mechanism::{sealed::AggregateState, Aggregate, Randomizer};
-use crate::metric::{parse_config, without_post, DynAggregate, Estimate, Family, IntoEstimate, Kind, Memo, ValueKind};
+use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::rappor::CandidateEstimate;
 use crate::report::{Payload, Protocol, Report};
@@ -544,14 +544,6 @@ impl Kind for HeavyHitterMetric {
     fn memo(&self) -> Option<&dyn Memo> {
         Some(self)
     }
-    #[cfg(feature = "aggregate")]
-    fn aggregator(&self) -> Box<dyn DynAggregate> {
-        Box::new(HeavyHitterAggregator::new(self.clone()))
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
-        Ok(Box::new(HeavyHitterAggregator::from_bytes(self.clone(), bytes)?))
-    }
     /// CMS: the row and its bits; the others: a group, a seed and a value.
     #[cfg(feature = "aggregate")]
     fn report_fields(&self) -> crate::columnar::ReportFields {
@@ -664,11 +656,6 @@ impl HeavyHitterEstimate {
     }
 }
 
-impl IntoEstimate for HeavyHitterEstimate {
-    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
-        without_post(post, Estimate::HeavyHitter(self))
-    }
-}
 
 /// One level's reports (discovery keeps every report: the values to score
 /// are found only when estimating).

@@ -46,13 +46,12 @@ mod laplace;
 mod piecewise;
 
 pub use crate::protocol::NumericProtocol;
-use crate::aggregate::NumericAggregator;
 use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field, FromField};
-use crate::mechanism::{Aggregate, Randomizer};
-use crate::metric::{ValueKind, parse_config, parse_numbers, DynAggregate, Family, Kind, Memo};
+use crate::mechanism::Randomizer;
+use crate::metric::{ValueKind, parse_config, parse_numbers, Family, Kind, Memo};
 use crate::names::{Selection};
 use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
@@ -618,14 +617,6 @@ impl Kind for NumericMetric {
     }
     fn memo(&self) -> Option<&dyn Memo> {
         (self.protocol == NumericProtocol::OneBitMean && !self.vector).then_some(self as &dyn Memo)
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator(&self) -> Box<dyn DynAggregate> {
-        Box::new(NumericAggregator::new(self.clone()))
-    }
-    #[cfg(feature = "aggregate")]
-    fn aggregator_from_bytes(&self, bytes: &[u8]) -> Result<Box<dyn DynAggregate>> {
-        Ok(Box::new(NumericAggregator::from_bytes(self.clone(), bytes)?))
     }
     /// A record: sampled attributes and values; one number: a value.
     #[cfg(feature = "aggregate")]

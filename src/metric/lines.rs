@@ -12,6 +12,33 @@ use crate::metric::Aggregator;
 use crate::report::{BitVector, Payload, REPORT_VERSION};
 use crate::text::text;
 
+impl Aggregator {
+    /// Parses, validates and adds every report of a buffer of whole JSON
+    /// Lines (blank lines are skipped), counting rejections exactly as
+    /// [`Aggregator::add_json`] of each line would; returns the first
+    /// rejected line, numbered from 0 with blank lines included, and its
+    /// error (`None` if every report was accepted).
+    ///
+    /// Lines that are byte for byte the canonical serialization of this
+    /// metric's reports ([`Report::to_json`]) take a fast path: only their
+    /// payload integers are read, and they are counted as a batch of columns
+    /// ([`Aggregator::add_batch`]); any other line is parsed in full.
+    ///
+    /// ```
+    /// use localdp::{Aggregator, Metric, SimulationRng};
+    /// let metric = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#).unwrap();
+    /// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
+    /// let mut line = |v: &str| metric.randomize_text(v, &mut rng).unwrap().to_json();
+    /// let text = format!("{}\n\n{}\nnot json\n{}\n", line("0"), line("3"), line("2"));
+    /// let mut aggregator = Aggregator::new(metric.clone());
+    /// let (line, _) = aggregator.add_json_lines(text.as_bytes()).unwrap();
+    /// assert_eq!((line, aggregator.n(), aggregator.rejected().total()), (3, 3, 1));
+    /// ```
+    pub fn add_json_lines(&mut self, text: &[u8]) -> Option<(usize, Error)> {
+        add(self, text)
+    }
+}
+
 /// Rows gathered before they are counted as one batch.
 const BATCH: usize = 4096;
 
@@ -69,7 +96,7 @@ struct Pending {
 /// Adds every line of `text` (whole lines; blank ones are skipped) to the
 /// aggregator; returns the first rejected line (numbered from 0, blank
 /// lines included) and its error.
-pub(crate) fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
+fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
     let canonical = Canonical::of(aggregator);
     let mut pending = Pending::default();
     let mut first: Option<(usize, Error)> = None;

@@ -1,0 +1,21 @@
+//! Any metric behind one config format: what the CLI, the collector and the
+//! JavaScript package use.
+//!
+//! A config is parsed by the family that claims its `"protocol"` (the list
+//! `FAMILIES`); the family builds a typed mechanism, and from here on
+//! everything goes through two object-safe traits, `Kind` (the client
+//! side and the metric's identity) and `DynAggregate` (the server side),
+//! so that no code outside a family's own module matches on the family.
+
+mod aggregator;
+mod kind;
+#[cfg(feature = "aggregate")]
+mod lines;
+mod registry;
+
+#[cfg(feature = "aggregate")]
+pub use aggregator::Aggregator;
+pub use aggregator::Estimate;
+pub(crate) use kind::{config_object, envelope, id_of, parse_config, Family, Kind, Memo};
+pub use kind::{parse_numbers, ValueKind};
+pub use registry::Metric;
