@@ -19,7 +19,7 @@
 //!   long-run cost is at most `(d+1)` permanent responses, whatever the value
 //!   does.
 
-use super::{Likelihood, Mechanism};
+use super::channel::{Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -112,8 +112,8 @@ impl Mechanism for DBitFlip {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Sampled
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Sampled
     }
 
     fn counts_len(&self) -> usize {
@@ -139,6 +139,6 @@ impl Mechanism for DBitFlip {
     }
 
     fn report_bits(&self) -> u64 {
-        self.d as u64 * (super::ceil_log2(self.k as u64) + 1)
+        self.d as u64 * (super::channel::ceil_log2(self.k as u64) + 1)
     }
 }

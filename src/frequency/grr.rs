@@ -9,7 +9,7 @@
 //! * `p* = p`, `q* = (1−p)/(d−1)`; `Var[ĉ_v]/n ≈ (e^ε+d−2)/(e^ε−1)²`.
 //! * Report: one index, `⌈log2 d⌉` bits. Best when `d < 3e^ε + 2`.
 
-use super::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -97,8 +97,8 @@ impl Mechanism for GeneralizedRandomizedResponse {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Index { range: self.m }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Index { range: self.m }
     }
 
     fn counts_len(&self) -> usize {
@@ -123,7 +123,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
     }
 
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
-        super::check_one_count_per_report(counts, n)
+        super::channel::check_one_count_per_report(counts, n)
     }
 
     fn report_bits(&self) -> u64 {

@@ -13,7 +13,7 @@
 //! * Decoding: histogram the columns, one fast Walsh–Hadamard transform
 //!   (`O(K log K)`), then `S_v = (n + (H·counts)[v+1]) / 2`.
 
-use super::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, ceil_log2, validate_index, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -81,8 +81,8 @@ impl Mechanism for HadamardResponse {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Index { range: self.k }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Index { range: self.k }
     }
 
     fn counts_len(&self) -> usize {
@@ -116,7 +116,7 @@ impl Mechanism for HadamardResponse {
     }
 
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
-        super::check_one_count_per_report(counts, n)
+        super::channel::check_one_count_per_report(counts, n)
     }
 
     fn report_bits(&self) -> u64 {

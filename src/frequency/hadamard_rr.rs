@@ -30,7 +30,7 @@
 //! ```
 
 use super::hadamard::walsh_hadamard;
-use super::{ChannelOutputs, ceil_log2, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, ceil_log2, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::Payload;
@@ -87,8 +87,8 @@ impl Mechanism for HadamardRandomizedResponse {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Coefficient { k: self.k }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Coefficient { k: self.k }
     }
 
     fn counts_len(&self) -> usize {
@@ -120,7 +120,7 @@ impl Mechanism for HadamardRandomizedResponse {
     }
 
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
-        super::check_one_count_per_report(counts, n)
+        super::channel::check_one_count_per_report(counts, n)
     }
 
     fn report_bits(&self) -> u64 {

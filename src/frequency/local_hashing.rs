@@ -24,7 +24,8 @@
 //! The client hashes the value's text itself ([`crate::hash::key64`]), so it
 //! needs no dictionary; the aggregator can score any candidate list.
 
-use super::{ChannelOutputs, ceil_log2, GeneralizedRandomizedResponse, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, ceil_log2, Likelihood, Mechanism};
+use super::GeneralizedRandomizedResponse;
 use crate::error::{Rejection, Result};
 use crate::hash::bucket;
 use crate::privacy::exp;
@@ -105,8 +106,8 @@ impl Mechanism for LocalHashing {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Hashed { g: self.g, keys: &self.keys }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Hashed { g: self.g, keys: &self.keys }
     }
 
     fn counts_len(&self) -> usize {

@@ -41,7 +41,8 @@
 //! `e^{ε_1}` lowered by [`exp_epsilon_safe`], so the realized per-report ε
 //! never exceeds `ε_1` and is within 1e-12 of it (the channel tests).
 
-use super::{ChannelOutputs, GeneralizedRandomizedResponse, FrequencyProtocol, Likelihood, LocalHashing, Mechanism, UnaryEncoding};
+use super::channel::{ChannelOutputs, Likelihood, Mechanism};
+use super::{GeneralizedRandomizedResponse, FrequencyProtocol, LocalHashing, UnaryEncoding};
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
@@ -152,7 +153,7 @@ impl Mechanism for Longitudinal {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
+    fn kernel(&self) -> super::channel::Kernel<'_> {
         self.permanent().kernel()
     }
 

@@ -13,7 +13,7 @@
 //!   minimax-optimal for squared ℓ2 loss (Ye & Barg), and `k = 1` is GRR.
 //! * Report: `d` bits with exactly `k` set.
 
-use super::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
 use crate::privacy::{exp, exp_epsilon_safe};
 use crate::report::{BitVector, Payload};
@@ -108,8 +108,8 @@ impl Mechanism for SubsetSelection {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Bits { d: self.d, weight: Some(self.k) }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Bits { d: self.d, weight: Some(self.k) }
     }
 
     fn counts_len(&self) -> usize {
@@ -138,9 +138,9 @@ impl Mechanism for SubsetSelection {
     #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         if d <= 16 {
-            ChannelOutputs::Complete(super::all_bit_vectors(d, Some(self.k)))
+            ChannelOutputs::Complete(super::channel::all_bit_vectors(d, Some(self.k)))
         } else {
-            ChannelOutputs::Sampled(super::sampled_outputs(self, d, 12, rng))
+            ChannelOutputs::Sampled(super::channel::sampled_outputs(self, d, 12, rng))
         }
     }
 

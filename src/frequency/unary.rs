@@ -12,7 +12,7 @@
 //!   ratio is `p(1−q)/((1−p)q) = e^ε`, exactly tight.
 //! * Report: `d` bits.
 
-use super::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
+use super::channel::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
 use crate::error::Result;
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};
@@ -73,8 +73,8 @@ impl Mechanism for UnaryEncoding {
     }
 
     #[cfg(feature = "aggregate")]
-    fn kernel(&self) -> super::Kernel<'_> {
-        super::Kernel::Bits { d: self.d, weight: None }
+    fn kernel(&self) -> super::channel::Kernel<'_> {
+        super::channel::Kernel::Bits { d: self.d, weight: None }
     }
 
     fn counts_len(&self) -> usize {
@@ -100,9 +100,9 @@ impl Mechanism for UnaryEncoding {
     #[cfg(feature = "aggregate")]
     fn channel_outputs(&self, d: usize, rng: &mut dyn RngCore) -> ChannelOutputs<Payload> {
         if d <= 16 {
-            ChannelOutputs::Complete(super::all_bit_vectors(d, None))
+            ChannelOutputs::Complete(super::channel::all_bit_vectors(d, None))
         } else {
-            ChannelOutputs::Sampled(super::sampled_outputs(self, d, 12, rng))
+            ChannelOutputs::Sampled(super::channel::sampled_outputs(self, d, 12, rng))
         }
     }
 
