@@ -21,7 +21,8 @@
 //! true quantile whenever the band covers `F` there. The quantile itself is
 //! read off the CDF made monotone (isotonic regression, clamped to `[0, 1]`).
 
-use super::{DistributionMetric, DistributionProtocol, Mechanism};
+use super::metric::Mechanism;
+use super::{DistributionMetric, DistributionProtocol};
 use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
 use crate::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};

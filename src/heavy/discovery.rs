@@ -43,7 +43,6 @@
 //! significantly above zero (Bonferroni, α = 0.05 over the survivors),
 //! ranked by that estimate.
 
-use super::Level;
 use crate::aggregate::Z95;
 use crate::error::{Rejection, Result};
 use crate::frequency::{GeneralizedRandomizedResponse, Likelihood, LocalHashing};
@@ -369,6 +368,20 @@ pub(crate) fn plausible(bytes: &[u8]) -> bool {
     match bytes.iter().position(|&b| b == PAD) {
         Some(end) => bytes[end..].iter().all(|&b| b == PAD) && std::str::from_utf8(&bytes[..end]).is_ok(),
         None => std::str::from_utf8(bytes).map_or_else(|e| e.error_len().is_none(), |_| true),
+    }
+}
+
+/// One level's reports (discovery keeps every report: the values to score
+/// are found only when estimating).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Level {
+    pub(super) seeds: Vec<u32>,
+    pub(super) values: Vec<u32>,
+}
+
+impl Level {
+    pub(super) fn len(&self) -> usize {
+        self.seeds.len()
     }
 }
 

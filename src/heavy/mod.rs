@@ -41,7 +41,7 @@ use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::state::{StateError, StateReader, StateWriter};
 use crate::text::text;
-use discovery::Pruning;
+use discovery::{Level, Pruning};
 use serde::Serialize;
 use sketch::SketchKind;
 use std::any::Any;
@@ -656,20 +656,6 @@ impl HeavyHitterEstimate {
     }
 }
 
-
-/// One level's reports (discovery keeps every report: the values to score
-/// are found only when estimating).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Level {
-    seeds: Vec<u32>,
-    values: Vec<u32>,
-}
-
-impl Level {
-    fn len(&self) -> usize {
-        self.seeds.len()
-    }
-}
 
 /// The running state of a heavy-hitter aggregator.
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! Duchi, Jordan and Wainwright's one-dimensional mechanism (JASA 2018).
 
-use super::{Component, Scalar};
+use super::scalar::{Component, Scalar};
 use crate::privacy::exp_epsilon_safe;
 use crate::rng::{Bernoulli, RngCore};
 

@@ -1,6 +1,7 @@
 //! Wang et al.'s hybrid mechanism (ICDE 2019): piecewise or Duchi at random.
 
-use super::{Component, Duchi, Piecewise, Scalar};
+use super::scalar::{Component, Scalar};
+use super::{Duchi, Piecewise};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 
 /// The hybrid mechanism: with probability `α = 1 − e^{−ε/2}` (when

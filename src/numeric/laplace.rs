@@ -1,6 +1,6 @@
 //! Laplace noise on a public grid: the two-sided geometric mechanism.
 
-use super::{Component, Scalar};
+use super::scalar::{Component, Scalar};
 use crate::privacy::exp_epsilon_safe;
 use crate::rng::{Bernoulli, RngCore};
 

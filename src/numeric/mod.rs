@@ -44,6 +44,7 @@ mod duchi;
 mod hybrid;
 mod laplace;
 mod piecewise;
+mod scalar;
 
 pub use crate::protocol::NumericProtocol;
 use crate::settings::MAX_GRANULARITY;
@@ -65,6 +66,7 @@ pub use duchi::Duchi;
 pub use hybrid::Hybrid;
 pub use laplace::Laplace;
 pub use piecewise::Piecewise;
+use scalar::{Component, Scalar};
 
 /// The largest ε accepted for a numeric metric (per record).
 pub const MAX_EPSILON: f64 = 30.0;
@@ -170,32 +172,6 @@ impl NumericConfig {
 }
 
 crate::config::read_by_hand!(NumericConfig, NumericConfig::read);
-
-/// One output index range whose values decode affinely: output `k` in
-/// `start..end` estimates `t` as `scale · k + offset`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Component {
-    pub start: u64,
-    pub end: u64,
-    pub scale: f64,
-    pub offset: f64,
-}
-
-/// A one-dimensional channel on a grid, as described in the module docs.
-pub(crate) trait Scalar: Send + Sync {
-    /// `G`: the input grid is `t_i = −1 + 2i/G`, `i = 0..=G`.
-    fn steps(&self) -> u64;
-    /// The number of output indices.
-    fn outputs(&self) -> u64;
-    /// An output index for grid input `i`.
-    fn sample(&self, input: u64, rng: &mut dyn RngCore) -> u64;
-    /// `P[output | grid input]` under the realized coins.
-    fn probability(&self, input: u64, output: u64) -> f64;
-    /// `E[y² | grid input]`, `y` the decoded output.
-    fn second_moment(&self, input: u64) -> f64;
-    /// How output indices decode (at most two pieces).
-    fn components(&self) -> &[Component];
-}
 
 /// The decoded value (in `t` units) of an output index.
 fn decode(scalar: &dyn Scalar, output: u64) -> f64 {

@@ -1,6 +1,6 @@
 //! Wang et al.'s piecewise mechanism (ICDE 2019) on a grid of cells.
 
-use super::{Component, Scalar};
+use super::scalar::{Component, Scalar};
 use crate::privacy::exp_epsilon_safe;
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 
