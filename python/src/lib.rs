@@ -748,6 +748,12 @@ fn value_text(metric: &Metric, value: &Bound<'_, PyAny>) -> PyResult<String> {
             };
             Ok(numbers.iter().map(|&x| localdp::privacy::number_text(x)).collect::<Vec<_>>().join(","))
         }
+        ValueKind::Object => {
+            if !value.is_instance_of::<pyo3::types::PyDict>() {
+                return Err(PyTypeError::new_err("a value of this metric must be a dict"));
+            }
+            Ok(py.import("json")?.call_method1("dumps", (value,))?.extract()?)
+        }
         _ => Err(PyTypeError::new_err("this metric's values are not supported here yet")),
     }
 }

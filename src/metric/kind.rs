@@ -125,6 +125,10 @@ pub enum ValueKind {
         /// The attributes of a record (1 for a single number).
         attributes: usize,
     },
+    /// A JSON object, given as its text (an event's fields, a user's
+    /// key-value map): front ends serialize it with `JSON.stringify` or
+    /// `json.dumps`.
+    Object,
 }
 
 /// A metric's identity: protocol, ε and fingerprint, as reports carry them

@@ -21,7 +21,7 @@ mod convert;
 #[cfg(feature = "aggregate")]
 pub use aggregator::{compose, protocols, shuffle, Aggregator};
 use convert::{
-    config_object, js_error, range_error, set_property, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
+    config_object, js_error, range_error, set_property, stringify, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -517,6 +517,12 @@ impl ClientCore {
                     return Err(js_error(Error::InvalidValue { expected: ExpectedValue::FiniteNumber }));
                 }
                 numbers.iter().map(|&x| number_text(x)).collect::<Vec<_>>().join(",")
+            }
+            ValueKind::Object => {
+                if !value.is_object() || js_sys::Array::is_array(&value) {
+                    return Err(type_error("a value of this metric must be an object"));
+                }
+                stringify(&value, "a value of this metric must be a JSON object")?
             }
         };
         let report = self.core.randomize_text(&text, now, &mut self.rng).map_err(js_error)?;
