@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Fails on an import cycle between the files of a crate.
 //
-//   node scripts/check-layers.mjs [CRATE_SRC_DIR...]
+//   node scripts/check-layers.mjs [--levels] [CRATE_SRC_DIR...]
 //
 // With no argument it checks every crate of the workspace (each `src/` under
 // the repository that holds a lib.rs or main.rs). A file names another when
@@ -10,7 +10,9 @@
 // `crate::Name` re-exported by the crate root is followed to the file that
 // defines it. The files must form a DAG; a strongly connected component of
 // more than one file is printed with one edge of each of its files, and the
-// exit status is 1. docs/ARCHITECTURE.md says which layer each file is in.
+// exit status is 1. With --levels (and no cycle), every file is printed
+// with its level: 0 names no other file, and a file's level is one more
+// than the highest it names. docs/ARCHITECTURE.md draws the layers.
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,7 +239,9 @@ function crates() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const dirs = process.argv.length > 2 ? process.argv.slice(2) : crates();
+  const args = process.argv.slice(2);
+  const levels = args[0] === '--levels' && args.shift();
+  const dirs = args.length > 0 ? args : crates();
   let failed = false;
   for (const src of dirs) {
     const { files, edges, components } = checkCrate(src);
@@ -245,6 +249,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const count = [...edges.values()].reduce((n, m) => n + m.size, 0);
     if (components.length === 0) {
       console.log(`layers: ${name}: ${files.length} files, ${count} edges, no cycle`);
+      if (levels) printLevels(src, files, edges);
       continue;
     }
     failed = true;
@@ -260,5 +265,18 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (failed) {
     console.error('layers: a file may name only files below it (docs/ARCHITECTURE.md)');
     process.exit(1);
+  }
+}
+
+// Each file's level (the longest chain of files it names), lowest first.
+function printLevels(src, files, edges) {
+  const level = new Map();
+  const of = (f) => {
+    if (!level.has(f)) level.set(f, Math.max(-1, ...[...edges.get(f).keys()].map(of)) + 1);
+    return level.get(f);
+  };
+  const rows = files.map((f) => [of(f), relative(src, f)]).sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]));
+  for (let l = 0; l <= rows[rows.length - 1][0]; l++) {
+    console.log(`  ${String(l).padStart(2)}  ${rows.filter((r) => r[0] === l).map((r) => r[1]).join('  ')}`);
   }
 }

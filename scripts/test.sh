@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Every test; installs what it needs first (scripts/setup.sh, idempotent).
+#  0. the layers: no import cycle between the files of any crate
+#     (scripts/check-layers.mjs, docs/ARCHITECTURE.md), and the check red on
+#     a deliberately added back edge;
 #  1. native Rust, the whole workspace: the library's unit, exact-channel,
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
@@ -30,6 +33,8 @@ cd "$(dirname "$0")/.."
 # every step's output (about 6 GB of target/) filled it while building the
 # fuzzers. Locally the build caches stay for the next run.
 ci_free() { if [ -n "${CI:-}" ]; then rm -rf "$@"; fi; }
+
+node --test tests/layers.test.mjs
 
 need_rust
 # The Python extension (python/) is tested by pytest, below.
