@@ -1,7 +1,10 @@
 //! Reports as Parquet ([`localdp_arrow`]): `localdp export --format
 //! parquet`, and the Parquet files `localdp aggregate` reads.
 
-use crate::{load_config, open_input, progress, CliResult};
+use crate::config::load_config;
+use crate::inputs::open_input;
+use crate::output::CliResult;
+use crate::progress;
 use localdp::{Aggregator, Rejection, RejectionCounts, Report};
 use localdp_arrow::{ParquetFile, ParquetWriter, ReportBuilder};
 use std::io::BufRead;
@@ -16,11 +19,6 @@ pub enum ExportFormat {
 
 /// Rows per batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 64 * 1024;
-
-/// True for a file `localdp aggregate` reads as Parquet.
-pub fn is_parquet(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
-}
 
 /// `localdp export`: the JSON Lines reports of `files` (stdin if none),
 /// validated as `localdp aggregate` validates them, the accepted ones

@@ -5,12 +5,12 @@
 //! merged state, and the estimate, are the same whatever the number of
 //! threads. Stdin is one source, read by one thread.
 
+use crate::output::CliResult;
 use crate::progress::Progress;
-use crate::CliResult;
 use localdp::{Aggregator, Error, Metric};
 use localdp_arrow::ParquetFile;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -55,6 +55,19 @@ pub struct Plan {
     pub parquet: Vec<ParquetFile>,
 }
 
+/// True for a file `localdp aggregate` reads as Parquet.
+pub fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+}
+
+/// The file at `path`, or stdin if none, read line by line.
+pub fn open_input(path: Option<&Path>) -> CliResult<Box<dyn BufRead>> {
+    Ok(match path {
+        Some(p) => Box::new(BufReader::new(File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)),
+        None => Box::new(BufReader::new(io::stdin())),
+    })
+}
+
 impl Source {
     /// The sources of the files (stdin if none), cut in parts for `threads`
     /// threads: a JSON Lines file into up to four ranges per thread (of at
@@ -66,7 +79,7 @@ impl Source {
         let mut sources = Vec::new();
         let mut parquet = Vec::new();
         for path in files {
-            if crate::columnar::is_parquet(path) {
+            if is_parquet(path) {
                 let file = ParquetFile::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let groups = file.row_groups();
                 sources.extend((0..groups).map(|g| Source::Parquet { file: file.clone(), row_groups: g..g + 1 }));

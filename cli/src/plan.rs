@@ -1,6 +1,6 @@
 //! `localdp plan`: the planner (`localdp::plan`) as a table or JSON.
 
-use crate::{say, CliResult};
+use crate::output::{say, CliResult};
 use clap::{Args, ValueEnum};
 use localdp::plan::{plan, Plan, PlanRequest};
 use std::path::PathBuf;

@@ -17,16 +17,22 @@
 
 #[path = "serve/access.rs"]
 pub(crate) mod access;
+#[path = "serve/app.rs"]
+mod app;
 #[path = "serve/collector.rs"]
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
 mod dashboard;
+#[path = "serve/export.rs"]
+mod export;
 #[path = "serve/intake.rs"]
 pub(crate) mod intake;
 #[path = "serve/limits.rs"]
 pub(crate) mod limits;
 #[path = "serve/parquet.rs"]
 mod parquet;
+#[path = "serve/response.rs"]
+pub(crate) mod response;
 #[path = "serve/store.rs"]
 pub(crate) mod store;
 #[path = "serve/telemetry.rs"]
@@ -34,16 +40,16 @@ pub(crate) mod telemetry;
 #[path = "serve/writer.rs"]
 mod writer;
 
-use access::{Access, Tokens};
-use axum::body::{Body, Bytes, HttpBody};
+use access::Tokens;
+use app::{authorize, unknown_metric, App, ESTIMATES_WAITING};
 use axum::extract::{Path as UrlPath, RawQuery, Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use collector::{Batch, Collected, Shuffled};
-use intake::{Front, FrontArgs, Post, Refusal};
+use intake::{FrontArgs, Post, Refusal};
 use limits::Limits;
 use localdp::{Error, Metric, PostProcessing, Rejection, RejectionCounts};
 use serde::Serialize;
@@ -57,6 +63,7 @@ use std::time::{Duration, Instant};
 use store::Store;
 use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
+use response::{api_headers, json, retry_later};
 use writer::{Append, Job, Writer};
 
 /// `localdp serve` options.
@@ -98,43 +105,6 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DELTA", default_value_t = 1e-6)]
     central_delta: f64,
 }
-
-struct App {
-    metrics: Arc<Vec<Collected>>,
-    /// Per metric: the users below which its estimate means nothing yet
-    /// (the planner's [`localdp::plan::min_users`]).
-    min_users: Vec<u64>,
-    /// Stores the batches (group commit) and reads exports.
-    writer: Writer,
-    telemetry: Arc<Telemetry>,
-    /// What a report post is checked against (shared with the shuffler).
-    front: Arc<Front>,
-    www: Option<PathBuf>,
-    pkg: Option<PathBuf>,
-    tokens: Option<Tokens>,
-    /// One permit per estimate being computed (`--max-estimates`).
-    computing: Arc<Semaphore>,
-    /// One permit per estimate being computed or waiting its turn
-    /// (`--max-estimates` + [`ESTIMATES_WAITING`]).
-    admitted: Arc<Semaphore>,
-    /// Per metric: held while one of its estimates is computed, so that the
-    /// same estimate asked twice meanwhile is computed once.
-    turns: Vec<Arc<tokio::sync::Mutex<()>>>,
-    /// `--central-delta`.
-    central_delta: f64,
-    /// Set by the first SIGINT/SIGTERM: /healthz answers 503 from then on.
-    draining: AtomicBool,
-}
-
-impl App {
-    fn find(&self, name: &str) -> Option<usize> {
-        self.metrics.iter().position(|m| m.spec.name == name)
-    }
-}
-
-/// Estimates that may wait for a turn to be computed (a dashboard asks for
-/// every metric's at once); past them, a 503.
-const ESTIMATES_WAITING: usize = 16;
 
 /// How long a stop waits for the requests in flight.
 const DRAIN: Duration = Duration::from_secs(30);
@@ -330,7 +300,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}", get(show_metric))
         .route("/api/metrics/{name}/reports", post(post_reports))
         .route("/api/metrics/{name}/estimate", get(estimate))
-        .route("/api/metrics/{name}/export", get(export))
+        .route("/api/metrics/{name}/export", get(export::export))
         .route("/api/metrics/{name}/reports.parquet", get(parquet::reports_parquet))
         .route("/healthz", get(healthz))
         .route("/metrics", get(prometheus))
@@ -363,46 +333,6 @@ async fn track(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     let response = next.run(request).await;
     app.telemetry.answered(route, response.status().as_u16(), started.elapsed());
     response
-}
-
-/// `None` if the request may read (no tokens configured, or a valid one
-/// given); else the 401.
-fn authorize(app: &App, headers: &HeaderMap) -> Option<Response> {
-    let tokens = app.tokens.as_ref()?;
-    let (error, challenge) = match tokens.admits(headers) {
-        Access::Granted => return None,
-        Access::Missing => ("this endpoint needs Authorization: Bearer <token>", "Bearer realm=\"localdp\""),
-        Access::Invalid => ("the token is not valid", "Bearer realm=\"localdp\", error=\"invalid_token\""),
-    };
-    let mut response = json(StatusCode::UNAUTHORIZED, json!({ "error": error }));
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-    Some(response)
-}
-
-/// A JSON response (compact, one line).
-pub(crate) fn json(status: StatusCode, body: impl Serialize) -> Response {
-    let mut text = serde_json::to_string(&body).expect("serializes");
-    text.push('\n');
-    (status, api_headers(), text).into_response()
-}
-
-fn api_headers() -> [(HeaderName, HeaderValue); 3] {
-    [
-        (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-        (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-        (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-    ]
-}
-
-/// The 404 of a metric name that is not configured: it lists the metrics,
-/// unless tokens are configured (the list is then for token holders, and a
-/// report post needs none).
-fn unknown_metric(app: &App, name: &str) -> Response {
-    if app.tokens.is_some() {
-        return json(StatusCode::NOT_FOUND, json!({"error": "no such metric"}));
-    }
-    let names: Vec<&str> = app.metrics.iter().map(|m| m.spec.name.as_str()).collect();
-    json(StatusCode::NOT_FOUND, json!({"error": format!("no metric named {name:?}"), "metrics": names}))
 }
 
 /// A metric as `GET /api/metrics` lists it; without its counts, its
@@ -635,89 +565,6 @@ async fn estimate(
 fn busy() -> Response {
     let error = "too many estimates are being computed or waiting (--max-estimates); retry after 1 s";
     retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1)
-}
-
-/// A JSON answer with `Retry-After: seconds` (the body says it too).
-pub(crate) fn retry_later(status: StatusCode, body: serde_json::Value, seconds: u64) -> Response {
-    let mut response = json(status, body);
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    response
-}
-
-/// Reports per page of an export (one writer job each).
-const EXPORT_PAGE: usize = 10_000;
-
-/// `GET /api/metrics/{name}/export`: every stored report of the metric,
-/// oldest first, one canonical JSON line each (what `localdp aggregate`
-/// reads), up to the newest stored when the export began. A database error
-/// midway cuts the connection, so a truncated export cannot pass for a
-/// complete one.
-async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
-    if let Some(denied) = authorize(&app, &headers) {
-        return denied;
-    }
-    let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
-    let key = app.metrics[index].key;
-    let first = match export_page(&app, key, 0, None).await {
-        Ok(page) => page,
-        Err(e) => {
-            eprintln!("{name}: export failed: {e}");
-            return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
-        }
-    };
-    let (lines, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
-    let shared = Arc::clone(&app);
-    tokio::spawn(async move {
-        let mut page = first;
-        while let Some(&(last, _)) = page.rows.last() {
-            let full = page.rows.len() == EXPORT_PAGE;
-            let mut chunk = String::with_capacity(page.rows.iter().map(|(_, r)| r.len() + 1).sum());
-            for (_, report) in &page.rows {
-                chunk.push_str(report);
-                chunk.push('\n');
-            }
-            if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
-                break; // the client left, or that was all
-            }
-            page = match export_page(&shared, key, last, Some(page.upto)).await {
-                Ok(next) => next,
-                Err(e) => {
-                    eprintln!("{}: export failed: {e}", shared.metrics[index].spec.name);
-                    let _ = lines.send(Err(std::io::Error::other(e))).await;
-                    break;
-                }
-            };
-        }
-    });
-    let mut response = Response::new(Body::new(Lines(rx)));
-    let out = response.headers_mut();
-    out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    response
-}
-
-async fn export_page(app: &App, key: i64, after: i64, upto: Option<i64>) -> Result<writer::Page, String> {
-    let (reply, page) = tokio::sync::oneshot::channel();
-    if !app.writer.send(Job::Export { key, after, upto, limit: EXPORT_PAGE, reply }) {
-        return Err("the database writer stopped".into());
-    }
-    page.await.map_err(|_| "the database writer stopped".to_string())?
-}
-
-/// A response body fed by a channel; an `Err` aborts the response.
-struct Lines(tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
-
-impl HttpBody for Lines {
-    type Data = Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
-        self.0.poll_recv(cx).map(|line| line.map(|l| l.map(http_body::Frame::data)))
-    }
 }
 
 /// `GET /healthz`: 200 while the collector takes reports; 503 once it is

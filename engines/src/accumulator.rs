@@ -11,7 +11,7 @@ use datafusion::logical_expr::{Accumulator, EmitTo, GroupsAccumulator};
 use localdp::{Aggregator, Error, PostProcessing};
 
 use crate::binding::Binding;
-use crate::NAME;
+use crate::name::NAME;
 
 /// Adds every row of `batch` (rows a report cannot be made of are rejected
 /// and counted by reason, as `localdp aggregate` counts them).

@@ -13,7 +13,7 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::expressions::{Column, Literal};
 use localdp::{Aggregator, Metric};
 
-use crate::NAME;
+use crate::name::NAME;
 
 /// A call's metric and where its report columns are among the arguments.
 #[derive(Debug)]

@@ -4,6 +4,7 @@
 //! the same token. Served under a policy that allows nothing but the
 //! collector's own files and API: no inline script or style, no other origin.
 
+use super::response::json;
 use axum::extract::Path as UrlPath;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -31,7 +32,7 @@ pub async fn page() -> Response {
 pub async fn asset(UrlPath(file): UrlPath<String>) -> Response {
     match FILES.iter().find(|(name, ..)| *name == file) {
         Some((_, content_type, text)) => served(content_type, text),
-        None => super::json(StatusCode::NOT_FOUND, json!({"error": "not found"})),
+        None => json(StatusCode::NOT_FOUND, json!({"error": "not found"})),
     }
 }
 

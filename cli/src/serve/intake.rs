@@ -6,8 +6,8 @@
 
 use super::access::{self, Grant, Names, Origins};
 use super::collector::{self, Batch, BodyError};
-use super::{json, retry_later};
 use super::limits::{self, Limits, Refused, Source};
+use super::response::{json, retry_later};
 use super::telemetry::{Route, Telemetry};
 use axum::body::{Body, HttpBody};
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path as UrlPath, Request, State};
@@ -16,6 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use localdp::{Metric, Rejection, RejectionCounts};
 use serde::Serialize;
+use serde_json::json;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;

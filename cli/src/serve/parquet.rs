@@ -2,12 +2,16 @@
 //! a Parquet file (`localdp_arrow`'s schema), streamed row group by row
 //! group, behind the same access rule as its estimate.
 
-use super::{authorize, export_page, json, unknown_metric, App, EXPORT_PAGE};
+use super::app::{authorize, unknown_metric, App};
+use super::export::{export_page, Lines, EXPORT_PAGE};
+use super::response::json;
+use super::writer::Page;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use localdp::Report;
+use serde_json::json;
 use localdp_arrow::{ParquetWriter, ReportBuilder, ROW_GROUP_ROWS};
 use std::sync::Arc;
 use tokio::sync::mpsc::Sender;
@@ -40,7 +44,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
             let _ = chunks.blocking_send(Err(std::io::Error::other(e)));
         }
     });
-    let mut response = Response::new(Body::new(super::Lines(rx)));
+    let mut response = Response::new(Body::new(Lines(rx)));
     let out = response.headers_mut();
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/vnd.apache.parquet"));
     // The name is of `A-Z a-z 0-9 _ -` (checked at start): nothing to quote.
@@ -56,7 +60,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
 
 /// Writes the pages as Parquet into `chunks`, each row group sent as soon as
 /// it is written. `Ok` also when the client left.
-fn encode(app: &App, index: usize, first: super::writer::Page, chunks: &Sender<Chunk>) -> Result<(), String> {
+fn encode(app: &App, index: usize, first: Page, chunks: &Sender<Chunk>) -> Result<(), String> {
     let collected = &app.metrics[index];
     let rejected = first.rejected.unwrap_or_default();
     let mut writer = ParquetWriter::new(Vec::new(), &collected.metric, collected.spec.config.get(), ROW_GROUP_ROWS)

@@ -1,0 +1,92 @@
+//! `GET /api/metrics/{name}/export`: a metric's stored reports as JSON
+//! Lines, and the pages of stored reports that it and the Parquet export
+//! (`serve/parquet.rs`) stream.
+
+use super::app::{authorize, unknown_metric, App};
+use super::response::json;
+use super::writer::{self, Job};
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde_json::json;
+use std::sync::Arc;
+
+/// Reports per page of an export (one writer job each).
+pub(super) const EXPORT_PAGE: usize = 10_000;
+
+/// `GET /api/metrics/{name}/export`: every stored report of the metric,
+/// oldest first, one canonical JSON line each (what `localdp aggregate`
+/// reads), up to the newest stored when the export began. A database error
+/// midway cuts the connection, so a truncated export cannot pass for a
+/// complete one.
+pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>, headers: HeaderMap) -> Response {
+    if let Some(denied) = authorize(&app, &headers) {
+        return denied;
+    }
+    let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
+    let key = app.metrics[index].key;
+    let first = match export_page(&app, key, 0, None).await {
+        Ok(page) => page,
+        Err(e) => {
+            eprintln!("{name}: export failed: {e}");
+            return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
+        }
+    };
+    let (lines, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+    let shared = Arc::clone(&app);
+    tokio::spawn(async move {
+        let mut page = first;
+        while let Some(&(last, _)) = page.rows.last() {
+            let full = page.rows.len() == EXPORT_PAGE;
+            let mut chunk = String::with_capacity(page.rows.iter().map(|(_, r)| r.len() + 1).sum());
+            for (_, report) in &page.rows {
+                chunk.push_str(report);
+                chunk.push('\n');
+            }
+            if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
+                break; // the client left, or that was all
+            }
+            page = match export_page(&shared, key, last, Some(page.upto)).await {
+                Ok(next) => next,
+                Err(e) => {
+                    eprintln!("{}: export failed: {e}", shared.metrics[index].spec.name);
+                    let _ = lines.send(Err(std::io::Error::other(e))).await;
+                    break;
+                }
+            };
+        }
+    });
+    let mut response = Response::new(Body::new(Lines(rx)));
+    let out = response.headers_mut();
+    out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// The stored reports of metric `key` after row `after` (up to row `upto`,
+/// or the newest stored when `None`), [`EXPORT_PAGE`] at most, read by the
+/// database writer.
+pub(super) async fn export_page(app: &App, key: i64, after: i64, upto: Option<i64>) -> Result<writer::Page, String> {
+    let (reply, page) = tokio::sync::oneshot::channel();
+    if !app.writer.send(Job::Export { key, after, upto, limit: EXPORT_PAGE, reply }) {
+        return Err("the database writer stopped".into());
+    }
+    page.await.map_err(|_| "the database writer stopped".to_string())?
+}
+
+/// A response body fed by a channel; an `Err` aborts the response.
+pub(super) struct Lines(pub(super) tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl HttpBody for Lines {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        self.0.poll_recv(cx).map(|line| line.map(|l| l.map(http_body::Frame::data)))
+    }
+}
