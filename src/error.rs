@@ -49,6 +49,15 @@ pub enum Error {
         /// What a value must be.
         expected: ExpectedValue,
     },
+    /// A field of a value given as an object (an event's attribute) is
+    /// missing, not one of the metric's, or not a value it takes. The error
+    /// names the field, a name from the config, never the value.
+    InvalidField {
+        /// The field, as the config names it.
+        field: String,
+        /// What is wrong with it.
+        problem: FieldProblem,
+    },
     /// A report would take the ε spent in the budget window above the
     /// budget; nothing was released (`PrivacyBudgetExceeded` in JavaScript).
     PrivacyBudgetExceeded {
@@ -106,6 +115,7 @@ impl Piece for Error {
             }
             Error::ValueNotInDomain { domain } => put!(out, "value is not in the domain (", domain, ")"),
             Error::InvalidValue { expected } => put!(out, "invalid value: ", expected),
+            Error::InvalidField { field, problem } => put!(out, "invalid value: field \"", field, "\" ", problem),
             Error::PrivacyBudgetExceeded { cost, spent, budget } => put!(
                 out,
                 "privacy budget exceeded: this report would spend ",
@@ -419,6 +429,8 @@ pub enum ExpectedValue {
         /// The numbers expected.
         count: usize,
     },
+    /// A JSON object (an event, a key-value map).
+    Object,
     /// Text of at most `max_bytes` bytes of UTF-8 (a heavy-hitter metric's
     /// `"max_length"`, unless it says `"truncate": true`).
     Text {
@@ -435,10 +447,36 @@ impl Piece for ExpectedValue {
             ExpectedValue::FiniteNumber => put!(out, "a value must be a finite number"),
             ExpectedValue::Numbers { count, found } => put!(out, "expected ", count, " number", plural(count), ", got ", found),
             ExpectedValue::FiniteNumbers { count } => put!(out, "expected ", count, " finite number", plural(count)),
+            ExpectedValue::Object => put!(out, "a value of this metric must be a JSON object"),
             ExpectedValue::Text { max_bytes } => {
                 put!(out, "a value must be at most ", max_bytes, " bytes of UTF-8 (or set \"truncate\": true)")
             }
         }
+    }
+}
+
+/// What is wrong with a field of an object value ([`Error::InvalidField`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldProblem {
+    /// The value lacks a field the metric needs.
+    Missing,
+    /// The metric has no such field.
+    Unknown,
+    /// The field's value is not in its domain.
+    NotInDomain,
+    /// The field's value is not a finite number.
+    NotANumber,
+}
+
+impl Piece for FieldProblem {
+    fn put(&self, out: &mut String) {
+        put!(out, match self {
+            FieldProblem::Missing => "is missing",
+            FieldProblem::Unknown => "is not one of the metric's",
+            FieldProblem::NotInDomain => "is not in its domain",
+            FieldProblem::NotANumber => "must be a finite number",
+        })
     }
 }
 

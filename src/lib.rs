@@ -83,7 +83,7 @@ pub use distribution::{
     DistributionAggregator, DistributionConfig, DistributionEstimate, DistributionMetric, DistributionProtocol,
 };
 pub use domain::{Domain, DomainSpec};
-pub use error::{DomainKind, Error, ExpectedValue, MergeConflict, Rejection, Requirement, Result};
+pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
 pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};

@@ -59,6 +59,7 @@ fn py_error(py: Python<'_>, error: Error) -> PyErr {
         ),
         Error::ValueNotInDomain { .. } => raise(py, "ValueNotInDomain", &message, &[]),
         Error::InvalidValue { .. } => raise(py, "InvalidValue", &message, &[]),
+        Error::InvalidField { field, .. } => raise(py, "InvalidValue", &message, &[("field", value(&Some(field)))]),
         Error::PrivacyBudgetExceeded { cost, spent, budget } => raise(
             py,
             "PrivacyBudgetExceeded",

@@ -2,7 +2,7 @@
 //! values of the declarations, configs read from JS objects, and the
 //! core's errors as the JS errors a caller expects.
 
-use crate::error::{Error, Rejection};
+use crate::error::{Error, FieldProblem, Rejection};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
 use crate::text::text;
@@ -82,6 +82,11 @@ pub(super) fn js_error(error: Error) -> JsValue {
                 range_error(&message)
             };
             set_property(&e, "reason", reason.as_str().into());
+            e
+        }
+        Error::InvalidField { field, problem } => {
+            let e = if problem == FieldProblem::NotInDomain { range_error(&message) } else { type_error(&message) };
+            set_property(&e, "field", field.into());
             e
         }
         Error::ValueNotInDomain { .. }
