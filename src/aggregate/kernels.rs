@@ -7,7 +7,7 @@
 //! A kernel runs on a batch whose envelope matches and whose columns are
 //! exactly the protocol's, with no null (the form a writer of this metric's
 //! reports produces); anything else goes row by row
-//! ([`crate::columnar::add_rows`]), which gives the same counts. Only the
+//! ([`crate::mechanism::add_rows`]), which gives the same counts. Only the
 //! first rejected row's error is built (again row by row); the others are
 //! counted by reason.
 //!

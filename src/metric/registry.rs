@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The families of metrics, in the order they are asked to claim a config;
-/// adding a family is a module and one line here.
+/// adding a family adds its `FAMILY` here (docs/ARCHITECTURE.md says what else).
 pub(crate) const FAMILIES: &[&Family] =
     &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::distribution::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
 
