@@ -5,7 +5,7 @@
 //! report `y` supports a set of values, the true value is supported with
 //! probability `p*` and any other value with probability `q* < p*`. One
 //! [`FrequencyOracle`] holds a protocol's parameters, and both the client
-//! ([`FrequencyOracle::randomize`]) and the aggregator
+//! ([`FrequencyOracle::randomize`](crate::Randomizer::randomize)) and the aggregator
 //! ([`crate::FrequencyAggregator`]) are made from it, so the two sides cannot
 //! disagree about ε, `p*` or `q*`.
 //!

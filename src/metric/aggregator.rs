@@ -1,7 +1,8 @@
 //! The server side of any metric: [`Aggregator`] over each family's typed
 //! aggregator, and [`Estimate`], the estimate of any family. The one place
 //! that names every family's aggregator: a new family adds an arm to
-//! [`empty`] and a variant to [`Estimate`], which the compiler asks for.
+//! `typed_aggregator` and a variant to [`Estimate`], which the compiler asks
+//! for.
 
 use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing, RejectionCounts};
 use crate::distribution::{DistributionAggregator, DistributionEstimate};

@@ -20,7 +20,7 @@ impl Aggregator {
     /// error (`None` if every report was accepted).
     ///
     /// Lines that are byte for byte the canonical serialization of this
-    /// metric's reports ([`Report::to_json`]) take a fast path: only their
+    /// metric's reports ([`Report::to_json`](crate::Report::to_json)) take a fast path: only their
     /// payload integers are read, and they are counted as a batch of columns
     /// ([`Aggregator::add_batch`]); any other line is parsed in full.
     ///

@@ -6,6 +6,11 @@
 //! everything goes through two object-safe traits, `Kind` (the client
 //! side and the metric's identity) and `DynAggregate` (the server side),
 //! so that no code outside a family's own module matches on the family.
+//!
+//! `kind.rs` holds what a family implements and sits below the families;
+//! `registry.rs` (the list and [`Metric`]) above them, on the device side;
+//! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
+//! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
 
 mod aggregator;
 mod kind;
