@@ -106,6 +106,23 @@ pub fn pckv_estimate(metric: &KeyValueMetric, shares: [f64; 2], n: u64) -> (f64,
 }
 
 /// Aggregates the reports of one key-value metric.
+///
+/// ```
+/// use localdp::{Aggregate, KeyValueAggregator, KeyValueMetric, SimulationRng};
+/// let metric = KeyValueMetric::from_json(r#"{"protocol":"pckv_ue","epsilon":4,"keys":["a","b"],"range":[0,10],"pad":1}"#)?;
+/// let mut rng = SimulationRng::seed_from_u64(4); // simulation only
+/// let (mut shard, mut other) = (KeyValueAggregator::new(metric.clone()), KeyValueAggregator::new(metric.clone()));
+/// for i in 0..4000 {
+///     let report = metric.randomize_map(if i % 4 == 0 { r#"{"b": 8}"# } else { "{}" }, &mut rng)?;
+///     if i % 2 == 0 { shard.add(&report)? } else { other.add(&report)? }
+/// }
+/// shard.merge(&other)?;
+/// let b = &shard.estimate()?.keys[1];
+/// assert_eq!((shard.n(), b.key.as_str()), (4000, "b"));
+/// assert!((b.frequency.estimate - 0.25).abs() < 5.0 * b.frequency.se, "{b:?}");
+/// assert!((b.mean.estimate - 8.0).abs() < 5.0 * b.mean.se, "{b:?}");
+/// # Ok::<(), localdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct KeyValueAggregator {
     metric: KeyValueMetric,
