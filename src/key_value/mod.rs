@@ -43,10 +43,11 @@
 //!   with `a = 1/2` (sign kept with `p`), every other key's with `b =
 //!   1/(e^{ε1} + 1)` (fair sign). `2d'` bits: non-zero, then sign.
 //!
-//! PCKV's tight composition makes a report `max(ε2, ε1 + ln(2e^{ε2}/(e^{ε2}
-//! + 1)))`-LDP; the split used is the one that spends it all on both: `ε2 =
-//! ε`, `ε1 = ln((e^ε + 1)/2)`. `"key_value"` picks GRR or UE by the variance
-//! of the frequency estimate ([`KeyValueProtocol::best`]).
+//! PCKV's tight composition makes a report
+//! `max(ε2, ε1 + ln(2e^{ε2}/(e^{ε2} + 1)))`-LDP; the split used is the one
+//! that spends it all on both: `ε2 = ε`, `ε1 = ln((e^ε + 1)/2)`.
+//! `"key_value"` picks GRR or UE by the variance of the frequency estimate
+//! ([`KeyValueProtocol::best`]).
 //!
 //! **Padding.** A user holding at most `ℓ` keys has each of them sampled
 //! with probability exactly `1/ℓ`: the frequency estimate is unbiased and
