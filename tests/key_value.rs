@@ -438,3 +438,21 @@ fn a_map_is_one_value_for_the_ledger_and_the_memo() {
     let state = client.state_json().unwrap();
     assert!(!state.contains("\"a\"") && !state.contains("a:"), "memo keys are keyed hashes: {state}");
 }
+
+/// `localdp plan` (and the JS `plan`) lists both PCKV protocols with the
+/// closed forms: the frequency of a key nobody holds, then the mean.
+#[test]
+fn the_planner_knows_key_value_metrics() {
+    use localdp::plan::{plan, PlanRequest};
+    let config = serde_json::json!({"protocol": "key_value", "epsilon": 2, "keys": 50, "range": [0, 60], "pad": 4});
+    let result = plan(&config, &PlanRequest { users: 10_000, target_error: None }).unwrap();
+    let names: Vec<&str> = result.protocols.iter().map(|p| p.protocol.as_str()).collect();
+    assert_eq!(names, ["pckv_grr", "pckv_ue"]);
+    let ue = result.protocols.iter().find(|p| p.auto).unwrap();
+    assert_eq!(ue.protocol, "pckv_ue");
+    let metric = metric("pckv_ue", 2.0, "50", 4);
+    let (_, se, _, _) = pckv_estimate(&metric, metric.expected_shares(0.0, 0.0), 10_000);
+    let planned = ue.errors[0].std_error.unwrap();
+    assert!((planned - se).abs() < 1e-12 * se, "{planned} vs {se}");
+    assert!(ue.errors[1].std_error.unwrap() > 0.0);
+}
