@@ -591,9 +591,8 @@ const sliderValue = (input) => Number((10 ** Number(input.value)).toPrecision(2)
 
 function buildPlanner() {
   const select = $('#plan-metric');
-  // RAPPOR's ε follows from f, p, q and h: no ε slider applies; key-value
-  // metrics have no plan yet.
-  select.replaceChildren(...state.metrics.filter((m) => m.kind !== 'rappor' && !isKeyValue(m))
+  // RAPPOR's ε follows from f, p, q and h: no ε slider applies.
+  select.replaceChildren(...state.metrics.filter((m) => m.kind !== 'rappor')
     .map((m) => el('option', { value: m.name, text: m.title ?? m.name })));
   const epsilon = $('#plan-epsilon');
   const toMetric = () => {
