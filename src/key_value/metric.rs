@@ -415,10 +415,16 @@ impl KeyValueMetric {
             (KeyValueProtocol::PckvGrr, Payload::Index(i)) if *i < 2 * d => Some(vec![(i / 2, i % 2 == 1)]),
             (KeyValueProtocol::PckvUe, Payload::Bits(bits)) if bits.fits(2 * d as usize) => {
                 let d = d as usize;
-                let support: Vec<usize> = bits.ones().take_while(|&i| i < d).collect();
-                // A sign only on a non-zero symbol.
-                let signs_ok = bits.ones().skip_while(|&i| i < d).all(|i| bits.get(i - d));
-                signs_ok.then(|| support.into_iter().map(|k| (k as u64, bits.get(d + k))).collect())
+                let mut supported = Vec::new();
+                for k in 0..d {
+                    match (bits.get(k), bits.get(d + k)) {
+                        (true, plus) => supported.push((k as u64, plus)),
+                        // A sign only on a non-zero symbol.
+                        (false, true) => return None,
+                        (false, false) => {}
+                    }
+                }
+                Some(supported)
             }
             _ => None,
         }
