@@ -22,6 +22,9 @@
 //! * [`DistributionMetric`]: the whole distribution of a bounded number
 //!   (Square Wave, hierarchical histograms): [`DistributionAggregator`]
 //!   returns a histogram, quantiles and the mean with 95% intervals.
+//! * [`KeyValueMetric`]: a user's whole key-value map (which features,
+//!   and how long) in one report charged ε once (PCKV);
+//!   [`KeyValueAggregator`] returns each key's frequency and mean.
 //! * [`Metric`], [`Aggregator`], [`Estimate`]: any kind behind one config
 //!   format, as the CLI and the JavaScript package use them.
 //! * [`SecureRng`] is the only source a client should use;
@@ -55,6 +58,7 @@ pub mod frequency;
 pub mod hash;
 pub mod heavy;
 mod json;
+pub mod key_value;
 pub mod mechanism;
 pub mod metric;
 mod names;
@@ -84,6 +88,7 @@ pub use distribution::{
 };
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
+pub use key_value::{KeyValueAggregator, KeyValueConfig, KeyValueEstimate, KeyValueMetric, KeyValueProtocol};
 pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};

@@ -27,6 +27,7 @@
 //! | heavy hitters, PEM/TreeHist | a found value's frequency | held by nobody, `max_length` bytes long: estimated on the held-out half of the last level (§12.2) |
 //! | heavy hitters, SFP | a found value's frequency | held by nobody, on the whole-value sketch, half the reports (§12.3) |
 //! | RAPPOR | a candidate's frequency | held by nobody, its bits set by no other value, decoded alone (§2) |
+//! | key-value | a key's frequency; a key's mean (the range's units) | a key held by nobody; a key held by every user, at the middle of the range (§16.3) |
 //!
 //! A distribution's quantile error is given in rank: a p50 with rank
 //! standard error `s` lies between the true `p(50 − 196·s)` and
@@ -59,6 +60,7 @@ use crate::distribution::{DistributionMetric, DistributionProtocol};
 use crate::error::{Error, Requirement, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
+use crate::key_value::{pckv_estimate, KeyValueMetric, KeyValueProtocol};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
 use crate::names::ProtocolFamily;
@@ -330,6 +332,7 @@ fn protocol_names(family: &str) -> Vec<&'static str> {
         "numeric" => names::<NumericProtocol>(),
         "distribution" => names::<DistributionProtocol>(),
         "heavy-hitter" => names::<HeavyHitterProtocol>(),
+        "key_value" => names::<KeyValueProtocol>(),
         _ => vec!["rappor"],
     }
 }
@@ -340,6 +343,7 @@ fn auto_name(family: &str) -> Option<&'static str> {
         "frequency" | "numeric" => Some("auto"),
         "distribution" => Some(crate::distribution::CHOOSE),
         "heavy-hitter" => Some(crate::heavy::CHOOSE),
+        "key_value" => Some(crate::key_value::CHOOSE),
         _ => None,
     }
 }
@@ -376,6 +380,17 @@ impl Model {
         }
         if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
             return Some(distribution_model(distribution));
+        }
+        if let Some(key_value) = metric.mechanism::<KeyValueMetric>() {
+            // One report's variance: PCKV's closed forms at n = 1.
+            let (_, frequency_se, _, _) = pckv_estimate(key_value, key_value.expected_shares(0.0, 0.0), 1);
+            let (_, _, _, mean_se) = pckv_estimate(key_value, key_value.expected_shares(1.0, 0.0), 1);
+            let [lo, hi] = key_value.range();
+            let mean_variance = (mean_se * 0.5 * (hi - lo)).powi(2);
+            return Some(shares(vec![
+                error("frequency of a key nobody holds", frequency_se * frequency_se),
+                error("mean of a key every user holds, at the middle of the range", mean_variance),
+            ]));
         }
         if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
             let (quantity, variance) = if let Some(sketch) = heavy.sketch() {
@@ -437,6 +452,9 @@ fn sample_value(metric: &Metric) -> String {
         let [lo, hi] = distribution.range();
         return crate::privacy::number_text(0.5 * (lo + hi));
     }
+    if metric.mechanism::<KeyValueMetric>().is_some() {
+        return "{}".to_string(); // every report of a configuration has one size
+    }
     "/home".to_string()
 }
 
@@ -489,6 +507,18 @@ fn cost(metric: &Metric) -> Option<Cost> {
         // cell; the tree also draws its level.
         let level = metric.mechanism::<DistributionMetric>().map_or(0.0, |d| f64::from(u8::from(d.hierarchy().is_some())));
         return Some(cost(2.0 + level, 0.0, 1.0, 0.0));
+    }
+    if let Some(key_value) = metric.mechanism::<KeyValueMetric>() {
+        // The sampled slot, the value's coin, then GRR's key coin (and another
+        // key with a fair sign), or UE's coin per key and the own symbol's bit
+        // and sign; the aggregator counts the real keys a report supports.
+        let d = key_value.symbols() as f64;
+        let channel = key_value.channel();
+        let supported = (channel.a + (d - 1.0) * channel.b).min(key_value.keys().len() as f64);
+        return Some(match key_value.protocol() {
+            KeyValueProtocol::PckvGrr => cost(5.0, 0.0, 1.0, 0.0),
+            _ => cost(d + 4.0, 0.0, supported, 0.0),
+        });
     }
     if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
         return match heavy.protocol() {

@@ -87,6 +87,17 @@ protocols! {
     }
 }
 
+protocols! {
+    /// A key-value mechanism (PCKV, Gu, Li, Cheng, Xiong, Cao, USENIX
+    /// Security 2020), as named in configs and reports.
+    pub enum KeyValueProtocol("key-value") {
+        /// PCKV with generalized randomized response on the joint (key, ±1) domain.
+        PckvGrr = "pckv_grr",
+        /// PCKV with unary encoding: one ternary symbol per key.
+        PckvUe = "pckv_ue",
+    }
+}
+
 /// The protocol of any family, as reports carry it and estimates print it.
 ///
 /// ```
@@ -110,6 +121,8 @@ pub enum Protocol {
     HeavyHitter(HeavyHitterProtocol),
     /// A distribution mechanism.
     Distribution(DistributionProtocol),
+    /// A key-value mechanism.
+    KeyValue(KeyValueProtocol),
 }
 
 impl Protocol {
@@ -123,6 +136,7 @@ impl Protocol {
             Protocol::OpenDomain(p) => p.name(),
             Protocol::HeavyHitter(p) => p.name(),
             Protocol::Distribution(p) => p.name(),
+            Protocol::KeyValue(p) => p.name(),
         }
     }
 
@@ -135,7 +149,8 @@ impl Protocol {
         let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
         let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
         let distribution = DistributionProtocol::ALL.iter().map(|&p| Protocol::Distribution(p));
-        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution)
+        let key_value = KeyValueProtocol::ALL.iter().map(|&p| Protocol::KeyValue(p));
+        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution).chain(key_value)
     }
 
     /// The protocol called `name`, in whichever family has it.

@@ -18,6 +18,8 @@
 //! | `pem`, `treehist` | `"cohort"`: the prefix level; `"seed"` and `"value"`: local hashing of the prefix | `{…,"cohort":5,"seed":3141592,"value":12}` |
 //! | `square_wave` | `"value"`: a cell of the widened range | `{…,"protocol":"square_wave",…,"value":37}` |
 //! | `hierarchical` | `"cohort"`: the tree level; `"bits"` (OUE) or `"seed"` and `"value"` (HRR) of the level's oracle | `{…,"protocol":"hierarchical",…,"cohort":1,"bits":"0420"}` |
+//! | `pckv_grr` | `"value"`: `2k + s`, the reported key `k` (the dummy keys after the config's) and its sign (`s` = 1 for +1) | `{…,"protocol":"pckv_grr",…,"value":7}` |
+//! | `pckv_ue` | `"bits"`: `2d'` bits, `d'` the keys and dummy keys: bit `k` says key `k`'s symbol is non-zero, bit `d' + k` that it is +1 | `{…,"protocol":"pckv_ue",…,"bits":"0808080000"}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!

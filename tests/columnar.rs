@@ -26,6 +26,8 @@ fn configs() -> Vec<String> {
         r#"{"protocol":"oue","epsilon":1,"domain":64}"#.to_string(),
         r#"{"protocol":"olh","epsilon":3,"domain":300}"#.to_string(),
         r#"{"protocol":"hybrid","epsilon":2,"range":[[0,1],[0,5],[2,3]]}"#.to_string(),
+        r#"{"protocol":"pckv_grr","epsilon":2,"keys":5,"range":[0,10],"pad":2}"#.to_string(),
+        r#"{"protocol":"pckv_ue","epsilon":2,"keys":["a","b","c"],"range":[0,10],"pad":2}"#.to_string(),
     ];
     frequency.chain(numeric).chain(wide).chain(fuzz_configs::CONFIGS.iter().map(|c| c.to_string())).collect()
 }

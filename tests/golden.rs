@@ -25,3 +25,10 @@ fn heavy_hitter_reports_for_a_fixed_seed_are_stable() {
         assert_eq!(golden::heavy_produced(config), expected, "{config}");
     }
 }
+
+#[test]
+fn key_value_reports_for_a_fixed_seed_are_stable() {
+    for (config, map, expected) in golden::KEY_VALUE {
+        assert_eq!(golden::key_value_produced(config, map), expected, "{config}");
+    }
+}

@@ -9,7 +9,7 @@
 use localdp::rng::RngCore;
 use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
-    Aggregator, DistributionProtocol, Error, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
+    Aggregator, DistributionProtocol, Error, KeyValueProtocol, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
     SimulationRng, StateError,
 };
 
@@ -28,6 +28,7 @@ fn configs() -> Vec<String> {
             _ => format!(r#"{{"protocol":"{p}","epsilon":1,"sketch":{{"hashes":4,"width":16}},"candidates":["a","b","c"]}}"#),
         }))
         .chain(DistributionProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10],"bins":20}}"#)))
+        .chain(KeyValueProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"keys":12,"range":[0,10],"pad":3}}"#)))
         .collect();
     configs.extend(
         [

@@ -44,6 +44,9 @@ fn seeded_streams_and_reports_match_native() {
     for (config, expected) in golden::HEAVY {
         assert_eq!(golden::heavy_produced(config), expected, "{config}");
     }
+    for (config, map, expected) in golden::KEY_VALUE {
+        assert_eq!(golden::key_value_produced(config, map), expected, "{config}");
+    }
 }
 
 #[wasm_bindgen_test]

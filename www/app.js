@@ -3,7 +3,7 @@
 // served at /pkg/); this file builds the page, draws the simulated users'
 // true answers, sends reports, and draws the estimates the collector returns.
 import init, { Client, plan } from '/pkg/localdp.js';
-import { categorical, normal } from './random.js';
+import { categorical, normal, uniform } from './random.js';
 
 /** Reports per POST: about 100 KB, well under the collector's 1 MiB limit. */
 const BATCH = 1000;
@@ -54,8 +54,11 @@ const valueOf = (m, i) => (Array.isArray(m.config.domain) ? m.config.domain[i] :
 /** The pages simulated users of an open-text metric came from: nobody tells the collector this list. */
 const PAGES = ['/', '/pricing', '/docs', '/blog/ldp', '/signup', '/about', '/careers', '/blog/rust', '/status', '/legal'];
 /** The values a metric's simulated users draw from, with their labels (open text: the pages above). */
-const choicesOf = (m) => (m.kind === 'heavy-hitter' ? PAGES : labelsOf(m));
+const choicesOf = (m) => (m.kind === 'heavy-hitter' ? PAGES : isKeyValue(m) ? keysOf(m) : labelsOf(m));
 const isOpenText = (m) => m.kind === 'heavy-hitter';
+/** A user's key-value map: which keys, and a number for each. */
+const isKeyValue = (m) => m.kind === 'key_value';
+const keysOf = (m) => (Array.isArray(m.config.keys) ? m.config.keys.map(String) : Array.from({ length: m.config.keys }, (_, i) => String(i)));
 
 function guarantee(m) {
   const ratio = Math.exp(m.epsilon);
@@ -88,6 +91,14 @@ function buildSurvey(loadTime) {
         choices.append(el('label', { class: 'choice' }, input, el('span', { text: label })));
       });
       fieldset.append(choices);
+    } else if (isKeyValue(m)) {
+      const [lo, hi] = m.config.range;
+      const rows = keysOf(m).map((key, i) => el('label', { class: 'number key' },
+        el('input', { type: 'checkbox', name: `${m.name}-held-${i}` }),
+        el('span', { text: key }),
+        el('input', { type: 'number', name: `${m.name}-${i}`, min: lo, max: hi, step: 'any', value: '10', 'aria-label': `${key} ${m.unit ?? ''}` })));
+      fieldset.append(el('div', { class: 'keys' }, ...rows),
+        el('p', { class: 'muted', text: `Tick any number of them: the whole map is one report, charged ε once (${m.unit ?? ''} from ${lo} to ${hi}; clipped).` }));
     } else if (isNumber(m)) {
       rangesOf(m).forEach(([lo, hi], a) => {
         const input = el('input', { type: 'number', name: `${m.name}-${a}`, min: lo, max: hi, step: 'any', required: true });
@@ -123,6 +134,12 @@ async function submitSurvey(event) {
         const i = Number(data.get(m.name));
         value = valueOf(m, i);
         shown = labelsOf(m)[i];
+      } else if (isKeyValue(m)) {
+        value = {};
+        keysOf(m).forEach((key, i) => {
+          if (data.get(`${m.name}-held-${i}`)) value[key] = Number(data.get(`${m.name}-${i}`));
+        });
+        shown = Object.entries(value).map(([k, v]) => `${k} ${v} ${m.unit ?? ''}`.trim()).join(', ') || 'none';
       } else if (isNumber(m)) {
         const numbers = rangesOf(m).map((_, a) => Number(data.get(`${m.name}-${a}`)));
         value = isRecord(m) ? numbers : numbers[0];
@@ -193,6 +210,24 @@ function buildSimulator() {
       update();
       m.draw = () => categorical(sliders.map((s) => Number(s.value)));
       m.drawable = () => sliders.some((s) => Number(s.value) > 0);
+    } else if (isKeyValue(m)) {
+      // Each key held with its own probability, for a key-specific number of minutes.
+      const [lo, hi] = m.config.range;
+      const keys = keysOf(m);
+      const sliders = keys.map((key, i) => el('input', {
+        type: 'range', min: 0, max: 100, step: 1, value: String(Math.round(90 / (i + 1) ** 0.8)), 'aria-label': `${key}: share of users`,
+      }));
+      const shares = keys.map(() => el('output'));
+      const update = () => sliders.forEach((s, i) => { shares[i].textContent = `${s.value}%`; });
+      sliders.forEach((s) => s.addEventListener('input', update));
+      update();
+      const typical = (i) => lo + ((i % 4) + 1) * 0.15 * (hi - lo);
+      box.append(el('div', { class: 'sliders' }, ...keys.flatMap((key, i) => [el('span', { text: key }), sliders[i], shares[i]])),
+        el('p', { class: 'muted', text: `Each simulated user holds each key with its share; ${keys[0]} for about ${Math.round(typical(0))} ${m.unit ?? ''}, ${keys[1]} ${Math.round(typical(1))}, … (normal, clipped to [${lo}, ${hi}]).` }));
+      m.draw = () => Object.fromEntries(keys.flatMap((key, i) => (100 * uniform() < Number(sliders[i].value)
+        ? [[key, Math.min(hi, Math.max(lo, typical(i) + 0.08 * (hi - lo) * normal()))]]
+        : [])));
+      m.drawable = () => true;
     } else if (m.kind === 'distribution') {
       // Page-load times: log-normal, a median and a spread (σ of the logarithm).
       const [lo, hi] = m.config.range;
@@ -240,6 +275,7 @@ function buildSimulator() {
 /** The truth of the simulated users so far: counts, sums of clipped values, or the values. */
 function emptyTruth(m) {
   if (m.kind === 'distribution') return { users: 0, values: [] };
+  if (isKeyValue(m)) return { users: 0, counts: new Array(keysOf(m).length).fill(0), sums: new Array(keysOf(m).length).fill(0) };
   return m.kind === 'numeric'
     ? { users: 0, sums: new Array(rangesOf(m).length).fill(0) }
     : { users: 0, counts: new Array(choicesOf(m).length).fill(0) };
@@ -271,6 +307,11 @@ async function simulate() {
           } else if (isOpenText(m)) {
             truth.counts[answer]++;
             reports[u] = m.simulationClient.randomize(PAGES[answer]);
+          } else if (isKeyValue(m)) {
+            keysOf(m).forEach((key, i) => {
+              if (key in answer) { truth.counts[i]++; truth.sums[i] += answer[key]; }
+            });
+            reports[u] = m.simulationClient.randomize(answer);
           } else if (m.kind === 'distribution') {
             truth.values.push(answer[0]);
             reports[u] = m.simulationClient.randomize(answer[0]);
@@ -285,7 +326,7 @@ async function simulate() {
           // Only what the collector stored counts as truth.
           m.truth.users += truth.users;
           if (truth.values) m.truth.values.push(...truth.values);
-          else (truth.counts ?? truth.sums).forEach((v, i) => { (m.truth.counts ?? m.truth.sums)[i] += v; });
+          for (const part of ['counts', 'sums']) truth[part]?.forEach((v, i) => { m.truth[part][i] += v; });
         } else {
           failed += size;
         }
@@ -460,6 +501,22 @@ function renderDistribution(m, estimate) {
     el('div', { class: 'ends' }, el('span', { text: `${lo}` }), el('span', { text: `${hi}${unit}` })), ...rows);
 }
 
+/** Each key's share of users (bars, as for frequencies) and, where the share is clear of noise, the mean of its value. */
+function renderKeyValue(m, estimate) {
+  const shares = renderShares(m, { estimates: estimate.keys.map((k) => ({ value: k.key, frequency: k.frequency.estimate, ci95: k.frequency.ci95 })) });
+  const unit = m.unit ? ` ${m.unit}` : '';
+  const truth = m.truth?.users ? m.truth : null;
+  const means = estimate.keys.filter((k) => k.frequency.estimate > 2 * k.frequency.se).map((k) => {
+    const i = keysOf(m).indexOf(k.key);
+    const half = (k.mean.ci95[1] - k.mean.ci95[0]) / 2;
+    return el('p', { class: 'figure key-mean', 'data-key': k.key },
+      el('span', { class: 'mean', text: `${k.key}: ${k.mean.estimate.toFixed(1)}${unit}` }),
+      el('span', { text: ` ± ${half.toFixed(1)}${unit} (95%)` }),
+      truth?.counts[i] ? el('span', { class: 'truth-figure', text: ` · truth ${(truth.sums[i] / truth.counts[i]).toFixed(1)}${unit}` }) : null);
+  });
+  return el('div', { class: 'key-value' }, shares, el('div', { class: 'key-means' }, ...means));
+}
+
 /**
  * The privacy of the metric's reports: the local ε of each. (The central ε
  * of reports a shuffler forwarded needs a collector with tokens, so it is
@@ -485,6 +542,9 @@ function render(m, answer) {
   if (m.kind === 'distribution') {
     plot.replaceChildren(renderDistribution(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} Columns: each bin's share with its 95% interval; diamonds: the simulated users' shares. ${m.protocol === 'square_wave' ? 'Square Wave, EMS reconstruction.' : 'Hierarchical histogram.'}`;
+  } else if (isKeyValue(m)) {
+    plot.replaceChildren(renderKeyValue(m, estimate));
+    note.textContent = `${truthNote(m, estimate.n)} Bars: the share of users holding each key, with 95% intervals; below, the mean of each key's value among its holders (keys clear of noise only). ${m.protocol}, one report per user's whole map.`;
   } else if (m.kind === 'numeric') {
     plot.replaceChildren(renderMeans(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} The mean is unbiased for the clipped values; post-processing applies to frequencies only.`;

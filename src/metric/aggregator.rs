@@ -7,6 +7,7 @@
 use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing, RejectionCounts};
 use crate::distribution::{DistributionAggregator, DistributionEstimate};
 use crate::heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
+use crate::key_value::{KeyValueAggregator, KeyValueEstimate};
 use crate::rappor::{RapporAggregator, RapporEstimate};
 #[cfg(feature = "aggregate")]
 use crate::columnar::ReportBatch;
@@ -155,6 +156,8 @@ pub enum Estimate {
     HeavyHitter(crate::heavy::HeavyHitterEstimate),
     /// A histogram, quantiles and the mean of a number.
     Distribution(crate::distribution::DistributionEstimate),
+    /// Each key's frequency and the mean of its value.
+    KeyValue(crate::key_value::KeyValueEstimate),
 }
 
 #[cfg(feature = "aggregate")]
@@ -366,6 +369,12 @@ impl IntoEstimate for DistributionEstimate {
     }
 }
 
+impl IntoEstimate for KeyValueEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        without_post(post, Estimate::KeyValue(self))
+    }
+}
+
 /// The typed aggregator of a metric: empty, or (with `bytes`) the one whose
 /// state they hold. One arm per family: each family's protocols are made by
 /// its one mechanism type, which its aggregator aggregates.
@@ -377,6 +386,7 @@ fn typed_aggregator(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn Dyn
         Protocol::OpenDomain(_) => boxed::<RapporAggregator>(kind, bytes),
         Protocol::HeavyHitter(_) => boxed::<HeavyHitterAggregator>(kind, bytes),
         Protocol::Distribution(_) => boxed::<DistributionAggregator>(kind, bytes),
+        Protocol::KeyValue(_) => boxed::<KeyValueAggregator>(kind, bytes),
     }
 }
 

@@ -117,6 +117,23 @@ export interface DistributionConfig {
   bins?: number;
 }
 
+/** A key-value mechanism (PCKV), as resolved and named in reports. */
+export type KeyValueProtocol = KEY_VALUE_PROTOCOLS;
+
+/** A user's whole key-value map (which features, and how much of each) in one report charged ε once: each key's frequency and mean. */
+export interface KeyValueConfig {
+  /** pckv_grr (randomized response on the joint key-sign domain), pckv_ue (one ternary symbol per key), or "key_value" for the one of smaller variance. */
+  protocol: KeyValueProtocol | "key_value";
+  /** ε of one report (of a whole map): 0.01 ≤ ε ≤ 30. */
+  epsilon: number;
+  /** The keys: labels, or a count K for the keys "0".."K−1" (2..65536). */
+  keys: readonly string[] | number;
+  /** [lo, hi]. Values are clipped to it. */
+  range: readonly [number, number];
+  /** ℓ, 1..256: maps are padded to ℓ keys and one key is sampled; a user holding more than ℓ keys counts ℓ/|map| for each. */
+  pad: number;
+}
+
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
   /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, one_bit_mean; RAPPOR always does). */
@@ -135,7 +152,7 @@ export interface RepeatedCollection {
 }
 
 /** Any config the package accepts. */
-export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig) & RepeatedCollection;
+export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig | KeyValueConfig) & RepeatedCollection;
 
 /** `new Client(config, options)`'s options. */
 export interface ClientOptions {
@@ -146,7 +163,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | DistributionProtocol | OPEN_DOMAIN_PROTOCOLS;
+export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | DistributionProtocol | KeyValueProtocol | OPEN_DOMAIN_PROTOCOLS;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -351,8 +368,42 @@ export interface DistributionEstimate {
   };
 }
 
+/** An estimate with its standard error and 95% interval. */
+export interface KeyValueStat {
+  /** The estimate. */
+  estimate: number;
+  /** Its standard error (closed form). */
+  se: number;
+  /** estimate ± 1.96·se. */
+  ci95: [number, number];
+}
+
+/** One key of a key-value estimate. */
+export interface KeyEstimate {
+  /** The key, as the config names it ("3" for the keys of a count). */
+  key: string;
+  /** The share of users holding the key. */
+  frequency: KeyValueStat;
+  /** The mean of its value among them, in the range's units. */
+  mean: KeyValueStat;
+}
+
+/** The same object as `localdp aggregate --format json` for a key-value metric. */
+export interface KeyValueEstimate {
+  /** The resolved mechanism. */
+  protocol: KeyValueProtocol;
+  /** ε of one report. */
+  epsilon: number;
+  /** Reports accepted. */
+  n: number;
+  /** Reports rejected, by reason. */
+  rejected: RejectionCounts;
+  /** One entry per key, in the config's order. */
+  keys: KeyEstimate[];
+}
+
 /** Any estimate. */
-export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate;
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate | KeyValueEstimate;
 
 /** A numeric config of one number (its range is one pair). */
 export interface OneRange {
@@ -371,6 +422,7 @@ export type EstimateFor<C extends Config> =
   C extends RapporConfig ? RapporEstimate
   : C extends HeavyHitterConfig ? HeavyHitterEstimate
   : C extends DistributionConfig ? DistributionEstimate
+  : C extends KeyValueConfig ? KeyValueEstimate
   : C extends FrequencyConfig ? FrequencyEstimate
   : C extends OneRange ? NumericEstimate
   : C extends RecordRanges ? RecordEstimate
@@ -385,6 +437,7 @@ export type ValueFor<C extends Config> =
   } ? string
   : C extends FrequencyConfig ? string | number
   : C extends DistributionConfig ? number
+  : C extends KeyValueConfig ? Record<string, number>
   : C extends OneRange ? number
   : C extends RecordRanges ? number[]
   : number | number[];
@@ -400,6 +453,7 @@ export type ProtocolFor<C extends Config> =
   } ? NumericProtocol : Protocol)
   : C["protocol"] extends "heavy_hitters" ? HeavyHitterProtocol
   : C["protocol"] extends "distribution" ? DistributionProtocol
+  : C["protocol"] extends "key_value" ? KeyValueProtocol
   : C["protocol"] extends Protocol ? C["protocol"]
   : Protocol;
 

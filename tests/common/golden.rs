@@ -72,3 +72,27 @@ pub fn heavy_produced(config: &str) -> String {
     let mut rng = localdp::SimulationRng::seed_from_u64(42);
     localdp::Randomizer::randomize(&metric, "/checkout", &mut rng).expect("fits").to_json()
 }
+
+/// Key-value configs and a user's map whose report from
+/// `SimulationRng::seed_from_u64(42)` is fixed (the map parsed by
+/// serde_json natively and by `JSON.parse` in wasm must give the same
+/// pairs, the same coins, the same report).
+pub const KEY_VALUE: [(&str, &str, &str); 2] = [
+    (
+        r#"{"protocol":"pckv_grr","epsilon":1.5,"keys":["search","share","print"],"range":[0,60],"pad":2}"#,
+        r#"{"print": 12.5, "search": 60}"#,
+        r#"{"version":1,"protocol":"pckv_grr","epsilon":1.5,"domain":"9c7d371b30daad55","value":3}"#,
+    ),
+    (
+        r#"{"protocol":"pckv_ue","epsilon":1.5,"keys":20,"range":[0,60],"pad":3}"#,
+        r#"{"3": 12.5, "17": 75, "0": -1}"#,
+        r#"{"version":1,"protocol":"pckv_ue","epsilon":1.5,"domain":"2f6003345da22d1e","bits":"080808000004"}"#,
+    ),
+];
+
+/// The report line the current build produces for a key-value config and map.
+pub fn key_value_produced(config: &str, map: &str) -> String {
+    let metric = localdp::KeyValueMetric::from_json(config).expect("valid");
+    let mut rng = localdp::SimulationRng::seed_from_u64(42);
+    metric.randomize_map(map, &mut rng).expect("a map of the keys").to_json()
+}

@@ -79,9 +79,14 @@ const second2: number = new Aggregator(limits).estimate().attributes[1].mean;
 const histogram = { protocol: 'distribution', epsilon: 1, range: [0, 100], bins: 8 } as const;
 const wave: 'square_wave' | 'hierarchical' = new Client(histogram).protocol;
 new Client({ protocol: 'cms', epsilon: 2, candidates: ['a', 'b'] } as const).randomize('a');
+// A key-value client takes a user's map; its aggregator returns each key's frequency and mean.
+const features = { protocol: 'key_value', epsilon: 2, keys: ['search', 'share'], range: [0, 60], pad: 2 } as const;
+const pckv: 'pckv_grr' | 'pckv_ue' = new Client(features).protocol;
+new Aggregator(features).add(new Client(features).randomize({ search: 12, share: 3 }));
+const shareMean: number = new Aggregator(features).estimate().keys[1].mean.estimate;
 // "auto" resolves within its family.
 const frequency: 'grr' | 'oue' | 'olh' | 'sue' | 'blh' | 'hr' | 'hrr' | 'ss' | 'dbitflip' = new Client({ protocol: 'auto', epsilon: 1, domain: 4 }).protocol;
-console.log(oue, shared, second2, wave, frequency);
+console.log(oue, shared, second2, wave, pckv, shareMean, frequency);
 
 // @ts-expect-error: a string domain's client takes strings, not numbers
 labelled.randomize(1);
@@ -89,6 +94,8 @@ labelled.randomize(1);
 new Client({ protocol: 'grr', epsilon: 1, domain: ['a', 'b'] }).randomize(0);
 // @ts-expect-error: and for a client of Client.open
 Client.open(pages).then((c) => c.randomize(2));
+// @ts-expect-error: a key-value client takes a map, not a number
+new Client(features).randomize(3);
 // @ts-expect-error: the protocol is the config's, not another
 const other: 'grr' = labelled.protocol;
 console.log(other);
