@@ -431,6 +431,9 @@ pub enum ExpectedValue {
     },
     /// A JSON object (an event, a key-value map).
     Object,
+    /// A key-value map that names each key at most once (with `"keys": K`,
+    /// `"1"` and `"01"` are the same key).
+    DistinctKeys,
     /// Text of at most `max_bytes` bytes of UTF-8 (a heavy-hitter metric's
     /// `"max_length"`, unless it says `"truncate": true`).
     Text {
@@ -448,6 +451,7 @@ impl Piece for ExpectedValue {
             ExpectedValue::Numbers { count, found } => put!(out, "expected ", count, " number", plural(count), ", got ", found),
             ExpectedValue::FiniteNumbers { count } => put!(out, "expected ", count, " finite number", plural(count)),
             ExpectedValue::Object => put!(out, "a value of this metric must be a JSON object"),
+            ExpectedValue::DistinctKeys => put!(out, "a map must name each key at most once"),
             ExpectedValue::Text { max_bytes } => {
                 put!(out, "a value must be at most ", max_bytes, " bytes of UTF-8 (or set \"truncate\": true)")
             }

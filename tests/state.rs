@@ -231,6 +231,21 @@ fn counts_at_the_cap_add_and_estimate_without_overflow() {
     }
 }
 
+/// Every family refuses to merge counts made at another ε (the
+/// fingerprint alone leaves ε out): such counts would decode with the wrong
+/// channel, silently.
+#[test]
+fn aggregators_at_another_epsilon_do_not_merge() {
+    for config in configs() {
+        let mut value: serde_json::Value = serde_json::from_str(&config).unwrap();
+        let Some(epsilon) = value["epsilon"].as_f64() else { continue }; // RAPPOR's ε comes from f, p and q
+        value["epsilon"] = (epsilon * 2.0).into();
+        let mut ours = Aggregator::new(Metric::from_json(&config).unwrap());
+        let theirs = Aggregator::new(Metric::from_value(value).unwrap());
+        assert!(matches!(ours.merge(&theirs), Err(Error::MergeMismatch { .. })), "{config}");
+    }
+}
+
 #[test]
 fn aggregators_of_different_metrics_do_not_merge() {
     let mut grr = Aggregator::new(Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":8}"#).unwrap());

@@ -806,7 +806,9 @@ impl Aggregate for HeavyHitterAggregator {
     }
 
     fn merge(&mut self, other: &HeavyHitterAggregator) -> Result<()> {
-        if self.metric.fingerprint != other.metric.fingerprint || self.metric.protocol != other.metric.protocol {
+        // The state's identity: protocol, ε and fingerprint (the fingerprint
+        // alone leaves out ε, and counts made at another ε decode wrongly).
+        if Aggregate::state_id(self) != Aggregate::state_id(other) {
             return Err(Error::MergeMismatch {
                 ours: Aggregate::state_id(self),
                 theirs: Aggregate::state_id(other),

@@ -22,13 +22,16 @@ pub struct KeyValueStat {
     pub estimate: f64,
     /// Its standard error (closed form, see [`pckv_estimate`]).
     pub se: f64,
-    /// `estimate ± 1.96·se`.
+    /// `estimate ± 1.96·se`; a mean's within the range, where the true
+    /// mean is (for a key nobody is estimated to hold, the delta method's
+    /// se is huge and the interval is the whole range).
     pub ci95: [f64; 2],
 }
 
 impl KeyValueStat {
-    fn new(estimate: f64, se: f64) -> Self {
-        KeyValueStat { estimate, se, ci95: [estimate - Z95 * se, estimate + Z95 * se] }
+    fn new(estimate: f64, se: f64, [lo, hi]: [f64; 2]) -> Self {
+        let ci95 = [(estimate - Z95 * se).max(lo), (estimate + Z95 * se).min(hi)];
+        KeyValueStat { estimate, se, ci95 }
     }
 }
 
@@ -194,7 +197,9 @@ impl Aggregate for KeyValueAggregator {
     }
 
     fn merge(&mut self, other: &KeyValueAggregator) -> Result<()> {
-        if self.metric.fingerprint() != other.metric.fingerprint() || self.metric.protocol != other.metric.protocol {
+        // The state's identity: protocol, ε and fingerprint (the fingerprint
+        // alone leaves out ε, and counts made at another ε decode wrongly).
+        if Aggregate::state_id(self) != Aggregate::state_id(other) {
             return Err(Error::MergeMismatch {
                 ours: Aggregate::state_id(self),
                 theirs: Aggregate::state_id(other),
@@ -228,8 +233,8 @@ impl Aggregate for KeyValueAggregator {
                 let (f, f_se, m, m_se) = pckv_estimate(&self.metric, shares, n);
                 KeyEstimate {
                     key: self.metric.keys().value_text(k).expect("a key of the config"),
-                    frequency: KeyValueStat::new(f, f_se),
-                    mean: KeyValueStat::new(lo + half * (m + 1.0), half * m_se),
+                    frequency: KeyValueStat::new(f, f_se, [f64::NEG_INFINITY, f64::INFINITY]),
+                    mean: KeyValueStat::new(lo + half * (m + 1.0), half * m_se, [lo, hi]),
                 }
             })
             .collect();

@@ -310,6 +310,10 @@ impl KeyValueMetric {
             })
             .collect::<Result<Vec<_>>>()?;
         pairs.sort_by_key(|&(k, _)| k);
+        // Two spellings of one key would weigh its holder twice.
+        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(Error::InvalidValue { expected: ExpectedValue::DistinctKeys });
+        }
         Ok(pairs)
     }
 
@@ -457,7 +461,7 @@ impl KeyValueMetric {
     /// ```
     /// use localdp::{KeyValueMetric, SimulationRng};
     /// let metric = KeyValueMetric::from_json(r#"{"protocol":"pckv_ue","epsilon":1,"keys":2,"range":[0,1],"pad":1}"#)?;
-    /// let outputs = metric.channel_outputs();
+    /// let outputs = metric.channel_outputs().expect("a small channel");
     /// assert_eq!(outputs.len(), 27); // 3 symbols, each 0, +1 or −1
     /// let total: f64 = outputs.iter().map(|r| metric.pair_likelihood(0, true, r)).sum();
     /// assert!((total - 1.0).abs() < 1e-12);
@@ -485,12 +489,16 @@ impl KeyValueMetric {
         }
     }
 
-    /// Every report the channel can output (GRR: `2d'`; UE: `3^{d'}`, for
-    /// small configurations only).
+    /// Every report the channel can output (GRR: `2d'`; UE: `3^{d'}`), or
+    /// `None` for a UE channel of more than 12 symbols (531,441 outputs),
+    /// too many to enumerate.
     ///
     /// See the example on [`KeyValueMetric::pair_likelihood`].
-    pub fn channel_outputs(&self) -> Vec<Report> {
+    pub fn channel_outputs(&self) -> Option<Vec<Report>> {
         let d = self.symbols();
+        if self.protocol == KeyValueProtocol::PckvUe && d > 12 {
+            return None;
+        }
         let payloads: Vec<Payload> = match self.protocol {
             KeyValueProtocol::PckvGrr => (0..2 * d).map(Payload::Index).collect(),
             KeyValueProtocol::PckvUe => (0..3u64.pow(d as u32))
@@ -509,7 +517,7 @@ impl KeyValueMetric {
                 })
                 .collect(),
         };
-        payloads.into_iter().map(|payload| crate::metric::envelope(self, payload)).collect()
+        Some(payloads.into_iter().map(|payload| crate::metric::envelope(self, payload)).collect())
     }
 
     /// The canonical text of a map (its memo key): key indices in order,
