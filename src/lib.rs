@@ -55,6 +55,7 @@ pub mod frequency;
 pub mod hash;
 pub mod heavy;
 mod json;
+pub mod marginals;
 pub mod mechanism;
 pub mod metric;
 mod names;
@@ -84,6 +85,7 @@ pub use distribution::{
 };
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
+pub use marginals::{MarginalsAggregator, MarginalsConfig, MarginalsEstimate, MarginalsMetric, MarginalsProtocol};
 pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};

@@ -87,6 +87,18 @@ protocols! {
     }
 }
 
+protocols! {
+    /// A protocol for the joint histograms (marginals) of events with several
+    /// fields, as named in configs and reports.
+    pub enum MarginalsProtocol("marginals") {
+        /// Each device reports one uniformly drawn `way`-set of attributes,
+        /// its cell of their joint domain through OUE.
+        MarginalsOue = "marginals_oue",
+        /// As `marginals_oue`, through OLH (a seed and a bucket).
+        MarginalsOlh = "marginals_olh",
+    }
+}
+
 /// The protocol of any family, as reports carry it and estimates print it.
 ///
 /// ```
@@ -110,6 +122,8 @@ pub enum Protocol {
     HeavyHitter(HeavyHitterProtocol),
     /// A distribution mechanism.
     Distribution(DistributionProtocol),
+    /// A protocol for the marginals of events with several fields.
+    Marginals(MarginalsProtocol),
 }
 
 impl Protocol {
@@ -123,6 +137,7 @@ impl Protocol {
             Protocol::OpenDomain(p) => p.name(),
             Protocol::HeavyHitter(p) => p.name(),
             Protocol::Distribution(p) => p.name(),
+            Protocol::Marginals(p) => p.name(),
         }
     }
 
@@ -135,7 +150,8 @@ impl Protocol {
         let open = OpenDomainProtocol::ALL.iter().map(|&p| Protocol::OpenDomain(p));
         let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
         let distribution = DistributionProtocol::ALL.iter().map(|&p| Protocol::Distribution(p));
-        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution)
+        let marginals = MarginalsProtocol::ALL.iter().map(|&p| Protocol::Marginals(p));
+        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution).chain(marginals)
     }
 
     /// The protocol called `name`, in whichever family has it.

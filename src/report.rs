@@ -18,6 +18,8 @@
 //! | `pem`, `treehist` | `"cohort"`: the prefix level; `"seed"` and `"value"`: local hashing of the prefix | `{…,"cohort":5,"seed":3141592,"value":12}` |
 //! | `square_wave` | `"value"`: a cell of the widened range | `{…,"protocol":"square_wave",…,"value":37}` |
 //! | `hierarchical` | `"cohort"`: the tree level; `"bits"` (OUE) or `"seed"` and `"value"` (HRR) of the level's oracle | `{…,"protocol":"hierarchical",…,"cohort":1,"bits":"0420"}` |
+//! | `marginals_oue` | `"cohort"`: the set of attributes drawn; `"bits"`: OUE over the set's cells | `{…,"protocol":"marginals_oue",…,"cohort":2,"bits":"8e0a"}` |
+//! | `marginals_olh` | `"cohort"`: the set of attributes drawn; `"seed"` and `"value"`: OLH of the event's cell | `{…,"protocol":"marginals_olh",…,"cohort":0,"seed":2736219033,"value":1}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!

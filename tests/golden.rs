@@ -25,3 +25,10 @@ fn heavy_hitter_reports_for_a_fixed_seed_are_stable() {
         assert_eq!(golden::heavy_produced(config), expected, "{config}");
     }
 }
+
+#[test]
+fn marginals_reports_for_a_fixed_seed_are_stable() {
+    for (config, expected) in golden::MARGINALS {
+        assert_eq!(golden::marginals_produced(config), expected, "{config}");
+    }
+}

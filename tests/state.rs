@@ -9,8 +9,8 @@
 use localdp::rng::RngCore;
 use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
-    Aggregator, DistributionProtocol, Error, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
-    SimulationRng, StateError,
+    Aggregator, DistributionProtocol, Error, FrequencyProtocol, HeavyHitterProtocol, MarginalsProtocol, Metric, NumericProtocol, PostProcessing,
+    ProtocolFamily, SimulationRng, StateError,
 };
 
 /// One config per mechanism, from the libraries' own protocol lists (so a
@@ -28,6 +28,10 @@ fn configs() -> Vec<String> {
             _ => format!(r#"{{"protocol":"{p}","epsilon":1,"sketch":{{"hashes":4,"width":16}},"candidates":["a","b","c"]}}"#),
         }))
         .chain(DistributionProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10],"bins":20}}"#)))
+        .chain(MarginalsProtocol::ALL.iter().map(|p| {
+            let attributes = r#"[{"name":"a","domain":3},{"name":"b","domain":["x","y"]},{"name":"c","domain":4}]"#;
+            format!(r#"{{"protocol":"{p}","epsilon":1,"attributes":{attributes}}}"#)
+        }))
         .collect();
     configs.extend(
         [

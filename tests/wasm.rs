@@ -44,6 +44,9 @@ fn seeded_streams_and_reports_match_native() {
     for (config, expected) in golden::HEAVY {
         assert_eq!(golden::heavy_produced(config), expected, "{config}");
     }
+    for (config, expected) in golden::MARGINALS {
+        assert_eq!(golden::marginals_produced(config), expected, "{config}");
+    }
 }
 
 #[wasm_bindgen_test]

@@ -350,7 +350,7 @@ impl Aggregate for DistributionAggregator {
     fn new(metric: DistributionMetric) -> Self {
         let len = match &metric.mechanism {
             Mechanism::SquareWave(sw) => sw.cells() as usize,
-            Mechanism::Hierarchical(tree) => *tree.offsets().last().expect("at least one level"),
+            Mechanism::Hierarchical(tree) => tree.counts_len(),
         };
         DistributionAggregator { metric, counts: vec![0; len], tally: Tally::default() }
     }

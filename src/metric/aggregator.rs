@@ -6,6 +6,7 @@
 use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing, RejectionCounts};
 use crate::distribution::{DistributionAggregator, DistributionEstimate};
 use crate::heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
+use crate::marginals::{MarginalsAggregator, MarginalsEstimate};
 use crate::rappor::{RapporAggregator, RapporEstimate};
 #[cfg(feature = "aggregate")]
 use crate::columnar::ReportBatch;
@@ -154,6 +155,8 @@ pub enum Estimate {
     HeavyHitter(crate::heavy::HeavyHitterEstimate),
     /// A histogram, quantiles and the mean of a number.
     Distribution(crate::distribution::DistributionEstimate),
+    /// Every `way`-way marginal and each attribute's histogram.
+    Marginals(crate::marginals::MarginalsEstimate),
 }
 
 #[cfg(feature = "aggregate")]
@@ -314,7 +317,7 @@ impl Aggregator {
         self.inner.as_any().downcast_ref()
     }
 
-    /// The estimate; `post` applies to frequency metrics only. Its JSON
+    /// The estimate; `post` applies to frequency and marginals metrics only. Its JSON
     /// (serde) is what `localdp aggregate --format json` prints.
     ///
     /// ```
@@ -365,6 +368,12 @@ impl IntoEstimate for DistributionEstimate {
     }
 }
 
+impl IntoEstimate for MarginalsEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        Ok(Estimate::Marginals(self.post_processed(post)))
+    }
+}
+
 /// The typed aggregator of a metric: empty, or (with `bytes`) the one whose
 /// state they hold. One arm per family: each family's protocols are made by
 /// its one mechanism type, which its aggregator aggregates.
@@ -376,6 +385,7 @@ fn typed_aggregator(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn Dyn
         Protocol::OpenDomain(_) => boxed::<RapporAggregator>(kind, bytes),
         Protocol::HeavyHitter(_) => boxed::<HeavyHitterAggregator>(kind, bytes),
         Protocol::Distribution(_) => boxed::<DistributionAggregator>(kind, bytes),
+        Protocol::Marginals(_) => boxed::<MarginalsAggregator>(kind, bytes),
     }
 }
 
