@@ -19,6 +19,7 @@ const NAMES = [
   ['| OPEN_DOMAIN_PROTOCOLS;', `| ${union(families.openDomain)};`],
   ['= HEAVY_HITTER_PROTOCOLS;', `= ${union(families.heavyHitter)};`],
   ['= DISTRIBUTION_PROTOCOLS;', `= ${union(families.distribution)};`],
+  ['= MARGINALS_PROTOCOLS;', `= ${union(families.marginals)};`],
 ];
 // Only the full module has the Aggregator.
 const AGGREGATOR = [
