@@ -27,20 +27,31 @@ const openN = Math.min(n, 2000);
 const configs = [
   ...['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss'].map((protocol) => ({ protocol, epsilon, domain: d })),
   ...['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean'].map((protocol) => ({ protocol, epsilon, range: [0, 100] })),
+  // Events of 4 fields (domains 4, 6, 10, 20), every pair's marginal: a build without the family reports "—".
+  ...['marginals_oue', 'marginals_olh'].map((protocol) => ({
+    protocol, epsilon, attributes: [4, 6, 10, 20].map((domain, i) => ({ name: 'abcd'[i], domain })),
+  })),
 ];
 // Zipf-like true values, drawn deterministically (the values are not private here).
 const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.6180339887) % 1) ** 3));
 
 /**
  * randomize() calls per second for each config, over `values` (scaled into
- * [0, 100] for numeric configs): the best of `repeat` runs, since other
- * work on the machine only ever slows a run down. Runs in Node and, as
- * source text, in the page.
+ * [0, 100] for numeric configs; for marginals, an event of each field's
+ * value modulo its domain): the best of `repeat` runs, since other work on
+ * the machine only ever slows a run down; NaN for a config the build does
+ * not know. Runs in Node and, as source text, in the page.
  */
 function rates(Client, configs, values, repeat) {
   return configs.map((config) => {
-    const client = new Client(config);
-    const inputs = config.range ? values.map((v) => (v * 100) / 1024) : values;
+    let client;
+    try {
+      client = new Client(config);
+    } catch {
+      return NaN;
+    }
+    const event = (v) => Object.fromEntries(config.attributes.map(({ name, domain }) => [name, v % domain]));
+    const inputs = config.range ? values.map((v) => (v * 100) / 1024) : config.attributes ? values.map(event) : values;
     let best = 0;
     for (let r = 0; r < repeat; r++) {
       const start = performance.now();
@@ -114,7 +125,7 @@ const opened = await page.evaluate(async ([url, config, count]) => {
 await browser.close();
 await server.close();
 
-const fmt = (x) => Math.round(x).toLocaleString('en-US');
+const fmt = (x) => (Number.isNaN(x) ? '—' : Math.round(x).toLocaleString('en-US'));
 console.log(`client reports/s (best of ${repeat}), d=${d}, n=${n}, ε=${epsilon}, one thread; Node ${process.version}, Chromium ${version}`);
 console.log(`before: ${before}`);
 console.log('| protocol | Node, before | Node, localdp/client | Chromium, before | Chromium, localdp/client/web |');

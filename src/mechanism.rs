@@ -193,3 +193,18 @@ pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>
     }
     first
 }
+
+/// The counts and tally of two aggregators of one configuration (`same`)
+/// added together; else the mismatch naming both states. Nothing is
+/// changed: the caller stores the result.
+pub(crate) fn merged_counts<A: Aggregate>(ours: &A, theirs: &A, same: bool, counts: [&[u64]; 2]) -> Result<(Vec<u64>, Tally)> {
+    if !same {
+        return Err(crate::error::Error::MergeMismatch {
+            ours: ours.state_id(),
+            theirs: theirs.state_id(),
+            conflict: crate::error::MergeConflict::Configuration,
+        });
+    }
+    Ok((crate::aggregate::summed(counts[0], counts[1])?, ours.tally().merged(theirs.tally())?))
+}
+

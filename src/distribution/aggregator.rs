@@ -23,8 +23,8 @@
 
 use super::metric::Mechanism;
 use super::{DistributionMetric, DistributionProtocol};
-use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Requirement, Result};
+use crate::aggregate::{RejectionCounts, Tally, Z95};
+use crate::error::{Error, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
@@ -374,16 +374,8 @@ impl Aggregate for DistributionAggregator {
     }
 
     fn merge(&mut self, other: &DistributionAggregator) -> Result<()> {
-        if self.metric.fingerprint != other.metric.fingerprint || self.metric.protocol != other.metric.protocol {
-            return Err(Error::MergeMismatch {
-                ours: Aggregate::state_id(self),
-                theirs: Aggregate::state_id(other),
-                conflict: MergeConflict::Configuration,
-            });
-        }
-        let counts = summed(&self.counts, &other.counts)?;
-        let tally = self.tally.merged(&other.tally)?;
-        (self.counts, self.tally) = (counts, tally);
+        let same = self.metric.fingerprint == other.metric.fingerprint && self.metric.protocol == other.metric.protocol;
+        (self.counts, self.tally) = crate::mechanism::merged_counts(self, other, same, [&self.counts, &other.counts])?;
         Ok(())
     }
 

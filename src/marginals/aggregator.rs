@@ -32,8 +32,8 @@
 //! estimate's; `ci95` is `frequency ± 1.96·se`.
 
 use super::{MarginalsMetric, MarginalsProtocol};
-use crate::aggregate::{summed, PostProcessing, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Result};
+use crate::aggregate::{PostProcessing, RejectionCounts, Tally, Z95};
+use crate::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::report::Report;
 use crate::state::{StateReader, StateWriter};
@@ -256,16 +256,8 @@ impl Aggregate for MarginalsAggregator {
     }
 
     fn merge(&mut self, other: &MarginalsAggregator) -> Result<()> {
-        if self.metric.fingerprint != other.metric.fingerprint || self.metric.protocol != other.metric.protocol {
-            return Err(Error::MergeMismatch {
-                ours: Aggregate::state_id(self),
-                theirs: Aggregate::state_id(other),
-                conflict: MergeConflict::Configuration,
-            });
-        }
-        let counts = summed(&self.counts, &other.counts)?;
-        let tally = self.tally.merged(&other.tally)?;
-        (self.counts, self.tally) = (counts, tally);
+        let same = self.metric.fingerprint == other.metric.fingerprint && self.metric.protocol == other.metric.protocol;
+        (self.counts, self.tally) = crate::mechanism::merged_counts(self, other, same, [&self.counts, &other.counts])?;
         Ok(())
     }
 
