@@ -60,6 +60,7 @@ use crate::error::{Error, Requirement, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
 use crate::json::ConfigObject;
+use crate::marginals::{MarginalsMetric, MarginalsProtocol};
 use crate::metric::Metric;
 use crate::names::ProtocolFamily;
 use crate::numeric::{NumericMetric, NumericProtocol};
@@ -330,6 +331,7 @@ fn protocol_names(family: &str) -> Vec<&'static str> {
         "numeric" => names::<NumericProtocol>(),
         "distribution" => names::<DistributionProtocol>(),
         "heavy-hitter" => names::<HeavyHitterProtocol>(),
+        "marginals" => names::<MarginalsProtocol>(),
         _ => vec!["rappor"],
     }
 }
@@ -340,6 +342,7 @@ fn auto_name(family: &str) -> Option<&'static str> {
         "frequency" | "numeric" => Some("auto"),
         "distribution" => Some(crate::distribution::CHOOSE),
         "heavy-hitter" => Some(crate::heavy::CHOOSE),
+        "marginals" => Some(crate::marginals::CHOOSE),
         _ => None,
     }
 }
@@ -376,6 +379,11 @@ impl Model {
         }
         if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
             return Some(distribution_model(distribution));
+        }
+        if let Some(marginals) = metric.mechanism::<MarginalsMetric>() {
+            // A set's reports are 1/m of all: its cells' variance is m times its oracle's.
+            let variance = marginals.sets().len() as f64 * marginals.oracle(0).variance(0.0, 1);
+            return Some(shares(vec![error("frequency of a cell of a marginal, held by nobody", variance)]));
         }
         if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
             let (quantity, variance) = if let Some(sketch) = heavy.sketch() {
@@ -437,6 +445,11 @@ fn sample_value(metric: &Metric) -> String {
         let [lo, hi] = distribution.range();
         return crate::privacy::number_text(0.5 * (lo + hi));
     }
+    if metric.mechanism::<MarginalsMetric>().is_some() {
+        // Every attribute's first value.
+        let [first, _] = metric.neighbours();
+        return first;
+    }
     "/home".to_string()
 }
 
@@ -489,6 +502,17 @@ fn cost(metric: &Metric) -> Option<Cost> {
         // cell; the tree also draws its level.
         let level = metric.mechanism::<DistributionMetric>().map_or(0.0, |d| f64::from(u8::from(d.hierarchy().is_some())));
         return Some(cost(2.0 + level, 0.0, 1.0, 0.0));
+    }
+    if let Some(marginals) = metric.mechanism::<MarginalsMetric>() {
+        // The set's draw, then the oracle over its cells (on average over the sets).
+        let sets = marginals.sets().len();
+        let d = (0..sets).map(|s| marginals.cells(s) as f64).sum::<f64>() / sets as f64;
+        let (p, q) = marginals.oracle(0).support_probabilities();
+        let supported = p + (d - 1.0) * q;
+        return Some(match marginals.protocol() {
+            MarginalsProtocol::MarginalsOue => cost(1.0 + d, 0.0, supported, 0.0),
+            MarginalsProtocol::MarginalsOlh => cost(4.0, 1.0, supported, d),
+        });
     }
     if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
         return match heavy.protocol() {

@@ -1,9 +1,11 @@
 //! `localdp randomize` of events (one JSON object per line, read from a
 //! file), `aggregate` of their reports into every 2-way marginal and each
-//! field's histogram, the same through `export` to Parquet, and a bad event
-//! refused naming its line and field, never its value.
+//! field's histogram, the same through `export` to Parquet and through the
+//! collector, and a bad event refused naming its line and field, never its
+//! value.
 
 mod common;
+mod serving;
 
 use common::cli::{run, Scratch};
 
@@ -75,4 +77,36 @@ fn a_bad_event_names_its_line_and_field_not_its_value() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("browser") && stderr.contains("line 6") && !stderr.contains("secret"), "{stderr}");
     assert!(out.stdout.is_empty(), "no partial output");
+}
+
+/// The collector takes a marginals metric as any other: listed with its
+/// resolved protocol and the planner's floor, its reports stored, its
+/// estimate (post-processed or not) the CLI's for the same reports, and a
+/// report of another metric refused and counted.
+#[test]
+fn the_collector_serves_a_marginals_metric() {
+    let scratch = serving::Scratch::new("marginals-serve");
+    let config = CONFIG.replace('\n', "");
+    scratch.file("metrics.json", &format!(r#"[{{"name":"events","title":"Events","config":{config}}}]"#));
+    let config_path = scratch.file("events.json", &config);
+    let server = serving::Server::start(&scratch, &[]);
+    let reports = String::from_utf8(run(&["randomize", "--config", config_path.to_str().unwrap(), "--seed", "9"], &events()).stdout).unwrap();
+    let lines: Vec<String> = reports.lines().map(str::to_string).collect();
+    for chunk in lines.chunks(500) {
+        let answer = server.post_reports("events", &serving::array(chunk));
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        assert_eq!(answer.json()["accepted"], serde_json::json!(chunk.len()));
+    }
+    let foreign = r#"{"version":1,"protocol":"grr","epsilon":1.0,"domain":"0000000000000000","value":1}"#;
+    assert_eq!(server.post_reports("events", foreign).json()["rejected"]["config_mismatch"], 1);
+    let listed = server.get("/api/metrics/events").json();
+    assert_eq!((listed["protocol"].as_str(), listed["n"].as_u64()), (Some("marginals_oue"), Some(6000)));
+    assert!(listed["min_users"].as_u64().is_some_and(|n| n > 0), "{listed}");
+    for post in ["none", "project"] {
+        let served = server.estimate("events", post);
+        assert_eq!(served.status, 200, "{}", served.text());
+        let mut expected: serde_json::Value = serde_json::from_str(&serving::cli_estimate(&scratch, "events", &lines, post)).unwrap();
+        expected["rejected"]["config_mismatch"] = serde_json::json!(1);
+        assert_eq!(served.json(), expected, "{post}");
+    }
 }

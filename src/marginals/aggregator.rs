@@ -15,14 +15,18 @@
 //! reported says nothing: its cells are uniform, with `se` 0.5 (the most a
 //! share's standard deviation can be).
 //!
-//! **Histograms.** Attribute `a`'s histogram averages the margins on `a` of
-//! the `M_a` marginals that hold it (those with reports), so it is unbiased
-//! too; a margin sums a row of `R` cells, whose oracle errors are
-//! uncorrelated (unary bits are independent; hashed supports nearly so),
-//! so `Var = Σ_s ((R−1)·V_s(0) + V_s(m) + m(1−m)·(n−n_s)/((n−1)n_s)) / M_a²`.
+//! **Histograms.** Attribute `a`'s histogram is a weighted average of the
+//! margins on `a` of the marginals that hold it (those with reports), so
+//! it is unbiased too. A margin sums a row of `R` cells, whose oracle
+//! errors are uncorrelated (unary bits are independent; hashed supports
+//! nearly so), so its variance is `(R−1)·V_s(0) + V_s(m) + m(1−m)·(n−n_s)/
+//! ((n−1)n_s)` (`V_s` the set's oracle variance over `n_s` reports); its
+//! weight is `w_s = 1/(R·V_s(0))`, the inverse of that variance at `m = 0`
+//! (the same for every value, so the histogram sums to 1), and the
+//! histogram's variance is `Σ_s w_s²·Var_s / (Σ_s w_s)²`.
 //!
 //! **Post-processing** (`norm-sub`, `project`) applies to each marginal,
-//! the histograms are then the average of the post-processed margins, and
+//! the histograms are then the weighted average of the post-processed margins, and
 //! every marginal is shifted to have exactly these margins (for each of its
 //! attributes, a row's difference spread evenly over the row's cells: as
 //! both sum to 1 this moves no other margin; Qardaji et al.'s consistency
@@ -68,6 +72,10 @@ pub struct Marginal {
     /// The unbiased cells.
     #[serde(skip)]
     unbiased: Vec<f64>,
+    /// The weight of its margin on each of its attributes in their
+    /// histograms (0 without reports).
+    #[serde(skip)]
+    weights: Vec<f64>,
 }
 
 /// One value of an attribute's histogram.
@@ -184,20 +192,20 @@ impl MarginalsEstimate {
         self
     }
 
-    /// Each attribute's histogram: the average of its margins in the
-    /// marginals (of `cells`) that hold it and have reports.
+    /// Each attribute's histogram: the weighted average of its margins in
+    /// the marginals (of `cells`) that hold it, or their plain average if
+    /// none of them has reports.
     fn average_margins(&self, cells: &[Vec<f64>]) -> Vec<Vec<f64>> {
         let reported = |a: usize| self.marginals.iter().any(|m| m.n > 0 && m.shape.iter().any(|&(b, _)| b == a));
-        let mut sums: Vec<(Vec<f64>, usize)> = self.histograms.iter().map(|h| (vec![0.0; h.values.len()], 0)).collect();
+        let mut sums: Vec<(Vec<f64>, f64)> = self.histograms.iter().map(|h| (vec![0.0; h.values.len()], 0.0)).collect();
         for (m, cells) in self.marginals.iter().zip(cells) {
             for (i, &(a, _)) in m.shape.iter().enumerate() {
-                if m.n > 0 || !reported(a) {
-                    sums[a].0.iter_mut().zip(margin(cells, &m.shape, i)).for_each(|(s, r)| *s += r);
-                    sums[a].1 += 1;
-                }
+                let weight = if reported(a) { m.weights[i] } else { 1.0 };
+                sums[a].0.iter_mut().zip(margin(cells, &m.shape, i)).for_each(|(s, r)| *s += weight * r);
+                sums[a].1 += weight;
             }
         }
-        sums.into_iter().map(|(sum, k)| sum.into_iter().map(|s| s / k.max(1) as f64).collect()).collect()
+        sums.into_iter().map(|(sum, total)| sum.into_iter().map(|s| s / total).collect()).collect()
     }
 }
 
@@ -272,14 +280,15 @@ impl Aggregate for MarginalsAggregator {
             return Err(Error::NoReports);
         }
         let metric = &self.metric;
-        // Per attribute: the variance sums of its margins and their number.
-        let mut histogram_variance: Vec<(Vec<f64>, usize)> =
-            metric.attributes.iter().map(|a| (vec![0.0; a.domain.len()], 0)).collect();
+        // Per attribute: its margins' weighted variances `Σ w²·Var`, and `Σ w`.
+        let mut histogram_variance: Vec<(Vec<f64>, f64)> =
+            metric.attributes.iter().map(|a| (vec![0.0; a.domain.len()], 0.0)).collect();
         let mut marginals = Vec::with_capacity(metric.sets.len());
         for (set, attributes) in metric.sets.iter().enumerate() {
             let shape: Vec<(usize, usize)> = attributes.iter().map(|&a| (a, metric.attributes[a].domain.len())).collect();
             let cells = metric.cells(set);
             let oracle = metric.oracle(set);
+            let mut weights = vec![0.0; shape.len()];
             let (n_set, unbiased, se) = match metric.groups.frequencies(set, &self.counts) {
                 Some((n_set, unbiased)) => {
                     let sampling = if n > 1 { (n - n_set) as f64 / (n - 1) as f64 / n_set as f64 } else { 0.0 };
@@ -290,10 +299,13 @@ impl Aggregate for MarginalsAggregator {
                     for (i, &(a, d)) in shape.iter().enumerate() {
                         let rows = margin(&unbiased, &shape, i);
                         let per_row = (cells / d) as f64;
+                        // Inverse to the margin's variance at frequency 0, the same for every value.
+                        let weight = 1.0 / (per_row * oracle.variance(0.0, n_set));
                         for (v, m) in rows.into_iter().enumerate() {
-                            histogram_variance[a].0[v] += (per_row - 1.0) * oracle.variance(0.0, n_set) + variance(m);
+                            histogram_variance[a].0[v] += weight * weight * ((per_row - 1.0) * oracle.variance(0.0, n_set) + variance(m));
                         }
-                        histogram_variance[a].1 += 1;
+                        histogram_variance[a].1 += weight;
+                        weights[i] = weight;
                     }
                     let se = unbiased.iter().map(|&f| variance(f).sqrt()).collect();
                     (n_set, unbiased, se)
@@ -314,19 +326,19 @@ impl Aggregate for MarginalsAggregator {
                 })
                 .collect();
             let names = attributes.iter().map(|&a| metric.attributes[a].name.clone()).collect();
-            marginals.push(Marginal { attributes: names, n: n_set, cells, shape, unbiased });
+            marginals.push(Marginal { attributes: names, n: n_set, cells, shape, unbiased, weights });
         }
         let histograms = metric
             .attributes
             .iter()
             .zip(histogram_variance)
-            .map(|(a, (variance, k))| Histogram {
+            .map(|(a, (variance, total))| Histogram {
                 attribute: a.name.clone(),
                 values: variance
                     .into_iter()
                     .enumerate()
                     .map(|(v, var)| {
-                        let se = if k == 0 { 0.5 } else { var.sqrt() / k as f64 };
+                        let se = if total == 0.0 { 0.5 } else { var.sqrt() / total };
                         HistogramValue { value: a.domain.value_json(v).unwrap_or_default(), frequency: 0.0, se, ci95: [0.0; 2] }
                     })
                     .collect(),

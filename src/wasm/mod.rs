@@ -400,7 +400,7 @@ export interface Marginal {
 export interface MarginalHistogramValue {
   /** A number for a sized domain, else the label. */
   value: number | string;
-  /** The share of events with this value: the average of the marginals' margins. */
+  /** The share of events with this value: a weighted average of the marginals' margins. */
   frequency: number;
   /** Standard error of the unbiased estimate. */
   se: number;
