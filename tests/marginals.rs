@@ -45,7 +45,7 @@ fn true_marginals(metric: &MarginalsMetric, events: &[[usize; 3]]) -> Vec<Vec<f6
         .map(|set| {
             let mut shares = vec![0.0; metric.cells(set)];
             for e in events {
-                shares[metric.cell_of(set, e)] += 1.0 / events.len() as f64;
+                shares[metric.cell_of(set, e).unwrap()] += 1.0 / events.len() as f64;
             }
             shares
         })

@@ -152,10 +152,11 @@ pub(super) struct Attribute {
 /// assert_eq!(metric.sets(), [vec![0, 1], vec![0, 2], vec![1, 2]]); // every pair
 /// assert_eq!(metric.cells(0), 12); // 3 browsers × 4 systems
 /// let event = metric.event_of(r#"{"os":"3","browser":"Safari","mobile":1}"#)?; // digits or a number
-/// assert_eq!((event.clone(), metric.cell_of(0, &event)), (vec![2, 3, 1], 11));
+/// assert_eq!((event.clone(), metric.cell_of(0, &event)), (vec![2, 3, 1], Some(11)));
 /// let mut rng = SimulationRng::seed_from_u64(1); // simulation only
-/// let report = metric.randomize_event(&event, 2, &mut rng);
+/// let report = metric.randomize_event(&event, 2, &mut rng)?;
 /// metric.validate(&report)?;
+/// assert!(metric.randomize_event(&[2, 4, 1], 0, &mut rng).is_err() && metric.cell_of(0, &[2, 3]).is_none()); // os 4; too short
 /// assert!(!metric.fingerprint().is_empty());
 /// assert!(metric.event_of(r#"{"os":3,"browser":"Safari"}"#).is_err()); // "mobile" is missing
 /// # Ok::<(), localdp::Error>(())
@@ -321,10 +322,22 @@ impl MarginalsMetric {
     }
 
     /// An event's cell in set `set`: its values' indices in mixed radix,
-    /// the set's first attribute the most significant.
+    /// the set's first attribute the most significant; `None` if `event`
+    /// is not one of this metric (a value per attribute, each in its
+    /// domain) or `set` is not one of its sets.
     ///
     /// See the example on [`MarginalsMetric`].
-    pub fn cell_of(&self, set: usize, event: &[usize]) -> usize {
+    pub fn cell_of(&self, set: usize, event: &[usize]) -> Option<usize> {
+        (set < self.sets.len() && self.is_event(event)).then(|| self.cell(set, event))
+    }
+
+    /// True for a value index per attribute, each in its domain.
+    fn is_event(&self, event: &[usize]) -> bool {
+        event.len() == self.attributes.len() && event.iter().zip(&self.attributes).all(|(&v, a)| v < a.domain.len())
+    }
+
+    /// [`Self::cell_of`] of an event known to be one.
+    fn cell(&self, set: usize, event: &[usize]) -> usize {
         self.sets[set].iter().fold(0, |cell, &a| cell * self.attributes[a].domain.len() + event[a])
     }
 
@@ -372,18 +385,22 @@ impl MarginalsMetric {
     }
 
     /// A report of an event (its values' indices, [`Self::event_of`]) from
-    /// a device that drew set `set`.
+    /// a device that drew set `set` (taken modulo the number of sets); an
+    /// error if `event` is not one of this metric's.
     ///
     /// See the example on [`MarginalsMetric`].
-    pub fn randomize_event(&self, event: &[usize], set: usize, rng: &mut dyn RngCore) -> Report {
+    pub fn randomize_event(&self, event: &[usize], set: usize, rng: &mut dyn RngCore) -> Result<Report> {
+        if !self.is_event(event) {
+            return Err(Error::InvalidValue { expected: ExpectedValue::Object });
+        }
         let set = set % self.sets.len();
-        crate::metric::envelope(self, self.groups.randomize(set, self.cell_of(set, event), rng))
+        Ok(crate::metric::envelope(self, self.groups.randomize(set, self.cell(set, event), rng)))
     }
 
     fn randomize_value(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
         let event = self.event_of(text)?;
         let set = uniform_below(rng, self.sets.len() as u64) as usize;
-        Ok(self.randomize_event(&event, set, rng))
+        self.randomize_event(&event, set, rng)
     }
 
     /// Checks a report against this configuration.
@@ -418,11 +435,10 @@ impl MarginalsMetric {
     /// ```
     #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, event: &[usize], report: &Report) -> Likelihood {
-        let valid = event.len() == self.attributes.len() && event.iter().zip(&self.attributes).all(|(&v, a)| v < a.domain.len());
-        if !valid || self.validate(report).is_err() {
+        if !self.is_event(event) || self.validate(report).is_err() {
             return Likelihood::new(0.0);
         }
-        self.groups.likelihood(|set| self.cell_of(set, event), &report.payload)
+        self.groups.likelihood(|set| self.cell(set, event), &report.payload)
     }
 
     /// Reports that exercise every set's channel (all of a unary set's
@@ -504,7 +520,7 @@ impl Kind for MarginalsMetric {
         let Ok((set, _)) = self.set_of(report) else { return Vec::new() };
         let Some((_, cells)) = self.groups.supported(&report.payload) else { return Vec::new() };
         let last: Vec<usize> = self.attributes.iter().map(|a| a.domain.len() - 1).collect();
-        let ends = [("first", self.cell_of(set, &vec![0; self.attributes.len()])), ("last", self.cell_of(set, &last))];
+        let ends = [("first", self.cell(set, &vec![0; self.attributes.len()])), ("last", self.cell(set, &last))];
         let supported = ends.into_iter().filter(|(_, cell)| cells.contains(cell));
         std::iter::once(text!("set ", set)).chain(supported.map(|(end, _)| text!("set ", set, " supports the ", end, " values"))).collect()
     }
@@ -525,11 +541,11 @@ impl Memo for MarginalsMetric {
     }
     fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
         let set = draws.first().copied().unwrap_or(0) as usize;
-        Ok(text!(self.cell_of(set, &self.event_of(value)?)))
+        Ok(text!(self.cell(set % self.sets.len(), &self.event_of(value)?)))
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
         let event = self.event_of(value)?;
-        Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng).to_json())
+        Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng)?.to_json())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
