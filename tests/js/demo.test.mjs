@@ -14,7 +14,7 @@ import { startCollector, stopCollector, CHROMIUM, ARTIFACTS } from './helpers.mj
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
 const REPORT_KEYS = new Set(['version', 'protocol', 'epsilon', 'domain', 'value', 'seed', 'bits', 'cohort', 'attributes', 'values']);
-const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem', 'square_wave', 'hierarchical'];
+const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem', 'square_wave', 'hierarchical', 'marginals_oue', 'marginals_olh'];
 
 let browser;
 let server;
@@ -71,7 +71,7 @@ function assertReport(report, metric) {
 
 test('the demo: answer, see what left, simulate, watch the dashboard', async () => {
   const { metrics } = await (await fetch(`${server.url}/api/metrics`)).json();
-  assert.deepEqual(metrics.map((m) => m.name), ['browser', 'feature', 'load_time', 'referrer']);
+  assert.deepEqual(metrics.map((m) => m.name), ['browser', 'feature', 'load_time', 'device', 'referrer']);
   const { context, page, seen } = await open({ viewport: { width: 1280, height: 900 } });
   try {
     // 1. Answer: pick values; the page shows the value that stays and the report that left.
@@ -79,8 +79,11 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     await page.check('fieldset[data-metric="feature"] input[value="7"]'); // API
     await page.fill('input[name="load_time-0"]', '1234');
     await page.fill('input[name="referrer"]', '/pricing/team-plan'); // longer than max_length: truncated on the device
+    await page.selectOption('select[name="device-browser"]', 'Safari');
+    await page.selectOption('select[name="device-os"]', 'iOS');
+    await page.selectOption('select[name="device-device"]', 'mobile');
     await page.click('#send');
-    await page.waitForFunction(() => document.querySelectorAll('.sent-row .reply').length === 4
+    await page.waitForFunction(() => document.querySelectorAll('.sent-row .reply').length === 5
       && [...document.querySelectorAll('.sent-row .reply')].every((r) => r.textContent.startsWith('Collector: accepted 1')), null, { timeout: 20000 });
     const sent = await page.$$eval('.sent-row', (rows) => rows.map((r) => ({
       metric: r.dataset.metric,
@@ -88,7 +91,7 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
       report: r.querySelector('.report').textContent,
     })));
     const stays = Object.fromEntries(sent.map((s) => [s.metric, s.stays]));
-    assert.deepEqual(stays, { browser: 'Firefox', feature: 'API', load_time: '1234 ms', referrer: '/pricing/team-plan' });
+    assert.deepEqual(stays, { browser: 'Firefox', feature: 'API', load_time: '1234 ms', device: 'Safari · iOS · mobile', referrer: '/pricing/team-plan' });
     for (const s of sent) {
       const metric = metrics.find((m) => m.name === s.metric);
       const report = JSON.parse(s.report);
@@ -107,7 +110,7 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     assert.match(await page.textContent('#sim-status'), /Simulated 5,000 users/);
     // The page refreshes once more when the simulation ends, after any
     // refresh still under way (whose estimates may be a batch behind).
-    for (const name of ['browser', 'feature', 'load_time', 'referrer']) {
+    for (const name of ['browser', 'feature', 'load_time', 'device', 'referrer']) {
       await page.waitForFunction((name) => Number(document.querySelector(`.card[data-metric="${name}"] .n`).textContent.replace(/,/g, '')) === 5001, name, { timeout: 10000 });
     }
 
@@ -129,6 +132,12 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     assert.equal(await page.locator(`${load} .quantile .dot`).count(), 2);
     assert.equal(await page.locator(`${load} .quantile .truth`).count(), 2);
     assert.match(await page.textContent(`${load} .quantile .figure`), /^p50 [\d,]+ ms \(95%: [\d,]+ to [\d,]+ ms\) · truth [\d,]+ ms$/);
+    // The event of three fields: every pair's grid (4×5, 4×2, 5×2 cells),
+    // each cell titled with its interval and the simulated truth.
+    const device = '.card[data-metric="device"]';
+    assert.equal(await page.locator(`${device} .marginal`).count(), 3);
+    assert.equal(await page.locator(`${device} .cell`).count(), 20 + 8 + 10);
+    assert.match(await page.getAttribute(`${device} .cell`, 'title'), /^Chrome · Windows: [\d.]+%, 95% interval -?[\d.]+% to [\d.]+%, truth [\d.]+%$/);
     // The open-text question: pages discovered with no list, the most common
     // first, each with an interval and the simulated truth.
     const discovered = '.card[data-metric="referrer"]';
@@ -157,8 +166,8 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
 
     // Only reports left the page: every POST body is a report or an array of
     // reports, and no answer's label appears in any of them.
-    assert.ok(seen.posted.length >= 4 + 4 * 5);
-    const labels = [...metrics.flatMap((m) => (Array.isArray(m.config.domain) ? m.config.domain : [])), '/pricing', '/blog/ldp'];
+    assert.ok(seen.posted.length >= 5 + 5 * 5);
+    const labels = [...metrics.flatMap((m) => (Array.isArray(m.config.domain) ? m.config.domain : [])), 'Safari', 'iOS', '/pricing', '/blog/ldp'];
     for (const { body } of seen.posted) {
       const reports = [JSON.parse(body)].flat();
       for (const report of reports) {
