@@ -29,6 +29,10 @@ const configs = [
   ...['duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean'].map((protocol) => ({ protocol, epsilon, range: [0, 100] })),
   // A user's map of 3 of 50 keys (minutes in [0, 60]), one report per map.
   ...['pckv_grr', 'pckv_ue'].map((protocol) => ({ protocol, epsilon, keys: 50, range: [0, 60], pad: 4 })),
+  // Events of 4 fields (domains 4, 6, 10, 20), every pair's marginal: a build without the family reports "—".
+  ...['marginals_oue', 'marginals_olh'].map((protocol) => ({
+    protocol, epsilon, attributes: [4, 6, 10, 20].map((domain, i) => ({ name: 'abcd'[i], domain })),
+  })),
 ];
 // Zipf-like true values, drawn deterministically (the values are not private here).
 const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.6180339887) % 1) ** 3));
@@ -36,10 +40,11 @@ const values = Array.from({ length: n }, (_, i) => Math.floor(d * ((i * 0.618033
 /**
  * randomize() calls per second for each config, over `values` (scaled into
  * [0, 100] for numeric configs; for key-value configs, a map of three keys
- * made from each): the best of `repeat` runs, since other work on the
- * machine only ever slows a run down; NaN for a config the build does not
- * know (an earlier build, a newer family). Runs in Node and, as source
- * text, in the page.
+ * made from each; for marginals, an event of each field's value modulo its
+ * domain): the best of `repeat` runs, since other work on the machine only
+ * ever slows a run down; NaN for a config the build does not know (an
+ * earlier build, a newer family). Runs in Node and, as source text, in the
+ * page.
  */
 function rates(Client, configs, values, repeat) {
   return configs.map((config) => {
@@ -50,7 +55,8 @@ function rates(Client, configs, values, repeat) {
       return NaN;
     }
     const map = (v) => ({ [v % 50]: (v * 60) / 1024, [(v + 17) % 50]: 30, [(v + 33) % 50]: 5 });
-    const inputs = config.keys ? values.map(map) : config.range ? values.map((v) => (v * 100) / 1024) : values;
+    const event = (v) => Object.fromEntries(config.attributes.map(({ name, domain }) => [name, v % domain]));
+    const inputs = config.keys ? values.map(map) : config.attributes ? values.map(event) : config.range ? values.map((v) => (v * 100) / 1024) : values;
     let best = 0;
     for (let r = 0; r < repeat; r++) {
       const start = performance.now();

@@ -20,6 +20,7 @@ const NAMES = [
   ['= HEAVY_HITTER_PROTOCOLS;', `= ${union(families.heavyHitter)};`],
   ['= DISTRIBUTION_PROTOCOLS;', `= ${union(families.distribution)};`],
   ['= KEY_VALUE_PROTOCOLS;', `= ${union(families.keyValue)};`],
+  ['= MARGINALS_PROTOCOLS;', `= ${union(families.marginals)};`],
 ];
 // Only the full module has the Aggregator.
 const AGGREGATOR = [

@@ -328,6 +328,7 @@ impl Piece for ConfigMessage<'_> {
             }
             Requirement::IntegerRange { min, max, found } => match parameter {
                 "domain" => put!(out, "domain size must be between ", min, " and ", max, ", got ", found),
+                "cells" => put!(out, "the marginals would hold ", found, " cells, more than the ", max, " allowed (fewer attributes, smaller domains or a lower way)"),
                 "d" => put!(out, "d must be in ", min, "..=", max, " (the domain's size)"),
                 "granularity" => put!(out, "\"granularity\" must be an integer in ", min, "..=", max),
                 "hashes" => put!(out, "hashes must be in ", min, "..=min(bits, 64)"),

@@ -59,6 +59,7 @@ pub mod hash;
 pub mod heavy;
 mod json;
 pub mod key_value;
+pub mod marginals;
 pub mod mechanism;
 pub mod metric;
 mod names;
@@ -89,6 +90,7 @@ pub use distribution::{
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
 pub use key_value::{KeyValueAggregator, KeyValueConfig, KeyValueEstimate, KeyValueMetric, KeyValueProtocol};
+pub use marginals::{MarginalsAggregator, MarginalsConfig, MarginalsEstimate, MarginalsMetric, MarginalsProtocol};
 pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
 pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};

@@ -193,3 +193,20 @@ pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>
     }
     first
 }
+
+/// The counts and tally of two aggregators of one configuration added
+/// together: the same state id (protocol, ε and fingerprint: a fingerprint
+/// leaves ε out, and counts made at another ε would decode with the wrong
+/// channel) and what else the caller requires (`same`); else the mismatch
+/// naming both states. Nothing is changed: the caller stores the result.
+pub(crate) fn merged_counts<A: Aggregate>(ours: &A, theirs: &A, same: bool, counts: [&[u64]; 2]) -> Result<(Vec<u64>, Tally)> {
+    if !same || ours.state_id() != theirs.state_id() {
+        return Err(crate::error::Error::MergeMismatch {
+            ours: ours.state_id(),
+            theirs: theirs.state_id(),
+            conflict: crate::error::MergeConflict::Configuration,
+        });
+    }
+    Ok((crate::aggregate::summed(counts[0], counts[1])?, ours.tally().merged(theirs.tally())?))
+}
+

@@ -62,6 +62,7 @@ use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
 use crate::key_value::{pckv_estimate, KeyValueMetric, KeyValueProtocol};
 use crate::json::ConfigObject;
+use crate::marginals::{MarginalsMetric, MarginalsProtocol};
 use crate::metric::Metric;
 use crate::names::ProtocolFamily;
 use crate::numeric::{NumericMetric, NumericProtocol};
@@ -333,6 +334,7 @@ fn protocol_names(family: &str) -> Vec<&'static str> {
         "distribution" => names::<DistributionProtocol>(),
         "heavy-hitter" => names::<HeavyHitterProtocol>(),
         "key_value" => names::<KeyValueProtocol>(),
+        "marginals" => names::<MarginalsProtocol>(),
         _ => vec!["rappor"],
     }
 }
@@ -344,6 +346,7 @@ fn auto_name(family: &str) -> Option<&'static str> {
         "distribution" => Some(crate::distribution::CHOOSE),
         "heavy-hitter" => Some(crate::heavy::CHOOSE),
         "key_value" => Some(crate::key_value::CHOOSE),
+        "marginals" => Some(crate::marginals::CHOOSE),
         _ => None,
     }
 }
@@ -391,6 +394,11 @@ impl Model {
                 error("frequency of a key nobody holds", frequency_se * frequency_se),
                 error("mean of a key every user holds, at the middle of the range", mean_variance),
             ]));
+        }
+        if let Some(marginals) = metric.mechanism::<MarginalsMetric>() {
+            // A set's reports are 1/m of all: its cells' variance is m times its oracle's.
+            let variance = marginals.sets().len() as f64 * marginals.oracle(0).variance(0.0, 1);
+            return Some(shares(vec![error("frequency of a cell of a marginal, held by nobody", variance)]));
         }
         if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {
             let (quantity, variance) = if let Some(sketch) = heavy.sketch() {
@@ -455,6 +463,11 @@ fn sample_value(metric: &Metric) -> String {
     if metric.mechanism::<KeyValueMetric>().is_some() {
         return "{}".to_string(); // every report of a configuration has one size
     }
+    if metric.mechanism::<MarginalsMetric>().is_some() {
+        // Every attribute's first value.
+        let [first, _] = metric.neighbours();
+        return first;
+    }
     "/home".to_string()
 }
 
@@ -518,6 +531,17 @@ fn cost(metric: &Metric) -> Option<Cost> {
         return Some(match key_value.protocol() {
             KeyValueProtocol::PckvGrr => cost(5.0, 0.0, 1.0, 0.0),
             _ => cost(d + 4.0, 0.0, supported, 0.0),
+        });
+    }
+    if let Some(marginals) = metric.mechanism::<MarginalsMetric>() {
+        // The set's draw, then the oracle over its cells (on average over the sets).
+        let sets = marginals.sets().len();
+        let d = (0..sets).map(|s| marginals.cells(s) as f64).sum::<f64>() / sets as f64;
+        let (p, q) = marginals.oracle(0).support_probabilities();
+        let supported = p + (d - 1.0) * q;
+        return Some(match marginals.protocol() {
+            MarginalsProtocol::MarginalsOue => cost(1.0 + d, 0.0, supported, 0.0),
+            MarginalsProtocol::MarginalsOlh => cost(4.0, 1.0, supported, d),
         });
     }
     if let Some(heavy) = metric.mechanism::<HeavyHitterMetric>() {

@@ -98,6 +98,18 @@ protocols! {
     }
 }
 
+protocols! {
+    /// A protocol for the joint histograms (marginals) of events with several
+    /// fields, as named in configs and reports.
+    pub enum MarginalsProtocol("marginals") {
+        /// Each device reports one uniformly drawn `way`-set of attributes,
+        /// its cell of their joint domain through OUE.
+        MarginalsOue = "marginals_oue",
+        /// As `marginals_oue`, through OLH (a seed and a bucket).
+        MarginalsOlh = "marginals_olh",
+    }
+}
+
 /// The protocol of any family, as reports carry it and estimates print it.
 ///
 /// ```
@@ -123,6 +135,8 @@ pub enum Protocol {
     Distribution(DistributionProtocol),
     /// A key-value mechanism.
     KeyValue(KeyValueProtocol),
+    /// A protocol for the marginals of events with several fields.
+    Marginals(MarginalsProtocol),
 }
 
 impl Protocol {
@@ -137,6 +151,7 @@ impl Protocol {
             Protocol::HeavyHitter(p) => p.name(),
             Protocol::Distribution(p) => p.name(),
             Protocol::KeyValue(p) => p.name(),
+            Protocol::Marginals(p) => p.name(),
         }
     }
 
@@ -150,7 +165,8 @@ impl Protocol {
         let heavy = HeavyHitterProtocol::ALL.iter().map(|&p| Protocol::HeavyHitter(p));
         let distribution = DistributionProtocol::ALL.iter().map(|&p| Protocol::Distribution(p));
         let key_value = KeyValueProtocol::ALL.iter().map(|&p| Protocol::KeyValue(p));
-        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution).chain(key_value)
+        let marginals = MarginalsProtocol::ALL.iter().map(|&p| Protocol::Marginals(p));
+        frequency.chain(numeric).chain(open).chain(heavy).chain(distribution).chain(key_value).chain(marginals)
     }
 
     /// The protocol called `name`, in whichever family has it.

@@ -20,6 +20,8 @@
 //! | `hierarchical` | `"cohort"`: the tree level; `"bits"` (OUE) or `"seed"` and `"value"` (HRR) of the level's oracle | `{…,"protocol":"hierarchical",…,"cohort":1,"bits":"0420"}` |
 //! | `pckv_grr` | `"value"`: `2k + s`, the reported key `k` (the dummy keys after the config's) and its sign (`s` = 1 for +1) | `{…,"protocol":"pckv_grr",…,"value":7}` |
 //! | `pckv_ue` | `"bits"`: `2d'` bits, `d'` the keys and dummy keys: bit `k` says key `k`'s symbol is non-zero, bit `d' + k` that it is +1 | `{…,"protocol":"pckv_ue",…,"bits":"0808080000"}` |
+//! | `marginals_oue` | `"cohort"`: the set of attributes drawn; `"bits"`: OUE over the set's cells | `{…,"protocol":"marginals_oue",…,"cohort":2,"bits":"8e0a"}` |
+//! | `marginals_olh` | `"cohort"`: the set of attributes drawn; `"seed"` and `"value"`: OLH of the event's cell | `{…,"protocol":"marginals_olh",…,"cohort":0,"seed":2736219033,"value":1}` |
 //! | numeric, one number | `"value"`: an output index on the public grid | `{…,"protocol":"piecewise",…,"value":211}` |
 //! | numeric, a record | `"attributes"`: the sampled attributes, increasing; `"values"`: their output indices | `{…,"attributes":[0,3],"values":[1,0]}` |
 //!

@@ -32,3 +32,10 @@ fn key_value_reports_for_a_fixed_seed_are_stable() {
         assert_eq!(golden::key_value_produced(config, map), expected, "{config}");
     }
 }
+
+#[test]
+fn marginals_reports_for_a_fixed_seed_are_stable() {
+    for (config, expected) in golden::MARGINALS {
+        assert_eq!(golden::marginals_produced(config), expected, "{config}");
+    }
+}

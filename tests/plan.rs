@@ -218,6 +218,25 @@ fn rappor_standard_errors_match_simulation() {
 
 
 #[test]
+fn marginals_standard_errors_match_simulation() {
+    // Three attributes of two values (three pairs of four cells); everybody
+    // holds the first values, so three cells of each pair are held by nobody.
+    let attributes = json!([{"name": "a", "domain": 2}, {"name": "b", "domain": ["x", "y"]}, {"name": "c", "domain": 2}]);
+    let values = vec![r#"{"a":0,"b":"x","c":0}"#.to_string(); 300];
+    let protocols = ["marginals_oue", "marginals_olh"];
+    for (seed, protocol) in protocols.iter().enumerate() {
+        let config = json!({"protocol": protocol, "epsilon": 1, "attributes": attributes});
+        let se = predicted(&config, protocol, values.len() as u64)[0];
+        let empty = |e: &Value| -> Vec<f64> {
+            let marginals = e["marginals"].as_array().unwrap();
+            marginals.iter().flat_map(|m| field(m, "cells", "frequency").into_iter().skip(1)).collect()
+        };
+        let runs = simulate(&config, &values, 40 + seed as u64, RUNS, empty);
+        assert_agrees(&format!("marginals {protocol} (predicted {se:.5})"), ratio(&runs, &[se; 9]), protocols.len(), RUNS);
+    }
+}
+
+#[test]
 fn every_family_is_planned_without_a_panic() {
     // The collector calls min_users for every metric at start: each family
     // has a model (u64::MAX would mean none), and plan gives every row.
@@ -232,6 +251,7 @@ fn every_family_is_planned_without_a_panic() {
         json!({"protocol": "treehist", "epsilon": 2, "max_length": 4}),
         json!({"protocol": "sfp", "epsilon": 2, "max_length": 4}),
         json!({"protocol": "rappor", "bits": 16, "cohorts": 4}),
+        json!({"protocol": "marginals", "epsilon": 2, "attributes": [{"name": "a", "domain": 3}, {"name": "b", "domain": ["x", "y"]}]}),
     ];
     for config in configs {
         let metric = Metric::from_value(config.clone()).unwrap();

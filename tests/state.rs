@@ -9,8 +9,8 @@
 use localdp::rng::RngCore;
 use localdp::state::{StateWriter, MAX_COUNT};
 use localdp::{
-    Aggregator, DistributionProtocol, Error, KeyValueProtocol, FrequencyProtocol, HeavyHitterProtocol, Metric, NumericProtocol, PostProcessing, ProtocolFamily,
-    SimulationRng, StateError,
+    Aggregator, DistributionProtocol, Error, FrequencyProtocol, HeavyHitterProtocol, KeyValueProtocol, MarginalsProtocol, Metric, NumericProtocol,
+    PostProcessing, ProtocolFamily, SimulationRng, StateError,
 };
 
 /// One config per mechanism, from the libraries' own protocol lists (so a
@@ -29,6 +29,10 @@ fn configs() -> Vec<String> {
         }))
         .chain(DistributionProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"range":[0,10],"bins":20}}"#)))
         .chain(KeyValueProtocol::ALL.iter().map(|p| format!(r#"{{"protocol":"{p}","epsilon":1,"keys":12,"range":[0,10],"pad":3}}"#)))
+        .chain(MarginalsProtocol::ALL.iter().map(|p| {
+            let attributes = r#"[{"name":"a","domain":3},{"name":"b","domain":["x","y"]},{"name":"c","domain":4}]"#;
+            format!(r#"{{"protocol":"{p}","epsilon":1,"attributes":{attributes}}}"#)
+        }))
         .collect();
     configs.extend(
         [

@@ -47,6 +47,9 @@ fn seeded_streams_and_reports_match_native() {
     for (config, map, expected) in golden::KEY_VALUE {
         assert_eq!(golden::key_value_produced(config, map), expected, "{config}");
     }
+    for (config, expected) in golden::MARGINALS {
+        assert_eq!(golden::marginals_produced(config), expected, "{config}");
+    }
 }
 
 #[wasm_bindgen_test]

@@ -59,6 +59,13 @@ const isOpenText = (m) => m.kind === 'heavy-hitter';
 /** A user's key-value map: which keys, and a number for each. */
 const isKeyValue = (m) => m.kind === 'key_value';
 const keysOf = (m) => (Array.isArray(m.config.keys) ? m.config.keys.map(String) : Array.from({ length: m.config.keys }, (_, i) => String(i)));
+/** Events with several fields: a marginals metric. */
+const isEvent = (m) => m.kind === 'marginals';
+const fieldLabels = (attribute) => (Array.isArray(attribute.domain)
+  ? attribute.domain.map(String)
+  : Array.from({ length: attribute.domain }, (_, i) => String(i)));
+/** The event object the package's Client takes for each field's value index. */
+const eventOf = (m, indices) => Object.fromEntries(m.config.attributes.map((a, i) => [a.name, Array.isArray(a.domain) ? a.domain[indices[i]] : indices[i]]));
 
 function guarantee(m) {
   const ratio = Math.exp(m.epsilon);
@@ -108,6 +115,12 @@ function buildSurvey(loadTime) {
       if (m.unit === 'ms' && !isRecord(m)) {
         fieldset.append(el('p', { class: 'muted', text: `Filled in with this page's own load time, ${loadTime} ms, as measured here.` }));
       }
+    } else if (isEvent(m)) {
+      for (const attribute of m.config.attributes) {
+        const select = el('select', { name: `${m.name}-${attribute.name}` }, ...fieldLabels(attribute).map((label) => el('option', { value: label, text: label })));
+        fieldset.append(el('label', { class: 'number' }, select, el('span', { text: attribute.name })));
+      }
+      fieldset.append(el('p', { class: 'muted', text: 'One report for the whole event, which spends ε once: it tells which fields go together.' }));
     } else {
       fieldset.append(el('input', { type: 'text', name: m.name, required: true, maxLength: 200, placeholder: '/pricing' }));
       if (isOpenText(m)) {
@@ -144,6 +157,9 @@ async function submitSurvey(event) {
         const numbers = rangesOf(m).map((_, a) => Number(data.get(`${m.name}-${a}`)));
         value = isRecord(m) ? numbers : numbers[0];
         shown = `${numbers.join(', ')} ${m.unit ?? ''}`.trim();
+      } else if (isEvent(m)) {
+        value = Object.fromEntries(m.config.attributes.map((a) => [a.name, String(data.get(`${m.name}-${a.name}`))]));
+        shown = Object.values(value).join(' · ');
       } else {
         value = String(data.get(m.name));
         shown = value;
@@ -243,6 +259,20 @@ function buildSimulator() {
       box.append(el('div', { class: 'sliders numeric' }, el('span', { text: 'median' }), median, el('span', { text: 'spread' }), spread), shown);
       m.draw = () => [Math.min(hi, Math.max(lo, Math.max(1e-9, Number(median.value)) * Math.exp(Number(spread.value) * normal())))];
       m.drawable = () => true;
+    } else if (isEvent(m)) {
+      // A latent kind of user drives every field: the fields go together.
+      const strength = el('input', { type: 'range', min: 0, max: 100, step: 1, value: '80', 'aria-label': 'correlation' });
+      const shown = el('output');
+      const update = () => { shown.textContent = `each user is one of 3 kinds; a field takes its kind's value with probability ${strength.value}%, else any value`; };
+      strength.addEventListener('input', update);
+      update();
+      box.append(el('div', { class: 'sliders numeric' }, el('span', { text: 'together' }), strength), shown);
+      const sizes = m.config.attributes.map((a) => fieldLabels(a).length);
+      m.draw = () => {
+        const kind = categorical([5, 3, 2]);
+        return sizes.map((d, a) => (100 * uniform() < Number(strength.value) ? (2 * kind + a) % d : categorical(new Array(d).fill(1))));
+      };
+      m.drawable = () => true;
     } else if (m.kind === 'numeric') {
       const controls = rangesOf(m).map(([lo, hi], a) => {
         const mean = el('input', { type: 'range', min: lo, max: hi, step: 'any', value: String(lo + 0.25 * (hi - lo)), 'aria-label': `mean of attribute ${a}` });
@@ -274,7 +304,7 @@ function buildSimulator() {
 
 /** The truth of the simulated users so far: counts, sums of clipped values, or the values. */
 function emptyTruth(m) {
-  if (m.kind === 'distribution') return { users: 0, values: [] };
+  if (m.kind === 'distribution' || isEvent(m)) return { users: 0, values: [] };
   if (isKeyValue(m)) return { users: 0, counts: new Array(keysOf(m).length).fill(0), sums: new Array(keysOf(m).length).fill(0) };
   return m.kind === 'numeric'
     ? { users: 0, sums: new Array(rangesOf(m).length).fill(0) }
@@ -315,6 +345,9 @@ async function simulate() {
           } else if (m.kind === 'distribution') {
             truth.values.push(answer[0]);
             reports[u] = m.simulationClient.randomize(answer[0]);
+          } else if (isEvent(m)) {
+            truth.values.push(answer);
+            reports[u] = m.simulationClient.randomize(eventOf(m, answer));
           } else {
             answer.forEach((x, a) => { truth.sums[a] += x; });
             reports[u] = m.simulationClient.randomize(isRecord(m) ? answer : answer[0]);
@@ -517,6 +550,33 @@ function renderKeyValue(m, estimate) {
   return el('div', { class: 'key-value' }, shares, el('div', { class: 'key-means' }, ...means));
 }
 
+/** Each pair's joint histogram as a grid: a cell's shade is its estimated share; its title the interval and the truth. */
+function renderMarginals(m, estimate) {
+  const names = m.config.attributes.map((a) => a.name);
+  const events = m.truth?.users ? m.truth.values : null;
+  return el('div', { class: 'marginals' }, ...estimate.marginals.map((marginal) => {
+    const [first, second] = marginal.attributes.map((name) => names.indexOf(name));
+    const [rows, columns] = [first, second].map((a) => fieldLabels(m.config.attributes[a]));
+    const top = Math.max(1e-9, ...marginal.cells.map((c) => c.frequency));
+    const grid = el('div', { class: 'grid' }, el('span'), ...columns.map((label) => el('span', { class: 'head', text: label })));
+    rows.forEach((row, r) => {
+      grid.append(el('span', { class: 'head', text: row }));
+      columns.forEach((_, c) => {
+        const cell = marginal.cells[r * columns.length + c];
+        const truth = events && events.filter((e) => e[first] === r && e[second] === c).length / events.length;
+        const node = el('span', {
+          class: 'cell', text: percent(Math.abs(cell.frequency) < 0.005 ? 0 : cell.frequency, 0),
+          title: `${row} · ${columns[c]}: ${percent(cell.frequency, 1)}, 95% interval ${percent(cell.ci95[0], 1)} to ${percent(cell.ci95[1], 1)}${events ? `, truth ${percent(truth, 1)}` : ''}`,
+        });
+        node.style.backgroundColor = `rgba(76, 120, 168, ${Math.max(0, cell.frequency / top).toFixed(3)})`;
+        grid.append(node);
+      });
+    });
+    grid.style.gridTemplateColumns = `auto repeat(${columns.length}, 1fr)`;
+    return el('div', { class: 'marginal' }, el('h4', { text: marginal.attributes.join(' × ') }), grid);
+  }));
+}
+
 /**
  * The privacy of the metric's reports: the local ε of each. (The central ε
  * of reports a shuffler forwarded needs a collector with tokens, so it is
@@ -545,6 +605,9 @@ function render(m, answer) {
   } else if (isKeyValue(m)) {
     plot.replaceChildren(renderKeyValue(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} Bars: the share of users holding each key, with 95% intervals; below, the mean of each key's value among its holders (keys clear of noise only). ${m.protocol}, one report per user's whole map.`;
+  } else if (isEvent(m)) {
+    plot.replaceChildren(renderMarginals(m, estimate));
+    note.textContent = `${truthNote(m, estimate.n)} Every pair of fields from one report per event (${m.protocol}); hover a cell for its interval and the truth.${estimate.post === 'none' ? '' : ` Post-processed (${estimate.post}): each grid sums to 1 and agrees with the others on shared fields.`}`;
   } else if (m.kind === 'numeric') {
     plot.replaceChildren(renderMeans(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} The mean is unbiased for the clipped values; post-processing applies to frequencies only.`;
@@ -568,7 +631,7 @@ function refresh() {
       const answers = await Promise.all(state.metrics.map((m) => {
         const now = counts.get(m.name);
         if (now && now.n === 0) return { ok: false, status: 409, body: { n: 0, rejected: now.rejected } };
-        return api(`/api/metrics/${encodeURIComponent(m.name)}/estimate${m.kind === 'frequency' ? `?post=${post}` : ''}`);
+        return api(`/api/metrics/${encodeURIComponent(m.name)}/estimate${m.kind === 'frequency' || isEvent(m) ? `?post=${post}` : ''}`);
       }));
       state.metrics.forEach((m, i) => {
         render(m, answers[i]);

@@ -19,5 +19,7 @@ pub const CONFIGS: &[&str] = &[
     r#"{"protocol":"hcms","epsilon":1,"sketch":{"hashes":4,"width":16},"candidates":["a","b"]}"#,
     r#"{"protocol":"square_wave","epsilon":1,"range":[0,1],"bins":8}"#,
     r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#,
+    r#"{"protocol":"marginals_oue","epsilon":1,"attributes":[{"name":"a","domain":5},{"name":"b","domain":["x","y","z","u","v"]},{"name":"c","domain":5}]}"#,
+    r#"{"protocol":"marginals_olh","epsilon":2,"attributes":[{"name":"a","domain":3},{"name":"b","domain":["x","y"]}]}"#,
     r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#,
 ];

@@ -3,8 +3,8 @@
 use super::post::PostProcessing;
 #[cfg(feature = "aggregate")]
 use super::kernels;
-use super::tally::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Result};
+use super::tally::{RejectionCounts, Tally, Z95};
+use crate::error::{Error, Result};
 use crate::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 #[cfg(feature = "aggregate")]
@@ -129,16 +129,8 @@ impl Aggregate for FrequencyAggregator {
     }
 
     fn merge(&mut self, other: &FrequencyAggregator) -> Result<()> {
-        if self.oracle != other.oracle {
-            return Err(Error::MergeMismatch {
-                ours: Aggregate::state_id(self),
-                theirs: Aggregate::state_id(other),
-                conflict: MergeConflict::Configuration,
-            });
-        }
-        let counts = summed(&self.counts, &other.counts)?;
-        let tally = self.tally.merged(&other.tally)?;
-        (self.counts, self.tally) = (counts, tally);
+        let same = self.oracle == other.oracle;
+        (self.counts, self.tally) = crate::mechanism::merged_counts(self, other, same, [&self.counts, &other.counts])?;
         Ok(())
     }
 

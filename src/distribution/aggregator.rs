@@ -23,8 +23,8 @@
 
 use super::metric::Mechanism;
 use super::{DistributionMetric, DistributionProtocol};
-use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Requirement, Result};
+use crate::aggregate::{RejectionCounts, Tally, Z95};
+use crate::error::{Error, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
@@ -350,7 +350,7 @@ impl Aggregate for DistributionAggregator {
     fn new(metric: DistributionMetric) -> Self {
         let len = match &metric.mechanism {
             Mechanism::SquareWave(sw) => sw.cells() as usize,
-            Mechanism::Hierarchical(tree) => *tree.offsets().last().expect("at least one level"),
+            Mechanism::Hierarchical(tree) => tree.counts_len(),
         };
         DistributionAggregator { metric, counts: vec![0; len], tally: Tally::default() }
     }
@@ -374,18 +374,7 @@ impl Aggregate for DistributionAggregator {
     }
 
     fn merge(&mut self, other: &DistributionAggregator) -> Result<()> {
-        // The state's identity: protocol, ε and fingerprint (the fingerprint
-        // alone leaves out ε, and counts made at another ε decode wrongly).
-        if Aggregate::state_id(self) != Aggregate::state_id(other) {
-            return Err(Error::MergeMismatch {
-                ours: Aggregate::state_id(self),
-                theirs: Aggregate::state_id(other),
-                conflict: MergeConflict::Configuration,
-            });
-        }
-        let counts = summed(&self.counts, &other.counts)?;
-        let tally = self.tally.merged(&other.tally)?;
-        (self.counts, self.tally) = (counts, tally);
+        (self.counts, self.tally) = crate::mechanism::merged_counts(self, other, true, [&self.counts, &other.counts])?;
         Ok(())
     }
 

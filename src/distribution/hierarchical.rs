@@ -24,13 +24,12 @@
 //! oracle's variance at the estimated frequency plus the sampling of the
 //! level's devices among all (`f(1−f)/n_ℓ · (n−n_ℓ)/(n−1)`).
 
-use crate::frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
+use crate::frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood, OracleGroups};
 use crate::domain::DomainSpec;
 use crate::names::Selection;
 use crate::report::{Payload, Report};
-use crate::error::{Rejection, Result};
+use crate::error::Result;
 use crate::rng::RngCore;
-use crate::text::text;
 
 /// The tree's branching factor.
 pub const BRANCHING: u64 = 4;
@@ -83,6 +82,7 @@ impl Level {
 pub struct Hierarchy {
     bins: u64,
     levels: Vec<Level>,
+    groups: OracleGroups,
 }
 
 impl Hierarchy {
@@ -107,8 +107,9 @@ impl Hierarchy {
                 };
                 Level { width, nodes, oracle: FrequencyOracle::new(&config).expect("a validated epsilon and size") }
             })
-            .collect();
-        Hierarchy { bins, levels }
+            .collect::<Vec<Level>>();
+        let groups = OracleGroups::new(levels.iter().map(|l| l.oracle.clone()).collect(), "the level");
+        Hierarchy { bins, levels, groups }
     }
 
     /// The levels, the coarsest first (its nodes are the root's children).
@@ -120,19 +121,12 @@ impl Hierarchy {
 
     /// A report's payload for a value in `bin`, at `level`.
     pub(crate) fn randomize(&self, bin: u64, level: usize, rng: &mut dyn RngCore) -> Payload {
-        let l = &self.levels[level];
-        wrap(level as u32, l.oracle.mechanism().randomize(l.node(bin) as usize, rng))
+        self.groups.randomize(level, self.levels[level].node(bin) as usize, rng)
     }
 
     /// The level and the oracle's payload of a valid report.
     pub(crate) fn validate(&self, payload: &Payload) -> Result<(usize, Payload)> {
-        let (level, inner) = unwrap(payload)?;
-        let l = self
-            .levels
-            .get(level)
-            .ok_or_else(|| Rejection::OutOfRange.error(text!("cohort (the level) must be below ", self.levels.len())))?;
-        l.oracle.mechanism().validate(&inner)?;
-        Ok((level, inner))
+        self.groups.validate(payload)
     }
 
     /// `P[report | bin]` of the realized channel: the level's `1/h` times
@@ -141,71 +135,37 @@ impl Hierarchy {
     /// See the example on [`Hierarchy`].
     #[cfg(feature = "aggregate")]
     pub fn likelihood(&self, bin: u64, report: &Report) -> Likelihood {
-        match self.validate(&report.payload) {
-            Ok((level, inner)) if bin < self.bins => {
-                let l = &self.levels[level];
-                l.oracle.mechanism().likelihood(l.node(bin) as usize, &inner).times(1.0 / self.levels.len() as f64)
-            }
-            _ => Likelihood::new(0.0),
+        if bin >= self.bins {
+            return Likelihood::new(0.0);
         }
+        self.groups.likelihood(|level| self.levels[level].node(bin) as usize, &report.payload)
     }
 
     /// Payloads that exercise every level's channel.
     #[cfg(feature = "aggregate")]
     pub(crate) fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Payload> {
-        let mut out = Vec::new();
-        for (level, l) in self.levels.iter().enumerate() {
-            let payloads = l.oracle.mechanism().channel_outputs(l.nodes as usize, rng).into_vec();
-            out.extend(payloads.into_iter().map(|p| wrap(level as u32, p)));
-        }
-        out
+        self.groups.channel_outputs(rng)
     }
 
-    /// The offsets of each level's counts in the aggregator's counts, which
-    /// begin with the reports per level; the last is the total length.
-    pub(crate) fn offsets(&self) -> Vec<usize> {
-        let mut offsets = vec![self.levels.len()];
-        for l in &self.levels {
-            offsets.push(offsets.last().unwrap() + l.oracle.mechanism().counts_len());
-        }
-        offsets
+    /// The length of the aggregator's counts (the reports per level, then
+    /// each level's oracle counts).
+    pub(crate) fn counts_len(&self) -> usize {
+        self.groups.counts_len()
     }
 
     /// Adds a valid report to the counts.
     pub(crate) fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
-        if let Ok((level, inner)) = self.validate(payload) {
-            let offsets = self.offsets();
-            counts[level] += 1;
-            self.levels[level].oracle.mechanism().accumulate(&inner, &mut counts[offsets[level]..offsets[level + 1]]);
-        }
+        self.groups.accumulate(payload, counts)
     }
 
     /// Checks counts read from a state.
     pub(crate) fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
-        let inconsistent = |what| crate::error::Error::from(crate::state::StateError::Inconsistent { what });
-        let h = self.levels.len();
-        if counts[..h].iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
-            return Err(inconsistent("the levels do not hold the number of reports"));
-        }
-        let offsets = self.offsets();
-        for (level, l) in self.levels.iter().enumerate() {
-            let level_counts = &counts[offsets[level]..offsets[level + 1]];
-            if level_counts.iter().any(|&c| c > counts[level]) {
-                return Err(inconsistent("a count exceeds its level's reports"));
-            }
-            l.oracle.mechanism().check_counts(level_counts, counts[level])?;
-        }
-        Ok(())
+        self.groups.check_counts(counts, n)
     }
 
     /// The nodes a payload counts toward at its level (for the auditor).
     pub(crate) fn supported_nodes(&self, payload: &Payload) -> Option<(usize, Vec<u64>)> {
-        let (level, inner) = self.validate(payload).ok()?;
-        let mechanism = self.levels[level].oracle.mechanism();
-        let mut counts = vec![0; mechanism.counts_len()];
-        mechanism.accumulate(&inner, &mut counts);
-        let support = mechanism.support_counts(&counts, 1);
-        Some((level, (0..self.levels[level].nodes).filter(|&v| support[v as usize] > 0.5).collect()))
+        self.groups.supported(payload).map(|(level, nodes)| (level, nodes.into_iter().map(|v| v as u64).collect()))
     }
 
     /// The bins' frequencies and their covariance's pieces from the counts
@@ -214,10 +174,9 @@ impl Hierarchy {
     /// the leaves' weights on it and its variance. The columns are made one
     /// at a time (a dense nodes × bins matrix is 179 MB at 4096 bins).
     pub(crate) fn estimate(&self, counts: &[u64], n: u64) -> (Vec<f64>, impl Iterator<Item = (Vec<f64>, f64)> + '_) {
-        let offsets = self.offsets();
         let (mut observed, mut weights, mut variances) = (Vec::new(), Vec::new(), Vec::new());
         for (level, l) in self.levels.iter().enumerate() {
-            let n_level = counts[level];
+            let (n_level, level_counts) = self.groups.counts(level, counts);
             let mechanism = l.oracle.mechanism();
             if n_level == 0 {
                 // A level nobody reported at says nothing.
@@ -228,7 +187,7 @@ impl Hierarchy {
                 continue;
             }
             let (p, q) = mechanism.support_probabilities();
-            let support = mechanism.support_counts(&counts[offsets[level]..offsets[level + 1]], n_level);
+            let support = mechanism.support_counts(level_counts, n_level);
             let sampling = if n > 1 { (n - n_level) as f64 / (n - 1) as f64 / n_level as f64 } else { 0.0 };
             for s in support {
                 let f = (s / n_level as f64 - q) / (p - q);
@@ -321,24 +280,5 @@ impl Hierarchy {
             }
         }
         x[start[h - 1]..].to_vec()
-    }
-}
-
-/// The oracle's payload with its level: OUE's bits as `cohort` and `bits`,
-/// HRR's column and bit as `cohort`, `seed` and `value`.
-fn wrap(level: u32, payload: Payload) -> Payload {
-    match payload {
-        Payload::Bits(bits) => Payload::Cohort { cohort: level, bits },
-        Payload::Hashed { seed, value } => Payload::Grouped { group: level, seed, value },
-        other => other,
-    }
-}
-
-/// The level and the oracle's payload of a report.
-fn unwrap(payload: &Payload) -> Result<(usize, Payload)> {
-    match payload {
-        Payload::Cohort { cohort, bits } => Ok((*cohort as usize, Payload::Bits(bits.clone()))),
-        Payload::Grouped { group, seed, value } => Ok((*group as usize, Payload::Hashed { seed: *seed, value: *value })),
-        _ => Err(Rejection::Malformed.error("expected cohort (the level) with bits, or with seed and value")),
     }
 }

@@ -280,3 +280,24 @@ pub(super) fn validate_index(payload: &Payload, range: u64) -> Result<u64> {
     }
 }
 
+
+/// An oracle's payload with the group a device drew (a tree level, a set
+/// of attributes): OUE's bits as `cohort` and `bits`, a seed and value
+/// (OLH, HRR) as `group`, `seed` and `value`.
+pub(crate) fn in_group(group: u32, payload: Payload) -> Payload {
+    match payload {
+        Payload::Bits(bits) => Payload::Cohort { cohort: group, bits },
+        Payload::Hashed { seed, value } => Payload::Grouped { group, seed, value },
+        other => other,
+    }
+}
+
+/// The group and the oracle's payload of a report made by [`in_group`];
+/// `what` names the group in the error (`"the level"`).
+pub(crate) fn of_group(payload: &Payload, what: &str) -> Result<(usize, Payload)> {
+    match payload {
+        Payload::Cohort { cohort, bits } => Ok((*cohort as usize, Payload::Bits(bits.clone()))),
+        Payload::Grouped { group, seed, value } => Ok((*group as usize, Payload::Hashed { seed: *seed, value: *value })),
+        _ => Err(Rejection::Malformed.error(text!("expected cohort (", what, ") with bits, or with seed and value"))),
+    }
+}

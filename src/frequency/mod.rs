@@ -22,6 +22,7 @@
 
 mod channel;
 mod dbitflip;
+mod groups;
 mod grr;
 pub(crate) mod hadamard;
 mod hadamard_rr;
@@ -41,6 +42,7 @@ pub use unary::UnaryEncoding;
 pub use crate::protocol::FrequencyProtocol;
 #[cfg(feature = "aggregate")]
 pub(crate) use channel::Kernel;
+pub(crate) use groups::OracleGroups;
 pub use channel::{ChannelOutputs, Likelihood};
 pub(crate) use oracle::FAMILY;
 pub use oracle::{FrequencyConfig, FrequencyOracle, MAX_EPSILON, MIN_EPSILON};

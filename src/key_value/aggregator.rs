@@ -8,8 +8,8 @@
 
 use super::metric::PairChannel;
 use super::{KeyValueMetric, KeyValueProtocol};
-use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Result};
+use crate::aggregate::{RejectionCounts, Tally, Z95};
+use crate::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use crate::report::Report;
 use crate::state::{StateError, StateReader, StateWriter};
@@ -197,18 +197,7 @@ impl Aggregate for KeyValueAggregator {
     }
 
     fn merge(&mut self, other: &KeyValueAggregator) -> Result<()> {
-        // The state's identity: protocol, ε and fingerprint (the fingerprint
-        // alone leaves out ε, and counts made at another ε decode wrongly).
-        if Aggregate::state_id(self) != Aggregate::state_id(other) {
-            return Err(Error::MergeMismatch {
-                ours: Aggregate::state_id(self),
-                theirs: Aggregate::state_id(other),
-                conflict: MergeConflict::Configuration,
-            });
-        }
-        let counts = summed(&self.counts, &other.counts)?;
-        let tally = self.tally.merged(&other.tally)?;
-        (self.counts, self.tally) = (counts, tally);
+        (self.counts, self.tally) = crate::mechanism::merged_counts(self, other, true, [&self.counts, &other.counts])?;
         Ok(())
     }
 

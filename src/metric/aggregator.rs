@@ -8,6 +8,7 @@ use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator
 use crate::distribution::{DistributionAggregator, DistributionEstimate};
 use crate::heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
 use crate::key_value::{KeyValueAggregator, KeyValueEstimate};
+use crate::marginals::{MarginalsAggregator, MarginalsEstimate};
 use crate::rappor::{RapporAggregator, RapporEstimate};
 #[cfg(feature = "aggregate")]
 use crate::columnar::ReportBatch;
@@ -158,6 +159,8 @@ pub enum Estimate {
     Distribution(crate::distribution::DistributionEstimate),
     /// Each key's frequency and the mean of its value.
     KeyValue(crate::key_value::KeyValueEstimate),
+    /// Every `way`-way marginal and each attribute's histogram.
+    Marginals(crate::marginals::MarginalsEstimate),
 }
 
 #[cfg(feature = "aggregate")]
@@ -318,7 +321,7 @@ impl Aggregator {
         self.inner.as_any().downcast_ref()
     }
 
-    /// The estimate; `post` applies to frequency metrics only. Its JSON
+    /// The estimate; `post` applies to frequency and marginals metrics only. Its JSON
     /// (serde) is what `localdp aggregate --format json` prints.
     ///
     /// ```
@@ -375,6 +378,12 @@ impl IntoEstimate for KeyValueEstimate {
     }
 }
 
+impl IntoEstimate for MarginalsEstimate {
+    fn into_estimate(self, post: PostProcessing) -> Result<Estimate> {
+        Ok(Estimate::Marginals(self.post_processed(post)))
+    }
+}
+
 /// The typed aggregator of a metric: empty, or (with `bytes`) the one whose
 /// state they hold. One arm per family: each family's protocols are made by
 /// its one mechanism type, which its aggregator aggregates.
@@ -387,6 +396,7 @@ fn typed_aggregator(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn Dyn
         Protocol::HeavyHitter(_) => boxed::<HeavyHitterAggregator>(kind, bytes),
         Protocol::Distribution(_) => boxed::<DistributionAggregator>(kind, bytes),
         Protocol::KeyValue(_) => boxed::<KeyValueAggregator>(kind, bytes),
+        Protocol::Marginals(_) => boxed::<MarginalsAggregator>(kind, bytes),
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// The families of metrics, in the order they are asked to claim a config;
 /// adding a family adds its `FAMILY` here (docs/ARCHITECTURE.md says what else).
 pub(crate) const FAMILIES: &[&Family] =
-    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::distribution::FAMILY, &crate::key_value::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
+    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::distribution::FAMILY, &crate::key_value::FAMILY, &crate::marginals::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
 
 /// A configured metric of any family.
 ///

@@ -30,7 +30,7 @@ fn parse(report: &JsValue) -> crate::Result<crate::Report> {
 }
 
 /// Every protocol's name, by family (`{frequency, numeric, openDomain,
-/// heavyHitter, distribution, keyValue}`):
+/// heavyHitter, distribution, keyValue, marginals}`):
 /// the names the library declares once, which the build also writes into
 /// the TypeScript types.
 #[wasm_bindgen(js_name = protocols)]
@@ -47,6 +47,7 @@ pub fn protocols() -> JsValue {
         heavy_hitter: Vec<&'static str>,
         distribution: Vec<&'static str>,
         key_value: Vec<&'static str>,
+        marginals: Vec<&'static str>,
     }
     to_js(&Families {
         frequency: names::<crate::FrequencyProtocol>(),
@@ -55,6 +56,7 @@ pub fn protocols() -> JsValue {
         heavy_hitter: names::<crate::HeavyHitterProtocol>(),
         distribution: names::<crate::DistributionProtocol>(),
         key_value: names::<crate::KeyValueProtocol>(),
+        marginals: names::<crate::MarginalsProtocol>(),
     })
 }
 
@@ -157,7 +159,7 @@ export interface ProtocolPlan {
 /** The planner's answer: the same object as `localdp plan --format json`. */
 export interface Plan {
   /** The config's family. */
-  family: "frequency" | "numeric" | "distribution" | "heavy-hitter" | "rappor";
+  family: "frequency" | "numeric" | "distribution" | "marginals" | "heavy-hitter" | "rappor";
   /** The users planned for (one report each). */
   users: number;
   /** The config's ε of one report. */

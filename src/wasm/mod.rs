@@ -134,9 +134,32 @@ export interface KeyValueConfig {
   pad: number;
 }
 
+/** A marginals protocol, as resolved and named in reports. */
+export type MarginalsProtocol = MARGINALS_PROTOCOLS;
+
+/** One field of a marginals metric's events. */
+export interface MarginalsAttribute {
+  /** The field's name in an event object (unique, not empty). */
+  name: string;
+  /** A size d (values are the integers 0..d) or a list of distinct strings. */
+  domain: number | readonly string[];
+}
+
+/** Joint histograms (marginals) of events with several fields: every `way`-way marginal and each field's histogram, one report (ε once) per event. */
+export interface MarginalsConfig {
+  /** marginals_oue or marginals_olh (one uniformly drawn `way`-set of fields, through OUE or OLH on its joint domain), or "marginals" for the smaller variance. */
+  protocol: MarginalsProtocol | "marginals";
+  /** ε of one report (of one whole event): 0.01 ≤ ε ≤ 30. */
+  epsilon: number;
+  /** The marginals' order, 1 to the number of attributes (default 2). */
+  way?: number;
+  /** 2 to 16 fields; all `way`-way marginals together hold at most 2^20 cells. */
+  attributes: readonly MarginalsAttribute[];
+}
+
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
-  /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, one_bit_mean; RAPPOR always does). */
+  /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, marginals (per cell of the set drawn once), one_bit_mean; RAPPOR always does). */
   memoize?: boolean;
   /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"): their ε summed, or with `delta` their optimal composition at that δ (365 reports at ε 0.1 cost 36.5 summed, 10.31 composed at δ 1e-6). */
   budget?: {
@@ -152,7 +175,7 @@ export interface RepeatedCollection {
 }
 
 /** Any config the package accepts. */
-export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig | KeyValueConfig) & RepeatedCollection;
+export type Config = (FrequencyConfig | NumericConfig | RapporConfig | HeavyHitterConfig | DistributionConfig | KeyValueConfig | MarginalsConfig) & RepeatedCollection;
 
 /** `new Client(config, options)`'s options. */
 export interface ClientOptions {
@@ -163,7 +186,7 @@ export interface ClientOptions {
 }
 
 /** Any resolved protocol. */
-export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | DistributionProtocol | KeyValueProtocol | OPEN_DOMAIN_PROTOCOLS;
+export type Protocol = FrequencyProtocol | NumericProtocol | HeavyHitterProtocol | DistributionProtocol | KeyValueProtocol | MarginalsProtocol | OPEN_DOMAIN_PROTOCOLS;
 
 /** One report: the same object as one line of `localdp randomize`. */
 export interface Report {
@@ -181,7 +204,7 @@ export interface Report {
   seed?: number;
   /** sue, oue, ss: d bits as hex, bit i in byte i/8 at position i%8. */
   bits?: string;
-  /** rappor: the install's cohort (with `bits`); cms, hcms: the sketch row; pem, treehist: the prefix level; hierarchical: the tree level. */
+  /** rappor: the install's cohort (with `bits`); cms, hcms: the sketch row; pem, treehist: the prefix level; hierarchical: the tree level; marginals: the set of attributes. */
   cohort?: number;
   /** Numeric records: the sampled attributes, increasing; dbitflip: the sampled buckets. */
   attributes?: number[];
@@ -402,8 +425,65 @@ export interface KeyValueEstimate {
   keys: KeyEstimate[];
 }
 
+/** One cell of a marginal. */
+export interface MarginalCell {
+  /** Each of the marginal's attributes' value: a number for a sized domain, else the label. */
+  values: Array<number | string>;
+  /** The share of events in the cell (post-processed if asked: then consistent with `histograms`). */
+  frequency: number;
+  /** Standard error of the unbiased estimate. */
+  se: number;
+  /** frequency ± 1.96 se. */
+  ci95: [number, number];
+}
+
+/** One `way`-way marginal: the joint histogram of a set of attributes. */
+export interface Marginal {
+  /** The attributes' names, in the config's order. */
+  attributes: string[];
+  /** The reports made for this set of attributes. */
+  n: number;
+  /** Every cell, the first attribute's value the most significant. */
+  cells: MarginalCell[];
+}
+
+/** One value of an attribute's histogram. */
+export interface MarginalHistogramValue {
+  /** A number for a sized domain, else the label. */
+  value: number | string;
+  /** The share of events with this value: a weighted average of the marginals' margins. */
+  frequency: number;
+  /** Standard error of the unbiased estimate. */
+  se: number;
+  /** frequency ± 1.96 se. */
+  ci95: [number, number];
+}
+
+/** The same object as `localdp aggregate --format json` for a marginals metric. */
+export interface MarginalsEstimate {
+  /** The resolved protocol. */
+  protocol: MarginalsProtocol;
+  /** ε of one report. */
+  epsilon: number;
+  /** Reports accepted. */
+  n: number;
+  /** Reports rejected, by reason. */
+  rejected: RejectionCounts;
+  /** The post-processing applied to `frequency`. */
+  post: PostProcessing;
+  /** Every `way`-way marginal. */
+  marginals: Marginal[];
+  /** Each attribute's own histogram, in the config's order. */
+  histograms: Array<{
+    /** The attribute's name. */
+    attribute: string;
+    /** One entry per value of its domain. */
+    values: MarginalHistogramValue[];
+  }>;
+}
+
 /** Any estimate. */
-export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate | KeyValueEstimate;
+export type Estimate = FrequencyEstimate | NumericEstimate | RecordEstimate | RapporEstimate | HeavyHitterEstimate | DistributionEstimate | KeyValueEstimate | MarginalsEstimate;
 
 /** A numeric config of one number (its range is one pair). */
 export interface OneRange {
@@ -423,6 +503,7 @@ export type EstimateFor<C extends Config> =
   : C extends HeavyHitterConfig ? HeavyHitterEstimate
   : C extends DistributionConfig ? DistributionEstimate
   : C extends KeyValueConfig ? KeyValueEstimate
+  : C extends MarginalsConfig ? MarginalsEstimate
   : C extends FrequencyConfig ? FrequencyEstimate
   : C extends OneRange ? NumericEstimate
   : C extends RecordRanges ? RecordEstimate
@@ -431,6 +512,7 @@ export type EstimateFor<C extends Config> =
 /** The values a `Client<C>` randomizes (a string domain's are its strings; a sized domain takes an integer or its digits). */
 export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
+  : C extends MarginalsConfig ? Record<string, string | number>
   : C extends {
     /** A domain of strings. */
     domain: readonly string[];
@@ -442,7 +524,7 @@ export type ValueFor<C extends Config> =
   : C extends RecordRanges ? number[]
   : number | number[];
 
-/** The protocol a `Client<C>` or `Aggregator<C>` reports: the config's own, or for a choice ("auto", "heavy_hitters", "distribution") one of its family's. */
+/** The protocol a `Client<C>` or `Aggregator<C>` reports: the config's own, or for a choice ("auto", "heavy_hitters", "distribution", "marginals") one of its family's. */
 export type ProtocolFor<C extends Config> =
   C["protocol"] extends "auto" ? (C extends {
     /** A frequency config's domain. */
@@ -454,6 +536,7 @@ export type ProtocolFor<C extends Config> =
   : C["protocol"] extends "heavy_hitters" ? HeavyHitterProtocol
   : C["protocol"] extends "distribution" ? DistributionProtocol
   : C["protocol"] extends "key_value" ? KeyValueProtocol
+  : C["protocol"] extends "marginals" ? MarginalsProtocol
   : C["protocol"] extends Protocol ? C["protocol"]
   : Protocol;
 

@@ -3,7 +3,7 @@
 use localdp::frequency::ChannelOutputs;
 use localdp::{
     Aggregate, DistributionMetric, DistributionProtocol, FrequencyAggregator, FrequencyOracle, FrequencyProtocol, HeavyHitterMetric, HeavyHitterProtocol,
-    Likelihood, NumericConfig, NumericMetric, NumericProtocol, ProtocolFamily, Report, SimulationRng,
+    Likelihood, MarginalsMetric, MarginalsProtocol, NumericConfig, NumericMetric, NumericProtocol, ProtocolFamily, Report, SimulationRng,
 };
 
 /// The realized ε of a channel: the largest `ln(P[y|x] / P[y|x'])` over the
@@ -87,6 +87,19 @@ pub fn distribution_epsilon(metric: &DistributionMetric, rng: &mut SimulationRng
     realized_epsilon(&inputs, &metric.channel_outputs(rng), complete, |&x, y| metric.likelihood(x, y))
 }
 
+/// The realized ε of a marginals metric over its channel outputs (every
+/// output of each set's unary oracle; sampled seeds for OLH) and every
+/// event of its attributes' joint domain.
+pub fn marginals_epsilon(metric: &MarginalsMetric, rng: &mut SimulationRng) -> f64 {
+    let sizes: Vec<usize> = (0..metric.attribute_names().len()).map(|a| metric.domain(a).len()).collect();
+    let mut events: Vec<Vec<usize>> = vec![Vec::new()];
+    for &d in &sizes {
+        events = events.into_iter().flat_map(|e| (0..d).map(move |v| [e.clone(), vec![v]].concat())).collect();
+    }
+    let complete = metric.protocol() == MarginalsProtocol::MarginalsOue;
+    realized_epsilon(&events, &metric.channel_outputs(rng), complete, |e, y| metric.likelihood(e, y))
+}
+
 /// The realized ε of one attribute of a numeric metric, over every output
 /// and every grid input (the support must not depend on the value: hybrid's
 /// piecewise half leaves outputs impossible from every input at α = 0).
@@ -129,6 +142,19 @@ pub fn every_channel_holds_its_epsilon_up_to_30() {
                 let config = format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon},"range":[0,1],"bins":{bins}}}"#);
                 let metric = DistributionMetric::from_json(&config).unwrap();
                 let realized = distribution_epsilon(&metric, &mut rng);
+                assert_epsilon(&config, realized, epsilon, tight_within(epsilon));
+            }
+        }
+    }
+    // Three attributes (12 events), pairs and the triple: every set's cells
+    // at most 12, so every unary output is enumerated.
+    for &protocol in MarginalsProtocol::ALL {
+        for epsilon in [0.5, 1.0, 8.0, 20.0, 30.0] {
+            for way in [1, 2, 3] {
+                let attributes = r#"[{"name":"a","domain":2},{"name":"b","domain":["x","y","z"]},{"name":"c","domain":2}]"#;
+                let config = format!(r#"{{"protocol":"{protocol}","epsilon":{epsilon},"way":{way},"attributes":{attributes}}}"#);
+                let metric = MarginalsMetric::from_json(&config).unwrap();
+                let realized = marginals_epsilon(&metric, &mut rng);
                 assert_epsilon(&config, realized, epsilon, tight_within(epsilon));
             }
         }

@@ -96,3 +96,28 @@ pub fn key_value_produced(config: &str, map: &str) -> String {
     let mut rng = localdp::SimulationRng::seed_from_u64(42);
     metric.randomize_map(map, &mut rng).expect("a map of the keys").to_json()
 }
+
+/// Marginals configs (ε with a fraction) whose report of [`MARGINALS_EVENT`]
+/// from `SimulationRng::seed_from_u64(42)` is fixed: the set drawn, the
+/// cell's mixed radix and the oracle's coins must agree natively and in
+/// wasm.
+pub const MARGINALS: [(&str, &str); 2] = [
+    (
+        r#"{"protocol":"marginals_oue","epsilon":1.5,"attributes":[{"name":"browser","domain":["Chrome","Firefox","Safari"]},{"name":"os","domain":4},{"name":"mobile","domain":2}]}"#,
+        r#"{"version":1,"protocol":"marginals_oue","epsilon":1.5,"domain":"de7930f2b0e6463b","bits":"8e0a","cohort":0}"#,
+    ),
+    (
+        r#"{"protocol":"marginals_olh","epsilon":1.5,"way":3,"attributes":[{"name":"browser","domain":["Chrome","Firefox","Safari"]},{"name":"os","domain":4},{"name":"mobile","domain":2}]}"#,
+        r#"{"version":1,"protocol":"marginals_olh","epsilon":1.5,"domain":"6571929d676a5a77","seed":2736219033,"value":1,"cohort":0}"#,
+    ),
+];
+
+/// The event of the marginals goldens.
+pub const MARGINALS_EVENT: &str = r#"{"browser":"Safari","os":3,"mobile":"1"}"#;
+
+/// The report line the current build produces for a marginals config.
+pub fn marginals_produced(config: &str) -> String {
+    let metric = localdp::MarginalsMetric::from_json(config).expect("valid");
+    let mut rng = localdp::SimulationRng::seed_from_u64(42);
+    localdp::Randomizer::randomize(&metric, MARGINALS_EVENT, &mut rng).expect("an event").to_json()
+}

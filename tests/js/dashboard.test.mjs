@@ -21,6 +21,7 @@ const METRICS = [
   { name: 'pages', title: 'Pages', config: { protocol: 'pem', epsilon: 4, max_length: 8, top: 3 } },
   { name: 'sections', title: 'Sections', config: { protocol: 'cms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] } },
   { name: 'apps', title: 'Installed apps', config: { protocol: 'rappor', bits: 16, hashes: 2, cohorts: 4, candidates: ['mail', 'maps', 'chat'] } },
+  { name: 'events', title: 'Browser × OS', config: { protocol: 'marginals', epsilon: 4, attributes: [{ name: 'browser', domain: ['Chrome', 'Safari'] }, { name: 'os', domain: 3 }] } },
 ];
 /** Report posts, and reports, per minute from one address: the test's own posts fit in both. */
 const REQUESTS_PER_MINUTE = 12;
@@ -237,8 +238,14 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     await postReports('pages', randomized('pages', cycle(['/', '/', '/', '/', '/blog', '/blog', '/shop', '/docs', '/a', '/b'], 8000), 5));
     await postReports('apps', randomized('apps', cycle(['mail', 'mail', 'maps'], 3000), 6));
     await postReports('sections', randomized('sections', cycle(['/', '/', '/blog'], 900), 8));
+    await postReports('events', randomized('events', cycle(['{"browser":"Chrome","os":0}', '{"browser":"Safari","os":2}'], 300), 9));
     await refreshedTo(page, 'apps', 3000);
     await refreshedTo(page, 'sections', 900);
+    await refreshedTo(page, 'events', 300);
+    // An event metric: each field's histogram, under its name.
+    assert.deepEqual(await card(page, 'events').locator('h4').allTextContents(), ['browser', 'os']);
+    const fields = await card(page, 'events').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
+    assert.deepEqual(fields, ['Chrome', 'Safari', '0', '1', '2']);
     assert.match(await card(page, 'latency').locator('.interval .figure').textContent(), /^mean \d+(\.\d+)? ms ± \d+(\.\d+)? ms \(95%\)$/);
     const quantiles = card(page, 'load_time').locator('.quantiles .bar-row[data-q]');
     assert.deepEqual(await quantiles.evaluateAll((q) => q.map((x) => x.dataset.q)), ['0.5', '0.9', '0.95', '0.99']);

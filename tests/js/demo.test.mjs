@@ -14,7 +14,7 @@ import { startCollector, stopCollector, CHROMIUM, ARTIFACTS } from './helpers.mj
 
 const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
 const REPORT_KEYS = new Set(['version', 'protocol', 'epsilon', 'domain', 'value', 'seed', 'bits', 'cohort', 'attributes', 'values']);
-const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem', 'square_wave', 'hierarchical', 'pckv_grr', 'pckv_ue'];
+const PROTOCOLS = ['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'ss', 'duchi', 'laplace', 'piecewise', 'hybrid', 'one_bit_mean', 'pem', 'square_wave', 'hierarchical', 'pckv_grr', 'pckv_ue', 'marginals_oue', 'marginals_olh'];
 
 let browser;
 let server;
@@ -71,7 +71,7 @@ function assertReport(report, metric) {
 
 test('the demo: answer, see what left, simulate, watch the dashboard', async () => {
   const { metrics } = await (await fetch(`${server.url}/api/metrics`)).json();
-  assert.deepEqual(metrics.map((m) => m.name), ['browser', 'feature', 'load_time', 'referrer', 'features_used']);
+  assert.deepEqual(metrics.map((m) => m.name), ['browser', 'feature', 'load_time', 'device', 'referrer', 'features_used']);
   const { context, page, seen } = await open({ viewport: { width: 1280, height: 900 } });
   try {
     // 1. Answer: pick values; the page shows the value that stays and the report that left.
@@ -82,8 +82,11 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     await page.check('input[name="features_used-held-0"]'); // Search
     await page.fill('input[name="features_used-0"]', '25');
     await page.check('input[name="features_used-held-3"]'); // Export, at its default 10 minutes
+    await page.selectOption('select[name="device-browser"]', 'Safari');
+    await page.selectOption('select[name="device-os"]', 'iOS');
+    await page.selectOption('select[name="device-device"]', 'mobile');
     await page.click('#send');
-    await page.waitForFunction(() => document.querySelectorAll('.sent-row .reply').length === 5
+    await page.waitForFunction(() => document.querySelectorAll('.sent-row .reply').length === 6
       && [...document.querySelectorAll('.sent-row .reply')].every((r) => r.textContent.startsWith('Collector: accepted 1')), null, { timeout: 20000 });
     const sent = await page.$$eval('.sent-row', (rows) => rows.map((r) => ({
       metric: r.dataset.metric,
@@ -91,7 +94,7 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
       report: r.querySelector('.report').textContent,
     })));
     const stays = Object.fromEntries(sent.map((s) => [s.metric, s.stays]));
-    assert.deepEqual(stays, { browser: 'Firefox', feature: 'API', load_time: '1234 ms', referrer: '/pricing/team-plan', features_used: 'Search 25 min, Export 10 min' });
+    assert.deepEqual(stays, { browser: 'Firefox', feature: 'API', load_time: '1234 ms', device: 'Safari · iOS · mobile', referrer: '/pricing/team-plan', features_used: 'Search 25 min, Export 10 min' });
     for (const s of sent) {
       const metric = metrics.find((m) => m.name === s.metric);
       const report = JSON.parse(s.report);
@@ -110,7 +113,7 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     assert.match(await page.textContent('#sim-status'), /Simulated 5,000 users/);
     // The page refreshes once more when the simulation ends, after any
     // refresh still under way (whose estimates may be a batch behind).
-    for (const name of ['browser', 'feature', 'load_time', 'referrer', 'features_used']) {
+    for (const name of ['browser', 'feature', 'load_time', 'device', 'referrer', 'features_used']) {
       await page.waitForFunction((name) => Number(document.querySelector(`.card[data-metric="${name}"] .n`).textContent.replace(/,/g, '')) === 5001, name, { timeout: 10000 });
     }
 
@@ -137,6 +140,12 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
     const features = '.card[data-metric="features_used"]';
     for (const part of ['.bar', '.ci', '.truth']) assert.equal(await page.locator(`${features} ${part}`).count(), 6, part);
     assert.match(await page.textContent(`${features} .key-mean[data-key="Search"]`), /^Search: [\d.]+ min ± [\d.]+ min \(95%\) · truth [\d.]+ min$/);
+    // The event of three fields: every pair's grid (4×5, 4×2, 5×2 cells),
+    // each cell titled with its interval and the simulated truth.
+    const device = '.card[data-metric="device"]';
+    assert.equal(await page.locator(`${device} .marginal`).count(), 3);
+    assert.equal(await page.locator(`${device} .cell`).count(), 20 + 8 + 10);
+    assert.match(await page.getAttribute(`${device} .cell`, 'title'), /^Chrome · Windows: [\d.]+%, 95% interval -?[\d.]+% to [\d.]+%, truth [\d.]+%$/);
     // The open-text question: pages discovered with no list, the most common
     // first, each with an interval and the simulated truth.
     const discovered = '.card[data-metric="referrer"]';
@@ -165,8 +174,8 @@ test('the demo: answer, see what left, simulate, watch the dashboard', async () 
 
     // Only reports left the page: every POST body is a report or an array of
     // reports, and no answer's label appears in any of them.
-    assert.ok(seen.posted.length >= 4 + 4 * 5);
-    const labels = [...metrics.flatMap((m) => (Array.isArray(m.config.domain) ? m.config.domain : m.config.keys ?? [])), '/pricing', '/blog/ldp'];
+    assert.ok(seen.posted.length >= 6 + 6 * 5);
+    const labels = [...metrics.flatMap((m) => (Array.isArray(m.config.domain) ? m.config.domain : m.config.keys ?? [])), 'Safari', 'iOS', '/pricing', '/blog/ldp'];
     for (const { body } of seen.posted) {
       const reports = [JSON.parse(body)].flat();
       for (const report of reports) {

@@ -200,7 +200,8 @@ test('js and sh blocks run', async () => {
       import { Client } from 'localdp';
       const { metrics } = await (await fetch('${collector.url}/api/metrics')).json();
       for (const { name, config } of metrics) {
-        const value = config.domain ? config.domain[0] : config.keys ? {} : config.range ? 1000 : '/';
+        const first = ({ name, domain }) => [name, Array.isArray(domain) ? domain[0] : 0];
+        const value = config.domain ? config.domain[0] : config.keys ? {} : config.range ? 1000 : config.attributes ? Object.fromEntries(config.attributes.map(first)) : '/';
         const body = JSON.stringify(new Client(config).randomize(value));
         const answer = await fetch('${collector.url}/api/metrics/' + name + '/reports', { method: 'POST', body });
         if (!answer.ok) throw new Error(name + ': ' + answer.status);

@@ -88,6 +88,16 @@ const shareMean: number = new Aggregator(features).estimate().keys[1].mean.estim
 const frequency: 'grr' | 'oue' | 'olh' | 'sue' | 'blh' | 'hr' | 'hrr' | 'ss' | 'dbitflip' = new Client({ protocol: 'auto', epsilon: 1, domain: 4 }).protocol;
 console.log(oue, shared, second2, wave, pckv, shareMean, frequency);
 
+// Marginals: an event object in, a MarginalsEstimate out, "marginals" resolving within its family.
+const events = { protocol: 'marginals', epsilon: 2, attributes: [{ name: 'browser', domain: ['Chrome', 'Safari'] }, { name: 'os', domain: 6 }] } as const;
+const joint: 'marginals_oue' | 'marginals_olh' = new Client(events).protocol;
+new Client(events).randomize({ browser: 'Safari', os: 3 });
+const pair: string[] = new Aggregator(events).estimate().marginals[0].attributes;
+const cellSe: number = new Aggregator(events).estimate().histograms[1].values[0].se;
+console.log(joint, pair, cellSe);
+// @ts-expect-error: an event is an object, not a string
+new Client(events).randomize('Safari');
+
 // @ts-expect-error: a string domain's client takes strings, not numbers
 labelled.randomize(1);
 // @ts-expect-error: also when the config is written inline

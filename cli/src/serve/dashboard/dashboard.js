@@ -276,6 +276,12 @@ function estimated(m, answer) {
       return e.heavy_hitters.length === 0
         ? { plot: [el('p', { class: 'empty', text: 'No value is frequent enough among these reports to be found yet.' })], note: '' }
         : { plot: shares(e.heavy_hitters, e.heavy_hitters.length), note: `The values found without a list, by ${e.protocol}, with their shares and 95% intervals.` };
+    case 'marginals':
+      // Each field's own histogram (the joint grids are the demo's and the JSON's).
+      return {
+        plot: e.histograms.flatMap((h) => [el('h4', { text: h.attribute }), ...shares(h.values, h.values.length)]),
+        note: `Each field's share, from every pair of fields (${e.protocol}), with its 95% interval; the joint histograms are in the estimate's JSON.`,
+      };
     case 'rappor':
       return {
         plot: e.estimates.length ? shares(e.estimates, e.estimates.length) : [el('p', { class: 'empty', text: 'No candidate detected yet.' })],
