@@ -53,7 +53,8 @@ pub struct Cell {
     pub frequency: f64,
     /// The unbiased estimate's standard error.
     pub se: f64,
-    /// `frequency ± 1.96·se`.
+    /// The unbiased estimate `± 1.96·se` (post-processing moves
+    /// `frequency`, not the interval, as for frequency metrics).
     pub ci95: [f64; 2],
 }
 
@@ -87,7 +88,8 @@ pub struct HistogramValue {
     pub frequency: f64,
     /// The unbiased estimate's standard error.
     pub se: f64,
-    /// `frequency ± 1.96·se`.
+    /// The unbiased estimate `± 1.96·se` (post-processing moves
+    /// `frequency`, not the interval, as for frequency metrics).
     pub ci95: [f64; 2],
 }
 
@@ -169,6 +171,10 @@ impl MarginalsEstimate {
         self.post = post;
         let cells: Vec<Vec<f64>> = self.marginals.iter().map(|m| post.apply(&m.unbiased)).collect();
         let histograms = self.average_margins(&cells);
+        // Intervals stay around the unbiased estimates: the post-processed
+        // values are biased, and an interval around them would not cover.
+        let unbiased: Vec<Vec<f64>> = self.marginals.iter().map(|m| m.unbiased.clone()).collect();
+        let unbiased_histograms = self.average_margins(&unbiased);
         for (m, mut cells) in self.marginals.iter_mut().zip(cells) {
             if post != PostProcessing::None {
                 for (i, &(a, d)) in m.shape.iter().enumerate() {
@@ -180,13 +186,13 @@ impl MarginalsEstimate {
                     }
                 }
             }
-            for (c, f) in m.cells.iter_mut().zip(cells) {
-                (c.frequency, c.ci95) = (f, interval(f, c.se));
+            for (c, (f, &u)) in m.cells.iter_mut().zip(cells.into_iter().zip(&m.unbiased)) {
+                (c.frequency, c.ci95) = (f, interval(u, c.se));
             }
         }
-        for (h, frequencies) in self.histograms.iter_mut().zip(histograms) {
-            for (v, f) in h.values.iter_mut().zip(frequencies) {
-                (v.frequency, v.ci95) = (f, interval(f, v.se));
+        for ((h, frequencies), unbiased) in self.histograms.iter_mut().zip(histograms).zip(unbiased_histograms) {
+            for (v, (f, u)) in h.values.iter_mut().zip(frequencies.into_iter().zip(unbiased)) {
+                (v.frequency, v.ci95) = (f, interval(u, v.se));
             }
         }
         self

@@ -386,7 +386,10 @@ impl MarginalsMetric {
 
     /// A report of an event (its values' indices, [`Self::event_of`]) from
     /// a device that drew set `set` (taken modulo the number of sets); an
-    /// error if `event` is not one of this metric's.
+    /// error if `event` is not one of this metric's. For simulation and
+    /// tests: the ε holds only when `set` is drawn uniformly and
+    /// independently of the event, as [`crate::Randomizer::randomize`] does;
+    /// a set chosen from the event reveals it.
     ///
     /// See the example on [`MarginalsMetric`].
     pub fn randomize_event(&self, event: &[usize], set: usize, rng: &mut dyn RngCore) -> Result<Report> {

@@ -433,7 +433,7 @@ export interface MarginalCell {
   frequency: number;
   /** Standard error of the unbiased estimate. */
   se: number;
-  /** frequency ± 1.96 se. */
+  /** The unbiased estimate ± 1.96 se (post-processing moves `frequency`, not the interval). */
   ci95: [number, number];
 }
 
@@ -455,7 +455,7 @@ export interface MarginalHistogramValue {
   frequency: number;
   /** Standard error of the unbiased estimate. */
   se: number;
-  /** frequency ± 1.96 se. */
+  /** The unbiased estimate ± 1.96 se (post-processing moves `frequency`, not the interval). */
   ci95: [number, number];
 }
 
