@@ -29,6 +29,16 @@ pub const PROTOCOLS: &[(&str, &[&str])] = &[
     (r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":16}"#, &["0.1", "0.4", "0.95"]),
     (r#"{"protocol":"hierarchical","epsilon":1,"range":[0,1],"bins":1024}"#, &["0.1", "0.4", "0.95"]),
     (r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":1,"domain":4,"memoize":true}"#, &["1", "2"]),
+    (r#"{"protocol":"pckv_grr","epsilon":1,"keys":["a","b","c"],"range":[0,10],"pad":2}"#, &[r#"{"a":1,"b":9}"#, "{}", r#"{"c":4}"#]),
+    (r#"{"protocol":"pckv_ue","epsilon":1,"keys":5,"range":[0,10],"pad":2}"#, &[r#"{"0":1,"3":9}"#, "{}"]),
+    (
+        r#"{"protocol":"marginals_oue","epsilon":1,"attributes":[{"name":"a","domain":3},{"name":"b","domain":["x","y"]},{"name":"c","domain":2}]}"#,
+        &[r#"{"a":0,"b":"x","c":1}"#, r#"{"a":2,"b":"y","c":0}"#],
+    ),
+    (
+        r#"{"protocol":"marginals_olh","epsilon":1,"attributes":[{"name":"a","domain":3},{"name":"b","domain":["x","y"]}]}"#,
+        &[r#"{"a":1,"b":"y"}"#, r#"{"a":2,"b":"x"}"#],
+    ),
 ];
 
 /// The `i`th value of a config's list, cycling.
