@@ -58,6 +58,27 @@ pub(crate) mod sealed {
     }
 }
 
+/// The accessors every aggregator's [`sealed::AggregateState`] has alike:
+/// its `tally` field, and the envelope of its configuration, the field
+/// named `$config` (a metric or an oracle, a [`crate::metric::Kind`]).
+macro_rules! state_accessors {
+    ($config:ident) => {
+        fn tally(&self) -> &crate::aggregate::Tally {
+            &self.tally
+        }
+
+        fn tally_mut(&mut self) -> &mut crate::aggregate::Tally {
+            &mut self.tally
+        }
+
+        #[cfg(feature = "aggregate")]
+        fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
+            crate::metric::envelope(&self.$config, payload)
+        }
+    };
+}
+pub(crate) use state_accessors;
+
 /// The server side: validates and counts reports, merges, estimates, and
 /// travels as bytes.
 ///

@@ -546,18 +546,7 @@ pub struct RapporAggregator {
 }
 
 impl AggregateState for RapporAggregator {
-    fn tally(&self) -> &Tally {
-        &self.tally
-    }
-
-    fn tally_mut(&mut self) -> &mut Tally {
-        &mut self.tally
-    }
-
-    #[cfg(feature = "aggregate")]
-    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
-        crate::metric::envelope(&self.metric, payload)
-    }
+    crate::mechanism::state_accessors!(metric);
 
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.per_cohort);

@@ -61,18 +61,7 @@ pub struct FrequencyAggregator {
 }
 
 impl AggregateState for FrequencyAggregator {
-    fn tally(&self) -> &Tally {
-        &self.tally
-    }
-
-    fn tally_mut(&mut self) -> &mut Tally {
-        &mut self.tally
-    }
-
-    #[cfg(feature = "aggregate")]
-    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
-        crate::metric::envelope(&self.oracle, payload)
-    }
+    crate::mechanism::state_accessors!(oracle);
 
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.counts);

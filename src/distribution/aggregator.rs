@@ -312,18 +312,7 @@ fn poisson(lambda: f64, rng: &mut SplitMix) -> f64 {
 }
 
 impl AggregateState for DistributionAggregator {
-    fn tally(&self) -> &Tally {
-        &self.tally
-    }
-
-    fn tally_mut(&mut self) -> &mut Tally {
-        &mut self.tally
-    }
-
-    #[cfg(feature = "aggregate")]
-    fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
-        crate::metric::envelope(&self.metric, payload)
-    }
+    crate::mechanism::state_accessors!(metric);
 
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.counts);

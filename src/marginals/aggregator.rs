@@ -224,18 +224,7 @@ pub struct MarginalsAggregator {
 }
 
 impl AggregateState for MarginalsAggregator {
-    fn tally(&self) -> &Tally {
-        &self.tally
-    }
-
-    fn tally_mut(&mut self) -> &mut Tally {
-        &mut self.tally
-    }
-
-    #[cfg(feature = "aggregate")]
-    fn envelope(&self, payload: crate::report::Payload) -> Report {
-        crate::metric::envelope(&self.metric, payload)
-    }
+    crate::mechanism::state_accessors!(metric);
 
     fn write_counts(&self, out: &mut StateWriter) {
         out.counts(&self.counts);
