@@ -65,11 +65,40 @@ module() {
   cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
 }
 
+# The client module's families (cargo features): all of them, as shipped,
+# or those LOCALDP_CLIENT_FEATURES lists (comma-separated: what a page that
+# needs only those would load; scripts/size-families.sh), in which case the
+# build is the client's web files alone, for their sizes.
+client_features=${LOCALDP_CLIENT_FEATURES:-families}
+if [ "$client_features" != families ]; then
+  bindings web client/web localdp_client --no-default-features --features "$client_features"
+  node_modules/.bin/wasm-opt -Oz --converge "$out/client/web/localdp_client_bg.wasm" -o "$out/client/web/localdp_client_bg.wasm"
+  cp js/web/localdp.js "$out"/client/web/
+  node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js}
+fi
+# size FILE...: their bytes raw and gzip -9'd one by one, summed.
+size() {
+  local raw=0 gz=0 f
+  for f in "$@"; do
+    raw=$((raw + $(wc -c < "$f")))
+    gz=$((gz + $(gzip -9c "$f" | wc -c)))
+  done
+  echo "$raw bytes raw, $gz bytes gzipped"
+}
+client_sizes() {
+  echo "client module ($client_features), localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
+  echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+}
+if [ "$client_features" != families ]; then
+  client_sizes
+  exit 0
+fi
+
 # The full module (client and Aggregator): `localdp`, `localdp/web`.
 module node web localdp
 # The client module (randomization, memos, the ledger; no aggregate feature):
 # `localdp/client`, `localdp/client/web`.
-module client/node client/web localdp_client --no-default-features
+module client/node client/web localdp_client --no-default-features --features families
 node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.
@@ -81,18 +110,8 @@ cp -r js/client/. "$out"/client/
 # Node entries stay as written).
 node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
 
-# size FILE...: their bytes raw and gzip -9'd one by one, summed.
-size() {
-  local raw=0 gz=0 f
-  for f in "$@"; do
-    raw=$((raw + $(wc -c < "$f")))
-    gz=$((gz + $(gzip -9c "$f" | wc -c)))
-  done
-  echo "$raw bytes raw, $gz bytes gzipped"
-}
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
-echo "client module, localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
-echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+client_sizes
 if [ "$WASM_ROUTE" = stable ]; then
   echo "route stable: std was not rebuilt, so these modules carry the prebuilt std's panic machinery, locations and messages (and no optimize_for_size std): larger than the shipped build; see docs/building.md"
 fi

@@ -7,7 +7,8 @@
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
 #     port) and `--plot`; the doc examples, and the API docs with warnings
-#     denied (a broken link fails); then, in a step of its own,
+#     denied (a broken link fails); each family's client alone (a cargo
+#     feature) built without the others; then, in a step of its own,
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. the wasm build of route stable (rustup's toolchain alone, no std
 #     rebuild; docs/building.md) beside the package's, its client run in
@@ -42,6 +43,12 @@ cargo test --workspace --all-targets --exclude localdp-datafusion --exclude loca
 cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python
 # The public crates' API docs, warnings denied: a broken link fails.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp -p localdp-arrow -p localdp-cli
+# Each family is a cargo feature: a client of one family alone (what
+# scripts/size-families.sh measures) builds without the others and without
+# the server side.
+for family in frequency numeric rappor heavy distribution key_value marginals; do
+  cargo check --quiet --lib --no-default-features --features "$family"
+done
 # The engines' crate builds in the dev profile, not the test profile, so it
 # shares little with the tests above.
 ci_free target/debug

@@ -41,7 +41,18 @@
 // Without the `aggregate` feature (the browser client's wasm module) the
 // aggregators, estimates and state bytes still compile, unused: what no
 // client code reaches, the linker drops.
-#![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]
+#![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports, unused_macros))]
+
+#[cfg(not(any(
+    feature = "frequency",
+    feature = "numeric",
+    feature = "rappor",
+    feature = "heavy",
+    feature = "distribution",
+    feature = "key_value",
+    feature = "marginals"
+)))]
+compile_error!("localdp needs at least one family's feature (the default `aggregate` has them all; a client: `--features numeric`)");
 
 pub mod accounting;
 pub mod aggregate;
@@ -51,25 +62,32 @@ pub mod client;
 #[cfg(feature = "aggregate")]
 pub mod columnar;
 mod config;
+#[cfg(feature = "distribution")]
 pub mod distribution;
 pub mod domain;
 pub mod error;
+#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
 pub mod frequency;
 pub mod hash;
+#[cfg(feature = "heavy")]
 pub mod heavy;
 mod json;
+#[cfg(feature = "key_value")]
 pub mod key_value;
+#[cfg(feature = "marginals")]
 pub mod marginals;
 pub mod mechanism;
 pub mod metric;
 mod names;
 mod number;
+#[cfg(any(feature = "numeric", feature = "distribution", feature = "key_value"))]
 pub mod numeric;
 #[cfg(feature = "aggregate")]
 pub mod plan;
 pub mod privacy;
 mod protocol;
 mod randomizer;
+#[cfg(any(feature = "rappor", feature = "heavy"))]
 pub mod rappor;
 pub mod report;
 pub mod rng;
@@ -80,26 +98,44 @@ mod text;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
 
+#[cfg(feature = "aggregate")]
 pub use aggregate::{
     FrequencyAggregator, FrequencyEstimate, MeanEstimate, NumericAggregator, NumericEstimate, PostProcessing,
     RejectionCounts, ValueEstimate,
 };
-pub use distribution::{
-    DistributionAggregator, DistributionConfig, DistributionEstimate, DistributionMetric, DistributionProtocol,
-};
+#[cfg(feature = "distribution")]
+pub use distribution::{DistributionConfig, DistributionMetric};
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
-pub use key_value::{KeyValueAggregator, KeyValueConfig, KeyValueEstimate, KeyValueMetric, KeyValueProtocol};
-pub use marginals::{MarginalsAggregator, MarginalsConfig, MarginalsEstimate, MarginalsMetric, MarginalsProtocol};
-pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric, HeavyHitterProtocol};
-pub use frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood};
+#[cfg(feature = "key_value")]
+pub use key_value::{KeyValueConfig, KeyValueMetric};
+#[cfg(feature = "marginals")]
+pub use marginals::{MarginalsConfig, MarginalsMetric};
+#[cfg(feature = "heavy")]
+pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric};
+#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
+pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood};
 pub use mechanism::{Aggregate, Randomizer};
 #[cfg(feature = "aggregate")]
-pub use metric::Aggregator;
-pub use metric::{Estimate, Metric};
+pub use metric::{Aggregator, Estimate};
+#[cfg(feature = "aggregate")]
+pub use {
+    distribution::{DistributionAggregator, DistributionEstimate},
+    key_value::{KeyValueAggregator, KeyValueEstimate},
+    marginals::{MarginalsAggregator, MarginalsEstimate},
+};
+pub use metric::Metric;
 pub use names::{ProtocolFamily, Selection, UnknownProtocol};
-pub use numeric::{NumericConfig, NumericMetric, NumericProtocol, RangeSpec};
-pub use rappor::{OpenDomainProtocol, RapporAggregator, RapporConfig, RapporMetric};
+#[cfg(any(feature = "numeric", feature = "distribution", feature = "key_value"))]
+pub use numeric::{NumericConfig, NumericMetric, RangeSpec};
+#[cfg(feature = "aggregate")]
+pub use rappor::RapporAggregator;
+#[cfg(any(feature = "rappor", feature = "heavy"))]
+pub use rappor::{RapporConfig, RapporMetric};
+pub use protocol::{
+    DistributionProtocol, FrequencyProtocol, HeavyHitterProtocol, KeyValueProtocol, MarginalsProtocol, NumericProtocol,
+    OpenDomainProtocol,
+};
 pub use report::{Payload, Protocol, Report};
 pub use rng::{SecureRng, SimulationRng};
 pub use state::StateError;

@@ -504,6 +504,113 @@ impl BitVector {
     }
 }
 
+/// Whether a report field is present in a metric's reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// In no report.
+    Never,
+    /// In every report.
+    Always,
+    /// In some reports (e.g. a tree's levels with different oracles).
+    Sometimes,
+}
+
+impl Presence {
+    /// Presence in reports that are of one kind or the other.
+    fn either(self, other: Presence) -> Presence {
+        if self == other {
+            self
+        } else {
+            Presence::Sometimes
+        }
+    }
+}
+
+/// Which wire fields a metric's reports carry ([`crate::Metric::report_fields`]),
+/// e.g. for the columns of an Arrow schema of its reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportFields {
+    /// `value`.
+    pub value: Presence,
+    /// `seed`.
+    pub seed: Presence,
+    /// `cohort`.
+    pub cohort: Presence,
+    /// `bits`.
+    pub bits: Presence,
+    /// `Some(w)` when every report's bits are exactly `w` bytes.
+    pub bits_width: Option<usize>,
+    /// `attributes` and `values`.
+    pub sampled: Presence,
+}
+
+impl ReportFields {
+    /// No field at all (a start to fill in).
+    pub const NONE: ReportFields = ReportFields {
+        value: Presence::Never,
+        seed: Presence::Never,
+        cohort: Presence::Never,
+        bits: Presence::Never,
+        bits_width: None,
+        sampled: Presence::Never,
+    };
+
+    /// The fields of the payload [`Payload::Index`].
+    pub const INDEX: ReportFields = ReportFields { value: Presence::Always, ..ReportFields::NONE };
+
+    /// The fields of the payload [`Payload::Hashed`].
+    pub const HASHED: ReportFields = ReportFields { seed: Presence::Always, ..ReportFields::INDEX };
+
+    /// The fields of the payload [`Payload::Grouped`].
+    pub const GROUPED: ReportFields = ReportFields { cohort: Presence::Always, ..ReportFields::HASHED };
+
+    /// The fields of the payload [`Payload::Sampled`].
+    pub const SAMPLED: ReportFields = ReportFields { sampled: Presence::Always, ..ReportFields::NONE };
+
+    /// The fields of the payload [`Payload::Bits`] of `d` bits.
+    ///
+    /// With [`ReportFields::cohort_bits`] and [`ReportFields::either`]:
+    ///
+    /// ```
+    /// use localdp::columnar::{Presence, ReportFields};
+    /// let bits = ReportFields::bits(12);
+    /// assert_eq!((bits.bits, bits.bits_width, bits.cohort), (Presence::Always, Some(2), Presence::Never));
+    /// assert_eq!(ReportFields::cohort_bits(12).cohort, Presence::Always);
+    /// let mixed = ReportFields::bits(12).either(ReportFields::HASHED); // a tree with OUE and HRR levels
+    /// assert_eq!((mixed.bits, mixed.seed, mixed.bits_width), (Presence::Sometimes, Presence::Sometimes, Some(2)));
+    /// ```
+    pub const fn bits(d: usize) -> ReportFields {
+        ReportFields { bits: Presence::Always, bits_width: Some(d.div_ceil(8)), ..ReportFields::NONE }
+    }
+
+    /// The fields of the payload [`Payload::Cohort`] of `d` bits.
+    ///
+    /// See the example on [`ReportFields::bits`].
+    pub const fn cohort_bits(d: usize) -> ReportFields {
+        ReportFields { cohort: Presence::Always, ..ReportFields::bits(d) }
+    }
+
+    /// The fields of reports that are of one shape or the other.
+    ///
+    /// See the example on [`ReportFields::bits`].
+    pub fn either(self, other: ReportFields) -> ReportFields {
+        let width = |f: ReportFields| (f.bits != Presence::Never).then_some(f.bits_width);
+        ReportFields {
+            value: self.value.either(other.value),
+            seed: self.seed.either(other.seed),
+            cohort: self.cohort.either(other.cohort),
+            bits: self.bits.either(other.bits),
+            bits_width: match (width(self), width(other)) {
+                (Some(a), Some(b)) if a == b => a,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                _ => None,
+            },
+            sampled: self.sampled.either(other.sampled),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

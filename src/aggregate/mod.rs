@@ -2,13 +2,17 @@
 //! estimates with honest error bars.
 
 #[cfg(feature = "aggregate")]
-mod kernels;
 mod frequency;
+#[cfg(feature = "aggregate")]
+mod kernels;
+#[cfg(feature = "aggregate")]
 mod numeric;
 mod post;
 mod tally;
 
+#[cfg(feature = "aggregate")]
 pub use frequency::{FrequencyAggregator, FrequencyEstimate, ValueEstimate};
+#[cfg(feature = "aggregate")]
 pub use numeric::{MeanEstimate, NumericAggregator, NumericEstimate};
 pub(crate) use tally::{summed, Tally};
 pub use tally::{RejectionCounts, Z95};

@@ -8,7 +8,7 @@ use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::frequency::Likelihood;
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
-use crate::mechanism::Randomizer;
+use crate::randomizer::Randomizer;
 use crate::metric::{parse_config, parse_numbers, Family, Kind, Memo, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
@@ -421,8 +421,8 @@ impl Kind for DistributionMetric {
     }
     /// Square Wave: a cell; the tree: the level and its oracle's fields.
     #[cfg(feature = "aggregate")]
-    fn report_fields(&self) -> crate::columnar::ReportFields {
-        use crate::columnar::{Presence, ReportFields};
+    fn report_fields(&self) -> crate::report::ReportFields {
+        use crate::report::{Presence, ReportFields};
         match &self.mechanism {
             Mechanism::SquareWave(_) => ReportFields::INDEX,
             Mechanism::Hierarchical(tree) => {

@@ -37,11 +37,13 @@
 //! Memoization keeps one permanent report per input of the grid (and, for
 //! the tree, the level drawn once per install): a memo per value of the grid.
 
+#[cfg(feature = "aggregate")]
 mod aggregator;
 mod hierarchical;
 mod metric;
 mod square_wave;
 
+#[cfg(feature = "aggregate")]
 pub use aggregator::{Bin, DistributionAggregator, DistributionEstimate, Interval, Quantile, DEFAULT_QUANTILES};
 pub use hierarchical::{Hierarchy, Level, BRANCHING};
 pub use square_wave::SquareWave;

@@ -5,7 +5,7 @@
 //! estimator's parameters on top.
 
 #[cfg(feature = "aggregate")]
-use crate::columnar::ReportFields;
+use crate::report::ReportFields;
 use crate::error::{Rejection, Result};
 use crate::report::Payload;
 use crate::rng::RngCore;
@@ -267,7 +267,7 @@ pub(super) fn check_one_count_per_report(counts: &[u64], n: u64) -> Result<()> {
     if counts.iter().map(|&c| u128::from(c)).sum::<u128>() == u128::from(n) {
         Ok(())
     } else {
-        Err(crate::state::StateError::Inconsistent { what: "the counts do not add up to the number of reports" }.into())
+        Err(crate::error::StateError::Inconsistent { what: "the counts do not add up to the number of reports" }.into())
     }
 }
 

@@ -12,7 +12,7 @@ use super::{FrequencyOracle, Likelihood};
 use crate::error::{Error, Rejection, Result};
 use crate::report::Payload;
 use crate::rng::RngCore;
-use crate::state::StateError;
+use crate::error::StateError;
 use crate::text::text;
 
 /// The oracles a device draws one of, and where each one's counts lie.
@@ -86,8 +86,8 @@ impl OracleGroups {
 
     /// The wire fields: the cohort, and what any group's oracle sends.
     #[cfg(feature = "aggregate")]
-    pub(crate) fn report_fields(&self) -> crate::columnar::ReportFields {
-        use crate::columnar::{Presence, ReportFields};
+    pub(crate) fn report_fields(&self) -> crate::report::ReportFields {
+        use crate::report::{Presence, ReportFields};
         use crate::metric::Kind;
         let fields = self.oracles.iter().map(Kind::report_fields).reduce(ReportFields::either).unwrap_or(ReportFields::NONE);
         ReportFields { cohort: Presence::Always, ..fields }

@@ -4,12 +4,12 @@
 
 use crate::protocol::FrequencyProtocol;
 #[cfg(feature = "aggregate")]
-use crate::columnar::ReportFields;
+use crate::report::ReportFields;
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
-use crate::mechanism::Randomizer;
+use crate::randomizer::Randomizer;
 use crate::metric::{ValueKind, parse_config, Family, Kind, Memo};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;

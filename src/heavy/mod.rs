@@ -546,8 +546,8 @@ impl Kind for HeavyHitterMetric {
     }
     /// CMS: the row and its bits; the others: a group, a seed and a value.
     #[cfg(feature = "aggregate")]
-    fn report_fields(&self) -> crate::columnar::ReportFields {
-        use crate::columnar::ReportFields;
+    fn report_fields(&self) -> crate::report::ReportFields {
+        use crate::report::ReportFields;
         match &self.mechanism {
             Mechanism::Sketch(sketch) if sketch.kind() == sketch::SketchKind::Cms => {
                 ReportFields::cohort_bits(sketch.width() as usize)

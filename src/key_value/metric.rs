@@ -6,7 +6,7 @@ use crate::domain::{Domain, DomainSpec};
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field};
-use crate::mechanism::Randomizer;
+use crate::randomizer::Randomizer;
 use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
@@ -579,8 +579,8 @@ impl Kind for KeyValueMetric {
     }
     /// GRR: one index; UE: `2d'` bits.
     #[cfg(feature = "aggregate")]
-    fn report_fields(&self) -> crate::columnar::ReportFields {
-        use crate::columnar::ReportFields;
+    fn report_fields(&self) -> crate::report::ReportFields {
+        use crate::report::ReportFields;
         match self.protocol {
             KeyValueProtocol::PckvGrr => ReportFields::INDEX,
             KeyValueProtocol::PckvUe => ReportFields::bits(2 * self.symbols() as usize),

@@ -63,10 +63,12 @@
 //! Memoization keeps one permanent report per distinct map (its keys and
 //! clipped values).
 
+#[cfg(feature = "aggregate")]
 mod aggregator;
 mod metric;
 
 pub use crate::protocol::KeyValueProtocol;
+#[cfg(feature = "aggregate")]
 pub use aggregator::{pckv_estimate, KeyEstimate, KeyValueAggregator, KeyValueEstimate, KeyValueStat};
 pub(crate) use metric::FAMILY;
 pub use metric::{KeyValueConfig, KeyValueMetric, PairChannel, CHOOSE, MAX_KEYS, MAX_PAD};

@@ -7,7 +7,7 @@ use crate::error::{Error, ExpectedValue, FieldProblem, Requirement, Result};
 use crate::frequency::{FrequencyConfig, FrequencyOracle, Likelihood, OracleGroups, MAX_EPSILON, MIN_EPSILON};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field};
-use crate::mechanism::Randomizer;
+use crate::randomizer::Randomizer;
 use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
@@ -508,7 +508,7 @@ impl Kind for MarginalsMetric {
     }
     /// The set as `cohort`, and its oracle's fields.
     #[cfg(feature = "aggregate")]
-    fn report_fields(&self) -> crate::columnar::ReportFields {
+    fn report_fields(&self) -> crate::report::ReportFields {
         self.groups.report_fields()
     }
     /// Every attribute's first value, and every attribute's last.

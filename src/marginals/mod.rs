@@ -42,10 +42,12 @@
 //! Memoization draws the set once per install and keeps one permanent
 //! report per cell of it.
 
+#[cfg(feature = "aggregate")]
 mod aggregator;
 mod metric;
 
 pub use crate::protocol::MarginalsProtocol;
+#[cfg(feature = "aggregate")]
 pub use aggregator::{Cell, Histogram, HistogramValue, Marginal, MarginalsAggregator, MarginalsEstimate};
 pub(crate) use metric::FAMILY;
 pub use metric::{AttributeSpec, MarginalsConfig, MarginalsMetric, CHOOSE, DEFAULT_WAY, MAX_ATTRIBUTES, MAX_CELLS, MIN_ATTRIBUTES};

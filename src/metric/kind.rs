@@ -4,7 +4,7 @@
 //! families; the list of families and [`crate::Metric`] sit above them.
 
 #[cfg(feature = "aggregate")]
-use crate::columnar::ReportFields;
+use crate::report::ReportFields;
 use crate::error::{Error, ExpectedValue, Result};
 use crate::json::ConfigObject;
 use crate::privacy::number_text;

@@ -12,6 +12,7 @@
 //! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
 //! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
 
+#[cfg(feature = "aggregate")]
 mod aggregator;
 mod kind;
 #[cfg(feature = "aggregate")]
@@ -19,8 +20,7 @@ mod lines;
 mod registry;
 
 #[cfg(feature = "aggregate")]
-pub use aggregator::Aggregator;
-pub use aggregator::Estimate;
+pub use aggregator::{Aggregator, Estimate};
 pub(crate) use kind::{config_object, envelope, id_of, parse_config, Family, Kind, Memo};
 pub use kind::{parse_numbers, ValueKind};
 pub use registry::Metric;

@@ -2,7 +2,7 @@
 //! [`Metric`], what the CLI, the collector and the JavaScript package use.
 
 #[cfg(feature = "aggregate")]
-use crate::columnar::ReportFields;
+use crate::report::ReportFields;
 use crate::error::{Error, Requirement, Result};
 use crate::json::{ConfigObject, Field};
 use super::kind::{config_object, id_of, parse_config, Family, Kind, ValueKind};
@@ -15,8 +15,23 @@ use std::sync::Arc;
 
 /// The families of metrics, in the order they are asked to claim a config;
 /// adding a family adds its `FAMILY` here (docs/ARCHITECTURE.md says what else).
-pub(crate) const FAMILIES: &[&Family] =
-    &[&crate::rappor::FAMILY, &crate::heavy::FAMILY, &crate::distribution::FAMILY, &crate::key_value::FAMILY, &crate::marginals::FAMILY, &crate::numeric::FAMILY, &crate::frequency::FAMILY];
+/// Each is there when its cargo feature is on.
+pub(crate) const FAMILIES: &[&Family] = &[
+    #[cfg(feature = "rappor")]
+    &crate::rappor::FAMILY,
+    #[cfg(feature = "heavy")]
+    &crate::heavy::FAMILY,
+    #[cfg(feature = "distribution")]
+    &crate::distribution::FAMILY,
+    #[cfg(feature = "key_value")]
+    &crate::key_value::FAMILY,
+    #[cfg(feature = "marginals")]
+    &crate::marginals::FAMILY,
+    #[cfg(feature = "numeric")]
+    &crate::numeric::FAMILY,
+    #[cfg(feature = "frequency")]
+    &crate::frequency::FAMILY,
+];
 
 /// A configured metric of any family.
 ///
@@ -122,8 +137,11 @@ impl Metric {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
         // Only frequency protocols take an instantaneous step (RAPPOR has its own).
-        let foreign_step =
-            !std::ptr::eq(*family, &crate::frequency::FAMILY) && object.remove("instantaneous_epsilon");
+        #[cfg(feature = "frequency")]
+        let frequency = std::ptr::eq(*family, &crate::frequency::FAMILY);
+        #[cfg(not(feature = "frequency"))]
+        let frequency = false;
+        let foreign_step = !frequency && object.remove("instantaneous_epsilon");
         let kind = (family.build)(object, &settings)?;
         if foreign_step {
             return Err(Error::invalid("instantaneous_epsilon", Requirement::NotFor { protocol: kind.protocol() }));

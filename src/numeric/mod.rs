@@ -51,7 +51,7 @@ use crate::settings::MAX_GRANULARITY;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field, FromField};
-use crate::mechanism::Randomizer;
+use crate::randomizer::Randomizer;
 use crate::metric::{ValueKind, parse_config, parse_numbers, Family, Kind, Memo};
 use crate::names::{Selection};
 use crate::privacy::{number_text, validate_epsilon};
@@ -596,8 +596,8 @@ impl Kind for NumericMetric {
     }
     /// A record: sampled attributes and values; one number: a value.
     #[cfg(feature = "aggregate")]
-    fn report_fields(&self) -> crate::columnar::ReportFields {
-        use crate::columnar::ReportFields;
+    fn report_fields(&self) -> crate::report::ReportFields {
+        use crate::report::ReportFields;
         if self.vector {
             ReportFields::SAMPLED
         } else {
