@@ -39,9 +39,11 @@
 
 #![deny(missing_docs)]
 // Without the `aggregate` feature (the browser client's wasm module) the
-// aggregators, estimates and state bytes still compile, unused: what no
-// client code reaches, the linker drops.
-#![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports, unused_macros))]
+// server side (aggregate/, mechanism.rs, state.rs, columnar.rs, the
+// families' aggregators, the auditor) is not compiled; what the device
+// files keep for it (the channel enumerations the auditor reads, a few
+// decoding helpers) is unused there, and the linker drops it.
+#![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]
 
 #[cfg(not(any(
     feature = "frequency",
@@ -55,6 +57,7 @@
 compile_error!("localdp needs at least one family's feature (the default `aggregate` has them all; a client: `--features numeric`)");
 
 pub mod accounting;
+#[cfg(feature = "aggregate")]
 pub mod aggregate;
 #[cfg(feature = "aggregate")]
 pub mod audit;
@@ -76,6 +79,7 @@ mod json;
 pub mod key_value;
 #[cfg(feature = "marginals")]
 pub mod marginals;
+#[cfg(feature = "aggregate")]
 pub mod mechanism;
 pub mod metric;
 mod names;
@@ -92,7 +96,9 @@ pub mod rappor;
 pub mod report;
 pub mod rng;
 mod settings;
+#[cfg(feature = "aggregate")]
 pub mod simulate;
+#[cfg(feature = "aggregate")]
 pub mod state;
 mod text;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -112,15 +118,18 @@ pub use key_value::{KeyValueConfig, KeyValueMetric};
 #[cfg(feature = "marginals")]
 pub use marginals::{MarginalsConfig, MarginalsMetric};
 #[cfg(feature = "heavy")]
-pub use heavy::{HeavyHitterAggregator, HeavyHitterConfig, HeavyHitterEstimate, HeavyHitterMetric};
+pub use heavy::{HeavyHitterConfig, HeavyHitterMetric};
 #[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
 pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood};
-pub use mechanism::{Aggregate, Randomizer};
+#[cfg(feature = "aggregate")]
+pub use mechanism::Aggregate;
+pub use randomizer::Randomizer;
 #[cfg(feature = "aggregate")]
 pub use metric::{Aggregator, Estimate};
 #[cfg(feature = "aggregate")]
 pub use {
     distribution::{DistributionAggregator, DistributionEstimate},
+    heavy::{HeavyHitterAggregator, HeavyHitterEstimate},
     key_value::{KeyValueAggregator, KeyValueEstimate},
     marginals::{MarginalsAggregator, MarginalsEstimate},
 };
@@ -138,7 +147,7 @@ pub use protocol::{
 };
 pub use report::{Payload, Protocol, Report};
 pub use rng::{SecureRng, SimulationRng};
-pub use state::StateError;
+pub use error::StateError;
 
 /// The Rust blocks of the guides in `docs/` run as doctests; the blocks in
 /// other languages are run by `tests/js/docs.test.mjs`, which also checks

@@ -43,11 +43,9 @@
 //! significantly above zero (Bonferroni, α = 0.05 over the survivors),
 //! ranked by that estimate.
 
-use crate::aggregate::Z95;
 use crate::error::{Rejection, Result};
 use crate::frequency::{GeneralizedRandomizedResponse, Likelihood, LocalHashing};
 use crate::hash::{bucket, key64, mix64};
-use crate::rappor::CandidateEstimate;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};
 use crate::text::text;
@@ -64,11 +62,11 @@ pub(crate) enum Pruning {
 /// A configured PEM or TreeHist mechanism.
 #[derive(Debug, Clone)]
 pub struct Discovery {
-    step: u32,
-    max_length: u32,
-    top: usize,
-    pruning: Pruning,
-    grr: GeneralizedRandomizedResponse,
+    pub(super) step: u32,
+    pub(super) max_length: u32,
+    pub(super) top: usize,
+    pub(super) pruning: Pruning,
+    pub(super) grr: GeneralizedRandomizedResponse,
 }
 
 /// The padding byte: never part of UTF-8 (PEM, TreeHist and SFP pad values
@@ -183,146 +181,24 @@ impl Discovery {
         out
     }
 
-    /// The heavy hitters from the reports of every level (`n` in all), most
-    /// frequent first (see the module docs).
-    pub(crate) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
-        let keep = 2 * self.top;
-        let mut candidates = vec![Candidate { bytes: Vec::new(), testing: Pool::default(), held_out: Pool::default() }];
-        for (i, level) in levels.iter().enumerate() {
-            let bits = (i as u32 + 1) * self.step;
-            let mut next = Vec::new();
-            for c in &candidates {
-                let symbols = if complete(&c.bytes, bits - self.step, self.max_length) { (1 << self.step) - 1..1 << self.step } else { 0..1 << self.step };
-                for symbol in symbols {
-                    let bytes = extend(&c.bytes, bits - self.step, symbol, self.step);
-                    let whole = bits % 8 != 0 || plausible(&bytes);
-                    if whole && (!complete(&bytes, bits, self.max_length) || value_of(&bytes).is_some()) {
-                        next.push(Candidate { bytes, ..*c });
-                    }
-                }
-            }
-            let keys: Vec<u64> = next.iter().map(|c| prefix_key(&c.bytes, bits)).collect();
-            let supports = self.supports_of(level, &keys);
-            let halves = level.seeds.iter().fold([0u64; 2], |mut h, &seed| {
-                h[half(seed)] += 1;
-                h
-            });
-            let mut scored: Vec<(f64, Candidate)> = next
-                .into_iter()
-                .zip(supports)
-                .filter_map(|(mut c, [testing, held_out])| {
-                    if complete(&c.bytes, bits, self.max_length) {
-                        c.testing = c.testing.plus(testing, halves[0]);
-                        c.held_out = c.held_out.plus(held_out, halves[1]);
-                        return Some((self.frequency(c.testing), c));
-                    }
-                    // TreeHist extends only the prefixes significantly above
-                    // zero; a value is tested at the end, on its held-out reports.
-                    let score = self.frequency(Pool { support: testing + held_out, reports: halves[0] + halves[1] });
-                    let significant = score > Z95 * self.null_error(halves[0] + halves[1]);
-                    (self.pruning == Pruning::Best || significant).then_some((score, c))
-                })
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-            scored.truncate(keep);
-            candidates = scored.into_iter().map(|(_, c)| c).collect();
-        }
-        // Listed: significantly above zero on the held-out reports,
-        // Bonferroni at α = 0.05 over the survivors.
-        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
-        let mut found: Vec<CandidateEstimate> = candidates
-            .into_iter()
-            .filter_map(|c| {
-                let Pool { support, reports } = c.held_out;
-                let big_n = reports as f64;
-                let (count, variance) = self.count(support, reports);
-                let frequency = count / big_n;
-                let share = frequency.clamp(0.0, 1.0);
-                let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
-                let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
-                (reports > 0 && frequency > z * std_error).then_some(CandidateEstimate {
-                    value: value_of(&c.bytes)?.to_string(),
-                    frequency,
-                    std_error,
-                    ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
-                })
-            })
-            .collect();
-        found.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
-        found.truncate(self.top);
-        found
-    }
-
-    /// `ĉ/N` of a pool.
-    fn frequency(&self, pool: Pool) -> f64 {
-        self.count(pool.support, pool.reports).0 / pool.reports.max(1) as f64
-    }
-
-    /// `(ĉ, Var[ĉ])` of OLH from a support `s` among `reports`.
-    fn count(&self, s: u64, reports: u64) -> (f64, f64) {
-        let (p, q, n) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64, reports as f64);
-        let count = (s as f64 - n * q) / (p - q);
-        (count, self.count_variance(n, count.clamp(0.0, n)))
-    }
-
     /// OLH's `Var[ĉ]` from `n` reports of which `c` hold the value.
     pub(crate) fn count_variance(&self, n: f64, c: f64) -> f64 {
         let (p, q) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64);
         n * q * (1.0 - q) / (p - q).powi(2) + c * (1.0 - p - q) / (p - q)
     }
 
-    /// The standard error of a frequency estimate of zero among `reports`.
-    fn null_error(&self, reports: u64) -> f64 {
-        self.count(0, reports).1.sqrt() / reports.max(1) as f64
-    }
-
-    /// `S` of every key in each half of a level's reports: one hash per
-    /// (report, key).
-    fn supports_of(&self, level: &Level, keys: &[u64]) -> Vec<[u64; 2]> {
-        let g = self.buckets();
-        let mut supports = vec![[0u64; 2]; keys.len()];
-        for (&seed, &y) in level.seeds.iter().zip(&level.values) {
-            let half = half(seed);
-            for (s, &key) in supports.iter_mut().zip(keys) {
-                s[half] += u64::from(bucket(seed, key, g) == u64::from(y));
-            }
-        }
-        supports
-    }
-}
-
-/// A prefix being extended; once complete, its supports pooled over the
-/// levels in each half of their reports.
-#[derive(Debug, Clone)]
-struct Candidate {
-    bytes: Vec<u8>,
-    testing: Pool,
-    held_out: Pool,
-}
-
-/// A support `S` among `reports` reports.
-#[derive(Debug, Clone, Copy, Default)]
-struct Pool {
-    support: u64,
-    reports: u64,
-}
-
-impl Pool {
-    fn plus(self, support: u64, reports: u64) -> Pool {
-        Pool { support: self.support + support, reports: self.reports + reports }
-    }
 }
 
 /// The half of a level's reports a report belongs to: its seed's top bit,
 /// uniform and independent of the value (0 tests a complete prefix, 1 is
 /// held out to estimate its value).
-fn half(seed: u32) -> usize {
+pub(super) fn half(seed: u32) -> usize {
     (seed >> 31) as usize
 }
 
 /// The value a complete prefix names (its bytes before the padding), if
 /// UTF-8.
-fn value_of(bytes: &[u8]) -> Option<&str> {
+pub(super) fn value_of(bytes: &[u8]) -> Option<&str> {
     let end = bytes.iter().position(|&b| b == PAD).unwrap_or(bytes.len());
     std::str::from_utf8(&bytes[..end]).ok()
 }
@@ -340,12 +216,12 @@ fn prefix(padded: &[u8], bits: u32) -> Vec<u8> {
 
 /// The hash key of a prefix of `bits` bits (public and platform-independent:
 /// [`key64`] of its bytes mixed with its length in bits).
-fn prefix_key(bytes: &[u8], bits: u32) -> u64 {
+pub(super) fn prefix_key(bytes: &[u8], bits: u32) -> u64 {
     mix64(key64(bytes) ^ u64::from(bits).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// A prefix of `bits` bits with an `step`-bit symbol appended.
-fn extend(bytes: &[u8], bits: u32, symbol: u32, step: u32) -> Vec<u8> {
+pub(super) fn extend(bytes: &[u8], bits: u32, symbol: u32, step: u32) -> Vec<u8> {
     let mut out = bytes.to_vec();
     if bits % 8 == 0 {
         out.push(0);
@@ -358,30 +234,16 @@ fn extend(bytes: &[u8], bits: u32, symbol: u32, step: u32) -> Vec<u8> {
 
 /// True when a prefix of `bits` bits identifies its value: it holds a whole
 /// padding byte, or it is all `max_length` bytes.
-fn complete(bytes: &[u8], bits: u32, max_length: u32) -> bool {
+pub(super) fn complete(bytes: &[u8], bits: u32, max_length: u32) -> bool {
     bits == max_length * 8 || bytes[..(bits / 8) as usize].contains(&PAD)
 }
 
 /// True when whole bytes can begin a padded UTF-8 value: UTF-8 (possibly cut
 /// within its last character), then only padding.
-pub(crate) fn plausible(bytes: &[u8]) -> bool {
+pub(super) fn plausible(bytes: &[u8]) -> bool {
     match bytes.iter().position(|&b| b == PAD) {
         Some(end) => bytes[end..].iter().all(|&b| b == PAD) && std::str::from_utf8(&bytes[..end]).is_ok(),
         None => std::str::from_utf8(bytes).map_or_else(|e| e.error_len().is_none(), |_| true),
-    }
-}
-
-/// One level's reports (discovery keeps every report: the values to score
-/// are found only when estimating).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Level {
-    pub(super) seeds: Vec<u32>,
-    pub(super) values: Vec<u32>,
-}
-
-impl Level {
-    pub(super) fn len(&self) -> usize {
-        self.seeds.len()
     }
 }
 

@@ -21,27 +21,21 @@
 //! values listed are those significantly above zero (Bonferroni, α = 0.05
 //! over the values assembled), at most `top`.
 
-use super::discovery::{plausible, PAD};
+use super::discovery::PAD;
 use super::sketch::Sketch;
-use crate::aggregate::Z95;
 use crate::error::{Rejection, Result};
 use crate::frequency::Likelihood;
 use crate::hash::key64;
-use crate::rappor::CandidateEstimate;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};
 use crate::text::text;
-
-/// The fragments kept per position, of the 65,536 scored (about four per
-/// value hash).
-const KEPT: usize = 1024;
 
 /// A configured SFP mechanism.
 #[derive(Debug, Clone)]
 pub struct Fragments {
     sketch: Sketch,
     max_length: u32,
-    top: usize,
+    pub(super) top: usize,
 }
 
 impl Fragments {
@@ -161,100 +155,14 @@ impl Fragments {
         out
     }
 
-    /// The heavy hitters from the sketch counts of `n` reports, most frequent
-    /// first (see the module docs).
-    pub(crate) fn discover(&self, groups: &[u64], ones: &[u64], n: u64) -> Vec<CandidateEstimate> {
-        let cells = (self.sketch.rows() * self.sketch.width()) as usize;
-        let part = |p: usize| (&groups[p * cells..(p + 1) * cells], &ones[p * cells..(p + 1) * cells]);
-        // found[h][p]: the bytes kept at position p with hash h, and their estimates.
-        let mut found = vec![vec![Vec::<(u8, f64)>::new(); self.max_length()]; 256];
-        for p in 0..self.max_length() {
-            let (g, o) = part(p);
-            let reports: u64 = g.iter().sum();
-            let table = self.sketch.table(g, o);
-            let mut kept: Vec<(f64, u8, u8)> = Vec::new();
-            for h in 0..=255u8 {
-                for byte in 0..=255u8 {
-                    let (count, _) = self.sketch.estimate(&table, reports, fragment_key(p as u8, h, byte));
-                    kept.push((count, h, byte));
-                }
-            }
-            kept.sort_by(|a, b| b.0.total_cmp(&a.0));
-            for &(count, h, byte) in kept.iter().take(KEPT) {
-                found[usize::from(h)][p].push((byte, count));
-            }
-        }
-        let (g, o) = part(self.max_length());
-        let reports: u64 = g.iter().sum();
-        let table = self.sketch.table(g, o);
-        let big_n = reports.max(1) as f64;
-        let candidates: Vec<String> = found
-            .iter()
-            .enumerate()
-            .flat_map(|(h, positions)| assemble(positions).into_iter().filter(move |v| usize::from(value_hash(v)) == h))
-            .collect();
-        // Significant after a Bonferroni correction over the values assembled.
-        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
-        let mut estimates: Vec<CandidateEstimate> = Vec::new();
-        for value in candidates {
-            let (count, error) = self.sketch.estimate(&table, reports, key64(value.as_bytes()));
-            let frequency = count / big_n;
-            let share = frequency.clamp(0.0, 1.0);
-            let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
-            let std_error = ((error / big_n).powi(2) + sampling.max(0.0)).sqrt();
-            if frequency > z * std_error {
-                estimates.push(CandidateEstimate {
-                    value,
-                    frequency,
-                    std_error,
-                    ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
-                });
-            }
-        }
-        estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
-        estimates.truncate(self.top);
-        estimates
-    }
-}
-
-/// The values one hash's fragments spell: position by position, UTF-8
-/// prefixes then padding (padding continues by itself), at most 32 at a
-/// time by the sum of their fragments' estimates.
-fn assemble(positions: &[Vec<(u8, f64)>]) -> Vec<String> {
-    let mut beam: Vec<(Vec<u8>, f64)> = vec![(Vec::new(), 0.0)];
-    for fragments in positions {
-        let mut next = Vec::new();
-        for (bytes, score) in &beam {
-            if bytes.last() == Some(&PAD) {
-                let found = fragments.iter().find(|(b, _)| *b == PAD).map_or(0.0, |&(_, c)| c);
-                next.push(([bytes.as_slice(), &[PAD]].concat(), score + found));
-                continue;
-            }
-            for &(byte, count) in fragments {
-                let extended = [bytes.as_slice(), &[byte]].concat();
-                if plausible(&extended) {
-                    next.push((extended, score + count));
-                }
-            }
-        }
-        next.sort_by(|a, b| b.1.total_cmp(&a.1));
-        next.truncate(32);
-        beam = next;
-    }
-    beam.into_iter()
-        .filter_map(|(bytes, _)| {
-            let end = bytes.iter().position(|&b| b == PAD).unwrap_or(bytes.len());
-            std::str::from_utf8(&bytes[..end]).ok().map(str::to_string)
-        })
-        .collect()
 }
 
 /// The 8-bit public hash of a whole value.
-fn value_hash(value: &str) -> u8 {
+pub(super) fn value_hash(value: &str) -> u8 {
     (key64(value.as_bytes()) >> 56) as u8
 }
 
 /// The hash key of a fragment: position, value hash and byte.
-fn fragment_key(position: u8, hash: u8, byte: u8) -> u64 {
+pub(super) fn fragment_key(position: u8, hash: u8, byte: u8) -> u64 {
     key64(&[b'f', position, hash, byte])
 }

@@ -34,15 +34,13 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
-mod metric;
-// Heavy hitters' decoding (still beside its randomizers in heavy/) reads
-// candidates as RAPPOR's do.
-#[cfg(any(feature = "aggregate", feature = "heavy"))]
+#[cfg(feature = "aggregate")]
 mod aggregator;
+mod metric;
 
-#[cfg(any(feature = "aggregate", feature = "heavy"))]
+#[cfg(feature = "aggregate")]
 pub(crate) use aggregator::normal_quantile;
-#[cfg(any(feature = "aggregate", feature = "heavy"))]
+#[cfg(feature = "aggregate")]
 pub use aggregator::{CandidateEstimate, RapporAggregator, RapporEstimate};
 #[cfg(feature = "aggregate")]
 pub(crate) use metric::candidate_neighbours;
