@@ -43,12 +43,14 @@ bindings() {
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
     node scripts/init-guard.mjs "$dir/bindings.js"
-    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts "$dir/"
+    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
   else
     { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
-    sed "s#'./storage.mjs'#'./storage.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
+    sed -e "s#'./storage.mjs'#'./storage.cjs'#g" -e "s#'./messages.mjs'#'./messages.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
     { sed 's/^export function /function /' js/storage.mjs; echo 'module.exports = { indexedDBStorage, asyncStorage, chromeStorage };'; } > "$dir/storage.cjs"
     cp js/storage.d.mts "$dir/storage.d.cts"
+    { sed 's/^export function /function /' js/messages.mjs; echo 'module.exports = { withMessage };'; } > "$dir/messages.cjs"
+    cp js/messages.d.mts "$dir/messages.d.cts"
   fi
 }
 
@@ -79,7 +81,7 @@ cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
 # Node entries stay as written).
-node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
+node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
@@ -92,7 +94,7 @@ size() {
 }
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
 echo "client module, localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
-echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, messages.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm})"
 if [ "$WASM_ROUTE" = stable ]; then
   echo "route stable: std was not rebuilt, so these modules carry the prebuilt std's panic machinery, locations and messages (and no optimize_for_size std): larger than the shipped build; see docs/building.md"
 fi
