@@ -111,11 +111,37 @@ pub enum Error {
 }
 
 /// An error's message: what `Display` writes, the CLI prints and a
-/// JavaScript error carries: its code's template filled with its parameters.
+/// JavaScript error carries: its code's template filled with its
+/// parameters, inside the words of its group ([`frame`]).
 impl Piece for Error {
     fn put(&self, out: &mut String) {
-        let template = MESSAGES.iter().find(|(code, _)| *code == self.code()).map_or("", |(_, template)| template);
-        let params = self.params();
+        let (prefix, suffix) = frame(self.code());
+        put!(out, prefix, Body(self), suffix);
+    }
+}
+
+/// The words the messages of a group of codes start and end with, around
+/// their template: what the error's part (a [`StateError`], an
+/// [`ExpectedValue`]…) does not write itself.
+fn frame(code: u16) -> (&'static str, &'static str) {
+    match code {
+        101..=199 | 310 | 440..=449 => ("invalid configuration: ", ""),
+        200..=209 => ("value is not in the domain (", ")"),
+        210..=229 => ("invalid value: ", ""),
+        410..=419 => ("cannot merge aggregators: ", ""),
+        430..=439 => ("invalid aggregator state: ", ""),
+        _ => ("", ""),
+    }
+}
+
+/// An error's template filled with its parameters (its message without
+/// its group's words).
+struct Body<'a>(&'a Error);
+
+impl Piece for Body<'_> {
+    fn put(&self, out: &mut String) {
+        let template = MESSAGES.iter().find(|(code, _)| *code == self.0.code()).map_or("", |(_, template)| template);
+        let params = self.0.params();
         let mut rest = template;
         // `{i}` is parameter i (templates have at most 10: one digit).
         while let Some(at) = rest.find('{') {
@@ -706,112 +732,105 @@ fn config_params<'a>(parameter: &'static str, requirement: &Requirement, f: &mut
 }
 
 /// Every message: its code ([`Error::code`]) and its template, where `{i}`
-/// is parameter `i` of [`Error::params`]. `js/messages.mjs` holds the same
+/// is parameter `i` of [`Error::params`]. The message is the template
+/// inside the words of its code's group: `invalid configuration: …` (1xx
+/// but 100, 310, 44x), `value is not in the domain (…)` (20x), `invalid
+/// value: …` (21x, 22x), `cannot merge aggregators: …` (41x), `invalid
+/// aggregator state: …` (43x); a part of an error (a [`StateError`], an
+/// [`ExpectedValue`]…) displays as its template alone. `js/messages.mjs` holds the same
 /// table for the client's wasm module, whose errors carry no text; a test
 /// (`error_catalogue`, then tests/js/error-codes.test.mjs) checks that the
 /// two write the same message for every code.
 pub const MESSAGES: &[(u16, &str)] = &[
     (100, "malformed configuration: {0}"),
-    (101, "invalid configuration: {0} must be > 0, got {1}"),
-    (102, "invalid configuration: {0} must be a finite number > 0, got {1}"),
-    (103, "invalid configuration: {0} must be in [{1}, {2}], got {3}"),
-    (104, "invalid configuration: {0} of a {4} metric must be in [{1}, {2}], got {3}"),
-    (105, "invalid configuration: {0} must be in ({1}, {2})"),
-    (106, "invalid configuration: {0} {1} is outside [0, 1]"),
-    (107, "invalid configuration: {0} and {1} must satisfy 0 ≤ {0} < {1} ≤ 1"),
-    (108, "invalid configuration: domain size must be between {1} and {2}, got {3}"),
-    (109, "invalid configuration: the marginals would hold {3} cells, more than the {2} allowed (fewer attributes, smaller domains or a lower way)"),
-    (110, "invalid configuration: d must be in {1}..={2} (the domain's size)"),
-    (111, "invalid configuration: \"granularity\" must be an integer in {1}..={2}"),
-    (112, "invalid configuration: hashes must be in {1}..=min(bits, 64)"),
-    (113, "invalid configuration: a grid needs at least {1} steps"),
-    (117, "invalid configuration: {0} must be in {1}..={2}"),
-    (118, "invalid configuration: a domain needs between {1} and {2} labels, got {3}"),
-    (119, "invalid configuration: {0} needs between {1} and {2} entries, got {3}"),
-    (120, "invalid configuration: range must list at least one attribute"),
-    (121, "invalid configuration: a uniform draw needs a non-empty range"),
-    (122, "invalid configuration: {0} must not be empty"),
-    (123, "invalid configuration: domain labels must be distinct (label #{1} repeats an earlier one)"),
-    (124, "invalid configuration: {0} must be distinct"),
-    (125, "invalid configuration: {0} must hold two finite numbers"),
-    (126, "invalid configuration: {0} is empty: lo {1} must be below hi {2}"),
-    (127, "invalid configuration: memoize is available for frequency protocols and one_bit_mean, not {1}"),
-    (128, "invalid configuration: \"{0}\" does not apply to {1}"),
-    (130, "invalid configuration: \"{0}\" applies to {1} only"),
-    (131, "invalid configuration: {0} must be {1}"),
-    (132, "invalid configuration: {0} is too small: the long-run epsilon exceeds {1}"),
-    (133, "invalid configuration: {1} needs \"{0}\" in the config"),
-    (134, "invalid configuration: {0}[{1}] must hold two finite numbers"),
-    (135, "invalid configuration: {0}[{3}] is empty: lo {1} must be below hi {2}"),
-    (200, "value is not in the domain (expected an integer in 0..{0})"),
-    (201, "value is not in the domain (not one of the {0} labels)"),
-    (202, "value is not in the domain (expected an index below {0})"),
-    (210, "invalid value: not a number"),
-    (211, "invalid value: a value must be a finite number"),
-    (212, "invalid value: expected {0} number, got {1}"),
-    (213, "invalid value: expected {0} numbers, got {1}"),
-    (214, "invalid value: expected {0} finite number"),
-    (215, "invalid value: expected {0} finite numbers"),
-    (216, "invalid value: a value of this metric must be a JSON object"),
-    (217, "invalid value: a map must name each key at most once"),
-    (218, "invalid value: a value must be at most {0} bytes of UTF-8 (or set \"truncate\": true)"),
-    (220, "invalid value: field \"{0}\" is missing"),
-    (221, "invalid value: field \"{0}\" is not one of the metric's"),
-    (222, "invalid value: field \"{0}\" is not in its domain"),
-    (223, "invalid value: field \"{0}\" must be a finite number"),
+    (101, "{0} must be > 0, got {1}"),
+    (102, "{0} must be a finite number > 0, got {1}"),
+    (103, "{0} must be in [{1}, {2}], got {3}"),
+    (104, "{0} of a {4} metric must be in [{1}, {2}], got {3}"),
+    (105, "{0} must be in ({1}, {2})"),
+    (106, "{0} {1} is outside [0, 1]"),
+    (107, "{0} and {1} must satisfy 0 ≤ {0} < {1} ≤ 1"),
+    (108, "domain size must be between {1} and {2}, got {3}"),
+    (109, "the marginals would hold {3} cells, more than the {2} allowed (fewer attributes, smaller domains or a lower way)"),
+    (110, "d must be in {1}..={2} (the domain's size)"),
+    (111, "\"granularity\" must be an integer in {1}..={2}"),
+    (112, "hashes must be in {1}..=min(bits, 64)"),
+    (113, "a grid needs at least {1} steps"),
+    (117, "{0} must be in {1}..={2}"),
+    (118, "a domain needs between {1} and {2} labels, got {3}"),
+    (119, "{0} needs between {1} and {2} entries, got {3}"),
+    (120, "range must list at least one attribute"),
+    (121, "a uniform draw needs a non-empty range"),
+    (122, "{0} must not be empty"),
+    (123, "domain labels must be distinct (label #{1} repeats an earlier one)"),
+    (124, "{0} must be distinct"),
+    (125, "{0} must hold two finite numbers"),
+    (126, "{0} is empty: lo {1} must be below hi {2}"),
+    (127, "memoize is available for frequency protocols and one_bit_mean, not {1}"),
+    (128, "\"{0}\" does not apply to {1}"),
+    (130, "\"{0}\" applies to {1} only"),
+    (131, "{0} must be {1}"),
+    (132, "{0} is too small: the long-run epsilon exceeds {1}"),
+    (133, "{1} needs \"{0}\" in the config"),
+    (134, "{0}[{1}] must hold two finite numbers"),
+    (135, "{0}[{3}] is empty: lo {1} must be below hi {2}"),
+    (200, "expected an integer in 0..{0}"),
+    (201, "not one of the {0} labels"),
+    (202, "expected an index below {0}"),
+    (210, "not a number"),
+    (211, "a value must be a finite number"),
+    (212, "expected {0} number, got {1}"),
+    (213, "expected {0} numbers, got {1}"),
+    (214, "expected {0} finite number"),
+    (215, "expected {0} finite numbers"),
+    (216, "a value of this metric must be a JSON object"),
+    (217, "a map must name each key at most once"),
+    (218, "a value must be at most {0} bytes of UTF-8 (or set \"truncate\": true)"),
+    (220, "field \"{0}\" is missing"),
+    (221, "field \"{0}\" is not one of the metric's"),
+    (222, "field \"{0}\" is not in its domain"),
+    (223, "field \"{0}\" must be a finite number"),
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
-    (310, "invalid configuration: a stored memo is corrupt"),
+    (310, "a stored memo is corrupt"),
     (311, "the client state cannot be stored as JSON"),
     (400, "report rejected ({0}): {1}"),
-    (410, "cannot merge aggregators: the aggregators have different configurations"),
-    (411, "cannot merge aggregators: aggregators of different kinds of metric"),
+    (410, "the aggregators have different configurations"),
+    (411, "aggregators of different kinds of metric"),
     (420, "no accepted reports to estimate from"),
-    (430, "invalid aggregator state: the state is truncated"),
-    (431, "invalid aggregator state: not a localdp aggregator state"),
-    (432, "invalid aggregator state: state format version {0} is not supported"),
-    (433, "invalid aggregator state: the state's checksum does not match (corrupted bytes)"),
-    (434, "invalid aggregator state: the state was made for configuration {0}, not {1}"),
-    (435, "invalid aggregator state: the state holds a malformed number"),
-    (436, "invalid aggregator state: the state is inconsistent: {0}"),
-    (437, "invalid aggregator state: bytes follow the end of the state"),
-    (440, "invalid configuration: a count must be at least {1}"),
-    (441, "invalid configuration: n must be in {1}..={2} (at most a million times e^epsilon)"),
-    (442, "invalid configuration: the privacy loss takes {3} values, more than the {2} the exact accountant enumerates"),
-    (443, "invalid configuration: post-processing applies to {1} estimates only"),
+    (430, "the state is truncated"),
+    (431, "not a localdp aggregator state"),
+    (432, "state format version {0} is not supported"),
+    (433, "the state's checksum does not match (corrupted bytes)"),
+    (434, "the state was made for configuration {0}, not {1}"),
+    (435, "the state holds a malformed number"),
+    (436, "the state is inconsistent: {0}"),
+    (437, "bytes follow the end of the state"),
+    (440, "a count must be at least {1}"),
+    (441, "n must be in {1}..={2} (at most a million times e^epsilon)"),
+    (442, "the privacy loss takes {3} values, more than the {2} the exact accountant enumerates"),
+    (443, "post-processing applies to {1} estimates only"),
     (500, "secure random source unavailable: {0}"),
 ];
 
-/// `Display` for a part of an error: the text it adds to the message of
-/// the error that holds it (`error`), between `prefix` and `suffix`.
-fn part(error: Error, prefix: &str, suffix: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let message = text!(error);
-    f.write_str(message.strip_prefix(prefix).and_then(|m| m.strip_suffix(suffix)).unwrap_or(&message))
+/// `Display` for the parts of an error: the template of the error that
+/// holds them, without its group's words.
+macro_rules! display_as_body {
+    ($($t:ty => |$part:ident| $error:expr),+ $(,)?) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let $part = self;
+                f.write_str(&text!(Body(&$error)))
+            }
+        }
+    )+};
 }
 
-impl std::fmt::Display for DomainKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        part(Error::ValueNotInDomain { domain: *self }, "value is not in the domain (", ")", f)
-    }
-}
-
-impl std::fmt::Display for ExpectedValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        part(Error::InvalidValue { expected: *self }, "invalid value: ", "", f)
-    }
-}
-
-impl std::fmt::Display for MergeConflict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let error = Error::MergeMismatch { ours: String::new(), theirs: String::new(), conflict: *self };
-        part(error, "cannot merge aggregators: ", "", f)
-    }
-}
-
-impl std::fmt::Display for StateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        part(Error::State(self.clone()), "invalid aggregator state: ", "", f)
-    }
-}
+display_as_body!(
+    DomainKind => |d| Error::ValueNotInDomain { domain: *d },
+    ExpectedValue => |e| Error::InvalidValue { expected: *e },
+    MergeConflict => |c| Error::MergeMismatch { ours: String::new(), theirs: String::new(), conflict: *c },
+    StateError => |e| Error::State(e.clone()),
+);
 
 #[cfg(test)]
 mod tests {
