@@ -62,7 +62,8 @@ export interface SharedClient<C extends Config = Config> {
 
 /**
  * The `Client` class over a wasm module's `ClientCore` class;
- * `indexedDBStorage` is `Client.open`'s default; `init`, where the wasm is
- * instantiated asynchronously (the web bindings), is awaited by `Client.open`.
+ * `indexedDBStorage` is `Client.open`'s default; `withMessage` gives the
+ * core's errors their message; `init`, where the wasm is instantiated
+ * asynchronously (the web bindings), is awaited by `Client.open`.
  */
-export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage, init?: () => Promise<unknown>): typeof Client;
+export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;

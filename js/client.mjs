@@ -3,7 +3,8 @@
 // the install's secret and the reset count, in a storage shared by many
 // contexts (`await Client.open`, storage.mjs). One source for every entry
 // point: it imports nothing, and the build derives a CommonJS copy
-// (client.cjs) for Node's `require`.
+// (client.cjs) for Node's `require`. The core's errors get their message
+// here (messages.mjs): the client module's wasm carries none.
 
 /** The storage key of the per-install secret. */
 const SECRET_KEY = 'localdp:secret';
@@ -54,11 +55,22 @@ function memoryStorage() {
  * @param {typeof import('./bindings.js').ClientCore} ClientCore
  * @param {typeof import('./storage.mjs').indexedDBStorage} indexedDBStorage
  *   the default storage of `Client.open` where IndexedDB exists.
+ * @param {typeof import('./messages.mjs').withMessage} withMessage gives
+ *   the core's errors their message.
  * @param {() => Promise<unknown>} [init] instantiates the wasm, where that is
  *   asynchronous (the web bindings' init; Node's load synchronously):
  *   `Client.open` awaits it first.
  */
-export function bindClient(ClientCore, indexedDBStorage, init) {
+export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
+  /** `call()` on the core: what it throws, with its message. */
+  function coreCall(call) {
+    try {
+      return call();
+    } catch (error) {
+      throw withMessage(error);
+    }
+  }
+
   /**
    * A client over a storage shared by several contexts (made by
    * `Client.open`). Each call reads the stored secret, state and reset count
@@ -147,18 +159,18 @@ export function bindClient(ClientCore, indexedDBStorage, init) {
           writes[secretKey] = secret;
         }
         if (secret !== this.#secret || stored !== this.#text) {
-          reset = this.#core.load(secret, stored ?? null) > 0 || reset;
+          reset = coreCall(() => this.#core.load(secret, stored ?? null)) > 0 || reset;
           this.#secret = secret;
         }
         // Never below the count this client last saw: a wipe takes the stored count too.
         const resets = Math.max(counted, last?.resets ?? 0) + (reset ? 1 : 0);
         if (resets > 0 && String(resets) !== values[resetsKey]) writes[resetsKey] = String(resets);
         try {
-          outcome = { result: step(this.#core, readClock(this.#now)) };
+          outcome = { result: coreCall(() => step(this.#core, readClock(this.#now))) };
         } catch (error) {
           outcome = { error };
         }
-        this.#text = this.#core.state;
+        this.#text = coreCall(() => this.#core.state);
         if (this.#text !== stored) writes[stateKey] = this.#text;
         seen = { secret, resets };
         return writes;
@@ -189,7 +201,7 @@ export function bindClient(ClientCore, indexedDBStorage, init) {
      */
     constructor(config, options) {
       // The config is checked first, before the options.
-      this.#core = new ClientCore(config, newSecret());
+      this.#core = coreCall(() => new ClientCore(config, newSecret()));
       const storage = option(options, 'storage');
       if (storage !== undefined && storage !== null) {
         throw new TypeError('new Client keeps its state in memory only; to keep it in a storage, use await Client.open(config, { storage })');
@@ -212,7 +224,7 @@ export function bindClient(ClientCore, indexedDBStorage, init) {
      */
     static async open(config, options) {
       await init?.();
-      const core = new ClientCore(config, newSecret()); // the config is checked first
+      const core = coreCall(() => new ClientCore(config, newSecret())); // the config is checked first
       let storage = option(options, 'storage');
       let persistent = true;
       if (storage === undefined || storage === null) {
@@ -250,7 +262,7 @@ export function bindClient(ClientCore, indexedDBStorage, init) {
 
     /** ε spent in the budget window ending now. */
     get spent() {
-      return this.#core.spent(readClock(this.#now));
+      return coreCall(() => this.#core.spent(readClock(this.#now)));
     }
 
     /**
@@ -261,7 +273,7 @@ export function bindClient(ClientCore, indexedDBStorage, init) {
      * when the budget is spent, releasing nothing.
      */
     randomize(value) {
-      return this.#core.randomize(value, readClock(this.#now));
+      return coreCall(() => this.#core.randomize(value, readClock(this.#now)));
     }
   }
   return Client;

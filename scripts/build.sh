@@ -43,12 +43,14 @@ bindings() {
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
     node scripts/init-guard.mjs "$dir/bindings.js"
-    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts "$dir/"
+    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
   else
     { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
-    sed "s#'./storage.mjs'#'./storage.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
+    sed -e "s#'./storage.mjs'#'./storage.cjs'#g" -e "s#'./messages.mjs'#'./messages.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
     { sed 's/^export function /function /' js/storage.mjs; echo 'module.exports = { indexedDBStorage, asyncStorage, chromeStorage };'; } > "$dir/storage.cjs"
     cp js/storage.d.mts "$dir/storage.d.cts"
+    { sed 's/^export function /function /' js/messages.mjs; echo 'module.exports = { withMessage };'; } > "$dir/messages.cjs"
+    cp js/messages.d.mts "$dir/messages.d.cts"
   fi
 }
 
@@ -74,7 +76,7 @@ if [ "$client_features" != families ]; then
   bindings web client/web localdp_client --no-default-features --features "$client_features"
   node_modules/.bin/wasm-opt -Oz --converge "$out/client/web/localdp_client_bg.wasm" -o "$out/client/web/localdp_client_bg.wasm"
   cp js/web/localdp.js "$out"/client/web/
-  node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js}
+  node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
 fi
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
@@ -87,7 +89,7 @@ size() {
 }
 client_sizes() {
   echo "client module ($client_features), localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
-  echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,bindings.js,localdp_client_bg.wasm})"
+  echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, messages.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm})"
 }
 if [ "$client_features" != families ]; then
   client_sizes
@@ -108,7 +110,7 @@ cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
 # Node entries stay as written).
-node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,bindings.js}
+node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
 
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
 client_sizes

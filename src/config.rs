@@ -44,12 +44,14 @@ pub(crate) use read_by_hand;
 
 /// An object read by `read` as a field's value (a config, a nested
 /// config, a state): its errors' details, or a message for a field that is
-/// not an object.
+/// not an object. The readers report shapes only (malformed configs); any
+/// other error is named by its code, as a wasm error debugs: its message
+/// would link every message's text into the client's module.
 pub(crate) fn object_field<T>(field: Field, read: impl FnOnce(&ConfigObject) -> Result<T>) -> std::result::Result<T, String> {
     match field {
         Field::Object(object) => read(&object).map_err(|e| match e {
             Error::MalformedConfig { detail, .. } => detail,
-            other => text!(other),
+            other => text!("localdp error ", u32::from(other.code())),
         }),
         other => Err(other.invalid("an object")),
     }

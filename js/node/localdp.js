@@ -2,6 +2,7 @@
 // synchronously), with the JS Client over their ClientCore.
 const bindings = require('./bindings.js');
 const { bindClient } = require('./client.cjs');
+const { withMessage } = require('./messages.cjs');
 const storage = require('./storage.cjs');
 
-module.exports = { ...bindings, ...storage, Client: bindClient(bindings.ClientCore, storage.indexedDBStorage) };
+module.exports = { ...bindings, ...storage, Client: bindClient(bindings.ClientCore, storage.indexedDBStorage, withMessage) };

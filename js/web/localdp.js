@@ -3,9 +3,10 @@
 // their ClientCore; `Client.open` calls init() itself.
 import init, { ClientCore } from './bindings.js';
 import { bindClient } from './client.mjs';
+import { withMessage } from './messages.mjs';
 import { indexedDBStorage } from './storage.mjs';
 
 export * from './bindings.js';
 export { default } from './bindings.js';
 export * from './storage.mjs';
-export const Client = bindClient(ClientCore, indexedDBStorage, init);
+export const Client = bindClient(ClientCore, indexedDBStorage, withMessage, init);

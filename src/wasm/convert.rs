@@ -59,10 +59,23 @@ pub(super) fn set_property(error: &JsValue, name: &str, value: JsValue) {
 /// The core's error as the JS error a caller expects, with its typed fields
 /// as properties where a caller may act on them: `key` (malformed configs),
 /// `parameter` (invalid configs), `reason` (rejected reports), `cost`,
-/// `spent` and `budget` (`PrivacyBudgetExceeded`).
+/// `spent` and `budget` (`PrivacyBudgetExceeded`); and on every one its
+/// stable `code` and its `params` as text ([`Error::code`], [`Error::params`]).
+///
+/// The full module writes the message. The client module leaves it empty:
+/// the JS `Client` writes it from `code` and `params` (js/messages.mjs), so
+/// that no message text is in the client's wasm.
 pub(super) fn js_error(error: Error) -> JsValue {
+    #[cfg(feature = "aggregate")]
     let message = text!(error);
-    match error {
+    #[cfg(not(feature = "aggregate"))]
+    let message = String::new();
+    let code = error.code();
+    let params = js_sys::Array::new();
+    error.each_param(&mut |p| {
+        params.push(&text!(p).into());
+    });
+    let e = match error {
         Error::MalformedConfig { key, .. } => {
             let e = type_error(&message);
             if let Some(key) = key {
@@ -112,7 +125,10 @@ pub(super) fn js_error(error: Error) -> JsValue {
             e
         }
         _ => js_sys::Error::new(&message).into(),
-    }
+    };
+    set_property(&e, "code", code.into());
+    set_property(&e, "params", params.into());
+    e
 }
 
 /// `JSON.stringify(value)`, or a TypeError with `message`.

@@ -75,7 +75,7 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     assert.deepEqual(errors, []);
     // Only the client module's files: no full module.
     const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();
-    assert.deepEqual(fromPackage, ['/localdp/client/web/bindings.js', '/localdp/client/web/client.mjs', '/localdp/client/web/localdp.js', '/localdp/client/web/localdp_client_bg.wasm', '/localdp/client/web/storage.mjs']);
+    assert.deepEqual(fromPackage, ['/localdp/client/web/bindings.js', '/localdp/client/web/client.mjs', '/localdp/client/web/localdp.js', '/localdp/client/web/localdp_client_bg.wasm', '/localdp/client/web/messages.mjs', '/localdp/client/web/storage.mjs']);
     await page.screenshot({ path: join(ARTIFACTS, 'client-page-csp.png'), fullPage: true });
   } finally {
     await page.close();
