@@ -81,6 +81,13 @@ export function withMessage(error) {
           : code >= 210 && code < 230 ? ['invalid value: ', ''] : ['', ''];
       error.message = prefix + template.replace(/\{(\d)\}/g, (_, i) => error.params[i]) + suffix;
     }
+    // V8 wrote the stack's first line when the error was made, as its name
+    // alone ("RangeError"); consoles print it (other engines list frames).
+    const stack = error.stack;
+    const end = typeof stack === 'string' ? (stack + '\n').indexOf('\n') : -1;
+    if (end > 0 && !stack.slice(0, end).includes(':')) {
+      error.stack = `${stack.slice(0, end)}: ${error.message}${stack.slice(end)}`;
+    }
   }
   return error;
 }

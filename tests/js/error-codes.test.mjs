@@ -64,6 +64,8 @@ test("the client module's wasm carries the code and parameters, not the text; it
   assert.deepEqual(bare.params, ['epsilon', '0.01', '30.0', '99.0', 'frequency']);
   assert.equal(bare.parameter, 'epsilon');
   assert.throws(() => new Client(BAD_EPSILON), (e) => e instanceof RangeError && e.message === RUST_MESSAGE && e.code === 104 && e.parameter === 'epsilon');
+  // The stack's first line, which consoles print, carries the message too.
+  assert.throws(() => new Client(BAD_EPSILON), (e) => e.stack.startsWith(`RangeError: ${RUST_MESSAGE}\n`));
   // The full module writes the same message itself.
   assert.throws(() => new FullClientCore(BAD_EPSILON, SECRET), (e) => e.message === RUST_MESSAGE && e.code === 104);
 });
