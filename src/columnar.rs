@@ -287,6 +287,160 @@ impl<'a> ReportBatch<'a> {
     }
 }
 
+/// Rows a reader gathers into [`Columns`] before counting them as one batch.
+pub(crate) const BATCH: usize = 4096;
+
+/// Reports' payload fields gathered row by row into owned columns, then
+/// lent as one [`ReportBatch`]: how readers that meet reports one at a time
+/// (JSON Lines' canonical lines, the full wasm module's JS objects) hand
+/// them to the kernels. Every row has the same fields (the first row's), so
+/// the columns have no nulls: the form a kernel counts.
+#[derive(Default)]
+pub(crate) struct Columns {
+    len: usize,
+    /// The fields of every row.
+    shape: [bool; 6],
+    value: Vec<u64>,
+    seed: Vec<u32>,
+    cohort: Vec<u32>,
+    bits: Lists<u8>,
+    attributes: Lists<u32>,
+    values: Lists<u64>,
+}
+
+/// One report's payload fields, for [`Columns::push`] (`None`: absent).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Row<'a> {
+    pub value: Option<u64>,
+    pub seed: Option<u32>,
+    pub cohort: Option<u32>,
+    /// Raw bytes, as in a [`Bytes`] column.
+    pub bits: Option<&'a [u8]>,
+    pub attributes: Option<&'a [u32]>,
+    pub values: Option<&'a [u64]>,
+}
+
+impl Row<'_> {
+    /// Which fields the row has: value, seed, cohort, bits, attributes, values.
+    fn shape(&self) -> [bool; 6] {
+        [
+            self.value.is_some(),
+            self.seed.is_some(),
+            self.cohort.is_some(),
+            self.bits.is_some(),
+            self.attributes.is_some(),
+            self.values.is_some(),
+        ]
+    }
+}
+
+impl Columns {
+    /// The rows gathered.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds a row; false, with nothing added, if it cannot join the rows
+    /// gathered: it has other fields, or its lists would take a column past
+    /// what `i32` offsets address. (Count those first and push it again: a
+    /// row refused by empty columns is one no batch can carry.)
+    pub(crate) fn push(&mut self, row: Row<'_>) -> bool {
+        let shape = row.shape();
+        let fits = self.bits.fits(row.bits) && self.attributes.fits(row.attributes) && self.values.fits(row.values);
+        if !fits || (self.len > 0 && shape != self.shape) {
+            return false;
+        }
+        self.shape = shape;
+        self.value.extend(row.value);
+        self.seed.extend(row.seed);
+        self.cohort.extend(row.cohort);
+        self.bits.push(row.bits);
+        self.attributes.push(row.attributes);
+        self.values.push(row.values);
+        self.len += 1;
+        true
+    }
+
+    /// Counts the rows into `aggregator` as one batch of its metric
+    /// ([`crate::Aggregator::add_batch`]) and empties the columns; returns
+    /// the first rejected row and its error.
+    pub(crate) fn count(&mut self, aggregator: &mut crate::Aggregator) -> Option<(usize, Error)> {
+        if self.len == 0 {
+            return None;
+        }
+        let id = aggregator.metric().id();
+        let first = aggregator.add_batch(&self.batch(&id));
+        self.clear();
+        first
+    }
+
+    /// The rows as a batch of the metric `id`, in the current format
+    /// version.
+    fn batch<'a>(&'a self, id: &'a str) -> ReportBatch<'a> {
+        let [value, seed, cohort, bits, attributes, values] = self.shape;
+        fn column<T>(present: bool, values: &[T]) -> Option<Column<'_, T>> {
+            present.then_some(Column { values, valid: None })
+        }
+        ReportBatch {
+            value: column(value, &self.value),
+            seed: column(seed, &self.seed),
+            cohort: column(cohort, &self.cohort),
+            bits: self.bits.list(bits).map(|l| Bytes::Variable { offsets: l.offsets, data: l.values, valid: None }),
+            attributes: self.attributes.list(attributes),
+            values: self.values.list(values),
+            ..ReportBatch::new(REPORT_VERSION, id, self.len)
+        }
+    }
+
+    /// Empties the columns (keeping their memory).
+    fn clear(&mut self) {
+        self.len = 0;
+        self.value.clear();
+        self.seed.clear();
+        self.cohort.clear();
+        self.bits.clear();
+        self.attributes.clear();
+        self.values.clear();
+    }
+}
+
+/// A column of lists (or byte strings) being filled.
+struct Lists<T> {
+    /// Where each row's list starts, and where the last ends.
+    offsets: Vec<i32>,
+    items: Vec<T>,
+}
+
+impl<T> Default for Lists<T> {
+    fn default() -> Self {
+        Lists { offsets: vec![0], items: Vec::new() }
+    }
+}
+
+impl<T: Copy> Lists<T> {
+    /// Whether `list` fits under `i32` offsets after the items so far.
+    fn fits(&self, list: Option<&[T]>) -> bool {
+        list.is_none_or(|list| i32::try_from(self.items.len() + list.len()).is_ok())
+    }
+
+    /// Adds a row's list, if it has one (and it [`fits`](Lists::fits)).
+    fn push(&mut self, list: Option<&[T]>) {
+        if let Some(list) = list {
+            self.items.extend_from_slice(list);
+            self.offsets.push(self.items.len() as i32);
+        }
+    }
+
+    fn list(&self, present: bool) -> Option<List<'_, T>> {
+        present.then_some(List { offsets: &self.offsets, values: &self.items, valid: None })
+    }
+
+    fn clear(&mut self) {
+        self.offsets.truncate(1);
+        self.items.clear();
+    }
+}
+
 /// The result of checking a batch's envelope once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Envelope {

@@ -164,7 +164,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// `x` as a `u64` if it is a whole number `≥ 0` that JS holds exactly (`2.0`
 /// is 2, as it is in JS; `-0` is not, as serde_json reads it as a float).
-fn whole(x: f64) -> Option<u64> {
+pub(crate) fn whole(x: f64) -> Option<u64> {
     (x.is_sign_positive() && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER).then_some(x as u64)
 }
 
@@ -346,18 +346,17 @@ impl ConfigObject {
 
     /// A plain JS object (no array); `None` for anything else.
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Option<Self> {
+        js_entries(value).map(|entries| ConfigObject::from_entries(&entries))
+    }
+
+    /// The object of these entries ([`js_entries`]).
+    pub(crate) fn from_entries(entries: &js_sys::Array) -> Self {
         use wasm_bindgen::JsCast;
-        if !value.is_object() || js::is_array(value).unwrap_or(true) {
-            return None;
-        }
-        // A caller's object may throw (a getter, a revoked Proxy): then it
-        // is not an object here, and nothing throws through the module.
-        let entries = js::entries(value).ok()?;
         let entries = entries.iter().map(|entry| {
             let entry: js_sys::Array = entry.unchecked_into();
             (entry.get(0).as_string().unwrap_or_default(), entry.get(1))
         });
-        Some(ConfigObject { entries: entries.collect() })
+        ConfigObject { entries: entries.collect() }
     }
 
     fn value(&self, key: &str) -> Option<&wasm_bindgen::JsValue> {
@@ -414,12 +413,33 @@ fn field(value: &wasm_bindgen::JsValue) -> Field {
         Field::Number(x, whole(x))
     } else if let Some(s) = value.as_string() {
         Field::Text(s)
-    } else if js::is_array(value).unwrap_or(false) {
-        // A copy (`Array.from`): reading its items cannot throw.
-        js::array_from(value).map_or(Field::Null, |items| Field::List(ConfigList { items }))
+    } else if let Some(items) = js_array(value) {
+        Field::List(ConfigList { items })
     } else {
+        // An array that throws is no object either: null.
         ConfigObject::from_js(value).map_or(Field::Null, Field::Object)
     }
+}
+
+/// A plain JS object's own enumerable entries (`Object.entries`), each a
+/// `[key, value]` array: what [`ConfigObject::from_js`] reads; `None` for
+/// anything but an object, an array, or an object that throws.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js_sys::Array> {
+    if !value.is_object() || js::is_array(value).unwrap_or(true) {
+        return None;
+    }
+    // A caller's object may throw (a getter, a revoked Proxy): then it is
+    // not an object here, and nothing throws through the module.
+    js::entries(value).ok()
+}
+
+/// A JS array as a field reads it: a copy (`Array.from`), whose items can
+/// be read without throwing; `None` for anything else or an array that
+/// throws.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) fn js_array(value: &wasm_bindgen::JsValue) -> Option<js_sys::Array> {
+    js::is_array(value).unwrap_or(false).then(|| js::array_from(value).ok()).flatten()
 }
 
 /// The JS functions the wasm build reads objects and arrays with, declared

@@ -259,7 +259,14 @@ impl Report {
     /// non-finite numbers are `null`; `toJSON` is not called).
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Result<Report> {
-        Report::from_object(&ConfigObject::from_js(value).ok_or_else(not_an_object)?)
+        Report::from_js_entries(crate::json::js_entries(value).as_ref())
+    }
+
+    /// A report given as a JS object, from its entries already taken
+    /// ([`crate::json::js_entries`]; `None`: it was not an object).
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    pub(crate) fn from_js_entries(entries: Option<&js_sys::Array>) -> Result<Report> {
+        Report::from_object(&ConfigObject::from_entries(entries.ok_or_else(not_an_object)?))
     }
 
     /// A report's object, read by hand ([`Wire::read`]).

@@ -2,14 +2,14 @@
 //! serialization of one of the metric's reports ([`crate::Report::to_json`]:
 //! its field order, this metric's envelope, integers without leading zeros,
 //! bits in lower-case hex) has only its payload integers read, into columns
-//! that are counted as a [`ReportBatch`]. Any other line goes through the
+//! that are counted as a [`crate::columnar::ReportBatch`]. Any other line goes through the
 //! full parser ([`Aggregator::add_json`]), so validation and rejection
 //! counts are those of parsing every line.
 
-use crate::columnar::{Bytes, Column, Presence, ReportBatch, ReportFields};
+use crate::columnar::{Columns, Presence, ReportFields, Row, BATCH};
 use crate::error::Error;
 use crate::metric::Aggregator;
-use crate::report::{BitVector, Payload, REPORT_VERSION};
+use crate::report::{BitVector, Payload};
 use crate::text::text;
 
 impl Aggregator {
@@ -38,9 +38,6 @@ impl Aggregator {
         add(self, text)
     }
 }
-
-/// Rows gathered before they are counted as one batch.
-const BATCH: usize = 4096;
 
 /// The payloads the scanner reads.
 #[derive(Clone, Copy)]
@@ -84,13 +81,13 @@ impl Canonical {
     }
 }
 
-/// The columns of the canonical lines read so far, and their line numbers.
+/// The canonical lines read so far, as columns, and their line numbers.
 #[derive(Default)]
 struct Pending {
-    values: Vec<u64>,
-    seeds: Vec<u32>,
-    bits: Vec<u8>,
+    columns: Columns,
     lines: Vec<usize>,
+    /// The bytes of the line being read.
+    bits: Vec<u8>,
 }
 
 /// Adds every line of `text` (whole lines; blank ones are skipped) to the
@@ -114,8 +111,8 @@ fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
         let length = match scanned {
             Some(length) => {
                 pending.lines.push(line);
-                if pending.lines.len() == BATCH {
-                    keep_first(flush(aggregator, canonical.as_ref(), &mut pending));
+                if pending.columns.len() == BATCH {
+                    keep_first(flush(aggregator, &mut pending));
                 }
                 length
             }
@@ -132,7 +129,7 @@ fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
         at += length + 1;
         line += 1;
     }
-    keep_first(flush(aggregator, canonical.as_ref(), &mut pending));
+    keep_first(flush(aggregator, &mut pending));
     first
 }
 
@@ -141,44 +138,40 @@ fn add(aggregator: &mut Aggregator, text: &[u8]) -> Option<(usize, Error)> {
 /// nothing is read).
 fn scan(canonical: &Canonical, text: &[u8], pending: &mut Pending) -> Option<usize> {
     let mut at = text.strip_prefix(canonical.prefix.as_slice())?;
+    let mut row = Row::default();
     match canonical.shape {
         Shape::Value => {
             let value;
             (value, at) = integer(at.strip_prefix(b"\"value\":")?)?;
             at = at.strip_prefix(b"}")?;
-            pending.values.push(value);
+            row.value = Some(value);
         }
         Shape::SeedValue => {
             let (seed, value);
             (seed, at) = integer(at.strip_prefix(b"\"seed\":")?)?;
             (value, at) = integer(at.strip_prefix(b",\"value\":")?)?;
             at = at.strip_prefix(b"}")?;
-            pending.seeds.push(u32::try_from(seed).ok()?);
-            pending.values.push(value);
+            (row.seed, row.value) = (Some(u32::try_from(seed).ok()?), Some(value));
         }
         Shape::Bits { width } => {
             at = at.strip_prefix(b"\"bits\":\"")?;
             let hex = at.get(..2 * width)?;
             at = at[2 * width..].strip_prefix(b"\"}")?;
-            let (start, mut bad) = (pending.bits.len(), 0);
+            let mut bad = 0;
+            pending.bits.clear();
             pending.bits.extend(hex.chunks_exact(2).map(|pair| {
                 let (high, low) = (HEX[usize::from(pair[0])], HEX[usize::from(pair[1])]);
                 bad |= high | low;
                 high << 4 | low
             }));
             if bad >= 16 {
-                pending.bits.truncate(start);
                 return None;
             }
+            row.bits = Some(&pending.bits);
         }
     }
     // The line ends here.
-    if !(at.is_empty() || at[0] == b'\n') {
-        match canonical.shape {
-            Shape::Value => drop(pending.values.pop()),
-            Shape::SeedValue => drop((pending.seeds.pop(), pending.values.pop())),
-            Shape::Bits { width } => pending.bits.truncate(pending.bits.len() - width),
-        }
+    if !(at.is_empty() || at[0] == b'\n') || !pending.columns.push(row) {
         return None;
     }
     Some(text.len() - at.len())
@@ -211,22 +204,8 @@ fn integer(text: &[u8]) -> Option<(u64, &[u8])> {
 
 /// Counts the pending rows as one batch and empties them; returns the first
 /// rejected line.
-fn flush(aggregator: &mut Aggregator, canonical: Option<&Canonical>, pending: &mut Pending) -> Option<(usize, Error)> {
-    let (Some(canonical), false) = (canonical, pending.lines.is_empty()) else { return None };
-    let id = aggregator.metric().id();
-    let column = |values| Some(Column { values, valid: None });
-    let mut batch = ReportBatch::new(REPORT_VERSION, &id, pending.lines.len());
-    match canonical.shape {
-        Shape::Value => batch.value = column(&pending.values),
-        Shape::SeedValue => {
-            (batch.seed, batch.value) = (Some(Column { values: &pending.seeds, valid: None }), column(&pending.values))
-        }
-        Shape::Bits { width } => batch.bits = Some(Bytes::Fixed { data: &pending.bits, width, valid: None }),
-    }
-    let first = aggregator.add_batch(&batch).map(|(row, e)| (pending.lines[row], e));
-    pending.values.clear();
-    pending.seeds.clear();
-    pending.bits.clear();
+fn flush(aggregator: &mut Aggregator, pending: &mut Pending) -> Option<(usize, Error)> {
+    let first = pending.columns.count(aggregator).map(|(row, e)| (pending.lines[row], e));
     pending.lines.clear();
     first
 }

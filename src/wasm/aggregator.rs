@@ -7,6 +7,9 @@ use super::convert::{
     EstimateOptionsJs, RejectionCountsJs, ReportInputJs, ReportsJs, MAX_SAFE_INTEGER,
 };
 use crate::aggregate::RejectionCounts;
+use crate::columnar::{Columns, Row, BATCH};
+use crate::json::{self, js_array};
+use crate::report::BitVector;
 use crate::names::ProtocolFamily;
 use crate::{Aggregator as CoreAggregator, PostProcessing};
 use js_sys::{Reflect, JSON};
@@ -19,14 +22,20 @@ fn to_js<T: Serialize>(value: &T) -> JsValue {
     serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
-/// A report given to the Aggregator, parsed: a JSON line by `JSON.parse`
-/// (the string never copied into the module), an object read as it is
-/// ([`crate::Report::from_js`]).
-fn parse(report: &JsValue) -> crate::Result<crate::Report> {
+/// A report given to the Aggregator as the object it is read from: a JSON
+/// line parsed by `JSON.parse` (the string never copied into the module;
+/// `null` if it is not JSON), an object as it is.
+fn report_object(report: JsValue) -> JsValue {
     if report.is_string() {
-        return crate::Report::from_js(&crate::json::parse_js(report).unwrap_or(JsValue::NULL));
+        return crate::json::parse_js(&report).unwrap_or(JsValue::NULL);
     }
-    crate::Report::from_js(report)
+    report
+}
+
+/// A report given to the Aggregator, parsed: its object
+/// ([`report_object`]) read as it is ([`crate::Report::from_js`]).
+fn parse(report: JsValue) -> crate::Result<crate::Report> {
+    crate::Report::from_js(&report_object(report))
 }
 
 /// Every protocol's name, by family (`{frequency, numeric, openDomain,
@@ -336,7 +345,7 @@ impl Aggregator {
     /// `TypeError` (malformed) or `RangeError` (mismatched, out of range) with
     /// a `reason` property, and is still counted under `rejected`.
     pub fn add(&mut self, report: ReportInputJs) -> Result<(), JsValue> {
-        self.inner.add_parsed(parse(&report.into())).map_err(js_error)
+        self.inner.add_parsed(parse(report.into())).map_err(js_error)
     }
 
     /// Adds many reports (an array or any iterable of objects or JSON lines).
@@ -350,11 +359,22 @@ impl Aggregator {
         let array = js_sys::Array::from(&reports);
         let before_n = self.inner.n();
         let before = *self.inner.rejected();
-        // Each element parsed and validated on its own (JS's JSON.parse), so
-        // one bad element costs only itself.
+        // Each element read on its own (a JSON line by JS's JSON.parse), so
+        // one bad element costs only itself: a report of this metric's
+        // envelope whose fields have their types goes into columns, counted
+        // a batch at a time by the kernels; anything else is read and
+        // counted alone, as `add` does.
+        let mut reader = ObjectColumns::new(&self.inner);
         for item in array.iter() {
-            let _ = self.inner.add_parsed(parse(&item));
+            let entries = crate::json::js_entries(&report_object(item));
+            if !entries.as_ref().is_some_and(|entries| reader.read(entries, &mut self.inner)) {
+                let _ = self.inner.add_parsed(crate::Report::from_js_entries(entries.as_ref()));
+            }
+            if reader.columns.len() == BATCH {
+                reader.columns.count(&mut self.inner);
+            }
         }
+        reader.columns.count(&mut self.inner);
         let rejected = self.inner.rejected().since(&before);
         #[derive(Serialize)]
         struct AddMany {
@@ -388,4 +408,127 @@ impl Aggregator {
         };
         Ok(to_js(&self.inner.estimate(post).map_err(js_error)?).unchecked_into())
     }
+}
+
+/// The wire fields of a report, in the order a client writes them: the
+/// envelope's four, then the payload's.
+const FIELDS: [&str; 10] = ["version", "protocol", "epsilon", "domain", "seed", "value", "bits", "cohort", "attributes", "values"];
+
+/// Reads report objects of one metric into [`Columns`]: an object whose
+/// keys are wire fields, whose envelope is the metric's, exactly (the JS
+/// strings compared as JS compares them, ε bit for bit), and whose payload
+/// fields have their wire types (whole numbers JS holds exactly, seeds and
+/// cohorts below 2^32, bits in hex, lists of such numbers) becomes a row;
+/// the batch then validates and counts its rows as
+/// [`crate::Aggregator::add`] would each report. Any other object is left
+/// to the object reader ([`crate::Report::from_js_entries`]), so what is
+/// refused, and why, is decided as for one report at a time.
+struct ObjectColumns {
+    /// [`FIELDS`] as JS strings, made once.
+    keys: Vec<JsValue>,
+    /// The metric's envelope as JS values: version, protocol, ε and
+    /// fingerprint (JS's `===` of two numbers, neither of them 0 or NaN, is
+    /// their equality bit for bit).
+    envelope: [JsValue; 4],
+    columns: Columns,
+    /// The current row's `attributes` (as read, and narrowed) and `values`.
+    read_attributes: Vec<u64>,
+    attributes: Vec<u32>,
+    values: Vec<u64>,
+}
+
+impl ObjectColumns {
+    fn new(aggregator: &CoreAggregator) -> ObjectColumns {
+        let envelope = crate::metric::envelope(aggregator.metric().kind(), crate::report::Payload::Index(0));
+        ObjectColumns {
+            keys: FIELDS.iter().map(|&key| JsValue::from_str(key)).collect(),
+            envelope: [
+                JsValue::from(envelope.version),
+                JsValue::from_str(envelope.protocol.name()),
+                JsValue::from(envelope.epsilon),
+                JsValue::from_str(&envelope.domain),
+            ],
+            columns: Columns::default(),
+            read_attributes: Vec::new(),
+            attributes: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Reads an object's entries into a row (counting the rows before it
+    /// into `aggregator` if it cannot join them); false (nothing read) if
+    /// they are not a report of this metric as the columns carry it.
+    fn read(&mut self, entries: &js_sys::Array, aggregator: &mut CoreAggregator) -> bool {
+        let (mut seen, mut next) = (0u16, 0);
+        // seed, value and cohort; bits; attributes and values.
+        let mut numbers = [None; 3];
+        let mut bits = None;
+        let mut lists = [false; 2];
+        for i in 0..entries.length() {
+            let entry: js_sys::Array = entries.get(i).unchecked_into();
+            let key = entry.get(0);
+            // Clients write the fields in order: the next one is tried first.
+            let Some(k) = (next..FIELDS.len()).chain(0..next).find(|&k| self.keys[k] == key) else {
+                return false;
+            };
+            (seen, next) = (seen | 1 << k, k + 1);
+            let value = entry.get(1);
+            let read = match k {
+                0..=3 => value == self.envelope[k],
+                4 | 5 | 7 => {
+                    numbers[(k - 4).min(2)] = value.as_f64().and_then(json::whole);
+                    numbers[(k - 4).min(2)].is_some()
+                }
+                // Odd or not hex: the object reader says which.
+                6 => {
+                    bits = value.as_string().and_then(|hex| BitVector::from_hex(&hex).ok());
+                    bits.is_some()
+                }
+                8 => {
+                    lists[0] = whole_numbers(&value, &mut self.read_attributes)
+                        && narrow(&self.read_attributes, &mut self.attributes);
+                    lists[0]
+                }
+                _ => {
+                    lists[1] = whole_numbers(&value, &mut self.values);
+                    lists[1]
+                }
+            };
+            if !read {
+                return false;
+            }
+        }
+        let [seed, value, cohort] = numbers;
+        let (Ok(seed), Ok(cohort)) = (seed.map(u32::try_from).transpose(), cohort.map(u32::try_from).transpose()) else {
+            return false;
+        };
+        let row = Row {
+            value,
+            seed,
+            cohort,
+            bits: bits.as_ref().map(BitVector::as_bytes),
+            attributes: lists[0].then_some(&self.attributes[..]),
+            values: lists[1].then_some(&self.values[..]),
+        };
+        seen & 0b1111 == 0b1111
+            && (self.columns.push(row) || {
+                self.columns.count(aggregator);
+                self.columns.push(row)
+            })
+    }
+}
+
+/// A JS array of whole numbers JS holds exactly, into `out`; false for
+/// anything else.
+fn whole_numbers(value: &JsValue, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    js_array(value).is_some_and(|items| {
+        items.iter().all(|item| item.as_f64().and_then(json::whole).map(|n| out.push(n)).is_some())
+    })
+}
+
+/// `numbers` into `out` if every one fits a `u32`.
+fn narrow(numbers: &[u64], out: &mut Vec<u32>) -> bool {
+    out.clear();
+    numbers.iter().all(|&n| u32::try_from(n).map(|n| out.push(n)).is_ok())
 }
