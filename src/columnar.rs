@@ -361,22 +361,9 @@ impl Columns {
         true
     }
 
-    /// Counts the rows into `aggregator` as one batch of its metric
-    /// ([`crate::Aggregator::add_batch`]) and empties the columns; returns
-    /// the first rejected row and its error.
-    pub(crate) fn count(&mut self, aggregator: &mut crate::Aggregator) -> Option<(usize, Error)> {
-        if self.len == 0 {
-            return None;
-        }
-        let id = aggregator.metric().id();
-        let first = aggregator.add_batch(&self.batch(&id));
-        self.clear();
-        first
-    }
-
     /// The rows as a batch of the metric `id`, in the current format
-    /// version.
-    fn batch<'a>(&'a self, id: &'a str) -> ReportBatch<'a> {
+    /// version (counted by `Aggregator::add_columns`).
+    pub(crate) fn batch<'a>(&'a self, id: &'a str) -> ReportBatch<'a> {
         let [value, seed, cohort, bits, attributes, values] = self.shape;
         fn column<T>(present: bool, values: &[T]) -> Option<Column<'_, T>> {
             present.then_some(Column { values, valid: None })
@@ -393,7 +380,7 @@ impl Columns {
     }
 
     /// Empties the columns (keeping their memory).
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.len = 0;
         self.value.clear();
         self.seed.clear();

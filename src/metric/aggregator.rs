@@ -11,7 +11,7 @@ use crate::key_value::{KeyValueAggregator, KeyValueEstimate};
 use crate::marginals::{MarginalsAggregator, MarginalsEstimate};
 use crate::rappor::{RapporAggregator, RapporEstimate};
 #[cfg(feature = "aggregate")]
-use crate::columnar::ReportBatch;
+use crate::columnar::{Columns, ReportBatch};
 use crate::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
 use super::kind::Kind;
@@ -293,6 +293,19 @@ impl Aggregator {
     /// ```
     pub fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         self.inner.add_batch(batch)
+    }
+
+    /// Counts the rows gathered in `columns` as one batch of this metric
+    /// ([`Aggregator::add_batch`]) and empties them; returns the first
+    /// rejected row and its error.
+    pub(crate) fn add_columns(&mut self, columns: &mut Columns) -> Option<(usize, Error)> {
+        if columns.len() == 0 {
+            return None;
+        }
+        let id = self.metric().id();
+        let first = self.add_batch(&columns.batch(&id));
+        columns.clear();
+        first
     }
 
     /// Adds everything `other` accepted and rejected (same config only).

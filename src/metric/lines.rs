@@ -205,7 +205,7 @@ fn integer(text: &[u8]) -> Option<(u64, &[u8])> {
 /// Counts the pending rows as one batch and empties them; returns the first
 /// rejected line.
 fn flush(aggregator: &mut Aggregator, pending: &mut Pending) -> Option<(usize, Error)> {
-    let first = pending.columns.count(aggregator).map(|(row, e)| (pending.lines[row], e));
+    let first = aggregator.add_columns(&mut pending.columns).map(|(row, e)| (pending.lines[row], e));
     pending.lines.clear();
     first
 }

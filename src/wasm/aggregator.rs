@@ -371,10 +371,10 @@ impl Aggregator {
                 let _ = self.inner.add_parsed(crate::Report::from_js_entries(entries.as_ref()));
             }
             if reader.columns.len() == BATCH {
-                reader.columns.count(&mut self.inner);
+                self.inner.add_columns(&mut reader.columns);
             }
         }
-        reader.columns.count(&mut self.inner);
+        self.inner.add_columns(&mut reader.columns);
         let rejected = self.inner.rejected().since(&before);
         #[derive(Serialize)]
         struct AddMany {
@@ -512,7 +512,7 @@ impl ObjectColumns {
         };
         seen & 0b1111 == 0b1111
             && (self.columns.push(row) || {
-                self.columns.count(aggregator);
+                aggregator.add_columns(&mut self.columns);
                 self.columns.push(row)
             })
     }
