@@ -159,6 +159,29 @@ fn decode<T>(parse: impl FnOnce() -> Result<T>) -> Result<T> {
     result.unwrap_or(Err(Error::Damaged))
 }
 
+/// Refuses a file whose dictionary page claims more values than its bytes
+/// hold (every plain value takes at least one byte): parquet 59 reserves
+/// memory for the claimed count before it reads a value, so a file of a
+/// few kilobytes could ask for gigabytes. Reads each column chunk's
+/// dictionary page only.
+fn dictionaries_fit(file: File, footer: &parquet::file::metadata::ParquetMetaData) -> Result<()> {
+    use parquet::column::page::{Page, PageReader};
+    use parquet::file::serialized_reader::SerializedPageReader;
+    let file = Arc::new(file);
+    for group in footer.row_groups() {
+        let rows = usize::try_from(group.num_rows()).map_err(|_| Error::Damaged)?;
+        for column in group.columns().iter().filter(|c| c.dictionary_page_offset().is_some()) {
+            let mut pages = SerializedPageReader::new(Arc::clone(&file), column, rows, None)?;
+            if let Some(Page::DictionaryPage { buf, num_values, .. }) = pages.get_next_page()? {
+                if num_values as usize > buf.len() {
+                    return Err(Error::Damaged);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The schema a file's rows are read in: the Arrow types its Parquet schema
 /// maps to, but a string `id` column as [`schema::id_type`] (the identity
 /// decoded once per batch, as it was written, not once per row), and the
@@ -261,6 +284,7 @@ impl ParquetFile {
         let footer = decode(|| Ok(ArrowReaderMetadata::load(&file, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?))?;
         let options = ArrowReaderOptions::new().with_schema(read_schema(&footer));
         let metadata = decode(|| Ok(ArrowReaderMetadata::try_new(footer.metadata().clone(), options)?))?;
+        decode(|| dictionaries_fit(file, footer.metadata()))?;
         Ok(ParquetFile { path: path.to_path_buf(), metadata })
     }
 
