@@ -57,8 +57,7 @@ use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
-use crate::json::{Field, FromField};
-use serde::Serialize;
+use crate::json::{Field, FromField, ToJson, Writer};
 use sha2::Sha256;
 
 /// The format version of [`ClientState`] (3: the secret's id and the
@@ -67,7 +66,8 @@ use sha2::Sha256;
 pub const STATE_VERSION: u32 = 3;
 
 /// What a client keeps between sessions for one metric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ClientState {
     /// [`STATE_VERSION`].
     pub version: u32,
@@ -93,7 +93,7 @@ pub struct ClientState {
     /// With an instantaneous step: the ε charged so far for each memo
     /// whose reports have not yet cost the long-run ε (a memo without an
     /// entry has: what every version 2 state means). Absent otherwise.
-    #[serde(skip_serializing_if = "KeyMap::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
     pub charged: KeyMap<f64>,
 }
 
@@ -188,7 +188,8 @@ impl<V> KeyMap<V> {
     }
 }
 
-impl<V: Serialize> Serialize for KeyMap<V> {
+#[cfg(feature = "serde")]
+impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
@@ -196,6 +197,31 @@ impl<V: Serialize> Serialize for KeyMap<V> {
             map.serialize_entry(k, v)?;
         }
         map.end()
+    }
+}
+
+impl<V: ToJson> ToJson for KeyMap<V> {
+    fn write_json(&self, w: &mut Writer) {
+        w.object(|m| self.0.iter().for_each(|(k, v)| m.field(k, v)));
+    }
+}
+
+/// The stored form: every field in order, `null` for an absent secret id or
+/// draws, and `charged` only when it holds a memo.
+impl ToJson for ClientState {
+    fn write_json(&self, w: &mut Writer) {
+        w.object(|m| {
+            m.field("version", &self.version);
+            m.field("metric", &self.metric);
+            m.field("secret_id", &self.secret_id);
+            m.field("window_ms", &self.window_ms);
+            m.field("memos", &self.memos);
+            m.field("ledger", &self.ledger);
+            m.field("draws", &self.draws);
+            if !self.charged.is_empty() {
+                m.field("charged", &self.charged);
+            }
+        });
     }
 }
 
@@ -389,8 +415,8 @@ impl Client {
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
-        let config = serde_json::from_str(config).unwrap_or(serde_json::Value::Null);
-        Client::from_value(config, secret, stored)
+        let config = crate::json::parse_text(config).unwrap_or(Field::Null);
+        Client::from_config(crate::metric::as_config(config)?, secret, stored)
     }
 
     /// [`Client::new`] with a parsed config.
@@ -405,8 +431,9 @@ impl Client {
     /// assert!(Client::from_value(serde_json::json!({"protocol": "oue"}), &secret, None).is_err());
     /// # Ok::<(), localdp::Error>(())
     /// ```
+    #[cfg(feature = "serde")]
     pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
-        Client::from_config(crate::metric::config_object(config)?, secret, stored)
+        Client::from_config(crate::metric::config_object(&config)?, secret, stored)
     }
 
     /// [`Client::from_value`] of a config object.

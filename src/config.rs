@@ -10,6 +10,7 @@ use crate::text::text;
 /// `Deserialize` for a type the crate reads by hand (for the Rust API's
 /// users: configs, their domains and ranges, a client's state): JSON data
 /// through the type's reader, the one way it is read.
+#[cfg(feature = "serde")]
 pub(crate) fn deserialize_field<'de, D, T>(deserializer: D) -> std::result::Result<T, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -17,7 +18,7 @@ where
 {
     use serde::de::Error;
     let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-    let field = Field::from_value(value).ok_or_else(|| D::Error::custom("a number JSON cannot carry exactly"))?;
+    let field = Field::from_value(&value).ok_or_else(|| D::Error::custom("a number JSON cannot carry exactly"))?;
     T::from_field(field).map_err(D::Error::custom)
 }
 
@@ -25,6 +26,7 @@ where
 /// function that reads it from an object, its [`FromField`] too.
 macro_rules! read_by_hand {
     ($type:ty) => {
+        #[cfg(feature = "serde")]
         impl<'de> serde::Deserialize<'de> for $type {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
                 $crate::config::deserialize_field(d)

@@ -4,7 +4,6 @@ use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::{fingerprint, key64};
 use crate::json::{Field, FromField};
 use crate::text::text;
-use serde::Serialize;
 
 /// The largest supported domain (values or labels).
 pub const MAX_DOMAIN: usize = 1 << 22;
@@ -180,6 +179,7 @@ impl Domain {
     /// `index ≥ len()`.
     ///
     /// See the example on [`Domain`].
+    #[cfg(feature = "serde")]
     pub fn value_json(&self, index: usize) -> Option<serde_json::Value> {
         match &self.repr {
             Repr::Size(d) => (index < *d).then(|| serde_json::Value::from(index)),
@@ -247,8 +247,9 @@ pub(crate) fn first_repeat(items: &[String]) -> Option<usize> {
 
 /// A domain as written in a config: `1024` or `["a", "b", …]`. Only its
 /// shape is checked when it is parsed; [`Domain::new`] checks its values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[non_exhaustive]
 pub enum DomainSpec {
     /// The integers `0..d`.

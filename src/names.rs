@@ -8,7 +8,6 @@
 
 use crate::json::{Field, FromField};
 use crate::text::{display_as_piece, put, text, Piece};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
@@ -110,6 +109,7 @@ macro_rules! protocols {
             }
         }
 
+        #[cfg(feature = "serde")]
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(self.name())
@@ -122,6 +122,7 @@ macro_rules! protocols {
             }
         }
 
+        #[cfg(feature = "serde")]
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 let text = <::std::borrow::Cow<'de, str> as ::serde::Deserialize>::deserialize(d)?;
@@ -184,8 +185,9 @@ impl<P: ProtocolFamily> FromStr for Selection<P> {
     }
 }
 
-impl<P: ProtocolFamily> Serialize for Selection<P> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+#[cfg(feature = "serde")]
+impl<P: ProtocolFamily> serde::Serialize for Selection<P> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
 }
@@ -196,9 +198,10 @@ impl<P: ProtocolFamily> FromField for Selection<P> {
     }
 }
 
-impl<'de, P: ProtocolFamily> Deserialize<'de> for Selection<P> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+#[cfg(feature = "serde")]
+impl<'de, P: ProtocolFamily> serde::Deserialize<'de> for Selection<P> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
     }
 }

@@ -6,8 +6,9 @@
 /// A number as text, shortest round-trip form (as in JSON: `1.0`, `0.25`,
 /// `1e-7`, `1.5e+300`). Used instead of `{}` formatting, whose float code
 /// would add kilobytes to the wasm build; there the shortest digits come
-/// from JS (`Number.prototype.toString`) and are laid out as serde_json
-/// lays them out natively, so ids and messages are the same text.
+/// from JS (`Number.prototype.toString`), natively from Rust's `{:e}`, and
+/// both are laid out as serde_json lays numbers out, so ids and messages
+/// are the same text.
 ///
 /// ```
 /// use localdp::privacy::number_text;
@@ -18,22 +19,18 @@ pub fn number_text(x: f64) -> String {
     if !x.is_finite() {
         return (if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" }).to_string();
     }
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-    let text = shortest_layout(&js_shortest(x));
-    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-    let text = serde_json::to_string(&x).unwrap_or_default();
-    text
+    shortest_layout(&shortest(x))
 }
 
 /// JS's shortest round-trip text of `x`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-fn js_shortest(x: f64) -> String {
+fn shortest(x: f64) -> String {
     js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default()
 }
 
-/// Natively, for the unit test of the layout: the same digits as JS's.
-#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
-fn js_shortest(x: f64) -> String {
+/// Natively: the shortest round-trip digits, as JS's.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn shortest(x: f64) -> String {
     format!("{x:e}")
 }
 
@@ -41,7 +38,6 @@ fn js_shortest(x: f64) -> String {
 /// (`-0.000001`, `1.5e+21`, `123.45`, `1e-7`), as serde_json writes
 /// numbers: `1.0` for integers up to 16 digits, a point inside the digits
 /// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
-#[cfg(any(test, all(target_arch = "wasm32", target_os = "unknown")))]
 fn shortest_layout(text: &str) -> String {
     let (negative, text) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -183,7 +179,7 @@ mod tests {
             values.extend([x, 1.0 / x, -x]);
         }
         for v in values.into_iter().filter(|v| v.is_finite()) {
-            assert_eq!(shortest_layout(&js_shortest(v)), serde_json::Value::from(v).to_string(), "{v:e}");
+            assert_eq!(shortest_layout(&shortest(v)), serde_json::Value::from(v).to_string(), "{v:e}");
         }
         // The forms JS's Number.prototype.toString writes.
         for (js, json) in [("1.5e+21", "1.5e+21"), ("0.000001", "1e-6"), ("0.00001", "0.00001"), ("123.45", "123.45"), ("-7", "-7.0"), ("0", "0.0"), ("1e+21", "1e+21"), ("100", "100.0"), ("1.2e-7", "1.2e-7")] {

@@ -215,7 +215,7 @@ const RULE: &str = "min_users: the users at which the 95% half-width of the firs
 /// assert!(row.users_needed.unwrap() > 1_000 && row.epsilon_needed.unwrap() > 2.0);
 /// ```
 pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
-    plan_object(&crate::metric::config_object(config.clone())?, request)
+    plan_object(&crate::metric::config_object(config)?, request)
 }
 
 /// [`plan`] of a config object (the wasm build's are JS objects).
@@ -478,12 +478,9 @@ fn mean_report_bytes(metric: &Metric) -> f64 {
     const REPORTS: usize = 32;
     let value = sample_value(metric);
     let mut rng = SimulationRng::seed_from_u64(29);
-    // serde_json's text in both builds (the wasm build's `to_json` is
-    // JSON.stringify's, which writes an integral ε without ".0").
     let total: usize = (0..REPORTS)
         .filter_map(|_| metric.randomize_text(&value, &mut rng).ok())
-        .filter_map(|r| serde_json::to_string(&r.to_wire()).ok())
-        .map(|text| text.len())
+        .map(|r| r.to_json().len())
         .sum();
     total as f64 / REPORTS as f64
 }

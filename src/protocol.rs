@@ -7,7 +7,6 @@
 //! and adds what its protocols do.
 
 use crate::names::{protocols, ProtocolFamily};
-use serde::Serialize;
 
 protocols! {
     /// A frequency protocol, as named in configs and reports.
@@ -183,7 +182,8 @@ impl std::fmt::Display for Protocol {
     }
 }
 
-impl Serialize for Protocol {
+#[cfg(feature = "serde")]
+impl serde::Serialize for Protocol {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }

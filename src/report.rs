@@ -32,7 +32,6 @@ use crate::json::{quoted, ConfigObject};
 use crate::privacy::number_text;
 pub use crate::protocol::Protocol;
 use crate::text::{text, HexBytes};
-use serde::{Deserialize, Serialize};
 
 /// The only report format version this build writes and reads.
 pub const REPORT_VERSION: u32 = 1;
@@ -131,24 +130,24 @@ pub struct Report {
 }
 
 /// A report as JSON carries it.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub(crate) struct Wire {
     version: u32,
     protocol: String,
     epsilon: f64,
     domain: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     seed: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     value: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     bits: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     cohort: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     attributes: Option<Vec<u32>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     values: Option<Vec<u64>>,
 }
 
@@ -188,6 +187,23 @@ impl Wire {
     }
 }
 
+impl crate::json::ToJson for Wire {
+    fn write_json(&self, w: &mut crate::json::Writer) {
+        w.object(|m| {
+            m.field("version", &self.version);
+            m.field("protocol", &self.protocol);
+            m.field("epsilon", &self.epsilon);
+            m.field("domain", &self.domain);
+            m.optional("seed", &self.seed);
+            m.optional("value", &self.value);
+            m.optional("bits", &self.bits);
+            m.optional("cohort", &self.cohort);
+            m.optional("attributes", &self.attributes);
+            m.optional("values", &self.values);
+        });
+    }
+}
+
 /// The error for anything but a JSON object where a report should be.
 fn not_an_object() -> Error {
     Rejection::Malformed.error("not a report: a report is a JSON object (of UTF-8 text)")
@@ -218,7 +234,7 @@ impl Report {
     /// assert!(matches!(refused, Error::Rejected { reason: Rejection::Malformed, .. }));
     /// # Ok::<(), localdp::Error>(())
     /// ```
-    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    #[cfg(all(feature = "serde", not(all(target_arch = "wasm32", target_os = "unknown"))))]
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Report> {
         let text = text.as_ref();
         // A derived struct reader also takes a sequence of the fields.
@@ -226,7 +242,7 @@ impl Report {
             return Err(not_an_object());
         }
         let wire: Wire = serde_json::from_slice(text).map_err(|e| {
-            #[derive(Deserialize)]
+            #[derive(serde::Deserialize)]
             struct VersionOnly {
                 version: u32,
             }
@@ -246,9 +262,10 @@ impl Report {
         Report::from_wire(wire)
     }
 
-    /// Parses one report, classifying what is wrong with it: JS's
-    /// `JSON.parse`, then the object read field by field.
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    /// Parses one report, classifying what is wrong with it: the JSON
+    /// parsed (in wasm by JS's `JSON.parse`), then the object read field by
+    /// field.
+    #[cfg(not(all(feature = "serde", not(all(target_arch = "wasm32", target_os = "unknown")))))]
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Report> {
         let object = std::str::from_utf8(text.as_ref()).ok().and_then(crate::json::parse_object);
         Report::from_object(&object.ok_or_else(not_an_object)?)
@@ -298,8 +315,9 @@ impl Report {
     /// assert_eq!(Report::from_json(value.to_string())?, report);
     /// # Ok::<(), localdp::Error>(())
     /// ```
+    #[cfg(feature = "serde")]
     pub fn to_json_value(&self) -> serde_json::Value {
-        serde_json::to_value(self.to_wire()).expect("a report always serializes")
+        serde_json::from_str(&self.to_json()).expect("a report always serializes")
     }
 
     /// The report as one line of JSON.

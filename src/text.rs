@@ -3,8 +3,7 @@
 //! Messages, metric ids and fingerprints are made of a few strings and
 //! integers. [`text!`] pushes each piece onto one `String`: no `Formatter`,
 //! padding or integer `Display`, which `format!` brings even for `"{}:{}"`
-//! (issue #12: no `format!` in the modules; what is left of `core::fmt` in
-//! them is serde-wasm-bindgen's). The public types' `Display` (what the CLI
+//! (issue #12: no `format!` in the modules). The public types' `Display` (what the CLI
 //! prints) writes the same text, made by [`Piece::put`].
 
 /// Something that writes itself onto a `String`.

@@ -3,14 +3,14 @@
 use super::bounds::{bisect, check_count, check_delta, ln_binomial, product_rounded_up, SLACK, UNDERFLOW};
 use crate::error::{Error, Requirement, Result};
 use crate::privacy::{add_rounded_up, validate_epsilon};
-use serde::Serialize;
 
 /// The most privacy-loss values [`compose`] enumerates (the product of
 /// `count + 1` over the distinct ε).
 pub const MAX_SUPPORT: u64 = 10_000_000;
 
 /// What `localdp privacy compose` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Composition {
     /// The least ε for which the composition is (ε, δ)-DP (up to the upward
     /// rounding described in [`compose`]).

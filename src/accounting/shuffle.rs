@@ -7,7 +7,6 @@ use super::bounds::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
 use crate::domain::MAX_DOMAIN;
 use crate::error::{Error, Requirement, Result};
 use crate::privacy::validate_epsilon;
-use serde::Serialize;
 
 /// The most clones `n·e^−ε₀` (the mean of `C` in [`shuffle`]) the numerical
 /// method sums over: its work grows with it (about 25 s at this bound for
@@ -17,7 +16,8 @@ use serde::Serialize;
 pub const MAX_CLONES: f64 = 1e6;
 
 /// What `localdp privacy shuffle` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Amplification {
     /// An upper bound on the central ε of the shuffled reports.
     pub epsilon: f64,

@@ -16,7 +16,6 @@ use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -47,7 +46,8 @@ impl DistributionProtocol {
 
 /// A distribution metric's configuration: `{"protocol": "square_wave",
 /// "epsilon": 1.0, "range": [0, 5000], "bins": 64}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct DistributionConfig {
     /// `square_wave`, `hierarchical` or `distribution`.
     pub protocol: String,
@@ -56,7 +56,7 @@ pub struct DistributionConfig {
     /// `[lo, hi]`: values are clipped to it.
     pub range: [f64; 2],
     /// The histogram's bins (default 64).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub bins: Option<u64>,
 }
 

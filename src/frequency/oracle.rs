@@ -19,7 +19,6 @@ use super::longitudinal::Longitudinal;
 use super::{hadamard_rr, DBitFlip, GeneralizedRandomizedResponse, HadamardResponse, LocalHashing, SubsetSelection, UnaryEncoding};
 use crate::rng::{CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -86,7 +85,8 @@ impl FrequencyProtocol {
 
 /// A frequency metric's configuration: `{"protocol": "olh", "epsilon": 1.0,
 /// "domain": 1024}` or with `"domain": ["a", "b", …]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FrequencyConfig {
     /// The protocol, or `auto`.
     pub protocol: Selection<FrequencyProtocol>,
@@ -95,14 +95,14 @@ pub struct FrequencyConfig {
     /// The values.
     pub domain: DomainSpec,
     /// dBitFlip only: buckets sampled per report (default 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub d: Option<u64>,
     /// The ε of one report, `0.01 < ε_1 < epsilon`: each report randomizes the
     /// value's memoized permanent response (at `epsilon`, the long-run ε)
     /// afresh, so that equal or unequal reports no longer say without noise
     /// whether the value changed (grr, sue, oue, blh, olh; needs
     /// `"memoize": true`). See `longitudinal.rs`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub instantaneous_epsilon: Option<f64>,
 }
 

@@ -16,7 +16,6 @@ use crate::names::ProtocolFamily;
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -50,14 +49,15 @@ impl HeavyHitterProtocol {
 }
 
 /// A sketch's shape.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SketchConfig {
     /// `k`, the hash functions (rows); default 256 (SFP: 32, one sketch per
     /// position).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub hashes: Option<u64>,
     /// `m`, the columns, a power of two; default 1024.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub width: Option<u64>,
 }
 
@@ -65,32 +65,33 @@ pub struct SketchConfig {
 /// "epsilon": 4, "max_length": 16, "top": 20}` or `{"protocol": "hcms",
 /// "epsilon": 4, "sketch": {"hashes": 256, "width": 1024}, "candidates":
 /// ["/home", "/checkout"]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct HeavyHitterConfig {
     /// `cms`, `hcms`, `pem`, `treehist` or `heavy_hitters`.
     pub protocol: String,
     /// The privacy parameter of one report.
     pub epsilon: f64,
     /// Discovery: the longest value in bytes of UTF-8 (default 16).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub max_length: Option<u64>,
     /// Discovery: cut longer values (at a character boundary) instead of
     /// refusing them (default false).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub truncate: Option<bool>,
     /// Discovery: how many values the aggregator reports (1 to [`MAX_TOP`],
     /// default 20). PEM and TreeHist score `2·top·2^s` prefixes per report
     /// (`s` bits per level: 8 or 1), so estimating costs about `n·2·top·2^s`
     /// hashes: at `top` = 100 and 10^6 PEM reports, about 5·10^10.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub top: Option<u64>,
     /// Sketches and SFP: the shape, `hashes × width` with `width` a power
     /// of two up to 65,536; at most [`MAX_CELLS`] cells in all (SFP has `L
     /// + 1` sketches) and, for SFP, at most [`MAX_SFP_HASHES`] hashes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub sketch: Option<SketchConfig>,
     /// Sketches: the values to score (the aggregator's; clients ignore it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub candidates: Option<Vec<String>>,
 }
 

@@ -15,7 +15,6 @@ use crate::protocol::KeyValueProtocol;
 use crate::report::{BitVector, Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -55,7 +54,8 @@ impl KeyValueProtocol {
 /// A key-value metric's configuration: `{"protocol": "key_value",
 /// "epsilon": 2, "keys": ["search", "share", …] or a count, "range": [0,
 /// 60], "pad": 2}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct KeyValueConfig {
     /// `pckv_grr`, `pckv_ue` or `key_value`.
     pub protocol: String,
@@ -93,7 +93,8 @@ crate::config::read_by_hand!(KeyValueConfig, KeyValueConfig::read);
 ///   non-zero);
 /// * `b`: the report supports a key `j ≠ k`, each sign with `b/2`;
 /// * `p`: given that it supports `k`, the sign it reports is `s`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PairChannel {
     /// `P[supports k | k sampled]`.
     pub a: f64,
@@ -530,7 +531,7 @@ impl KeyValueMetric {
     /// A map holding one key at a value, as JSON text (the auditor's neighbours).
     fn single(&self, key: usize, value: f64) -> String {
         let label = self.keys.value_text(key).expect("a key of the config");
-        text!("{", serde_json::Value::from(label).to_string(), ":", number_text(value), "}")
+        text!("{", crate::json::to_string(&label).unwrap_or_default(), ":", number_text(value), "}")
     }
 }
 

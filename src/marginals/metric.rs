@@ -15,7 +15,6 @@ use crate::protocol::{FrequencyProtocol, MarginalsProtocol};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -80,7 +79,8 @@ impl MarginalsProtocol {
 
 /// One attribute of an event, as a config names it: `{"name": "os",
 /// "domain": 6}` or with `"domain": ["linux", …]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct AttributeSpec {
     /// The field of the event (unique, not empty).
     pub name: String,
@@ -100,14 +100,15 @@ crate::config::read_by_hand!(AttributeSpec, AttributeSpec::read);
 /// A marginals metric's configuration: `{"protocol": "marginals",
 /// "epsilon": 2, "way": 2, "attributes": [{"name": "browser", "domain":
 /// ["Chrome", "Firefox"]}, {"name": "os", "domain": 6}]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MarginalsConfig {
     /// `marginals_oue`, `marginals_olh` or `marginals`.
     pub protocol: String,
     /// ε of one report (one event).
     pub epsilon: f64,
     /// The marginals' order: 1 to the number of attributes (default 2).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub way: Option<u64>,
     /// 2 to 16 attributes.
     pub attributes: Vec<AttributeSpec>,
@@ -458,7 +459,7 @@ impl MarginalsMetric {
     fn event_json(&self, event: &[usize]) -> String {
         let object: serde_json::Map<String, serde_json::Value> =
             self.attributes.iter().zip(event).map(|(a, &v)| (a.name.clone(), a.domain.value_json(v).unwrap_or_default())).collect();
-        crate::json::to_string(&object).unwrap_or_default()
+        serde_json::to_string(&object).unwrap_or_default()
     }
 }
 

@@ -6,7 +6,7 @@
 #[cfg(feature = "aggregate")]
 use crate::report::ReportFields;
 use crate::error::{Error, ExpectedValue, Result};
-use crate::json::ConfigObject;
+use crate::json::{ConfigObject, Field};
 use crate::privacy::number_text;
 use crate::protocol::Protocol;
 use crate::report::Report;
@@ -151,12 +151,18 @@ pub(crate) fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Repo
 
 /// A config's JSON text as an object, or the error for text that is not one.
 pub(crate) fn parse_config(text: &str) -> Result<ConfigObject> {
-    config_object(serde_json::from_str(text).map_err(|e| Error::malformed(text!("not JSON: ", e.to_string())))?)
+    as_config(crate::json::parse_text(text).map_err(|e| Error::malformed(text!("not JSON: ", e)))?)
 }
 
 /// A parsed config as an object, or the error for one that is not.
-pub(crate) fn config_object(value: serde_json::Value) -> Result<ConfigObject> {
-    ConfigObject::from_value(value).ok_or_else(|| Error::malformed("a configuration must be a JSON object"))
+pub(crate) fn as_config(field: Field) -> Result<ConfigObject> {
+    field.object().ok_or_else(|| Error::malformed("a configuration must be a JSON object"))
+}
+
+/// A serde_json config as an object, or the error for one that is not.
+#[cfg(feature = "serde")]
+pub(crate) fn config_object(value: &serde_json::Value) -> Result<ConfigObject> {
+    as_config(Field::from_value(value).unwrap_or(Field::Null))
 }
 
 /// Numbers separated by commas (one for a scalar metric).

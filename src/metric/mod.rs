@@ -21,6 +21,8 @@ mod registry;
 
 #[cfg(feature = "aggregate")]
 pub use aggregator::{Aggregator, Estimate};
-pub(crate) use kind::{config_object, envelope, id_of, parse_config, Family, Kind, Memo};
+#[cfg(feature = "serde")]
+pub(crate) use kind::config_object;
+pub(crate) use kind::{as_config, envelope, id_of, parse_config, Family, Kind, Memo};
 pub use kind::{parse_numbers, ValueKind};
 pub use registry::Metric;

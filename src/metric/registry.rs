@@ -5,7 +5,9 @@
 use crate::report::ReportFields;
 use crate::error::{Error, Requirement, Result};
 use crate::json::{ConfigObject, Field};
-use super::kind::{config_object, id_of, parse_config, Family, Kind, ValueKind};
+#[cfg(feature = "serde")]
+use super::kind::config_object;
+use super::kind::{id_of, parse_config, Family, Kind, ValueKind};
 use crate::report::{Protocol, Report};
 use crate::settings::{ClientSettings, CLIENT_KEYS};
 use crate::rng::{CryptoRng, RngCore};
@@ -107,8 +109,9 @@ impl Metric {
     /// assert!(Metric::from_value(serde_json::json!([1, 2])).is_err()); // not an object
     /// # Ok::<(), localdp::Error>(())
     /// ```
+    #[cfg(feature = "serde")]
     pub fn from_value(value: serde_json::Value) -> Result<Self> {
-        Metric::from_config(config_object(value)?)
+        Metric::from_config(config_object(&value)?)
     }
 
     /// [`Metric::from_value`] of a config object.

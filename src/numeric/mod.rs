@@ -58,7 +58,6 @@ use crate::privacy::{number_text, validate_epsilon};
 use crate::report::{Payload, Protocol, Report};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::text;
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -107,8 +106,9 @@ impl NumericProtocol {
 }
 
 /// `[lo, hi]` for a single number, or one such pair per attribute.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[non_exhaustive]
 pub enum RangeSpec {
     /// One number in `[lo, hi]`.
@@ -143,7 +143,8 @@ crate::config::read_by_hand!(RangeSpec);
 
 /// A numeric metric's configuration: `{"protocol": "piecewise", "epsilon":
 /// 1.0, "range": [0, 100]}`, or `"range": [[0, 100], [0, 5]]` for records.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct NumericConfig {
     /// The mechanism, or `auto`.
     pub protocol: Selection<NumericProtocol>,
@@ -154,7 +155,7 @@ pub struct NumericConfig {
     /// Memoized 1BitMean only: the range is cut into this many steps for
     /// α-point rounding (default 32). It changes what a memo means, so it
     /// belongs to the client state's identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub granularity: Option<u64>,
 }
 

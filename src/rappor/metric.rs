@@ -12,14 +12,14 @@ use crate::privacy::epsilon_rounded_up;
 use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::{text, Hex};
-use serde::Serialize;
 use std::any::Any;
 use std::sync::Arc;
 
 
 /// A RAPPOR metric's configuration (defaults: the paper's `k = 128`,
 /// `h = 2`, `m = 64`, `f = 0.5`, `p = 0.5`, `q = 0.75`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RapporConfig {
     /// `"rappor"`.
     pub protocol: OpenDomainProtocol,

@@ -1,50 +1,47 @@
 //! JSON in and out: configs, the client's state and memos, and (in the
 //! wasm build) reports, one way for the whole crate. Objects are read field
 //! by field by hand-written readers ([`FromField`]) over a [`ConfigObject`]:
-//! natively a serde_json object, in the wasm build a JS object's entries
-//! (`JSON.parse` for text). Values are written by serde: natively
-//! serde_json, in the wasm build serde-wasm-bindgen (and `JSON.stringify`
-//! for text). So the wasm modules link no derived deserializer and no
-//! serde_json parser, and the client module no float printer.
-//! (The numbers' text differs only in form: `1.0` natively, `1` in wasm;
-//! both read back as the same number.)
+//! natively an object of this module's own parser ([`parse`]), in the wasm
+//! build a JS object's entries (`JSON.parse` for text). Values are written
+//! by hand ([`write`]) in both builds, and in wasm become JS values through
+//! `JSON.parse`. So neither build needs serde, and the wasm modules link no
+//! JSON parser and no float printer of their own.
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+mod parse;
+mod write;
 
 use crate::text::{put, text, Hex};
-use serde::Serialize;
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+use parse::Value;
+pub(crate) use write::{to_string, ToJson, Writer};
 
 /// Parses `text` as a JSON object; `None` if it is not one.
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
-    ConfigObject::from_value(serde_json::from_str(text).ok()?)
+    parse_text(text).ok()?.object()
 }
 
-/// The value as JSON text; `None` if JSON cannot carry it (a non-finite
-/// number, a non-string key).
+/// Parses `text` as one JSON value, or says what is wrong with it.
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
-    serde_json::to_string(value).ok()
+pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
+    parse::parse(text).map(|value| field(&value))
 }
 
-/// Parses `text` as a JSON object; `None` if it is not one.
+/// Parses `text` as one JSON value (`JSON.parse`), or says what is wrong
+/// with it (the `SyntaxError`'s message).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
-    ConfigObject::from_js(&js_sys::JSON::parse(text).ok()?)
+pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
+    match js::parse(&wasm_bindgen::JsValue::from_str(text)) {
+        Ok(value) => Ok(field(&value)),
+        Err(e) => Err(js_sys::Error::from(e).message().into()),
+    }
 }
 
-/// The value as JSON text; `None` if JSON cannot carry it exactly (as
-/// [`to_js`]).
+/// The value as a plain JS object, as `JSON.parse` of its JSON text gives
+/// it; `None` if JSON cannot carry it exactly ([`to_string`]).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn to_string<T: Serialize>(value: &T) -> Option<String> {
-    js_sys::JSON::stringify(&to_js(value)?).ok().and_then(|s| s.as_string())
-}
-
-/// The value as a plain JS object, as `JSON.parse` of its JSON text would
-/// give it: objects for maps, numbers for integers, no `undefined` fields.
-/// `None` if a number cannot be carried exactly (an integer above 2^53).
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
-    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    value.serialize(&serializer).ok()
+pub(crate) fn to_js<T: ToJson + ?Sized>(value: &T) -> Option<wasm_bindgen::JsValue> {
+    js_sys::JSON::parse(&to_string(value)?).ok()
 }
 
 /// A config object as the metric families read it: natively a parsed JSON
@@ -56,7 +53,7 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Option<wasm_bindgen::JsValue> {
 #[derive(Clone)]
 pub(crate) struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-    object: serde_json::Map<String, serde_json::Value>,
+    object: std::collections::BTreeMap<String, Value>,
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     entries: Vec<(String, wasm_bindgen::JsValue)>,
 }
@@ -86,7 +83,7 @@ pub(crate) enum Field {
 /// `JSON.parse` takes a million levels deep) costs nothing.
 pub(crate) struct ConfigList {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-    items: Vec<serde_json::Value>,
+    items: Vec<Value>,
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     items: js_sys::Array,
 }
@@ -110,13 +107,22 @@ impl Field {
         }
     }
 
-    /// A parsed JSON value as a field; `None` in the wasm build for a number
-    /// JS cannot carry exactly.
-    pub(crate) fn from_value(value: serde_json::Value) -> Option<Field> {
+    /// A serde_json value as a field (its text, read back); `None` in the
+    /// wasm build for a number JS cannot carry exactly.
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_value(value: &serde_json::Value) -> Option<Field> {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-        return Some(field(&value));
+        return parse_text(&value.to_string()).ok();
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        return to_js(&value).map(|value| field(&value));
+        return js_sys::JSON::parse(&value.to_string()).ok().map(|value| field(&value));
+    }
+
+    /// The field as an object, if it is one.
+    pub(crate) fn object(self) -> Option<ConfigObject> {
+        match self {
+            Field::Object(object) => Some(object),
+            _ => None,
+        }
     }
 
     /// A whole number's digits (`-1`, `4294967296`) if the field is one JS
@@ -275,14 +281,6 @@ impl FromField for [f64; 2] {
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 impl ConfigObject {
-    /// The config as an object; `None` if it is not one.
-    pub(crate) fn from_value(value: serde_json::Value) -> Option<Self> {
-        match value {
-            serde_json::Value::Object(object) => Some(ConfigObject { object }),
-            _ => None,
-        }
-    }
-
     /// True when the object has `key`.
     pub(crate) fn contains_key(&self, key: &str) -> bool {
         self.object.contains_key(key)
@@ -310,40 +308,31 @@ impl ConfigObject {
 
     /// Sets `key` to a string (the planner's variants of a config).
     pub(crate) fn set_text(&mut self, key: &str, value: &str) {
-        self.object.insert(key.to_string(), value.into());
+        self.object.insert(key.to_string(), Value::Text(value.to_string()));
     }
 
     /// Sets `key` to a number.
     pub(crate) fn set_number(&mut self, key: &str, value: f64) {
-        self.object.insert(key.to_string(), value.into());
+        self.object.insert(key.to_string(), Value::Number(value, None));
     }
 
 }
 
-/// A JSON value as a [`Field`].
+/// A parsed value as a [`Field`].
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-fn field(value: &serde_json::Value) -> Field {
-    use serde_json::Value;
+fn field(value: &Value) -> Field {
     match value {
         Value::Null => Field::Null,
         Value::Bool(b) => Field::Bool(*b),
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            Field::Number(x, n.as_u64().or(whole(x)))
-        }
-        Value::String(s) => Field::Text(s.clone()),
+        Value::Number(x, exact) => Field::Number(*x, exact.or(whole(*x))),
+        Value::Text(s) => Field::Text(s.clone()),
         Value::Object(o) => Field::Object(ConfigObject { object: o.clone() }),
-        Value::Array(items) => Field::List(ConfigList { items: items.clone() }),
+        Value::List(items) => Field::List(ConfigList { items: items.clone() }),
     }
 }
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 impl ConfigObject {
-    /// The config as an object; `None` if it is not one.
-    pub(crate) fn from_value(value: serde_json::Value) -> Option<Self> {
-        ConfigObject::from_js(&to_js(&value)?)
-    }
-
     /// A plain JS object (no array); `None` for anything else.
     pub(crate) fn from_js(value: &wasm_bindgen::JsValue) -> Option<Self> {
         js_entries(value).map(|entries| ConfigObject::from_entries(&entries))

@@ -1,0 +1,193 @@
+//! JSON text written by hand: reports, a client's state and memos, the one
+//! writer of both builds (so the client module links no serializer). Numbers
+//! are written by [`number_text`] (`1.0`, `0.25`, `1e-7`) and strings escaped
+//! as serde_json escapes them, so a text is the same natively and in wasm.
+
+use crate::number::number_text;
+use crate::text::{put, Hex};
+
+/// JSON text being written; `exact` turns false when a value cannot be
+/// carried (a non-finite number, or in the wasm build an integer above
+/// 2^53, which JS would round).
+pub(crate) struct Writer {
+    text: String,
+    exact: bool,
+}
+
+/// A value that writes itself as JSON.
+pub(crate) trait ToJson {
+    /// Appends the value's JSON to `w`.
+    fn write_json(&self, w: &mut Writer);
+}
+
+/// The value as JSON text; `None` if JSON cannot carry it exactly.
+pub(crate) fn to_string<T: ToJson + ?Sized>(value: &T) -> Option<String> {
+    let mut w = Writer { text: String::new(), exact: true };
+    value.write_json(&mut w);
+    w.exact.then_some(w.text)
+}
+
+impl Writer {
+    /// Writes an object: `fields` adds its members ([`Members::field`]).
+    pub(crate) fn object(&mut self, fields: impl FnOnce(&mut Members<'_>)) {
+        self.text.push('{');
+        fields(&mut Members { w: self, first: true });
+        self.text.push('}');
+    }
+
+    /// Writes a string, escaped.
+    pub(crate) fn string(&mut self, s: &str) {
+        let out = &mut self.text;
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => {
+                    out.push_str(if (c as u32) < 0x10 { "\\u000" } else { "\\u001" });
+                    put!(out, Hex(c as u64 & 0xf));
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+}
+
+/// The members of an object being written.
+pub(crate) struct Members<'a> {
+    w: &'a mut Writer,
+    first: bool,
+}
+
+impl Members<'_> {
+    /// Writes `"key":value`.
+    pub(crate) fn field<T: ToJson + ?Sized>(&mut self, key: &str, value: &T) {
+        if !self.first {
+            self.w.text.push(',');
+        }
+        self.first = false;
+        self.w.string(key);
+        self.w.text.push(':');
+        value.write_json(self.w);
+    }
+
+    /// Writes `"key":value` if there is a value (an absent field otherwise).
+    pub(crate) fn optional<T: ToJson>(&mut self, key: &str, value: &Option<T>) {
+        if let Some(value) = value {
+            self.field(key, value);
+        }
+    }
+}
+
+/// The largest integer JS holds exactly, 2^53 − 1.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+impl ToJson for u64 {
+    fn write_json(&self, w: &mut Writer) {
+        if cfg!(all(target_arch = "wasm32", target_os = "unknown")) && *self > MAX_SAFE_INTEGER {
+            w.exact = false;
+        }
+        put!(&mut w.text, *self);
+    }
+}
+
+impl ToJson for u32 {
+    fn write_json(&self, w: &mut Writer) {
+        put!(&mut w.text, *self);
+    }
+}
+
+impl ToJson for f64 {
+    fn write_json(&self, w: &mut Writer) {
+        if self.is_finite() {
+            w.text.push_str(&number_text(*self));
+        } else {
+            w.exact = false;
+            w.text.push_str("null");
+        }
+    }
+}
+
+impl ToJson for bool {
+    fn write_json(&self, w: &mut Writer) {
+        w.text.push_str(if *self { "true" } else { "false" });
+    }
+}
+
+impl ToJson for str {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(self);
+    }
+}
+
+impl ToJson for String {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(self);
+    }
+}
+
+impl<T: ToJson> ToJson for Option<T> {
+    fn write_json(&self, w: &mut Writer) {
+        match self {
+            Some(value) => value.write_json(w),
+            None => w.text.push_str("null"),
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for [T] {
+    fn write_json(&self, w: &mut Writer) {
+        w.text.push('[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                w.text.push(',');
+            }
+            item.write_json(w);
+        }
+        w.text.push(']');
+    }
+}
+
+impl<T: ToJson> ToJson for Vec<T> {
+    fn write_json(&self, w: &mut Writer) {
+        self.as_slice().write_json(w);
+    }
+}
+
+impl<A: ToJson, B: ToJson> ToJson for (A, B) {
+    fn write_json(&self, w: &mut Writer) {
+        w.text.push('[');
+        self.0.write_json(w);
+        w.text.push(',');
+        self.1.write_json(w);
+        w.text.push(']');
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_as_serde_json_does() {
+        let text = "a\"b\\c\n\u{1}\u{1f}\u{8}\u{c}é";
+        assert_eq!(to_string(text).unwrap(), serde_json::to_string(text).unwrap());
+        let pairs: Vec<(u64, f64)> = vec![(1, 0.5), (1 << 40, 1e-7), (0, 1.0)];
+        assert_eq!(to_string(&pairs).unwrap(), serde_json::to_string(&pairs).unwrap());
+        assert_eq!(to_string(&Some(vec![1u32, 2])).unwrap(), "[1,2]");
+        assert_eq!(to_string(&f64::NAN), None);
+        let mut w = Writer { text: String::new(), exact: true };
+        w.object(|m| {
+            m.field("x", &1u64);
+            m.optional::<u64>("absent", &None);
+            m.field("s", "t");
+        });
+        assert_eq!(w.text, r#"{"x":1,"s":"t"}"#);
+    }
+}
