@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into dist/: two wasm modules (wasm-pack, opt-level
-# s, then wasm-opt -Oz), the full one (client and Aggregator) and the
-# client's (cargo feature `aggregate` off), each with its bindings for Node
+# s, then wasm-opt -Oz), the full one (wasm/full, `localdp-wasm`: client and
+# Aggregator) and the client's (wasm/client, `localdp-wasm-client`, over
+# localdp-core alone), each with its bindings for Node
 # (CommonJS, loads synchronously) and for the web (an ES module with
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
 # entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
@@ -29,16 +30,18 @@ if [ ${#build_std[@]} -gt 0 ]; then
     "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
 fi
 
-# bindings TARGET DIR NAME [cargo args]: wasm-pack's bindings for TARGET in
-# OUT/DIR, as bindings.js (and .d.ts) beside NAME_bg.wasm (unoptimized),
+# bindings TARGET DIR NAME CRATE [cargo args]: wasm-pack's bindings of the
+# crate in directory CRATE for TARGET in OUT/DIR, as bindings.js (and .d.ts)
+# beside NAME_bg.wasm (unoptimized),
 # with the JS Client beside them (each directory is served on its own: the
 # collector serves dist/web at /pkg/): client.mjs for the web, its CommonJS
 # copy client.cjs (the one export becomes module.exports) for Node.
 bindings() {
-  local target=$1 dir=$out/$2 name=$3
-  shift 3
+  local target=$1 dir=$out/$2 name=$3 crate=$4
+  shift 4
+  mkdir -p "$dir"
   wasm-pack --quiet build --mode no-install --no-pack --no-gitignore --profile wasm \
-    --target "$target" --out-dir "$dir" --out-name "$name" . "${std[@]}" "$@"
+    --target "$target" --out-dir "$(cd "$dir" && pwd)" --out-name "$name" "$crate" "${std[@]}" "$@"
   mv "$dir/$name.js" "$dir/bindings.js"
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
@@ -54,14 +57,14 @@ bindings() {
   fi
 }
 
-# module NODE_DIR WEB_DIR NAME [cargo args]: one wasm module's Node and web
+# module NODE_DIR WEB_DIR NAME CRATE [cargo args]: one wasm module's Node and web
 # bindings; the two share one wasm, optimized once with wasm-opt -Oz (run
 # until it no longer shrinks it).
 module() {
-  local node=$1 web=$2 name=$3
-  shift 3
-  bindings nodejs "$node" "$name" "$@"
-  bindings web "$web" "$name" "$@"
+  local node=$1 web=$2 name=$3 crate=$4
+  shift 4
+  bindings nodejs "$node" "$name" "$crate" "$@"
+  bindings web "$web" "$name" "$crate" "$@"
   cmp -s "$out/$node/${name}_bg.wasm" "$out/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
   node_modules/.bin/wasm-opt -Oz --converge "$out/$web/${name}_bg.wasm" -o "$out/$web/${name}_bg.wasm"
   cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
@@ -73,7 +76,7 @@ module() {
 # build is the client's web files alone, for their sizes.
 client_features=${LOCALDP_CLIENT_FEATURES:-families}
 if [ "$client_features" != families ]; then
-  bindings web client/web localdp_client --no-default-features --features "$client_features"
+  bindings web client/web localdp_client wasm/client --no-default-features --features "$client_features"
   node_modules/.bin/wasm-opt -Oz --converge "$out/client/web/localdp_client_bg.wasm" -o "$out/client/web/localdp_client_bg.wasm"
   cp js/web/localdp.js "$out"/client/web/
   node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
@@ -97,10 +100,10 @@ if [ "$client_features" != families ]; then
 fi
 
 # The full module (client and Aggregator): `localdp`, `localdp/web`.
-module node web localdp
-# The client module (randomization, memos, the ledger; no aggregate feature):
+module node web localdp wasm/full
+# The client module (randomization, memos, the ledger: localdp-core alone):
 # `localdp/client`, `localdp/client/web`.
-module client/node client/web localdp_client --no-default-features --features families
+module client/node client/web localdp_client wasm/client
 node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.

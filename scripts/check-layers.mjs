@@ -165,8 +165,16 @@ export function checkCrate(src) {
     }
   }
 
+  // `#[macro_export]` macros live at the crate root by path (`crate::NAME`)
+  // but are defined in their own file.
+  const macros = new Map();
+  for (const [file, text] of texts) {
+    for (const m of text.matchAll(/#\[macro_export\](?:\s*#\[[^\]]*\])*\s*macro_rules!\s*(\w+)/g)) macros.set(m[1], file);
+  }
+
   // The file that defines what an absolute path names.
   const definer = (full, depth = 0) => {
+    if (macros.has(full)) return macros.get(full);
     const file = fileOf(full);
     const inside = full.split('::').filter(Boolean).slice(modulePath(src, file).split('::').filter(Boolean).length);
     const next = inside.length > 0 && reexports.get(file).get(inside[0]);

@@ -14,7 +14,7 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 run() {
   local label=$1 out
   shift
-  if ! out=$(env "$@" cargo test -p localdp --target wasm32-unknown-unknown --test wasm "${build_std[@]}" 2>&1); then
+  if ! out=$(env "$@" cargo test -p localdp-wasm --target wasm32-unknown-unknown --test wasm "${build_std[@]}" 2>&1); then
     echo "$out"
     echo "wasm tests failed ($label)" >&2
     exit 1

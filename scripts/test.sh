@@ -7,7 +7,8 @@
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
 #     port) and `--plot`; the doc examples, and the API docs with warnings
-#     denied (a broken link fails); each family's client alone (a cargo
+#     denied (a broken link fails); localdp-core's dependencies (no serde,
+#     nalgebra or async crate); each family's client alone (a cargo
 #     feature) built without the others; then, in a step of its own,
 #     the query engines' crate (engines/: DataFusion and a Ballista cluster);
 #  2. the wasm build of route stable (rustup's toolchain alone, no std
@@ -42,12 +43,20 @@ need_rust
 cargo test --workspace --all-targets --exclude localdp-datafusion --exclude localdp-python
 cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python
 # The public crates' API docs, warnings denied: a broken link fails.
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp -p localdp-arrow -p localdp-cli
-# Each family is a cargo feature: a client of one family alone (what
-# scripts/size-families.sh measures) builds without the others and without
-# the server side.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp-core -p localdp -p localdp-arrow -p localdp-cli
+# The device side's crate depends on no serde, JSON library, linear algebra
+# or async crate, natively or in the browser.
+for target in "" wasm32-unknown-unknown; do
+  if cargo tree -p localdp-core -e normal --prefix none ${target:+--target "$target"} |
+    grep -E '^(serde|serde_json|serde_derive|nalgebra|futures[a-z_-]*|tokio) '; then
+    echo "localdp-core must not depend on the crates above (docs/ARCHITECTURE.md)" >&2
+    exit 1
+  fi
+done
+# Each family is a cargo feature of localdp-core: a client of one family
+# alone (what scripts/size-families.sh measures) builds without the others.
 for family in frequency numeric rappor heavy distribution key_value marginals; do
-  cargo check --quiet --lib --no-default-features --features "$family"
+  cargo check --quiet -p localdp-core --lib --no-default-features --features "$family"
 done
 # The engines' crate builds in the dev profile, not the test profile, so it
 # shares little with the tests above.

@@ -7,13 +7,7 @@
 //! over-estimated δ meets the target. The formulas are in
 //! `docs/PROTOCOLS.md`.
 
-mod bounds;
-mod compose;
-#[cfg(feature = "aggregate")]
 mod shuffle;
 
-pub(crate) use bounds::check_delta;
-pub use bounds::MIN_DELTA;
-pub use compose::{compose, Composition, MAX_SUPPORT};
-#[cfg(feature = "aggregate")]
+pub use localdp_core::accounting::*;
 pub use shuffle::{shuffle, shuffle_randomized_response, Amplification, MAX_CLONES};

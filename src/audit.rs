@@ -27,11 +27,11 @@
 //! Following Jagielski, Ullman, Oprea (NeurIPS 2020) and Ding et al.,
 //! "Detecting violations of differential privacy" (CCS 2018).
 
-use crate::json::quoted;
-use crate::metric::Metric;
-use crate::report::{Payload, Report};
-use crate::rng::RngCore;
-use crate::text::text;
+use localdp_core::json::quoted;
+use localdp_core::metric::Metric;
+use localdp_core::report::{Payload, Report};
+use localdp_core::rng::RngCore;
+use localdp_core::text::text;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -103,7 +103,7 @@ fn events_of(metric: &Metric, report: &Report) -> Vec<Event> {
 
 /// The payload's JSON fields (in a report of `metric`, without its envelope).
 fn payload_text(metric: &Metric, payload: &Payload) -> String {
-    let mut value = crate::metric::envelope(metric.kind(), payload.clone()).to_json_value();
+    let mut value = localdp_core::metric::envelope(metric.kind(), payload.clone()).to_json_value();
     if let Some(map) = value.as_object_mut() {
         for envelope in ["version", "protocol", "epsilon", "domain"] {
             map.remove(envelope);

@@ -27,9 +27,9 @@
 //! assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::OutOfRange)), (3, 1));
 //! ```
 
-use crate::error::{Error, Rejection, Result};
-use crate::report::{BitVector, Payload, REPORT_VERSION};
-pub use crate::report::{Presence, ReportFields};
+use localdp_core::error::{Error, Rejection, Result};
+use localdp_core::report::{BitVector, Payload, REPORT_VERSION};
+pub use localdp_core::report::{Presence, ReportFields};
 
 /// An Arrow-style validity bitmap: bit `i` (least significant first) of
 /// `bytes`, counted from `offset`, is 1 where row `i` is present.
@@ -176,13 +176,13 @@ impl<'a, T> List<'a, T> {
 ///
 /// A column that is `None` is absent from every row; a row's payload is
 /// chosen by which columns are present in that row, by the rule
-/// [`crate::Report::from_json`] applies to a report's fields.
+/// [`localdp_core::Report::from_json`] applies to a report's fields.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportBatch<'a> {
     /// The report format version of every row ([`REPORT_VERSION`]); another
     /// version has every row rejected as unsupported.
     pub version: u32,
-    /// The metric's identity as [`crate::Metric::id`] writes it
+    /// The metric's identity as [`localdp_core::Metric::id`] writes it
     /// (`protocol:epsilon:fingerprint`); another metric's has every
     /// well-formed row rejected as a configuration mismatch.
     pub id: &'a str,
@@ -277,7 +277,7 @@ impl<'a> ReportBatch<'a> {
         match envelope {
             Envelope::Matches => None,
             Envelope::OtherVersion => Some(
-                Rejection::UnsupportedVersion.error(crate::text::text!("report format version ", self.version, " is not supported")),
+                Rejection::UnsupportedVersion.error(localdp_core::text::text!("report format version ", self.version, " is not supported")),
             ),
             Envelope::OtherMetric => Some(match self.row(i) {
                 Err(e) => e,
@@ -288,7 +288,8 @@ impl<'a> ReportBatch<'a> {
 }
 
 /// Rows a reader gathers into [`Columns`] before counting them as one batch.
-pub(crate) const BATCH: usize = 4096;
+#[doc(hidden)]
+pub const BATCH: usize = 4096;
 
 /// Reports' payload fields gathered row by row into owned columns, then
 /// lent as one [`ReportBatch`]: how readers that meet reports one at a time
@@ -296,7 +297,8 @@ pub(crate) const BATCH: usize = 4096;
 /// them to the kernels. Every row has the same fields (the first row's), so
 /// the columns have no nulls: the form a kernel counts.
 #[derive(Default)]
-pub(crate) struct Columns {
+#[doc(hidden)]
+pub struct Columns {
     len: usize,
     /// The fields of every row.
     shape: [bool; 6],
@@ -310,7 +312,8 @@ pub(crate) struct Columns {
 
 /// One report's payload fields, for [`Columns::push`] (`None`: absent).
 #[derive(Default, Clone, Copy)]
-pub(crate) struct Row<'a> {
+#[doc(hidden)]
+pub struct Row<'a> {
     pub value: Option<u64>,
     pub seed: Option<u32>,
     pub cohort: Option<u32>,
@@ -336,7 +339,8 @@ impl Row<'_> {
 
 impl Columns {
     /// The rows gathered.
-    pub(crate) fn len(&self) -> usize {
+    #[doc(hidden)]
+    pub fn len(&self) -> usize {
         self.len
     }
 
@@ -344,7 +348,8 @@ impl Columns {
     /// gathered: it has other fields, or its lists would take a column past
     /// what `i32` offsets address. (Count those first and push it again: a
     /// row refused by empty columns is one no batch can carry.)
-    pub(crate) fn push(&mut self, row: Row<'_>) -> bool {
+    #[doc(hidden)]
+    pub fn push(&mut self, row: Row<'_>) -> bool {
         let shape = row.shape();
         let fits = self.bits.fits(row.bits) && self.attributes.fits(row.attributes) && self.values.fits(row.values);
         if !fits || (self.len > 0 && shape != self.shape) {

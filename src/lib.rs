@@ -38,116 +38,46 @@
 //! channel can be enumerated with [`FrequencyOracle::likelihood`].
 
 #![deny(missing_docs)]
-// Without the `aggregate` feature (the browser client's wasm module) the
-// server side (aggregate/, mechanism.rs, state.rs, columnar.rs, the
-// families' aggregators, the auditor) is not compiled; what the device
-// files keep for it (the channel enumerations the auditor reads, a few
-// decoding helpers) is unused there, and the linker drops it.
-#![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]
 
-#[cfg(not(any(
-    feature = "frequency",
-    feature = "numeric",
-    feature = "rappor",
-    feature = "heavy",
-    feature = "distribution",
-    feature = "key_value",
-    feature = "marginals"
-)))]
-compile_error!("localdp needs at least one family's feature (the default `aggregate` has them all; a client: `--features numeric`)");
+// The device side is `localdp-core`, whose public modules are this
+// crate's too. The aggregation side's files name the core's items by their
+// `localdp_core::` paths, never through these re-exports.
+pub use localdp_core::{client, domain, error, frequency, hash, numeric, privacy, report, rng};
 
 pub mod accounting;
-#[cfg(feature = "aggregate")]
 pub mod aggregate;
-#[cfg(feature = "aggregate")]
 pub mod audit;
-pub mod client;
-#[cfg(feature = "aggregate")]
 pub mod columnar;
-mod config;
-#[cfg(feature = "distribution")]
 pub mod distribution;
-pub mod domain;
-pub mod error;
-#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
-pub mod frequency;
-pub mod hash;
-#[cfg(feature = "heavy")]
 pub mod heavy;
-mod json;
-#[cfg(feature = "key_value")]
 pub mod key_value;
-#[cfg(feature = "marginals")]
 pub mod marginals;
-#[cfg(feature = "aggregate")]
 pub mod mechanism;
 pub mod metric;
-mod names;
-mod number;
-#[cfg(any(feature = "numeric", feature = "distribution", feature = "key_value"))]
-pub mod numeric;
-#[cfg(feature = "aggregate")]
 pub mod plan;
-pub mod privacy;
-mod protocol;
-mod randomizer;
-#[cfg(any(feature = "rappor", feature = "heavy"))]
 pub mod rappor;
-pub mod report;
-pub mod rng;
-mod settings;
-#[cfg(feature = "aggregate")]
 pub mod simulate;
-#[cfg(feature = "aggregate")]
 pub mod state;
-mod text;
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub mod wasm;
 
-#[cfg(feature = "aggregate")]
 pub use aggregate::{
     FrequencyAggregator, FrequencyEstimate, MeanEstimate, NumericAggregator, NumericEstimate, PostProcessing,
     RejectionCounts, ValueEstimate,
 };
-#[cfg(feature = "distribution")]
-pub use distribution::{DistributionConfig, DistributionMetric};
-pub use domain::{Domain, DomainSpec};
-pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result};
-#[cfg(feature = "key_value")]
-pub use key_value::{KeyValueConfig, KeyValueMetric};
-#[cfg(feature = "marginals")]
-pub use marginals::{MarginalsConfig, MarginalsMetric};
-#[cfg(feature = "heavy")]
-pub use heavy::{HeavyHitterConfig, HeavyHitterMetric};
-#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
-pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood};
-#[cfg(feature = "aggregate")]
+pub use distribution::{DistributionAggregator, DistributionEstimate};
+pub use heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
+pub use key_value::{KeyValueAggregator, KeyValueEstimate};
+pub use localdp_core::{
+    DistributionConfig, DistributionMetric, DistributionProtocol, Domain, DomainKind, DomainSpec, Error, ExpectedValue,
+    FieldProblem, FrequencyConfig, FrequencyOracle, FrequencyProtocol, HeavyHitterConfig, HeavyHitterMetric,
+    HeavyHitterProtocol, KeyValueConfig, KeyValueMetric, KeyValueProtocol, Likelihood, MarginalsConfig, MarginalsMetric,
+    MarginalsProtocol, MergeConflict, Metric, NumericConfig, NumericMetric, NumericProtocol, OpenDomainProtocol, Payload,
+    Protocol, ProtocolFamily, RangeSpec, RapporConfig, RapporMetric, Randomizer, Rejection, Report, Requirement, Result,
+    SecureRng, Selection, SimulationRng, StateError, UnknownProtocol,
+};
+pub use marginals::{MarginalsAggregator, MarginalsEstimate};
 pub use mechanism::Aggregate;
-pub use randomizer::Randomizer;
-#[cfg(feature = "aggregate")]
 pub use metric::{Aggregator, Estimate};
-#[cfg(feature = "aggregate")]
-pub use {
-    distribution::{DistributionAggregator, DistributionEstimate},
-    heavy::{HeavyHitterAggregator, HeavyHitterEstimate},
-    key_value::{KeyValueAggregator, KeyValueEstimate},
-    marginals::{MarginalsAggregator, MarginalsEstimate},
-};
-pub use metric::Metric;
-pub use names::{ProtocolFamily, Selection, UnknownProtocol};
-#[cfg(any(feature = "numeric", feature = "distribution", feature = "key_value"))]
-pub use numeric::{NumericConfig, NumericMetric, RangeSpec};
-#[cfg(feature = "aggregate")]
 pub use rappor::RapporAggregator;
-#[cfg(any(feature = "rappor", feature = "heavy"))]
-pub use rappor::{RapporConfig, RapporMetric};
-pub use protocol::{
-    DistributionProtocol, FrequencyProtocol, HeavyHitterProtocol, KeyValueProtocol, MarginalsProtocol, NumericProtocol,
-    OpenDomainProtocol,
-};
-pub use report::{Payload, Protocol, Report};
-pub use rng::{SecureRng, SimulationRng};
-pub use error::StateError;
 
 /// The Rust blocks of the guides in `docs/` run as doctests; the blocks in
 /// other languages are run by `tests/js/docs.test.mjs`, which also checks

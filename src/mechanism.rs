@@ -13,11 +13,10 @@
 //! in [`crate::state`].
 
 use crate::aggregate::{RejectionCounts, Tally};
-#[cfg(feature = "aggregate")]
 use crate::columnar::ReportBatch;
-use crate::error::Result;
-use crate::report::Report;
-pub use crate::randomizer::Randomizer;
+use localdp_core::error::Result;
+use localdp_core::report::Report;
+pub use localdp_core::randomizer::Randomizer;
 use crate::state::{StateReader, StateWriter};
 
 /// The crate-internal half of [`Aggregate`], sealed: the trait is public
@@ -29,7 +28,7 @@ use crate::state::{StateReader, StateWriter};
 /// dropped if reading fails, so a half-read state is never observable.
 pub(crate) mod sealed {
     use crate::aggregate::Tally;
-    use crate::error::Result;
+    use localdp_core::error::Result;
     use crate::state::{StateReader, StateWriter};
 
     /// Access to an aggregator's running counts, for the crate only.
@@ -53,14 +52,13 @@ pub(crate) mod sealed {
         /// A report of this aggregator's configuration (its version,
         /// protocol, ε and fingerprint) carrying `payload`: a batch's row
         /// once the batch's envelope matched.
-        #[cfg(feature = "aggregate")]
-        fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report;
+        fn envelope(&self, payload: localdp_core::report::Payload) -> localdp_core::report::Report;
     }
 }
 
 /// The accessors every aggregator's [`sealed::AggregateState`] has alike:
 /// its `tally` field, and the envelope of its configuration, the field
-/// named `$config` (a metric or an oracle, a [`crate::metric::Kind`]).
+/// named `$config` (a metric or an oracle, a [`localdp_core::metric::Kind`]).
 macro_rules! state_accessors {
     ($config:ident) => {
         fn tally(&self) -> &crate::aggregate::Tally {
@@ -71,9 +69,8 @@ macro_rules! state_accessors {
             &mut self.tally
         }
 
-        #[cfg(feature = "aggregate")]
-        fn envelope(&self, payload: crate::report::Payload) -> crate::report::Report {
-            crate::metric::envelope(&self.$config, payload)
+        fn envelope(&self, payload: localdp_core::report::Payload) -> localdp_core::report::Report {
+            localdp_core::metric::envelope(&self.$config, payload)
         }
     };
 }
@@ -109,7 +106,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
 
     /// Validates a report and, if it was made under this configuration and
     /// is well formed, adds it. A refused report is counted by reason and
-    /// returned as [`crate::Error::Rejected`]; nothing accepted is lost.
+    /// returned as [`localdp_core::Error::Rejected`]; nothing accepted is lost.
     fn add(&mut self, report: &Report) -> Result<()>;
 
     /// Parses, validates and adds one JSON report (bytes that are not UTF-8
@@ -152,13 +149,12 @@ pub trait Aggregate: Sized + sealed::AggregateState {
     /// assert!(aggregator.add_batch(&batch).is_none());
     /// assert_eq!(aggregator.n(), 3);
     /// ```
-    #[cfg(feature = "aggregate")]
-    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, crate::error::Error)> {
+    fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, localdp_core::error::Error)> {
         add_rows(self, batch)
     }
 
     /// Adds everything `other` accepted and rejected. Both must have the same
-    /// configuration ([`crate::Error::MergeMismatch`] otherwise, and nothing
+    /// configuration ([`localdp_core::Error::MergeMismatch`] otherwise, and nothing
     /// changes).
     fn merge(&mut self, other: &Self) -> Result<()>;
 
@@ -180,7 +176,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
 
     /// The aggregator whose state `bytes` hold, for `mechanism`. Bytes that
     /// are truncated, corrupted, of another format version or of another
-    /// configuration are refused with [`crate::Error::State`], never a panic.
+    /// configuration are refused with [`localdp_core::Error::State`], never a panic.
     fn from_bytes(mechanism: Self::Mechanism, bytes: &[u8]) -> Result<Self> {
         let mut aggregator = Self::new(mechanism);
         let mut input = StateReader::open(bytes, &aggregator.state_id())?;
@@ -196,8 +192,7 @@ pub trait Aggregate: Sized + sealed::AggregateState {
 /// when a batch has columns they do not read: the envelope checked once,
 /// then row by row through [`ReportBatch::row`] and [`Aggregate::add`] of a
 /// report carrying the aggregator's own envelope.
-#[cfg(feature = "aggregate")]
-pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>) -> Option<(usize, crate::error::Error)> {
+pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>) -> Option<(usize, localdp_core::error::Error)> {
     let envelope = batch.envelope(&aggregator.state_id());
     let mut first = None;
     for i in 0..batch.len {
@@ -222,10 +217,10 @@ pub(crate) fn add_rows<A: Aggregate>(aggregator: &mut A, batch: &ReportBatch<'_>
 /// naming both states. Nothing is changed: the caller stores the result.
 pub(crate) fn merged_counts<A: Aggregate>(ours: &A, theirs: &A, same: bool, counts: [&[u64]; 2]) -> Result<(Vec<u64>, Tally)> {
     if !same || ours.state_id() != theirs.state_id() {
-        return Err(crate::error::Error::MergeMismatch {
+        return Err(localdp_core::error::Error::MergeMismatch {
             ours: ours.state_id(),
             theirs: theirs.state_id(),
-            conflict: crate::error::MergeConflict::Configuration,
+            conflict: localdp_core::error::MergeConflict::Configuration,
         });
     }
     Ok((crate::aggregate::summed(counts[0], counts[1])?, ours.tally().merged(theirs.tally())?))

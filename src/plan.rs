@@ -56,18 +56,19 @@
 //! ```
 
 use crate::aggregate::Z95;
-use crate::distribution::{DistributionMetric, DistributionProtocol};
-use crate::error::{Error, Requirement, Result};
-use crate::frequency::{FrequencyOracle, FrequencyProtocol};
-use crate::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
-use crate::key_value::{pckv_estimate, KeyValueMetric, KeyValueProtocol};
-use crate::json::ConfigObject;
-use crate::marginals::{MarginalsMetric, MarginalsProtocol};
-use crate::metric::Metric;
-use crate::names::ProtocolFamily;
-use crate::numeric::{NumericMetric, NumericProtocol};
-use crate::rappor::RapporMetric;
-use crate::rng::SimulationRng;
+use localdp_core::distribution::{DistributionMetric, DistributionProtocol};
+use localdp_core::error::{Error, Requirement, Result};
+use localdp_core::frequency::{FrequencyOracle, FrequencyProtocol};
+use localdp_core::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
+use crate::key_value::pckv_estimate;
+use localdp_core::key_value::{KeyValueMetric, KeyValueProtocol};
+use localdp_core::json::ConfigObject;
+use localdp_core::marginals::{MarginalsMetric, MarginalsProtocol};
+use localdp_core::metric::Metric;
+use localdp_core::names::ProtocolFamily;
+use localdp_core::numeric::{NumericMetric, NumericProtocol};
+use localdp_core::rappor::RapporMetric;
+use localdp_core::rng::SimulationRng;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -215,11 +216,12 @@ const RULE: &str = "min_users: the users at which the 95% half-width of the firs
 /// assert!(row.users_needed.unwrap() > 1_000 && row.epsilon_needed.unwrap() > 2.0);
 /// ```
 pub fn plan(config: &Value, request: &PlanRequest) -> Result<Plan> {
-    plan_object(&crate::metric::config_object(config)?, request)
+    plan_object(&localdp_core::metric::config_object(config)?, request)
 }
 
 /// [`plan`] of a config object (the wasm build's are JS objects).
-pub(crate) fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Result<Plan> {
+#[doc(hidden)]
+pub fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Result<Plan> {
     if request.users == 0 {
         return Err(Error::invalid("users", Requirement::IntegerRange { min: 1, max: u64::MAX, found: 0 }));
     }
@@ -343,10 +345,10 @@ fn protocol_names(family: &str) -> Vec<&'static str> {
 fn auto_name(family: &str) -> Option<&'static str> {
     match family {
         "frequency" | "numeric" => Some("auto"),
-        "distribution" => Some(crate::distribution::CHOOSE),
-        "heavy-hitter" => Some(crate::heavy::CHOOSE),
-        "key_value" => Some(crate::key_value::CHOOSE),
-        "marginals" => Some(crate::marginals::CHOOSE),
+        "distribution" => Some(localdp_core::distribution::CHOOSE),
+        "heavy-hitter" => Some(localdp_core::heavy::CHOOSE),
+        "key_value" => Some(localdp_core::key_value::CHOOSE),
+        "marginals" => Some(localdp_core::marginals::CHOOSE),
         _ => None,
     }
 }
@@ -425,7 +427,7 @@ fn distribution_model(metric: &DistributionMetric) -> Model {
         [("p50, in rank (CDF), population spread evenly", 0.5), ("p95, in rank (CDF), population spread evenly", 0.95)];
     let Some(tree) = metric.hierarchy() else {
         let errors = QUANTITIES.iter().map(|&(quantity, _)| ErrorModel { quantity, variance: None }).collect();
-        let config = crate::distribution::DistributionConfig {
+        let config = localdp_core::distribution::DistributionConfig {
             protocol: DistributionProtocol::Hierarchical.name().to_string(),
             epsilon: metric.epsilon(),
             range: metric.range(),
@@ -453,12 +455,12 @@ fn sample_value(metric: &Metric) -> String {
         return oracle.domain().value_text(0).unwrap_or_default();
     }
     if let Some(numeric) = metric.mechanism::<NumericMetric>() {
-        let mid: Vec<String> = numeric.ranges().iter().map(|[lo, hi]| crate::privacy::number_text(0.5 * (lo + hi))).collect();
+        let mid: Vec<String> = numeric.ranges().iter().map(|[lo, hi]| localdp_core::privacy::number_text(0.5 * (lo + hi))).collect();
         return mid.join(",");
     }
     if let Some(distribution) = metric.mechanism::<DistributionMetric>() {
         let [lo, hi] = distribution.range();
-        return crate::privacy::number_text(0.5 * (lo + hi));
+        return localdp_core::privacy::number_text(0.5 * (lo + hi));
     }
     if metric.mechanism::<KeyValueMetric>().is_some() {
         return "{}".to_string(); // every report of a configuration has one size

@@ -3,7 +3,7 @@
 //! Nothing here is on a privacy path: it draws the *true* values of
 //! simulated users, which a real deployment never has.
 
-use crate::rng::{uniform_below, RngCore};
+use localdp_core::rng::{uniform_below, RngCore};
 
 /// A distribution over `0..d` with integer weights, sampled exactly.
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@
 //! else is a typed [`StateError`], never a panic. Every number has one
 //! encoding (no zero high bytes), so a state has exactly one byte form.
 
-pub use crate::error::StateError;
+pub use localdp_core::error::StateError;
 
 /// The only state format version this build writes and reads.
 pub const STATE_VERSION: u8 = 1;

@@ -3,10 +3,10 @@
 //! for any ε₀-DP randomizer ([`shuffle`]) and for k-ary randomized
 //! response ([`shuffle_randomized_response`]).
 
-use super::bounds::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
-use crate::domain::MAX_DOMAIN;
-use crate::error::{Error, Requirement, Result};
-use crate::privacy::validate_epsilon;
+use localdp_core::accounting::bounds::{bisect, check_delta, ln_binomial, SLACK, UNDERFLOW};
+use localdp_core::domain::MAX_DOMAIN;
+use localdp_core::error::{Error, Requirement, Result};
+use localdp_core::privacy::validate_epsilon;
 
 /// The most clones `n·e^−ε₀` (the mean of `C` in [`shuffle`]) the numerical
 /// method sums over: its work grows with it (about 25 s at this bound for
@@ -17,7 +17,7 @@ pub const MAX_CLONES: f64 = 1e6;
 
 /// What `localdp privacy shuffle` prints.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(serde::Serialize)]
 pub struct Amplification {
     /// An upper bound on the central ε of the shuffled reports.
     pub epsilon: f64,

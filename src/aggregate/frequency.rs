@@ -1,15 +1,13 @@
 //! The frequency oracles' aggregator and estimate.
 
 use super::post::PostProcessing;
-#[cfg(feature = "aggregate")]
 use super::kernels;
 use super::tally::{RejectionCounts, Tally, Z95};
-use crate::error::{Error, Result};
-use crate::frequency::{FrequencyOracle, FrequencyProtocol};
+use localdp_core::error::{Error, Result};
+use localdp_core::frequency::{FrequencyOracle, FrequencyProtocol};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-#[cfg(feature = "aggregate")]
 use crate::columnar::{Envelope, ReportBatch};
-use crate::report::Report;
+use localdp_core::report::Report;
 use crate::state::{StateReader, StateWriter};
 use serde::Serialize;
 
@@ -104,7 +102,6 @@ impl Aggregate for FrequencyAggregator {
     /// Counts with the protocol's column kernel (see [`crate::columnar`])
     /// when the batch's envelope matches and its columns are the kernel's;
     /// row by row otherwise.
-    #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         let envelope = batch.envelope(&Aggregate::state_id(self));
         let outcome = match envelope {
@@ -161,7 +158,7 @@ impl Aggregate for FrequencyAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.oracle)
+        localdp_core::metric::id_of(&self.oracle)
     }
 }
 

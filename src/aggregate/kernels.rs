@@ -1,6 +1,6 @@
 //! Column kernels: frequency and numeric reports counted from a
 //! [`ReportBatch`]'s columns, with the same validation, counts and
-//! rejections as one report at a time ([`crate::frequency::Kernel`] states
+//! rejections as one report at a time ([`localdp_core::frequency::Kernel`] states
 //! what each protocol checks and counts), but no allocation per row and no
 //! work per row beyond the counting itself.
 //!
@@ -18,7 +18,7 @@
 //!   counter word (`(word >> k) & 0x0101…01`), and the lanes are flushed to
 //!   the counts before they can overflow (every 255 rows).
 //! * Local hashing (BLH, OLH): every value is hashed under every row's seed
-//!   (exact decoding) with no branch: the wire hash ([`crate::hash::mix64`]
+//!   (exact decoding) with no branch: the wire hash ([`localdp_core::hash::mix64`]
 //!   itself) of the value's key and the row's salted seed, and a row's
 //!   bucket `y` turned into the range of hash top halves that fall into it,
 //!   so the match is one subtraction and one comparison, added to 32-bit
@@ -32,11 +32,11 @@
 
 use super::tally::{RejectionCounts, Sums};
 use crate::columnar::{Bytes, Column, ReportBatch};
-use crate::error::{Error, Rejection, Result};
-use crate::frequency::Kernel;
-use crate::hash::{mix64, salt};
+use localdp_core::error::{Error, Rejection, Result};
+use localdp_core::frequency::Kernel;
+use localdp_core::hash::{mix64, salt};
 use crate::mechanism::Aggregate;
-use crate::report::Report;
+use localdp_core::report::Report;
 
 /// What a kernel counted: accepted rows, rejections by reason, and the
 /// first rejected row.

@@ -1,15 +1,13 @@
 //! Aggregation of numeric reports: means with standard errors.
 
 use super::tally::{checked_sum, RejectionCounts, Sums, Tally, Z95};
-use crate::error::{Error, MergeConflict, Result};
+use localdp_core::error::{Error, MergeConflict, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-#[cfg(feature = "aggregate")]
 use super::kernels::{self, Grid};
-#[cfg(feature = "aggregate")]
 use crate::columnar::{Envelope, ReportBatch};
 use crate::state::{StateError, StateReader, StateWriter};
-use crate::numeric::{NumericMetric, NumericProtocol};
-use crate::report::{Payload, Report};
+use localdp_core::numeric::{NumericMetric, NumericProtocol};
+use localdp_core::report::{Payload, Report};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -157,7 +155,7 @@ impl Aggregate for NumericAggregator {
                 }
             }
             // `validate` accepts no other payload.
-            _ => return Err(self.tally.reject(crate::error::Rejection::Malformed.error("unexpected payload"))),
+            _ => return Err(self.tally.reject(localdp_core::error::Rejection::Malformed.error("unexpected payload"))),
         }
         self.tally.accept();
         Ok(())
@@ -167,7 +165,6 @@ impl Aggregate for NumericAggregator {
     /// envelope matches and its columns are the metric's (`value`, or
     /// `attributes` and `values` for a record) without nulls; row by row
     /// otherwise.
-    #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         let envelope = batch.envelope(&Aggregate::state_id(self));
         let outcome = match envelope {
@@ -215,7 +212,7 @@ impl Aggregate for NumericAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// Every attribute's unbiased mean, standard error and 95% interval.

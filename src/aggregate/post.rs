@@ -3,7 +3,7 @@
 //! Estimation with Consistency"). Post-processing costs no privacy, but the
 //! results are biased: only the unbiased estimate has the closed-form variance.
 
-use crate::text::text;
+use localdp_core::text::text;
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
@@ -32,7 +32,7 @@ impl FromStr for PostProcessing {
             "none" => Ok(PostProcessing::None),
             "norm-sub" => Ok(PostProcessing::NormSub),
             "project" => Ok(PostProcessing::Project),
-            _ => Err(text!("unknown post-processing ", crate::json::quoted(s), " (expected none, norm-sub or project)")),
+            _ => Err(text!("unknown post-processing ", localdp_core::json::quoted(s), " (expected none, norm-sub or project)")),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! and rejected reports ([`Tally`], [`RejectionCounts`]), with the checked
 //! sums merges use, and the 95% quantile intervals use.
 
-use crate::error::{Error, Rejection, Result};
+use localdp_core::error::{Error, Rejection, Result};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -149,7 +149,6 @@ impl Tally {
     }
 
     /// Counts a batch's accepted reports and its rejections.
-    #[cfg(feature = "aggregate")]
     pub(crate) fn count_batch(&mut self, accepted: u64, rejected: &RejectionCounts) {
         self.n += accepted;
         for (count, more) in self.rejected.0.iter_mut().zip(rejected.0) {

@@ -21,12 +21,12 @@
 //! true quantile whenever the band covers `F` there. The quantile itself is
 //! read off the CDF made monotone (isotonic regression, clamped to `[0, 1]`).
 
-use super::metric::Mechanism;
-use super::{DistributionMetric, DistributionProtocol};
+use localdp_core::distribution::metric::Mechanism;
+use localdp_core::distribution::{DistributionMetric, DistributionProtocol};
 use crate::aggregate::{RejectionCounts, Tally, Z95};
-use crate::error::{Error, Requirement, Result};
+use localdp_core::error::{Error, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::report::{Payload, Report};
+use localdp_core::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
@@ -226,7 +226,7 @@ impl DistributionAggregator {
                 // counts, the estimate is a function of them, and the
                 // resampling noise differs from one collection to the next.
                 let bytes: Vec<u8> = self.counts.iter().flat_map(|c| c.to_le_bytes()).collect();
-                let mut rng = SplitMix(crate::hash::key64(&bytes));
+                let mut rng = SplitMix(localdp_core::hash::key64(&bytes));
                 let refits: Vec<Shape> = (0..BOOTSTRAP)
                     .map(|_| {
                         let resampled: Vec<f64> = outputs.iter().map(|&p| poisson(n as f64 * p, &mut rng)).collect();
@@ -297,7 +297,7 @@ impl SplitMix {
 fn poisson(lambda: f64, rng: &mut SplitMix) -> f64 {
     let uniform = |rng: &mut SplitMix| rng.uniform();
     if lambda < 30.0 {
-        let limit = crate::privacy::exp(-lambda);
+        let limit = localdp_core::privacy::exp(-lambda);
         let (mut k, mut product) = (0.0, uniform(rng));
         while product > limit {
             k += 1.0;
@@ -306,7 +306,7 @@ fn poisson(lambda: f64, rng: &mut SplitMix) -> f64 {
         k
     } else {
         let (u, v) = (uniform(rng), uniform(rng));
-        let z = (-2.0 * crate::privacy::ln(u)).sqrt() * libm::cos(2.0 * std::f64::consts::PI * v);
+        let z = (-2.0 * localdp_core::privacy::ln(u)).sqrt() * libm::cos(2.0 * std::f64::consts::PI * v);
         (lambda + lambda.sqrt() * z).round().max(0.0)
     }
 }
@@ -356,7 +356,7 @@ impl Aggregate for DistributionAggregator {
             (Mechanism::SquareWave(_), Payload::Index(k)) => self.counts[*k as usize] += 1,
             (Mechanism::Hierarchical(tree), payload) => tree.accumulate(payload, &mut self.counts),
             // `validate` accepts no other payload.
-            _ => return Err(self.tally.reject(crate::error::Rejection::Malformed.error("unexpected payload"))),
+            _ => return Err(self.tally.reject(localdp_core::error::Rejection::Malformed.error("unexpected payload"))),
         }
         self.tally.accept();
         Ok(())
@@ -368,7 +368,7 @@ impl Aggregate for DistributionAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// The histogram, the default quantiles and the mean, with 95% intervals.

@@ -37,16 +37,7 @@
 //! Memoization keeps one permanent report per input of the grid (and, for
 //! the tree, the level drawn once per install): a memo per value of the grid.
 
-#[cfg(feature = "aggregate")]
-mod aggregator;
-mod hierarchical;
-mod metric;
-mod square_wave;
+pub use localdp_core::distribution::*;
 
-#[cfg(feature = "aggregate")]
+mod aggregator;
 pub use aggregator::{Bin, DistributionAggregator, DistributionEstimate, Interval, Quantile, DEFAULT_QUANTILES};
-pub use hierarchical::{Hierarchy, Level, BRANCHING};
-pub use square_wave::SquareWave;
-pub use crate::protocol::DistributionProtocol;
-pub(crate) use metric::FAMILY;
-pub use metric::{DistributionConfig, DistributionMetric, CHOOSE, DEFAULT_BINS, MAX_BINS};

@@ -1,16 +1,16 @@
 //! Heavy hitters' server half: the sketch counts or every discovery
 //! report, their state bytes, merges, and the estimate.
 
-use super::decode::Level;
-use super::metric::{HeavyHitterMetric, Mechanism};
-use super::sketch::SketchKind;
+use super::decode::{Decoder, Level};
+use localdp_core::heavy::metric::{HeavyHitterMetric, Mechanism};
+use localdp_core::heavy::sketch::SketchKind;
 use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Requirement, Result};
-use crate::hash::key64;
+use localdp_core::error::{Error, MergeConflict, Requirement, Result};
+use localdp_core::hash::key64;
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::protocol::HeavyHitterProtocol;
+use localdp_core::protocol::HeavyHitterProtocol;
 use crate::rappor::CandidateEstimate;
-use crate::report::{Payload, Report};
+use localdp_core::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
@@ -232,7 +232,7 @@ impl Aggregate for HeavyHitterAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// Sketches: every candidate's frequency; discovery: the top values.
@@ -259,8 +259,8 @@ impl Aggregate for HeavyHitterAggregator {
                 });
                 Found::Estimates(estimates.collect())
             }
-            (Counts::Discovery { levels }, Mechanism::Discovery(d)) => Found::HeavyHitters(d.discover(levels, n)),
-            (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => Found::HeavyHitters(f.discover(groups, ones, n)),
+            (Counts::Discovery { levels }, Mechanism::Discovery(d)) => Found::HeavyHitters(Decoder(d).discover(levels, n)),
+            (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => Found::HeavyHitters(Decoder(f).discover(groups, ones, n)),
             _ => unreachable!("the counts are made for the mechanism"),
         };
         Ok(HeavyHitterEstimate { protocol: self.metric.protocol, epsilon: self.metric.epsilon, n, rejected: *self.tally.rejected(), found })

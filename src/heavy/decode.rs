@@ -2,17 +2,29 @@
 //! prefix tree over every level's reports, and SFP's assembly of values
 //! from their scored fragments (the formulas: `discovery.rs`, `sfp.rs`).
 
-use super::discovery::{complete, extend, half, plausible, prefix_key, value_of, Discovery, Pruning, PAD};
-use super::sfp::{fragment_key, value_hash, Fragments};
+use localdp_core::heavy::discovery::{complete, extend, half, plausible, prefix_key, value_of, Discovery, Pruning, PAD};
+use localdp_core::heavy::sfp::{fragment_key, value_hash, Fragments};
 use crate::aggregate::Z95;
-use crate::hash::{bucket, key64};
+use localdp_core::hash::{bucket, key64};
 use crate::rappor::CandidateEstimate;
 
 /// The fragments kept per position, of the 65,536 scored (about four per
 /// value hash).
 const KEPT: usize = 1024;
 
-impl Discovery {
+/// A device-side discovery or SFP config seen by its decoder: the searches
+/// of this file are the aggregation side's, so they live on this wrapper
+/// (the config's type is `localdp-core`'s) and read the config through it.
+pub(super) struct Decoder<'a, T>(pub(super) &'a T);
+
+impl<T> std::ops::Deref for Decoder<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0
+    }
+}
+
+impl Decoder<'_, Discovery> {
     /// The heavy hitters from the reports of every level (`n` in all), most
     /// frequent first (see the module docs).
     pub(super) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
@@ -151,7 +163,7 @@ impl Level {
     }
 }
 
-impl Fragments {
+impl Decoder<'_, Fragments> {
     /// The heavy hitters from the sketch counts of `n` reports, most frequent
     /// first (see the module docs).
     pub(super) fn discover(&self, groups: &[u64], ones: &[u64], n: u64) -> Vec<CandidateEstimate> {

@@ -19,20 +19,8 @@
 //! independent of the value, so it costs no ε. The formulas are in the
 //! submodules and in `docs/PROTOCOLS.md`.
 
-#[cfg(feature = "aggregate")]
-mod aggregator;
-#[cfg(feature = "aggregate")]
-mod decode;
-mod discovery;
-mod metric;
-mod sfp;
-mod sketch;
+pub use localdp_core::heavy::*;
 
-#[cfg(feature = "aggregate")]
+mod aggregator;
+mod decode;
 pub use aggregator::{Found, HeavyHitterAggregator, HeavyHitterEstimate};
-pub use crate::protocol::HeavyHitterProtocol;
-pub use discovery::Discovery;
-pub(crate) use metric::FAMILY;
-pub use metric::{HeavyHitterConfig, HeavyHitterMetric, SketchConfig, CHOOSE, MAX_CELLS, MAX_SFP_HASHES, MAX_TOP};
-pub use sfp::Fragments;
-pub use sketch::Sketch;

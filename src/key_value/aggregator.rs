@@ -6,12 +6,12 @@
 //! support the key with `+1` (`n₁`) and with `−1` (`n₂`); merging adds
 //! them, so merged shards estimate exactly as one aggregator fed everything.
 
-use super::metric::PairChannel;
-use super::{KeyValueMetric, KeyValueProtocol};
+use localdp_core::key_value::metric::PairChannel;
+use localdp_core::key_value::{KeyValueMetric, KeyValueProtocol};
 use crate::aggregate::{RejectionCounts, Tally, Z95};
-use crate::error::{Error, Result};
+use localdp_core::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::report::Report;
+use localdp_core::report::Report;
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
@@ -175,7 +175,7 @@ impl Aggregate for KeyValueAggregator {
         }
         let Some(supported) = self.metric.supported(&report.payload) else {
             // `validate` accepts no other payload.
-            return Err(self.tally.reject(crate::error::Rejection::Malformed.error("unexpected payload")));
+            return Err(self.tally.reject(localdp_core::error::Rejection::Malformed.error("unexpected payload")));
         };
         let keys = self.metric.keys().len() as u64;
         for (key, plus) in supported.into_iter().filter(|&(k, _)| k < keys) {
@@ -191,7 +191,7 @@ impl Aggregate for KeyValueAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// Each key's frequency and mean with standard errors ([`pckv_estimate`]).

@@ -25,8 +25,8 @@
 //! [`MAX_KEYS`] keys; with a count `K` the keys are `"0"`…`"K−1"`; ℓ from 1
 //! to [`MAX_PAD`]). A device's map holds any of the keys (none, too), each
 //! with a finite number; a key outside the config is refused with
-//! [`crate::Error::ValueNotInDomain`] and a value that is not a number with
-//! [`crate::ExpectedValue::FiniteNumber`], neither naming the key: which
+//! [`localdp_core::Error::ValueNotInDomain`] and a value that is not a number with
+//! [`localdp_core::ExpectedValue::FiniteNumber`], neither naming the key: which
 //! keys a user holds is their data.
 //!
 //! **The report.** The map is padded to `ℓ` pairs with dummy keys
@@ -63,12 +63,7 @@
 //! Memoization keeps one permanent report per distinct map (its keys and
 //! clipped values).
 
-#[cfg(feature = "aggregate")]
-mod aggregator;
-mod metric;
+pub use localdp_core::key_value::*;
 
-pub use crate::protocol::KeyValueProtocol;
-#[cfg(feature = "aggregate")]
+mod aggregator;
 pub use aggregator::{pckv_estimate, KeyEstimate, KeyValueAggregator, KeyValueEstimate, KeyValueStat};
-pub(crate) use metric::FAMILY;
-pub use metric::{KeyValueConfig, KeyValueMetric, PairChannel, CHOOSE, MAX_KEYS, MAX_PAD};

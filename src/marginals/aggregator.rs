@@ -35,11 +35,11 @@
 //! and histograms are the unbiased estimates. `se` is always the unbiased
 //! estimate's; `ci95` is `frequency ± 1.96·se`.
 
-use super::{MarginalsMetric, MarginalsProtocol};
+use localdp_core::marginals::{MarginalsMetric, MarginalsProtocol};
 use crate::aggregate::{PostProcessing, RejectionCounts, Tally, Z95};
-use crate::error::{Error, Result};
+use localdp_core::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::report::Report;
+use localdp_core::report::Report;
 use crate::state::{StateReader, StateWriter};
 use serde::Serialize;
 
@@ -264,7 +264,7 @@ impl Aggregate for MarginalsAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// The unbiased marginals and histograms, with standard errors.

@@ -42,12 +42,7 @@
 //! Memoization draws the set once per install and keeps one permanent
 //! report per cell of it.
 
-#[cfg(feature = "aggregate")]
-mod aggregator;
-mod metric;
+pub use localdp_core::marginals::*;
 
-pub use crate::protocol::MarginalsProtocol;
-#[cfg(feature = "aggregate")]
+mod aggregator;
 pub use aggregator::{Cell, Histogram, HistogramValue, Marginal, MarginalsAggregator, MarginalsEstimate};
-pub(crate) use metric::FAMILY;
-pub use metric::{AttributeSpec, MarginalsConfig, MarginalsMetric, CHOOSE, DEFAULT_WAY, MAX_ATTRIBUTES, MAX_CELLS, MIN_ATTRIBUTES};

@@ -10,13 +10,12 @@ use crate::heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
 use crate::key_value::{KeyValueAggregator, KeyValueEstimate};
 use crate::marginals::{MarginalsAggregator, MarginalsEstimate};
 use crate::rappor::{RapporAggregator, RapporEstimate};
-#[cfg(feature = "aggregate")]
 use crate::columnar::{Columns, ReportBatch};
-use crate::error::{Error, MergeConflict, Requirement, Result};
+use localdp_core::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
-use super::kind::Kind;
-use super::registry::Metric;
-use crate::report::{Protocol, Report};
+use localdp_core::metric::kind::Kind;
+use localdp_core::metric::Metric;
+use localdp_core::report::{Protocol, Report};
 use serde::Serialize;
 use std::any::Any;
 use std::fmt;
@@ -27,7 +26,6 @@ pub(crate) trait DynAggregate: Send + Sync {
     fn rejected(&self) -> &RejectionCounts;
     fn add(&mut self, report: &Report) -> Result<()>;
     fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()>;
-    #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)>;
     fn merge(&mut self, other: &dyn DynAggregate) -> Result<()>;
     fn state_id(&self) -> String;
@@ -60,7 +58,6 @@ where
     fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
         Aggregate::add_parsed(self, parsed)
     }
-    #[cfg(feature = "aggregate")]
     fn add_batch(&mut self, batch: &ReportBatch<'_>) -> Option<(usize, Error)> {
         Aggregate::add_batch(self, batch)
     }
@@ -122,20 +119,17 @@ pub(crate) fn without_post(post: PostProcessing, estimate: Estimate) -> Result<E
 /// assert_eq!(rebuilt.rejected().get(Rejection::Malformed), 1);
 /// # Ok::<(), localdp::Error>(())
 /// ```
-#[cfg(feature = "aggregate")]
 pub struct Aggregator {
     metric: Metric,
     inner: Box<dyn DynAggregate>,
 }
 
-#[cfg(feature = "aggregate")]
 impl Clone for Aggregator {
     fn clone(&self) -> Self {
         Aggregator { metric: self.metric.clone(), inner: self.inner.clone_box() }
     }
 }
 
-#[cfg(feature = "aggregate")]
 impl fmt::Debug for Aggregator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aggregator").field("metric", &self.metric.id()).field("n", &self.n()).finish()
@@ -163,7 +157,6 @@ pub enum Estimate {
     Marginals(crate::marginals::MarginalsEstimate),
 }
 
-#[cfg(feature = "aggregate")]
 impl Aggregator {
     /// An empty aggregator for the metric.
     ///
@@ -267,7 +260,8 @@ impl Aggregator {
 
     /// Adds a parsed report, or counts why it could not be parsed (as
     /// [`Aggregator::add_json`] counts what it cannot parse).
-    pub(crate) fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
+    #[doc(hidden)]
+    pub fn add_parsed(&mut self, parsed: Result<Report>) -> Result<()> {
         self.inner.add_parsed(parsed)
     }
 
@@ -298,7 +292,8 @@ impl Aggregator {
     /// Counts the rows gathered in `columns` as one batch of this metric
     /// ([`Aggregator::add_batch`]) and empties them; returns the first
     /// rejected row and its error.
-    pub(crate) fn add_columns(&mut self, columns: &mut Columns) -> Option<(usize, Error)> {
+    #[doc(hidden)]
+    pub fn add_columns(&mut self, columns: &mut Columns) -> Option<(usize, Error)> {
         if columns.len() == 0 {
             return None;
         }
@@ -400,7 +395,6 @@ impl IntoEstimate for MarginalsEstimate {
 /// The typed aggregator of a metric: empty, or (with `bytes`) the one whose
 /// state they hold. One arm per family: each family's protocols are made by
 /// its one mechanism type, which its aggregator aggregates.
-#[cfg(feature = "aggregate")]
 fn typed_aggregator(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn DynAggregate>> {
     match kind.protocol() {
         Protocol::Frequency(_) => boxed::<FrequencyAggregator>(kind, bytes),
@@ -413,7 +407,6 @@ fn typed_aggregator(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn Dyn
     }
 }
 
-#[cfg(feature = "aggregate")]
 fn boxed<A>(kind: &dyn Kind, bytes: Option<&[u8]>) -> Result<Box<dyn DynAggregate>>
 where
     A: Aggregate + Clone + Send + Sync + 'static,

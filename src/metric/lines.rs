@@ -1,5 +1,5 @@
 //! JSON Lines at column speed: a line that is, byte for byte, the canonical
-//! serialization of one of the metric's reports ([`crate::Report::to_json`]:
+//! serialization of one of the metric's reports ([`localdp_core::Report::to_json`]:
 //! its field order, this metric's envelope, integers without leading zeros,
 //! bits in lower-case hex) has only its payload integers read, into columns
 //! that are counted as a [`crate::columnar::ReportBatch`]. Any other line goes through the
@@ -7,10 +7,10 @@
 //! counts are those of parsing every line.
 
 use crate::columnar::{Columns, Presence, ReportFields, Row, BATCH};
-use crate::error::Error;
+use localdp_core::error::Error;
 use crate::metric::Aggregator;
-use crate::report::{BitVector, Payload};
-use crate::text::text;
+use localdp_core::report::{BitVector, Payload};
+use localdp_core::text::text;
 
 impl Aggregator {
     /// Parses, validates and adds every report of a buffer of whole JSON
@@ -20,7 +20,7 @@ impl Aggregator {
     /// error (`None` if every report was accepted).
     ///
     /// Lines that are byte for byte the canonical serialization of this
-    /// metric's reports ([`Report::to_json`](crate::Report::to_json)) take a fast path: only their
+    /// metric's reports ([`Report::to_json`](localdp_core::Report::to_json)) take a fast path: only their
     /// payload integers are read, and they are counted as a batch of columns
     /// ([`Aggregator::add_batch`]); any other line is parsed in full.
     ///
@@ -75,7 +75,7 @@ impl Canonical {
             }
             _ => return None,
         };
-        let line = crate::metric::envelope(aggregator.metric().kind(), sample).to_json();
+        let line = localdp_core::metric::envelope(aggregator.metric().kind(), sample).to_json();
         let prefix = line.strip_suffix(&suffix)?.as_bytes().to_vec();
         Some(Canonical { prefix, shape })
     }

@@ -12,17 +12,8 @@
 //! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
 //! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
 
-#[cfg(feature = "aggregate")]
 mod aggregator;
-mod kind;
-#[cfg(feature = "aggregate")]
 mod lines;
-mod registry;
 
-#[cfg(feature = "aggregate")]
 pub use aggregator::{Aggregator, Estimate};
-#[cfg(feature = "serde")]
-pub(crate) use kind::config_object;
-pub(crate) use kind::{as_config, envelope, id_of, parse_config, Family, Kind, Memo};
-pub use kind::{parse_numbers, ValueKind};
-pub use registry::Metric;
+pub use localdp_core::metric::*;

@@ -1,12 +1,12 @@
 //! RAPPOR's server half: per-cohort bit counts and the decoding against the
 //! candidates (LASSO selection, then least squares).
 
-use super::metric::RapporMetric;
+use localdp_core::rappor::RapporMetric;
 use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
-use crate::error::{Error, MergeConflict, Requirement, Result};
+use localdp_core::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
-use crate::protocol::OpenDomainProtocol;
-use crate::report::{Payload, Report};
+use localdp_core::protocol::OpenDomainProtocol;
+use localdp_core::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
@@ -119,7 +119,7 @@ impl Aggregate for RapporAggregator {
     }
 
     fn state_id(&self) -> String {
-        crate::metric::id_of(&self.metric)
+        localdp_core::metric::id_of(&self.metric)
     }
 
     /// Decodes against the candidates (see the module docs).

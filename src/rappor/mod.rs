@@ -34,16 +34,8 @@
 //! assert_eq!(estimate["estimates"][0]["value"], "a");
 //! ```
 
-#[cfg(feature = "aggregate")]
-mod aggregator;
-mod metric;
+pub use localdp_core::rappor::*;
 
-#[cfg(feature = "aggregate")]
+mod aggregator;
 pub(crate) use aggregator::normal_quantile;
-#[cfg(feature = "aggregate")]
 pub use aggregator::{CandidateEstimate, RapporAggregator, RapporEstimate};
-#[cfg(feature = "aggregate")]
-pub(crate) use metric::candidate_neighbours;
-pub use crate::protocol::OpenDomainProtocol;
-pub(crate) use metric::FAMILY;
-pub use metric::{RapporConfig, RapporMetric};

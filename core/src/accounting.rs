@@ -1,0 +1,17 @@
+//! Privacy accounting: the central (ε, δ) of many ε-LDP reports of one user
+//! ([`compose`], which the device's ledger also charges by when a budget
+//! has a δ), and, for the analyst (the `aggregate` feature), of `n` users'
+//! reports after a shuffler (`shuffle`). Both are upper bounds that are
+//! never below the truth: every rounding, truncation and float error is
+//! taken in the direction of a larger δ, and ε is the least one whose
+//! over-estimated δ meets the target. The formulas are in
+//! `docs/PROTOCOLS.md`.
+
+#[doc(hidden)]
+pub mod bounds;
+#[doc(hidden)]
+pub mod compose;
+
+pub(crate) use bounds::check_delta;
+pub use bounds::MIN_DELTA;
+pub use compose::{compose, Composition, MAX_SUPPORT};

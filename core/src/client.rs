@@ -1,0 +1,635 @@
+//! Repeated collection on the device: memoized responses and a privacy
+//! ledger, with the state that carries them from one session to the next.
+//!
+//! Fresh randomization on every report composes: `k` reports of one value
+//! cost `kε`, and a majority vote over a few dozen of them recovers the value.
+//! With `"memoize": true` the first report of a value draws a *permanent*
+//! response, which is stored and sent again for every later report of the
+//! same value (RAPPOR's permanent randomized response; for `one_bit_mean`
+//! with α-point rounding, Ding, Kulkarni, Yekhanin, NeurIPS 2017). As long
+//! as the value does not change, the long-run cost stays the permanent
+//! response's ε; a changed value draws (and costs) a new one.
+//!
+//! * **Memo keys** are HMAC-SHA256 under a random 256-bit per-install secret
+//!   of the metric's fingerprint and the value, so a stored key reveals
+//!   nothing about the value without the secret. Secret, memos and ledger
+//!   never leave the device; the stored memo is the (already randomized)
+//!   report.
+//! * **The ledger** records the ε each report spends (a memo hit spends
+//!   nothing) with its time, and with `"budget": {"epsilon": E, "window":
+//!   "1d"}` refuses, with [`Error::PrivacyBudgetExceeded`], a report that
+//!   would take the ε spent in the last window above `E` (basic composition:
+//!   ε's add). With `"delta": δ` in the budget it charges by the optimal
+//!   composition of the window's reports at that δ
+//!   ([`crate::accounting::compose`]), so that, say, 365 reports at ε 0.1
+//!   cost about 10.31 at δ = 10⁻⁶ instead of 36.5; with an instantaneous
+//!   step the sum stands (see [`Client::spent`]). It fails closed: nothing
+//!   is released when the budget is short.
+//!   Every charge is kept for the longest window of any config that has
+//!   used the state, and each budget is judged on it: two configs of one
+//!   metric with different budgets (two versions of an app after a deploy)
+//!   share one ledger, and neither makes the other forget what it spent.
+//! * **Resets**: state that is corrupt is replaced by a fresh one, and the
+//!   reset is counted ([`Client::resets`]). A state whose memos were made
+//!   under another secret (a lost one) keeps its ledger, drops its dead
+//!   memos and counts a reset too. Every reset means new permanent
+//!   responses: the long-run ε of a value reported across `r` resets is
+//!   `(r+1)·ε`, so resets should stay rare and be monitored.
+//!
+//! Memoization makes a user's repeated reports of a value identical, so two
+//! reports are equal or not exactly as the value stayed or changed.
+//! An *instantaneous step* randomizes the permanent response afresh on every
+//! report and blurs that: RAPPOR always has one, and the frequency protocols
+//! grr, sue, oue, blh and olh take `"instantaneous_epsilon": ε_1` (the ε of
+//! one report; the config's `epsilon` stays the long-run `ε_∞`). The ledger
+//! then charges each report `ε_1` until the value's reports have cost `ε_∞`
+//! ([`Client::randomize_text`]). With blh and olh an install keeps one hash
+//! seed for every value (LOLOHA), so its seed tells nothing of a change but
+//! is the same on every report: a stable pseudonym linking all of them.
+
+use crate::accounting::compose;
+use crate::error::{Error, Requirement, Result};
+use crate::json::ConfigObject;
+use crate::metric::Metric;
+use crate::text::{text, HexBytes};
+pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
+use crate::privacy::add_rounded_up;
+use crate::report::Report;
+use crate::rng::{CryptoRng, RngCore};
+use hmac::{Hmac, KeyInit, Mac};
+use crate::json::{Field, FromField, ToJson, Writer};
+use sha2::Sha256;
+
+/// The format version of [`ClientState`] (3: the secret's id and the
+/// longest budget window; 2: an install's draws are one list, whatever the
+/// protocol; states of versions 1 and 2 are read and converted).
+pub const STATE_VERSION: u32 = 3;
+
+/// What a client keeps between sessions for one metric.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ClientState {
+    /// [`STATE_VERSION`].
+    pub version: u32,
+    /// The state's identity: the metric (protocol, ε and fingerprint) and
+    /// whatever else changes what a memo means.
+    pub metric: String,
+    /// Which secret the memos were made under: 128 bits of an HMAC under
+    /// it, as hex (nothing about the secret itself). `None` only in a
+    /// state of version 1 or 2 before it is read.
+    pub secret_id: Option<String>,
+    /// The longest budget window, in ms, of any config that has used this
+    /// state: the ledger keeps every charge that long.
+    pub window_ms: u64,
+    /// Memo keys (hex HMACs) to the permanent response, as the protocol
+    /// stores it (a report's JSON, or RAPPOR's permanent bits).
+    pub memos: KeyMap<String>,
+    /// `(time in ms, ε)` of every report that spent ε in the last
+    /// `window_ms`, oldest first.
+    pub ledger: Vec<(u64, f64)>,
+    /// What this install drew once for memoization (a cohort, sampled
+    /// buckets, an α-point offset), if the protocol draws anything.
+    pub draws: Option<Vec<u64>>,
+    /// With an instantaneous step: the ε charged so far for each memo
+    /// whose reports have not yet cost the long-run ε (a memo without an
+    /// entry has: what every version 2 state means). Absent otherwise.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
+    pub charged: KeyMap<f64>,
+}
+
+/// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
+/// (serialized in key order, as a `BTreeMap` is), without a B-tree's code in
+/// the client's wasm module. A key given twice keeps its last value.
+///
+/// ```
+/// use localdp::client::KeyMap;
+/// let mut map = KeyMap::default();
+/// assert!(map.is_empty());
+/// map.insert("b".to_string(), 2.0);
+/// map.insert("a".to_string(), 1.0);
+/// map.insert("b".to_string(), 3.0); // replaces
+/// assert_eq!((map.len(), map.get("b")), (2, Some(&3.0)));
+/// assert_eq!(map.iter().collect::<Vec<_>>(), [("a", &1.0), ("b", &3.0)]); // in key order
+/// map.values_mut().for_each(|v| *v *= 2.0);
+/// assert_eq!(map.values().sum::<f64>(), 8.0);
+/// assert_eq!((map.remove("a"), map.remove("a"), map.len()), (Some(2.0), None, 1));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyMap<V>(Vec<(String, V)>);
+
+impl<V> Default for KeyMap<V> {
+    fn default() -> Self {
+        KeyMap(Vec::new())
+    }
+}
+
+impl<V> KeyMap<V> {
+    fn position(&self, key: &str) -> std::result::Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The value of `key`.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.position(key).ok().and_then(|i| self.0.get(i)).map(|(_, v)| v)
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn insert(&mut self, key: String, value: V) {
+        match self.position(&key) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+    }
+
+    /// Removes `key`, giving its value.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        self.position(key).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// The number of keys.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no key.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The keys and values, in key order.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The values, in key order.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// The values, mutably, in key order.
+    ///
+    /// See the example on [`KeyMap`].
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.0.iter_mut().map(|(_, v)| v)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<V: ToJson> ToJson for KeyMap<V> {
+    fn write_json(&self, w: &mut Writer) {
+        w.object(|m| self.0.iter().for_each(|(k, v)| m.field(k, v)));
+    }
+}
+
+/// The stored form: every field in order, `null` for an absent secret id or
+/// draws, and `charged` only when it holds a memo.
+impl ToJson for ClientState {
+    fn write_json(&self, w: &mut Writer) {
+        w.object(|m| {
+            m.field("version", &self.version);
+            m.field("metric", &self.metric);
+            m.field("secret_id", &self.secret_id);
+            m.field("window_ms", &self.window_ms);
+            m.field("memos", &self.memos);
+            m.field("ledger", &self.ledger);
+            m.field("draws", &self.draws);
+            if !self.charged.is_empty() {
+                m.field("charged", &self.charged);
+            }
+        });
+    }
+}
+
+impl<V: FromField> FromField for KeyMap<V> {
+    fn from_field(field: Field) -> std::result::Result<Self, String> {
+        let Field::Object(object) = field else { return Err(field.invalid("a map")) };
+        let mut map = KeyMap::default();
+        for (key, value) in object.fields() {
+            map.insert(key, V::from_field(value)?);
+        }
+        Ok(map)
+    }
+}
+
+crate::config::read_by_hand!(ClientState, ClientState::from_object);
+
+impl ClientState {
+    /// An empty state of the metric whose state identity is `metric`.
+    fn fresh(metric: String) -> ClientState {
+        ClientState {
+            version: STATE_VERSION,
+            metric,
+            secret_id: None,
+            window_ms: 0,
+            memos: KeyMap::default(),
+            ledger: Vec::new(),
+            draws: None,
+            charged: KeyMap::default(),
+        }
+    }
+
+    /// The `stored` state of `metric`'s client under `secret`, with
+    /// `settings`' budget window, and the resets found: a state that does
+    /// not parse or belongs to another metric is replaced by a fresh one,
+    /// and one whose memos were made under another secret loses them
+    /// (they can never be found again) but keeps its ledger; either is
+    /// counted as a reset.
+    fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&str>) -> (ClientState, u64) {
+        let memo = metric.kind().memo();
+        let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
+            Some(extra) => text!(metric.id(), ":", extra),
+            None => metric.id(),
+        };
+        let usable = |s: &ClientState| {
+            s.metric == id
+                && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
+                && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
+                && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
+        };
+        let (mut state, mut resets) =
+            match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
+                None => (ClientState::fresh(id), 0),
+                Some(Some(s)) if usable(&s) => (s, 0),
+                Some(_) => (ClientState::fresh(id), 1),
+            };
+        let secret_id = keyed(secret, &state.metric, 1, "");
+        if state.secret_id.as_ref().is_some_and(|id| *id != secret_id) && !state.memos.is_empty() {
+            state.memos = KeyMap::default();
+            state.charged = KeyMap::default();
+            resets = 1;
+        }
+        state.secret_id = Some(secret_id);
+        state.window_ms = state.window_ms.max(settings.budget.map_or(0, |b| b.window_ms));
+        (state, resets)
+    }
+
+    /// Reads a stored state of this or an earlier format version (2: without
+    /// `secret_id` and `window_ms`; 1: also the install's draws under
+    /// per-protocol names, `alpha`, `buckets` or `cohort`).
+    fn from_object(object: &ConfigObject) -> Result<ClientState> {
+        let version = object.read::<u32>("version")?;
+        let extra: &[&str] = match version {
+            STATE_VERSION => &["draws", "charged", "secret_id", "window_ms"],
+            2 => &["draws", "charged"],
+            1 => &["alpha", "buckets", "cohort"],
+            _ => return Err(Error::malformed_key("version", "a client state of format version 1, 2 or 3")),
+        };
+        object.only(&[&["version", "metric", "memos", "ledger"], extra].concat())?;
+        let draws = match version {
+            1 => match (
+                object.read_optional::<u64>("alpha")?,
+                object.read_optional::<Vec<u32>>("buckets")?,
+                object.read_optional::<u32>("cohort")?,
+            ) {
+                (None, None, None) => None,
+                (Some(alpha), None, None) => Some(vec![alpha]),
+                (None, Some(buckets), None) => Some(buckets.into_iter().map(u64::from).collect()),
+                (None, None, Some(cohort)) => Some(vec![u64::from(cohort)]),
+                _ => return Err(Error::malformed("a version 1 state draws one of alpha, buckets and cohort")),
+            },
+            _ => object.read_optional("draws")?,
+        };
+        Ok(ClientState {
+            version: STATE_VERSION,
+            metric: object.read("metric")?,
+            secret_id: object.read_optional("secret_id")?,
+            window_ms: object.read_or("window_ms", 0)?,
+            memos: object.read_or("memos", KeyMap::default())?,
+            ledger: object.read_or("ledger", Vec::new())?,
+            draws,
+            charged: object.read_or("charged", KeyMap::default())?,
+        })
+    }
+}
+
+/// One metric's client with memoization and a ledger. The per-install
+/// secret and the state are handed in (the JS package keeps them in Web
+/// Storage) and read back after every report. What memoization means for a
+/// protocol (what an install draws once, which values share a permanent
+/// response, what is stored and what is sent) is the protocol's own hook;
+/// the client only keeps the memos and the ledger.
+#[derive(Clone)]
+pub struct Client {
+    metric: Metric,
+    settings: ClientSettings,
+    secret: [u8; 32],
+    state: ClientState,
+    resets: u64,
+}
+
+/// Everything but the secret: with a stored state, the secret would let
+/// anyone test candidate values against the memo keys.
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("metric", &self.metric)
+            .field("settings", &self.settings)
+            .field("state", &self.state)
+            .field("resets", &self.resets)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fresh 256-bit secret as hex.
+///
+/// ```
+/// use localdp::client::new_secret;
+/// use localdp::SecureRng;
+/// let mut rng = SecureRng::new()?;
+/// let secret = new_secret(&mut rng);
+/// assert_eq!(secret.len(), 64);
+/// assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()));
+/// assert_ne!(secret, new_secret(&mut rng));
+/// # Ok::<(), localdp::Error>(())
+/// ```
+pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
+    let mut secret = [0u8; 32];
+    rng.fill_bytes(&mut secret);
+    text!(HexBytes(&secret))
+}
+
+/// The secret's bytes, or the error for text that is not 64 hex digits.
+fn parse_secret(hex: &str) -> Result<[u8; 32]> {
+    let bytes = || {
+        if hex.len() != 64 || !hex.is_ascii() {
+            return None;
+        }
+        let mut secret = [0u8; 32];
+        for (b, pair) in secret.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            *b = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+        }
+        Some(secret)
+    };
+    bytes().ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))
+}
+
+impl Client {
+    /// A client for `config` (the metric's config text, client-only keys
+    /// included), with the install's `secret` (hex, from [`new_secret`]) and
+    /// the `stored` state of an earlier session, if any. A stored state that
+    /// does not parse or belongs to another metric is replaced by a fresh
+    /// one, and one whose memos were made under another secret loses them
+    /// (keeping its ledger): either is counted as a reset.
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::{Error, SecureRng};
+    /// let config = r#"{"protocol":"grr","epsilon":1,"domain":["a","b"],"memoize":true,
+    ///                  "budget":{"epsilon":1.5,"window":"1d"}}"#;
+    /// let mut rng = SecureRng::new()?;
+    /// let secret = new_secret(&mut rng); // kept on the device, with the state
+    /// let mut client = Client::new(config, &secret, None)?;
+    /// let first = client.randomize_text("a", 0, &mut rng)?;
+    /// // A later session: the stored state resends the memoized report for free.
+    /// let mut client = Client::new(config, &secret, Some(&client.state_json()?))?;
+    /// assert_eq!(client.randomize_text("a", 1_000, &mut rng)?, first);
+    /// assert_eq!(client.spent(1_000), 1.0);
+    /// // A new value would take the day past its budget: refused, nothing released.
+    /// let refused = client.randomize_text("b", 2_000, &mut rng).unwrap_err();
+    /// assert!(matches!(refused, Error::PrivacyBudgetExceeded { .. }));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
+        let config = crate::json::parse_text(config).unwrap_or(Field::Null);
+        Client::from_config(crate::metric::as_config(config)?, secret, stored)
+    }
+
+    /// [`Client::new`] with a parsed config.
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::SecureRng;
+    /// let secret = new_secret(&mut SecureRng::new()?);
+    /// let config = serde_json::json!({"protocol": "oue", "epsilon": 1, "domain": 4, "memoize": true});
+    /// let client = Client::from_value(config, &secret, None)?;
+    /// assert!(client.settings().memoize);
+    /// assert!(Client::from_value(serde_json::json!({"protocol": "oue"}), &secret, None).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    #[cfg(feature = "serde")]
+    pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
+        Client::from_config(crate::metric::config_object(&config)?, secret, stored)
+    }
+
+    /// [`Client::from_value`] of a config object.
+    #[doc(hidden)]
+    pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&str>) -> Result<Self> {
+        let settings = ClientSettings::from_config(&config)?;
+        let metric = Metric::from_config(config)?;
+        let secret = parse_secret(secret)?;
+        if settings.memoize && metric.kind().memo().is_none() {
+            return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
+        }
+        let (state, resets) = ClientState::read(&metric, &settings, &secret, stored);
+        Ok(Client { metric, settings, secret, state, resets })
+    }
+
+    /// Takes the install's `secret` and the `stored` state as [`Client::new`]
+    /// with the same config would, without parsing the config again: for a
+    /// front end whose storage another process (a tab, a worker) may have
+    /// written since this client last read it. On an error nothing changes.
+    ///
+    /// Its example shows the getters too:
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client};
+    /// use localdp::SecureRng;
+    /// let config = r#"{"protocol":"grr","epsilon":1,"domain":["a","b"],"memoize":true,
+    ///                  "budget":{"epsilon":5,"window":"1h"}}"#;
+    /// let mut rng = SecureRng::new()?;
+    /// let secret = new_secret(&mut rng);
+    /// let mut client = Client::new(config, &secret, Some("not a state"))?;
+    /// assert_eq!(client.resets(), 1); // the corrupt state was replaced
+    /// assert_eq!(client.metric().epsilon(), 1.0);
+    /// assert_eq!(client.settings().budget.map(|b| b.window_ms), Some(3_600_000));
+    /// // Another tab reported and stored its state: take it.
+    /// let mut other = Client::new(config, &secret, None)?;
+    /// other.randomize_text("b", 0, &mut rng)?;
+    /// client.load(&secret, Some(&other.state_json()?))?;
+    /// assert_eq!((client.resets(), client.spent(0)), (0, 1.0));
+    /// assert!(client.load("not hex", None).is_err()); // and nothing changed
+    /// assert_eq!(client.spent(0), 1.0);
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
+        self.secret = parse_secret(secret)?;
+        (self.state, self.resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
+        Ok(())
+    }
+
+    /// The metric.
+    ///
+    /// See the example on [`Client::load`].
+    pub fn metric(&self) -> &Metric {
+        &self.metric
+    }
+
+    /// The client-only settings.
+    ///
+    /// See the example on [`Client::load`].
+    pub fn settings(&self) -> &ClientSettings {
+        &self.settings
+    }
+
+    /// Resets found when this client was made (0 or 1).
+    ///
+    /// See the example on [`Client::load`].
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+
+    /// The state to store after a report, or [`Error::UnstorableState`] if
+    /// JSON cannot carry it exactly (never a placeholder that would read back
+    /// as a reset).
+    ///
+    /// See the example on [`Client::new`].
+    pub fn state_json(&self) -> Result<String> {
+        crate::json::to_string(&self.state).ok_or(Error::UnstorableState)
+    }
+
+    /// ε spent within the budget window ending at `now_ms`: the sum of the
+    /// window's charges, rounded up addition by addition, so it is never
+    /// below the exact total; with a budget δ, their optimal composition at
+    /// that δ ([`compose`]), never below the truth and never above the sum.
+    ///
+    /// See the example on [`Client::new`].
+    pub fn spent(&self, now_ms: u64) -> f64 {
+        self.window_epsilon(now_ms, None)
+    }
+
+    /// [`Client::spent`] with `more` charged too. With an instantaneous
+    /// step the sum stands even with a δ: the reports of one memo all
+    /// randomize one permanent response, so they are not independent
+    /// mechanisms, and composing their charges as if they were would be
+    /// below the truth (a memo's `ε_1 + r` reveals up to `RR(ε_1 + r)`, more
+    /// than `RR(ε_1) ⊗ RR(r)`).
+    fn window_epsilon(&self, now_ms: u64, more: Option<f64>) -> f64 {
+        let window = self.settings.budget.map_or(u64::MAX, |b| b.window_ms);
+        let charges = || {
+            let in_window = self.state.ledger.iter().filter(move |(t, _)| now_ms.saturating_sub(*t) < window);
+            in_window.map(|&(_, e)| e).chain(more)
+        };
+        let sum = charges().fold(0.0, add_rounded_up);
+        let independent = self.metric.kind().memo().and_then(|m| m.instantaneous_epsilon()).is_none();
+        match self.settings.budget.and_then(|b| b.delta) {
+            Some(delta) if independent => {
+                let reports: Vec<(f64, u64)> = charges().map(|e| (e, 1)).collect();
+                // No charge (nothing to compose) or too many distinct ε to
+                // enumerate: the sum, itself a valid bound.
+                compose(&reports, delta).map_or(sum, |c| c.epsilon.min(sum))
+            }
+            _ => sum,
+        }
+    }
+
+    /// Randomizes a value written as text (see [`Metric::randomize_text`]) at
+    /// time `now_ms`: from the memo if memoized and seen before, else fresh,
+    /// and charged to the ledger (or refused, with nothing stored or
+    /// released, if the budget is short).
+    ///
+    /// What a report costs: a fresh one its ε; a memoized one `min(ε_1,
+    /// what the memo has left of ε_∞)`, where `ε_∞` is the long-run ε and
+    /// `ε_1` the per-report ε of the instantaneous step (without one, `ε_1 =
+    /// ε_∞`: the first report of a memo costs `ε_∞`, repeats nothing). The
+    /// `k` reports of one memo reveal at most `min(k·ε_1, ε_∞)` about it: each
+    /// is an `ε_1` channel of the value, and all are post-processing of one
+    /// `ε_∞` permanent response.
+    ///
+    /// See the example on [`Client::new`].
+    pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
+        let rng: &mut dyn RngCore = rng;
+        let metric = self.metric.clone();
+        let kind = metric.kind();
+        let long_run = kind.long_run_epsilon();
+        let memo = kind.memo().filter(|m| self.settings.memoize || m.always());
+        let Some(memo) = memo else {
+            // Fresh every time: validate the value before charging.
+            let report = kind.randomize_text(value, rng)?;
+            self.charge(now_ms, long_run)?;
+            return Ok(report);
+        };
+        if self.state.draws.is_none() {
+            let draws = memo.draw(rng);
+            self.state.draws = (!draws.is_empty()).then_some(draws);
+        }
+        let draws = self.state.draws.clone().unwrap_or_default();
+        let key = self.memo_key(&memo.key(value, &draws)?);
+        let stored = self.state.memos.get(&key).cloned();
+        let fresh = stored.is_none();
+        let (permanent, charged) = match stored {
+            Some(stored) => (stored, self.state.charged.get(&key).copied().unwrap_or(long_run)),
+            None => (memo.permanent(value, &draws, rng)?, 0.0),
+        };
+        let report = memo.report(&permanent, &draws, rng)?;
+        // What the memo has left, rounded up; nothing once it has cost ε_∞.
+        let cost = memo.instantaneous_epsilon().unwrap_or(long_run).min(add_rounded_up(long_run, -charged).max(0.0));
+        if cost > 0.0 {
+            self.charge(now_ms, cost)?;
+        }
+        let total = add_rounded_up(charged, cost);
+        if total < long_run {
+            self.state.charged.insert(key.clone(), total);
+        } else {
+            self.state.charged.remove(&key);
+        }
+        if fresh {
+            self.state.memos.insert(key, permanent);
+        }
+        Ok(report)
+    }
+
+    /// Records `cost` in the ledger, or refuses it. A config without a
+    /// budget records it too, while a config with one has used the state.
+    fn charge(&mut self, now_ms: u64, cost: f64) -> Result<()> {
+        if let Some(budget) = self.settings.budget {
+            // Toward refusal: the exact total (or composition) must fit the budget.
+            if self.window_epsilon(now_ms, Some(cost)) > budget.epsilon {
+                return Err(Error::PrivacyBudgetExceeded { cost, spent: self.spent(now_ms), budget: budget.epsilon });
+            }
+        }
+        self.state.ledger.push((now_ms, cost));
+        let keep = self.state.window_ms;
+        self.state.ledger.retain(|(t, _)| now_ms.saturating_sub(*t) < keep);
+        Ok(())
+    }
+
+    /// The memo key of `key`.
+    fn memo_key(&self, key: &str) -> String {
+        keyed(&self.secret, &self.state.metric, 0, key)
+    }
+}
+
+/// HMAC-SHA256(secret, state identity ‖ `tag` ‖ key), first 128 bits, as
+/// hex: a memo key (tag 0), or a state's secret id (tag 1, no key).
+fn keyed(secret: &[u8; 32], identity: &str, tag: u8, key: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("any key length");
+    mac.update(identity.as_bytes());
+    mac.update(&[tag]);
+    mac.update(key.as_bytes());
+    text!(HexBytes(&mac.finalize().into_bytes()[..16]))
+}

@@ -1,0 +1,27 @@
+//! Any metric behind one config format: what the CLI, the collector and the
+//! JavaScript package use.
+//!
+//! A config is parsed by the family that claims its `"protocol"` (the list
+//! `FAMILIES`); the family builds a typed mechanism, and from here on
+//! everything goes through two object-safe traits, `Kind` (the client
+//! side and the metric's identity) and `DynAggregate` (the server side),
+//! so that no code outside a family's own module matches on the family.
+//!
+//! `kind.rs` holds what a family implements and sits below the families;
+//! `registry.rs` (the list and [`Metric`]) above them, on the device side;
+//! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
+//! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
+
+#[doc(hidden)]
+pub mod kind;
+#[doc(hidden)]
+pub mod registry;
+
+#[cfg(feature = "serde")]
+#[doc(hidden)]
+pub use kind::config_object;
+pub(crate) use kind::as_config;
+#[doc(hidden)]
+pub use kind::{envelope, id_of, parse_config, Family, Kind, Memo};
+pub use kind::{parse_numbers, ValueKind};
+pub use registry::Metric;
