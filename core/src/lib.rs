@@ -17,6 +17,9 @@
 //! Each family is a cargo feature (all on by default).
 
 #![deny(missing_docs)]
+// The internal modules the aggregation side reads (`#[doc(hidden)]`)
+// document their private neighbours for a reader of the code.
+#![allow(rustdoc::private_intra_doc_links)]
 // Without `aggregate` (the browser's client module) what the device files
 // keep for the aggregation side is unused, and the linker drops it.
 #![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]

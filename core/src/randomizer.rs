@@ -1,4 +1,4 @@
-//! The client side of every mechanism ([`crate::mechanism`] pairs it with
+//! The client side of every mechanism (`localdp::mechanism` pairs it with
 //! the server side, `Aggregate`).
 
 use crate::error::Result;

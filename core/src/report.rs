@@ -86,7 +86,7 @@ pub enum Payload {
 impl Payload {
     /// The payload of a report's fields, by which of them are present: the
     /// one rule for JSON ([`Report::from_json`]) and for columns
-    /// ([`crate::columnar::ReportBatch::row`]). `to_bits` reads the `bits`
+    /// (`localdp::columnar::ReportBatch::row`). `to_bits` reads the `bits`
     /// field (hex on the wire, raw bytes in a column) only once the fields
     /// make a payload that has bits, so a wrong combination is malformed
     /// whatever its bits hold.
@@ -490,7 +490,7 @@ impl BitVector {
     }
 
     /// The packed bytes (bit `i` in byte `i/8` at position `i%8`): the raw
-    /// form of the `bits` column ([`crate::columnar::Bytes`]).
+    /// form of the `bits` column (`localdp::columnar::Bytes`).
     ///
     /// See the example on [`BitVector`].
     pub fn as_bytes(&self) -> &[u8] {

@@ -7,10 +7,10 @@
 //! side and the metric's identity) and `DynAggregate` (the server side),
 //! so that no code outside a family's own module matches on the family.
 //!
-//! `kind.rs` holds what a family implements and sits below the families;
-//! `registry.rs` (the list and [`Metric`]) above them, on the device side;
-//! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
-//! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
+//! What a family implements (`Kind`) and the list of families ([`Metric`])
+//! are the device side's, `localdp-core`'s, re-exported here;
+//! `aggregator.rs` ([`Aggregator`], [`Estimate`]) sits above the families'
+//! aggregators, with `lines.rs` (JSON Lines) on top.
 
 mod aggregator;
 mod lines;

@@ -6,7 +6,7 @@
 //! probability `p*` and any other value with probability `q* < p*`. One
 //! [`FrequencyOracle`] holds a protocol's parameters, and both the client
 //! ([`FrequencyOracle::randomize`](crate::Randomizer::randomize)) and the aggregator
-//! ([`crate::FrequencyAggregator`]) are made from it, so the two sides cannot
+//! (`localdp::FrequencyAggregator`) are made from it, so the two sides cannot
 //! disagree about ε, `p*` or `q*`.
 //!
 //! The estimator of a value's count and its exact variance are

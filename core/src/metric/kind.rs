@@ -104,7 +104,7 @@ pub trait Kind: Send + Sync + Any {
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
         self.randomize_text(value, rng)
     }
-    /// The mechanism as `Any`, for [`Metric::mechanism`].
+    /// The mechanism as `Any`, for [`crate::Metric::mechanism`].
     fn as_any(&self) -> &dyn Any;
 }
 

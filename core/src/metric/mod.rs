@@ -8,9 +8,8 @@
 //! so that no code outside a family's own module matches on the family.
 //!
 //! `kind.rs` holds what a family implements and sits below the families;
-//! `registry.rs` (the list and [`Metric`]) above them, on the device side;
-//! `aggregator.rs` ([`Aggregator`], [`Estimate`]) above the families'
-//! aggregators, on the server side, with `lines.rs` (JSON Lines) on top.
+//! `registry.rs` (the list and [`Metric`]) above them. The server side's
+//! `Aggregator` and `Estimate` are the `localdp` crate's.
 
 #[doc(hidden)]
 pub mod kind;

@@ -240,7 +240,7 @@ impl Metric {
 
     /// Which wire fields the metric's reports carry and whether each is in
     /// every report: the columns of a columnar form of its reports
-    /// ([`crate::columnar`]).
+    /// (`localdp::columnar`).
     ///
     /// ```
     /// use localdp::columnar::{Presence, ReportFields};
