@@ -217,7 +217,7 @@ struct Fit {
 impl DistributionAggregator {
     fn fit(&self) -> Fit {
         let n = self.tally.n();
-        match &self.metric.mechanism {
+        match &self.metric.mechanism() {
             Mechanism::SquareWave(sw) => {
                 let counts: Vec<f64> = self.counts.iter().map(|&c| c as f64).collect();
                 let inputs = sw.reconstruct(&counts);
@@ -320,7 +320,7 @@ impl AggregateState for DistributionAggregator {
 
     fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
         input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
-        match &self.metric.mechanism {
+        match &self.metric.mechanism() {
             Mechanism::SquareWave(_) => {
                 if self.counts.iter().map(|&c| u128::from(c)).sum::<u128>() != u128::from(n) {
                     return Err(StateError::Inconsistent { what: "the cells do not hold the number of reports" }.into());
@@ -337,7 +337,7 @@ impl Aggregate for DistributionAggregator {
     type Estimate = DistributionEstimate;
 
     fn new(metric: DistributionMetric) -> Self {
-        let len = match &metric.mechanism {
+        let len = match &metric.mechanism() {
             Mechanism::SquareWave(sw) => sw.cells() as usize,
             Mechanism::Hierarchical(tree) => tree.counts_len(),
         };
@@ -352,7 +352,7 @@ impl Aggregate for DistributionAggregator {
         if let Err(e) = self.metric.validate(report) {
             return Err(self.tally.reject(e));
         }
-        match (&self.metric.mechanism, &report.payload) {
+        match (&self.metric.mechanism(), &report.payload) {
             (Mechanism::SquareWave(_), Payload::Index(k)) => self.counts[*k as usize] += 1,
             (Mechanism::Hierarchical(tree), payload) => tree.accumulate(payload, &mut self.counts),
             // `validate` accepts no other payload.
@@ -378,8 +378,8 @@ impl Aggregate for DistributionAggregator {
         }
         let Fit { shape, frequency_se, cdf_se, mean_se } = self.fit();
         let metric = &self.metric;
-        let [lo, hi] = metric.range;
-        let width = (hi - lo) / metric.bins as f64;
+        let [lo, hi] = metric.range();
+        let width = (hi - lo) / metric.bins() as f64;
         let interval = |value: f64, se: f64| [value - Z95 * se, value + Z95 * se];
         let histogram = (0..shape.frequencies.len())
             .map(|b| Bin {
@@ -390,10 +390,10 @@ impl Aggregate for DistributionAggregator {
             })
             .collect();
         let mean = lo + width * shape.mean;
-        let edges = (0..=metric.bins).map(|b| metric.edge(b)).collect();
+        let edges = (0..=metric.bins()).map(|b| metric.edge(b)).collect();
         let estimate = DistributionEstimate {
-            protocol: metric.protocol,
-            epsilon: metric.epsilon,
+            protocol: metric.protocol(),
+            epsilon: metric.epsilon(),
             n: self.tally.n(),
             rejected: *self.tally.rejected(),
             histogram,

@@ -4,6 +4,7 @@
 use super::decode::{Decoder, Level};
 use localdp_core::heavy::metric::{HeavyHitterMetric, Mechanism};
 use localdp_core::heavy::sketch::SketchKind;
+use localdp_core::metric::Kind;
 use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
 use localdp_core::error::{Error, MergeConflict, Requirement, Result};
 use localdp_core::hash::key64;
@@ -109,7 +110,7 @@ impl AggregateState for HeavyHitterAggregator {
 
     fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
         let inconsistent = |what| Error::from(StateError::Inconsistent { what });
-        match (&mut self.counts, &self.metric.mechanism) {
+        match (&mut self.counts, &self.metric.mechanism()) {
             (Counts::Sketch { groups, ones }, Mechanism::Sketch(_) | Mechanism::Fragments(_)) => {
                 let sketch = self.metric.counting_sketch().expect("a sketch counts");
                 input.counts(groups, n, "a group holds more reports than the state")?;
@@ -168,7 +169,7 @@ impl Aggregate for HeavyHitterAggregator {
     type Estimate = HeavyHitterEstimate;
 
     fn new(metric: HeavyHitterMetric) -> Self {
-        let counts = match &metric.mechanism {
+        let counts = match &metric.mechanism() {
             Mechanism::Sketch(s) => Counts::Sketch { groups: vec![0; s.groups_len()], ones: vec![0; s.ones_len()] },
             Mechanism::Discovery(d) => Counts::Discovery { levels: vec![Level::default(); d.levels() as usize] },
             Mechanism::Fragments(f) => {
@@ -187,7 +188,7 @@ impl Aggregate for HeavyHitterAggregator {
         if let Err(e) = self.metric.validate(report) {
             return Err(self.tally.reject(e));
         }
-        match (&mut self.counts, &self.metric.mechanism) {
+        match (&mut self.counts, &self.metric.mechanism()) {
             (Counts::Sketch { groups, ones }, Mechanism::Sketch(s)) => s.accumulate(&report.payload, groups, ones),
             (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => f.sketch().accumulate(&report.payload, groups, ones),
             (Counts::Discovery { levels }, _) => {
@@ -241,13 +242,13 @@ impl Aggregate for HeavyHitterAggregator {
         if n == 0 {
             return Err(Error::NoReports);
         }
-        let found = match (&self.counts, &self.metric.mechanism) {
+        let found = match (&self.counts, &self.metric.mechanism()) {
             (Counts::Sketch { groups, ones }, Mechanism::Sketch(s)) => {
-                if self.metric.candidates.is_empty() {
+                if self.metric.candidates().is_empty() {
                     return Err(Error::invalid("candidates", Requirement::Required { by: "a sketch's estimate" }));
                 }
                 let table = s.table(groups, ones);
-                let estimates = self.metric.candidates.iter().map(|value| {
+                let estimates = self.metric.candidates().iter().map(|value| {
                     let (count, std_error) = s.estimate(&table, n, key64(value.as_bytes()));
                     let (frequency, std_error) = (count / n as f64, std_error / n as f64);
                     CandidateEstimate {
@@ -263,6 +264,6 @@ impl Aggregate for HeavyHitterAggregator {
             (Counts::Sketch { groups, ones }, Mechanism::Fragments(f)) => Found::HeavyHitters(Decoder(f).discover(groups, ones, n)),
             _ => unreachable!("the counts are made for the mechanism"),
         };
-        Ok(HeavyHitterEstimate { protocol: self.metric.protocol, epsilon: self.metric.epsilon, n, rejected: *self.tally.rejected(), found })
+        Ok(HeavyHitterEstimate { protocol: self.metric.protocol(), epsilon: self.metric.epsilon(), n, rejected: *self.tally.rejected(), found })
     }
 }

@@ -28,17 +28,17 @@ impl Decoder<'_, Discovery> {
     /// The heavy hitters from the reports of every level (`n` in all), most
     /// frequent first (see the module docs).
     pub(super) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
-        let keep = 2 * self.top;
+        let keep = 2 * self.top();
         let mut candidates = vec![Candidate { bytes: Vec::new(), testing: Pool::default(), held_out: Pool::default() }];
         for (i, level) in levels.iter().enumerate() {
-            let bits = (i as u32 + 1) * self.step;
+            let bits = (i as u32 + 1) * self.step();
             let mut next = Vec::new();
             for c in &candidates {
-                let symbols = if complete(&c.bytes, bits - self.step, self.max_length) { (1 << self.step) - 1..1 << self.step } else { 0..1 << self.step };
+                let symbols = if complete(&c.bytes, bits - self.step(), self.max_length() as u32) { (1 << self.step()) - 1..1 << self.step() } else { 0..1 << self.step() };
                 for symbol in symbols {
-                    let bytes = extend(&c.bytes, bits - self.step, symbol, self.step);
+                    let bytes = extend(&c.bytes, bits - self.step(), symbol, self.step());
                     let whole = bits % 8 != 0 || plausible(&bytes);
-                    if whole && (!complete(&bytes, bits, self.max_length) || value_of(&bytes).is_some()) {
+                    if whole && (!complete(&bytes, bits, self.max_length() as u32) || value_of(&bytes).is_some()) {
                         next.push(Candidate { bytes, ..*c });
                     }
                 }
@@ -53,7 +53,7 @@ impl Decoder<'_, Discovery> {
                 .into_iter()
                 .zip(supports)
                 .filter_map(|(mut c, [testing, held_out])| {
-                    if complete(&c.bytes, bits, self.max_length) {
+                    if complete(&c.bytes, bits, self.max_length() as u32) {
                         c.testing = c.testing.plus(testing, halves[0]);
                         c.held_out = c.held_out.plus(held_out, halves[1]);
                         return Some((self.frequency(c.testing), c));
@@ -62,7 +62,7 @@ impl Decoder<'_, Discovery> {
                     // zero; a value is tested at the end, on its held-out reports.
                     let score = self.frequency(Pool { support: testing + held_out, reports: halves[0] + halves[1] });
                     let significant = score > Z95 * self.null_error(halves[0] + halves[1]);
-                    (self.pruning == Pruning::Best || significant).then_some((score, c))
+                    (*self.pruning() == Pruning::Best || significant).then_some((score, c))
                 })
                 .collect();
             scored.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -91,7 +91,7 @@ impl Decoder<'_, Discovery> {
             })
             .collect();
         found.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
-        found.truncate(self.top);
+        found.truncate(self.top());
         found
     }
 
@@ -102,7 +102,7 @@ impl Decoder<'_, Discovery> {
 
     /// `(ĉ, Var[ĉ])` of OLH from a support `s` among `reports`.
     fn count(&self, s: u64, reports: u64) -> (f64, f64) {
-        let (p, q, n) = (self.grr.keep_probability(), 1.0 / self.buckets() as f64, reports as f64);
+        let (p, q, n) = (self.grr().keep_probability(), 1.0 / self.buckets() as f64, reports as f64);
         let count = (s as f64 - n * q) / (p - q);
         (count, self.count_variance(n, count.clamp(0.0, n)))
     }
@@ -215,7 +215,7 @@ impl Decoder<'_, Fragments> {
             }
         }
         estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
-        estimates.truncate(self.top);
+        estimates.truncate(self.top());
         estimates
     }
 }

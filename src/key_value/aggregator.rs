@@ -145,7 +145,7 @@ impl AggregateState for KeyValueAggregator {
         input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
         let sum = |pair: &[u64]| u128::from(pair[0]) + u128::from(pair[1]);
         // A report supports a key with one sign at most; GRR's, one key at most.
-        let consistent = match self.metric.protocol {
+        let consistent = match self.metric.protocol() {
             KeyValueProtocol::PckvGrr => self.counts.chunks(2).map(sum).sum::<u128>() <= u128::from(n),
             KeyValueProtocol::PckvUe => self.counts.chunks(2).all(|pair| sum(pair) <= u128::from(n)),
         };
@@ -217,7 +217,7 @@ impl Aggregate for KeyValueAggregator {
             })
             .collect();
         Ok(KeyValueEstimate {
-            protocol: self.metric.protocol,
+            protocol: self.metric.protocol(),
             epsilon: self.metric.epsilon(),
             n,
             rejected: *self.tally.rejected(),

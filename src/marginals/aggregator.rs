@@ -232,7 +232,7 @@ impl AggregateState for MarginalsAggregator {
 
     fn read_counts(&mut self, n: u64, input: &mut StateReader<'_>) -> Result<()> {
         input.counts(&mut self.counts, n, "a count exceeds the number of reports")?;
-        self.metric.groups.check_counts(&self.counts, n)
+        self.metric.groups().check_counts(&self.counts, n)
     }
 }
 
@@ -241,7 +241,7 @@ impl Aggregate for MarginalsAggregator {
     type Estimate = MarginalsEstimate;
 
     fn new(metric: MarginalsMetric) -> Self {
-        let len = metric.groups.counts_len();
+        let len = metric.groups().counts_len();
         MarginalsAggregator { metric, counts: vec![0; len], tally: Tally::default() }
     }
 
@@ -253,7 +253,7 @@ impl Aggregate for MarginalsAggregator {
         if let Err(e) = self.metric.validate(report) {
             return Err(self.tally.reject(e));
         }
-        self.metric.groups.accumulate(&report.payload, &mut self.counts);
+        self.metric.groups().accumulate(&report.payload, &mut self.counts);
         self.tally.accept();
         Ok(())
     }
@@ -276,14 +276,14 @@ impl Aggregate for MarginalsAggregator {
         let metric = &self.metric;
         // Per attribute: its margins' weighted variances `Σ w²·Var`, and `Σ w`.
         let mut histogram_variance: Vec<(Vec<f64>, f64)> =
-            metric.attributes.iter().map(|a| (vec![0.0; a.domain.len()], 0.0)).collect();
-        let mut marginals = Vec::with_capacity(metric.sets.len());
-        for (set, attributes) in metric.sets.iter().enumerate() {
-            let shape: Vec<(usize, usize)> = attributes.iter().map(|&a| (a, metric.attributes[a].domain.len())).collect();
+            metric.attributes().iter().map(|a| (vec![0.0; a.domain().len()], 0.0)).collect();
+        let mut marginals = Vec::with_capacity(metric.sets().len());
+        for (set, attributes) in metric.sets().iter().enumerate() {
+            let shape: Vec<(usize, usize)> = attributes.iter().map(|&a| (a, metric.attributes()[a].domain().len())).collect();
             let cells = metric.cells(set);
             let oracle = metric.oracle(set);
             let mut weights = vec![0.0; shape.len()];
-            let (n_set, unbiased, se) = match metric.groups.frequencies(set, &self.counts) {
+            let (n_set, unbiased, se) = match metric.groups().frequencies(set, &self.counts) {
                 Some((n_set, unbiased)) => {
                     let sampling = if n > 1 { (n - n_set) as f64 / (n - 1) as f64 / n_set as f64 } else { 0.0 };
                     let variance = |f: f64| {
@@ -312,35 +312,35 @@ impl Aggregate for MarginalsAggregator {
                         .values_of(set, cell)
                         .into_iter()
                         .zip(attributes)
-                        .map(|(v, &a)| metric.attributes[a].domain.value_json(v).unwrap_or_default())
+                        .map(|(v, &a)| metric.attributes()[a].domain().value_json(v).unwrap_or_default())
                         .collect(),
                     frequency: unbiased[cell],
                     se: se[cell],
                     ci95: interval(unbiased[cell], se[cell]),
                 })
                 .collect();
-            let names = attributes.iter().map(|&a| metric.attributes[a].name.clone()).collect();
+            let names = attributes.iter().map(|&a| metric.attributes()[a].name().to_string()).collect();
             marginals.push(Marginal { attributes: names, n: n_set, cells, shape, unbiased, weights });
         }
         let histograms = metric
-            .attributes
+            .attributes()
             .iter()
             .zip(histogram_variance)
             .map(|(a, (variance, total))| Histogram {
-                attribute: a.name.clone(),
+                attribute: a.name().to_string(),
                 values: variance
                     .into_iter()
                     .enumerate()
                     .map(|(v, var)| {
                         let se = if total == 0.0 { 0.5 } else { var.sqrt() / total };
-                        HistogramValue { value: a.domain.value_json(v).unwrap_or_default(), frequency: 0.0, se, ci95: [0.0; 2] }
+                        HistogramValue { value: a.domain().value_json(v).unwrap_or_default(), frequency: 0.0, se, ci95: [0.0; 2] }
                     })
                     .collect(),
             })
             .collect();
         let estimate = MarginalsEstimate {
-            protocol: metric.protocol,
-            epsilon: metric.epsilon,
+            protocol: metric.protocol(),
+            epsilon: metric.epsilon(),
             n,
             rejected: *self.tally.rejected(),
             post: PostProcessing::None,

@@ -108,17 +108,21 @@ pub enum Mechanism {
 /// ```
 #[derive(Debug, Clone)]
 pub struct DistributionMetric {
-    #[doc(hidden)]
-    pub protocol: DistributionProtocol,
-    #[doc(hidden)]
-    pub epsilon: f64,
-    #[doc(hidden)]
-    pub range: [f64; 2],
-    #[doc(hidden)]
-    pub bins: u64,
-    #[doc(hidden)]
-    pub mechanism: Mechanism,
+    pub(super) protocol: DistributionProtocol,
+    pub(super) epsilon: f64,
+    pub(super) range: [f64; 2],
+    pub(super) bins: u64,
+    pub(super) mechanism: Mechanism,
     pub(super) fingerprint: String,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl DistributionMetric {
+    /// The `mechanism` field.
+    pub fn mechanism(&self) -> &Mechanism {
+        &self.mechanism
+    }
 }
 
 impl DistributionMetric {

@@ -62,16 +62,24 @@ pub enum Pruning {
 /// A configured PEM or TreeHist mechanism.
 #[derive(Debug, Clone)]
 pub struct Discovery {
-    #[doc(hidden)]
-    pub step: u32,
-    #[doc(hidden)]
-    pub max_length: u32,
-    #[doc(hidden)]
-    pub top: usize,
-    #[doc(hidden)]
-    pub pruning: Pruning,
-    #[doc(hidden)]
-    pub grr: GeneralizedRandomizedResponse,
+    pub(super) step: u32,
+    pub(super) max_length: u32,
+    pub(super) top: usize,
+    pub(super) pruning: Pruning,
+    pub(super) grr: GeneralizedRandomizedResponse,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl Discovery {
+    /// The `pruning` field.
+    pub fn pruning(&self) -> &Pruning {
+        &self.pruning
+    }
+    /// The `grr` field.
+    pub fn grr(&self) -> &GeneralizedRandomizedResponse {
+        &self.grr
+    }
 }
 
 /// The padding byte: never part of UTF-8 (PEM, TreeHist and SFP pad values

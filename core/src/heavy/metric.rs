@@ -191,16 +191,21 @@ pub enum Mechanism {
 /// ```
 #[derive(Debug, Clone)]
 pub struct HeavyHitterMetric {
-    #[doc(hidden)]
-    pub protocol: HeavyHitterProtocol,
-    #[doc(hidden)]
-    pub epsilon: f64,
-    #[doc(hidden)]
-    pub mechanism: Mechanism,
+    pub(super) protocol: HeavyHitterProtocol,
+    pub(super) epsilon: f64,
+    pub(super) mechanism: Mechanism,
     truncate: bool,
-    #[doc(hidden)]
-    pub candidates: Vec<String>,
+    pub(super) candidates: Vec<String>,
     fingerprint: String,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl HeavyHitterMetric {
+    /// The `mechanism` field.
+    pub fn mechanism(&self) -> &Mechanism {
+        &self.mechanism
+    }
 }
 
 impl HeavyHitterMetric {

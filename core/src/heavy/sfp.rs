@@ -35,8 +35,16 @@ use crate::text::text;
 pub struct Fragments {
     sketch: Sketch,
     max_length: u32,
-    #[doc(hidden)]
-    pub top: usize,
+    pub(super) top: usize,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl Fragments {
+    /// The `top` field.
+    pub fn top(&self) -> usize {
+        self.top
+    }
 }
 
 impl Fragments {

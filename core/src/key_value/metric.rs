@@ -124,8 +124,7 @@ pub struct PairChannel {
 /// ```
 #[derive(Debug, Clone)]
 pub struct KeyValueMetric {
-    #[doc(hidden)]
-    pub protocol: KeyValueProtocol,
+    pub(super) protocol: KeyValueProtocol,
     pub(super) epsilon: f64,
     pub(super) keys: Domain,
     pub(super) range: [f64; 2],

@@ -133,10 +133,21 @@ crate::config::read_by_hand!(MarginalsConfig, MarginalsConfig::read);
 #[derive(Debug, Clone)]
 #[doc(hidden)]
 pub struct Attribute {
-    #[doc(hidden)]
-    pub name: String,
-    #[doc(hidden)]
-    pub domain: Domain,
+    pub(super) name: String,
+    pub(super) domain: Domain,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl Attribute {
+    /// The `name` field.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The `domain` field.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
 }
 
 /// A configured marginals metric: the client's randomizer and the
@@ -167,20 +178,28 @@ pub struct Attribute {
 /// ```
 #[derive(Debug, Clone)]
 pub struct MarginalsMetric {
-    #[doc(hidden)]
-    pub protocol: MarginalsProtocol,
-    #[doc(hidden)]
-    pub epsilon: f64,
+    pub(super) protocol: MarginalsProtocol,
+    pub(super) epsilon: f64,
     pub(super) way: usize,
-    #[doc(hidden)]
-    pub attributes: Vec<Attribute>,
+    pub(super) attributes: Vec<Attribute>,
     /// Each set's attributes, increasing, in lexicographic order.
-    #[doc(hidden)]
-    pub sets: Vec<Vec<usize>>,
+    pub(super) sets: Vec<Vec<usize>>,
     /// Each set's oracle.
-    #[doc(hidden)]
-    pub groups: OracleGroups,
+    pub(super) groups: OracleGroups,
     pub(super) fingerprint: String,
+}
+
+/// What the aggregation side (`localdp`) reads of it.
+#[doc(hidden)]
+impl MarginalsMetric {
+    /// The `attributes` field.
+    pub fn attributes(&self) -> &[Attribute] {
+        &self.attributes
+    }
+    /// The `groups` field.
+    pub fn groups(&self) -> &OracleGroups {
+        &self.groups
+    }
 }
 
 /// Every increasing `way`-subset of `0..k`, in lexicographic order.
