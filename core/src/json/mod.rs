@@ -180,22 +180,12 @@ pub fn whole(x: f64) -> Option<u64> {
 /// are written as they are (Rust's Unicode table of printable characters
 /// would weigh more than every message here).
 pub fn quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() => {
-                put!(&mut out, "\\u{", Hex(c as u64), "}");
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let mut out = String::new();
+    write::quote(&mut out, s, |c, out| match c {
+        '\0' => out.push_str("\\0"),
+        c if c.is_control() => put!(out, "\\u{", Hex(c as u64), "}"),
+        c => out.push(c),
+    });
     out
 }
 

@@ -35,28 +35,36 @@ impl Writer {
         self.text.push('}');
     }
 
-    /// Writes a string, escaped.
+    /// Writes a string, escaped as JSON.
     pub(crate) fn string(&mut self, s: &str) {
-        let out = &mut self.text;
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                c if (c as u32) < 0x20 => {
-                    out.push_str(if (c as u32) < 0x10 { "\\u000" } else { "\\u001" });
-                    put!(out, Hex(c as u64 & 0xf));
-                }
-                c => out.push(c),
+        quote(&mut self.text, s, |c, out| match c {
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                out.push_str(if (c as u32) < 0x10 { "\\u000" } else { "\\u001" });
+                put!(out, Hex(c as u64 & 0xf));
             }
-        }
-        out.push('"');
+            c => out.push(c),
+        });
     }
+}
+
+/// `s` in double quotes, its quotes, backslashes, newlines, returns and
+/// tabs escaped, and every other character written by `other` (JSON's
+/// escapes and Rust's `{:?}` differ in the rest).
+pub(crate) fn quote(out: &mut String, s: &str, other: impl Fn(char, &mut String)) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => other(c, out),
+        }
+    }
+    out.push('"');
 }
 
 /// The members of an object being written.
