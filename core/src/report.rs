@@ -187,19 +187,79 @@ impl Wire {
     }
 }
 
+/// One field of a report's wire object.
+enum WireValue<'a> {
+    Integer(u64),
+    Number(f64),
+    Text(&'a str),
+    Integers(Vec<u64>),
+}
+
+impl Wire {
+    /// Each field present, in the wire's order: what the JSON writer and (in
+    /// wasm) the JS object builder write.
+    fn each(&self, f: &mut dyn FnMut(&'static str, WireValue<'_>)) {
+        use WireValue::{Integer, Integers, Number, Text};
+        f("version", Integer(self.version.into()));
+        f("protocol", Text(&self.protocol));
+        f("epsilon", Number(self.epsilon));
+        f("domain", Text(&self.domain));
+        if let Some(seed) = self.seed {
+            f("seed", Integer(seed.into()));
+        }
+        if let Some(value) = self.value {
+            f("value", Integer(value));
+        }
+        if let Some(bits) = &self.bits {
+            f("bits", Text(bits));
+        }
+        if let Some(cohort) = self.cohort {
+            f("cohort", Integer(cohort.into()));
+        }
+        if let Some(attributes) = &self.attributes {
+            f("attributes", Integers(attributes.iter().map(|&a| a.into()).collect()));
+        }
+        if let Some(values) = &self.values {
+            f("values", Integers(values.clone()));
+        }
+    }
+
+    /// The wire object as a plain JS object, fields in the wire's order (as
+    /// `JSON.parse` of the report's line gives it, without the text); `None`
+    /// if a number cannot be carried exactly (an integer above 2^53).
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
+        use wasm_bindgen::JsValue;
+        const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+        let mut exact = true;
+        let mut number = |n: u64| {
+            exact &= n <= MAX_SAFE_INTEGER;
+            JsValue::from_f64(n as f64)
+        };
+        let mut fields = Vec::with_capacity(6);
+        self.each(&mut |key, value| {
+            let value = match value {
+                WireValue::Integer(n) => number(n),
+                WireValue::Number(x) => JsValue::from_f64(x),
+                WireValue::Text(s) => JsValue::from_str(s),
+                WireValue::Integers(list) => list.into_iter().map(&mut number).collect::<js_sys::Array>().into(),
+            };
+            fields.push((key, value));
+        });
+        let object = crate::json::js_object(fields);
+        exact.then(|| object.into())
+    }
+}
+
 impl crate::json::ToJson for Wire {
     fn write_json(&self, w: &mut crate::json::Writer) {
         w.object(|m| {
-            m.field("version", &self.version);
-            m.field("protocol", &self.protocol);
-            m.field("epsilon", &self.epsilon);
-            m.field("domain", &self.domain);
-            m.optional("seed", &self.seed);
-            m.optional("value", &self.value);
-            m.optional("bits", &self.bits);
-            m.optional("cohort", &self.cohort);
-            m.optional("attributes", &self.attributes);
-            m.optional("values", &self.values);
+            self.each(&mut |key, value| match value {
+                WireValue::Integer(n) => m.field(key, &n),
+                WireValue::Number(x) => m.field(key, &x),
+                WireValue::Text(s) => m.field(key, s),
+                WireValue::Integers(list) => m.field(key, &list),
+            })
         });
     }
 }
@@ -341,7 +401,7 @@ impl Report {
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     #[doc(hidden)]
     pub fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
-        crate::json::to_js(&self.to_wire())
+        self.to_wire().to_js()
     }
 
     /// The report as its wire object (the JSON fields, in order).

@@ -8,10 +8,13 @@ use crate::text::{put, Hex};
 
 /// JSON text being written; `exact` turns false when a value cannot be
 /// carried (a non-finite number, or in the wasm build an integer above
-/// 2^53, which JS would round).
+/// 2^53, which JS would round). `last` keeps the last float written and its
+/// text: a state's ledger repeats one ε, whose digits the wasm build
+/// otherwise asks JS for again and again.
 pub(crate) struct Writer {
     text: String,
     exact: bool,
+    last: Option<(u64, String)>,
 }
 
 /// A value that writes itself as JSON.
@@ -22,7 +25,7 @@ pub(crate) trait ToJson {
 
 /// The value as JSON text; `None` if JSON cannot carry it exactly.
 pub(crate) fn to_string<T: ToJson + ?Sized>(value: &T) -> Option<String> {
-    let mut w = Writer { text: String::new(), exact: true };
+    let mut w = Writer { text: String::new(), exact: true, last: None };
     value.write_json(&mut w);
     w.exact.then_some(w.text)
 }
@@ -54,7 +57,12 @@ impl Writer {
 /// escapes and Rust's `{:?}` differ in the rest).
 pub(crate) fn quote(out: &mut String, s: &str, other: impl Fn(char, &mut String)) {
     out.push('"');
-    for c in s.chars() {
+    let mut rest = s;
+    // Runs of printable ASCII other than quotes and backslashes (a memo's
+    // report, a state's keys) are copied whole.
+    while let Some(at) = rest.bytes().position(|b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\') {
+        out.push_str(&rest[..at]);
+        let c = rest[at..].chars().next().unwrap_or_default();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -63,7 +71,9 @@ pub(crate) fn quote(out: &mut String, s: &str, other: impl Fn(char, &mut String)
             '\t' => out.push_str("\\t"),
             c => other(c, out),
         }
+        rest = &rest[at + c.len_utf8()..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -83,13 +93,6 @@ impl Members<'_> {
         self.w.string(key);
         self.w.text.push(':');
         value.write_json(self.w);
-    }
-
-    /// Writes `"key":value` if there is a value (an absent field otherwise).
-    pub(crate) fn optional<T: ToJson>(&mut self, key: &str, value: &Option<T>) {
-        if let Some(value) = value {
-            self.field(key, value);
-        }
     }
 }
 
@@ -114,7 +117,13 @@ impl ToJson for u32 {
 impl ToJson for f64 {
     fn write_json(&self, w: &mut Writer) {
         if self.is_finite() {
-            w.text.push_str(&number_text(*self));
+            let bits = self.to_bits();
+            if w.last.as_ref().is_none_or(|(b, _)| *b != bits) {
+                w.last = Some((bits, number_text(*self)));
+            }
+            if let Some((_, text)) = &w.last {
+                w.text.push_str(text);
+            }
         } else {
             w.exact = false;
             w.text.push_str("null");
@@ -190,10 +199,9 @@ mod tests {
         assert_eq!(to_string(&pairs).unwrap(), serde_json::to_string(&pairs).unwrap());
         assert_eq!(to_string(&Some(vec![1u32, 2])).unwrap(), "[1,2]");
         assert_eq!(to_string(&f64::NAN), None);
-        let mut w = Writer { text: String::new(), exact: true };
+        let mut w = Writer { text: String::new(), exact: true, last: None };
         w.object(|m| {
             m.field("x", &1u64);
-            m.optional::<u64>("absent", &None);
             m.field("s", "t");
         });
         assert_eq!(w.text, r#"{"x":1,"s":"t"}"#);
