@@ -1,7 +1,7 @@
-//! Privacy accounting: the central (ε, δ) of many ε-LDP reports of one user
-//! ([`compose`], which the device's ledger also charges by when a budget
-//! has a δ), and, for the analyst (the `aggregate` feature), of `n` users'
-//! reports after a shuffler (`shuffle`). Both are upper bounds that are
+//! Privacy accounting on the device: the central (ε, δ) of many ε-LDP
+//! reports of one user ([`compose`], which the ledger charges by when a
+//! budget has a δ). The analyst's accountant for `n` users' reports after a
+//! shuffler (`shuffle`) is the `localdp` crate's. Both are upper bounds that are
 //! never below the truth: every rounding, truncation and float error is
 //! taken in the direction of a larger δ, and ε is the least one whose
 //! over-estimated δ meets the target. The formulas are in

@@ -1,5 +1,5 @@
-//! Amplification by shuffling: the analyst's side of the accountant (the
-//! `aggregate` feature), beside the composition the device's ledger uses:
+//! Amplification by shuffling: the analyst's side of the accountant, beside
+//! the composition the device's ledger uses (`localdp-core`'s):
 //! for any ε₀-DP randomizer ([`shuffle`]) and for k-ary randomized
 //! response ([`shuffle_randomized_response`]).
 
