@@ -137,17 +137,17 @@ pub(crate) struct Wire {
     protocol: String,
     epsilon: f64,
     domain: String,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     seed: Option<u32>,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     value: Option<u64>,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     bits: Option<String>,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     cohort: Option<u32>,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     attributes: Option<Vec<u32>>,
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    #[cfg_attr(feature = "serde", serde(default))]
     values: Option<Vec<u64>>,
 }
 
@@ -230,10 +230,9 @@ impl Wire {
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
         use wasm_bindgen::JsValue;
-        const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
         let mut exact = true;
         let mut number = |n: u64| {
-            exact &= n <= MAX_SAFE_INTEGER;
+            exact &= n <= crate::json::MAX_SAFE_INTEGER;
             JsValue::from_f64(n as f64)
         };
         let mut fields = Vec::with_capacity(6);

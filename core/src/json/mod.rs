@@ -14,7 +14,7 @@ mod write;
 use crate::text::{put, text, Hex};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 use parse::Value;
-pub(crate) use write::{to_string, ToJson, Writer};
+pub(crate) use write::{to_string, ToJson, Writer, MAX_SAFE_INTEGER};
 
 /// Parses `text` as a JSON object; `None` if it is not one.
 pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
@@ -100,12 +100,12 @@ impl Field {
         }
     }
 
-    /// A serde_json value as a field (its text, read back); `None` in the
-    /// wasm build for a number JS cannot carry exactly.
+    /// A serde_json value as a field (in the wasm build its text, parsed
+    /// by JS); `None` in the wasm build for a number JS cannot carry exactly.
     #[cfg(feature = "serde")]
     pub(crate) fn from_value(value: &serde_json::Value) -> Option<Field> {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-        return parse_text(&value.to_string()).ok();
+        return Some(field(&Value::from(value)));
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
         return js_sys::JSON::parse(&value.to_string()).ok().map(|value| field(&value));
     }
@@ -123,7 +123,7 @@ impl Field {
     fn integer(&self) -> Option<String> {
         match *self {
             Field::Number(_, Some(n)) => Some(text!(n)),
-            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER => Some(text!(x as i64)),
+            Field::Number(x, None) if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER as f64 => Some(text!(x as i64)),
             _ => None,
         }
     }
@@ -158,14 +158,12 @@ impl Field {
     }
 }
 
-/// The largest integer a JS number holds exactly, 2^53 − 1.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// `x` as a `u64` if it is a whole number `≥ 0` that JS holds exactly (`2.0`
 /// is 2, as it is in JS; `-0` is not, as serde_json reads it as a float).
 #[doc(hidden)]
 pub fn whole(x: f64) -> Option<u64> {
-    (x.is_sign_positive() && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER).then_some(x as u64)
+    (x.is_sign_positive() && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER as f64).then_some(x as u64)
 }
 
 /// A string quoted as Rust's `{:?}` writes it (serde quotes strings so),

@@ -24,6 +24,22 @@ pub(crate) enum Value {
     Object(BTreeMap<String, Value>),
 }
 
+/// A serde_json value as the same text reads here (serde_json reads a
+/// whole number's exact `u64` as this parser does).
+#[cfg(feature = "serde")]
+impl From<&serde_json::Value> for Value {
+    fn from(value: &serde_json::Value) -> Value {
+        match value {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or(f64::NAN), n.as_u64()),
+            serde_json::Value::String(s) => Value::Text(s.clone()),
+            serde_json::Value::Array(items) => Value::List(items.iter().map(Value::from).collect()),
+            serde_json::Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), Value::from(v))).collect()),
+        }
+    }
+}
+
 /// Nesting deeper than this is refused (serde_json's limit), so hostile
 /// text cannot exhaust the stack.
 const DEPTH: usize = 128;
@@ -258,17 +274,7 @@ mod tests {
 
     /// The value serde_json reads, as this parser's tree.
     fn serde_tree(text: &str) -> Option<Value> {
-        fn tree(v: serde_json::Value) -> Value {
-            match v {
-                serde_json::Value::Null => Value::Null,
-                serde_json::Value::Bool(b) => Value::Bool(b),
-                serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap(), n.as_u64()),
-                serde_json::Value::String(s) => Value::Text(s),
-                serde_json::Value::Array(items) => Value::List(items.into_iter().map(tree).collect()),
-                serde_json::Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, tree(v))).collect()),
-            }
-        }
-        serde_json::from_str(text).ok().map(tree)
+        serde_json::from_str::<serde_json::Value>(text).ok().map(|v| Value::from(&v))
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub(crate) struct Writer {
     last: Option<(u64, String)>,
 }
 
+/// The largest integer a JS number holds exactly, 2^53 − 1: the largest a
+/// JSON number carries from the module to JS and back unchanged.
+pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// A value that writes itself as JSON.
 pub(crate) trait ToJson {
     /// Appends the value's JSON to `w`.
@@ -95,9 +99,6 @@ impl Members<'_> {
         value.write_json(self.w);
     }
 }
-
-/// The largest integer JS holds exactly, 2^53 − 1.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 impl ToJson for u64 {
     fn write_json(&self, w: &mut Writer) {
