@@ -91,7 +91,7 @@ impl ConfigObject {
         match self.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
             None => Ok(()),
             Some(key) => {
-                let expected = known.iter().map(|k| ["`", k, "`"].concat()).collect::<Vec<_>>().join(", ");
+                let expected = crate::text::join(known.iter().map(|k| ["`", k, "`"].concat()), ", ");
                 let detail = ["unknown field ", &["`", &key, "`"].concat(), ", expected one of ", &expected].concat();
                 Err(Error::malformed_key(&key, detail))
             }

@@ -21,7 +21,7 @@ pub trait ProtocolFamily: Copy + Eq + fmt::Debug + fmt::Display + FromStr + 'sta
     fn name(self) -> &'static str;
     /// Every name, comma-separated, for messages.
     fn names() -> String {
-        Self::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+        crate::text::join(Self::ALL.iter().map(|p| p.name()), ", ")
     }
     /// The protocol called `name`, if any.
     fn from_name(name: &str) -> Option<Self> {

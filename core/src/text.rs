@@ -133,6 +133,19 @@ macro_rules! __text {
 }
 pub use crate::__text as text;
 
+/// The pieces' text with `separator` between them (a slice's `join`
+/// instantiates a copying loop per element type; this is one push loop).
+pub(crate) fn join<P: Piece>(pieces: impl IntoIterator<Item = P>, separator: &str) -> String {
+    let mut out = String::new();
+    for (i, piece) in pieces.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(separator);
+        }
+        piece.put(&mut out);
+    }
+    out
+}
+
 /// `Display` for public types that are [`Piece`]s: the same text.
 macro_rules! display_as_piece {
     ($($t:ty),+) => {$(

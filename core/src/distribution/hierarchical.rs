@@ -156,17 +156,20 @@ impl Hierarchy {
 
     /// Adds a valid report to the counts.
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         self.groups.accumulate(payload, counts)
     }
 
     /// Checks counts read from a state.
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         self.groups.check_counts(counts, n)
     }
 
     /// The nodes a payload counts toward at its level (for the auditor).
+    #[cfg(feature = "aggregate")]
     pub(crate) fn supported_nodes(&self, payload: &Payload) -> Option<(usize, Vec<u64>)> {
         self.groups.supported(payload).map(|(level, nodes)| (level, nodes.into_iter().map(|v| v as u64).collect()))
     }
@@ -177,6 +180,7 @@ impl Hierarchy {
     /// the leaves' weights on it and its variance. The columns are made one
     /// at a time (a dense nodes × bins matrix is 179 MB at 4096 bins).
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn estimate(&self, counts: &[u64], n: u64) -> (Vec<f64>, impl Iterator<Item = (Vec<f64>, f64)> + '_) {
         let (mut observed, mut weights, mut variances) = (Vec::new(), Vec::new(), Vec::new());
         for (level, l) in self.levels.iter().enumerate() {

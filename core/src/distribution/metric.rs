@@ -159,7 +159,7 @@ impl DistributionMetric {
             }
             DistributionProtocol::Hierarchical => {
                 let tree = Hierarchy::new(epsilon, bins);
-                let shape = tree.levels().iter().map(|l| l.oracle().protocol().name()).collect::<Vec<_>>().join(",");
+                let shape = crate::text::join(tree.levels().iter().map(|l| l.oracle().protocol().name()), ",");
                 (Mechanism::Hierarchical(tree), shape)
             }
         };

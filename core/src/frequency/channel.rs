@@ -79,6 +79,7 @@ pub trait Mechanism: Send + Sync {
     /// Checks the payload's shape and ranges.
     fn validate(&self, payload: &Payload) -> Result<()>;
     /// Adds a validated payload to the running counts.
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]);
     /// The number of running counts (`d`, or `K` for Hadamard response).
     fn counts_len(&self) -> usize;
@@ -88,6 +89,7 @@ pub trait Mechanism: Send + Sync {
     #[cfg(feature = "aggregate")]
     fn kernel(&self) -> Kernel<'_>;
     /// `S_v` for every value from the running counts of `n` reports.
+    #[cfg(feature = "aggregate")]
     fn support_counts(&self, counts: &[u64], _n: u64) -> Vec<f64> {
         counts.iter().map(|&c| c as f64).collect()
     }
@@ -120,6 +122,7 @@ pub trait Mechanism: Send + Sync {
     }
     /// Checks counts read from state bytes (each already at most `n`):
     /// protocols whose reports add exactly one count check the total.
+    #[cfg(feature = "aggregate")]
     fn check_counts(&self, _counts: &[u64], _n: u64) -> Result<()> {
         Ok(())
     }

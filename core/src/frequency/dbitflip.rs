@@ -103,6 +103,7 @@ impl Mechanism for DBitFlip {
         Ok(())
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Payload::Sampled { attributes, values } = payload {
             for (&j, &b) in attributes.iter().zip(values) {

@@ -97,6 +97,7 @@ impl OracleGroups {
 
     /// Adds a valid payload to the counts.
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Ok((group, inner)) = self.validate(payload) {
             counts[group] += 1;
@@ -115,6 +116,7 @@ impl OracleGroups {
 
     /// Checks counts read from a state of `n` reports.
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         let inconsistent = |what| Error::from(StateError::Inconsistent { what });
         let groups = self.oracles.len();
@@ -132,6 +134,7 @@ impl OracleGroups {
     }
 
     /// The indices of its group's oracle that a payload counts toward.
+    #[cfg(feature = "aggregate")]
     pub(crate) fn supported(&self, payload: &Payload) -> Option<(usize, Vec<usize>)> {
         let (group, inner) = self.validate(payload).ok()?;
         let mechanism = self.oracles[group].mechanism();
@@ -144,6 +147,7 @@ impl OracleGroups {
     /// The unbiased frequencies of `group`'s oracle from the counts, and
     /// its reports (`None` if it has none).
     #[doc(hidden)]
+    #[cfg(feature = "aggregate")]
     pub fn frequencies(&self, group: usize, counts: &[u64]) -> Option<(u64, Vec<f64>)> {
         let (reports, group_counts) = self.counts(group, counts);
         if reports == 0 {

@@ -90,6 +90,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         validate_index(payload, self.m).map(drop)
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Payload::Index(y) = payload {
             counts[*y as usize] += 1;
@@ -122,6 +123,7 @@ impl Mechanism for GeneralizedRandomizedResponse {
         ChannelOutputs::Complete((0..self.m).map(Payload::Index).collect())
     }
 
+    #[cfg(feature = "aggregate")]
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         super::channel::check_one_count_per_report(counts, n)
     }

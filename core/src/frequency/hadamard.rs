@@ -74,6 +74,7 @@ impl Mechanism for HadamardResponse {
         validate_index(payload, self.k).map(drop)
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Payload::Index(j) = payload {
             counts[*j as usize] += 1;
@@ -89,6 +90,7 @@ impl Mechanism for HadamardResponse {
         self.k as usize
     }
 
+    #[cfg(feature = "aggregate")]
     fn support_counts(&self, counts: &[u64], n: u64) -> Vec<f64> {
         let mut transformed: Vec<i64> = counts.iter().map(|&c| c as i64).collect();
         walsh_hadamard(&mut transformed);
@@ -115,6 +117,7 @@ impl Mechanism for HadamardResponse {
         ChannelOutputs::Complete((0..self.k).map(Payload::Index).collect())
     }
 
+    #[cfg(feature = "aggregate")]
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         super::channel::check_one_count_per_report(counts, n)
     }

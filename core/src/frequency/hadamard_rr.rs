@@ -80,6 +80,7 @@ impl Mechanism for HadamardRandomizedResponse {
     }
 
     /// `counts[2j + b]`: reports of column `j` with bit `b`.
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Payload::Hashed { seed, value } = payload {
             counts[2 * *seed as usize + *value as usize] += 1;
@@ -95,6 +96,7 @@ impl Mechanism for HadamardRandomizedResponse {
         2 * self.k as usize
     }
 
+    #[cfg(feature = "aggregate")]
     fn support_counts(&self, counts: &[u64], n: u64) -> Vec<f64> {
         let mut delta: Vec<i64> = counts.chunks(2).map(|c| c[1] as i64 - c[0] as i64).collect();
         walsh_hadamard(&mut delta);
@@ -119,6 +121,7 @@ impl Mechanism for HadamardRandomizedResponse {
         ChannelOutputs::Complete(all.collect())
     }
 
+    #[cfg(feature = "aggregate")]
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         super::channel::check_one_count_per_report(counts, n)
     }

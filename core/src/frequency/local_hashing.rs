@@ -96,6 +96,7 @@ impl Mechanism for LocalHashing {
         }
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         if let Payload::Hashed { seed, value } = *payload {
             let g = self.g;

@@ -148,6 +148,7 @@ impl Mechanism for Longitudinal {
         self.permanent().validate(payload)
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         self.permanent().accumulate(payload, counts)
     }
@@ -161,6 +162,7 @@ impl Mechanism for Longitudinal {
         self.permanent().counts_len()
     }
 
+    #[cfg(feature = "aggregate")]
     fn support_counts(&self, counts: &[u64], n: u64) -> Vec<f64> {
         self.permanent().support_counts(counts, n)
     }
@@ -218,6 +220,7 @@ impl Mechanism for Longitudinal {
         self.permanent().channel_outputs(d, rng)
     }
 
+    #[cfg(feature = "aggregate")]
     fn check_counts(&self, counts: &[u64], n: u64) -> Result<()> {
         self.permanent().check_counts(counts, n)
     }

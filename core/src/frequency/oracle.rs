@@ -409,6 +409,7 @@ impl FrequencyOracle {
     /// nothing.
     ///
     /// See the example on [`FrequencyOracle::randomize_index`].
+    #[cfg(feature = "aggregate")]
     pub fn supported_values(&self, report: &Report) -> Vec<usize> {
         if self.validate(report).is_err() {
             return Vec::new();

@@ -103,6 +103,7 @@ impl Mechanism for SubsetSelection {
         Ok(())
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         count_bits(payload, counts)
     }

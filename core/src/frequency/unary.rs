@@ -68,6 +68,7 @@ impl Mechanism for UnaryEncoding {
         validate_bits(payload, self.d).map(drop)
     }
 
+    #[cfg(feature = "aggregate")]
     fn accumulate(&self, payload: &Payload, counts: &mut [u64]) {
         count_bits(payload, counts)
     }

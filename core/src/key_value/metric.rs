@@ -526,7 +526,7 @@ impl KeyValueMetric {
     /// each with its clipped value.
     fn canonical(&self, map: &str) -> Result<String> {
         let pairs = self.parse_map(map)?;
-        Ok(pairs.iter().map(|&(k, v)| text!(k, ":", number_text(v))).collect::<Vec<_>>().join(","))
+        Ok(crate::text::join(pairs.iter().map(|&(k, v)| text!(k, ":", number_text(v))), ","))
     }
 
     /// A map holding one key at a value, as JSON text (the auditor's neighbours).

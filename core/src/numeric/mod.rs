@@ -610,7 +610,7 @@ impl Kind for NumericMetric {
     #[cfg(feature = "aggregate")]
     /// The two ends of every range.
     fn neighbours(&self) -> [String; 2] {
-        let ends = |end: usize| self.ranges.iter().map(|r| number_text(r[end])).collect::<Vec<_>>().join(",");
+        let ends = |end: usize| crate::text::join(self.ranges.iter().map(|r| number_text(r[end])), ",");
         [ends(0), ends(1)]
     }
     #[cfg(feature = "aggregate")]
