@@ -135,7 +135,7 @@ pub use crate::__text as text;
 
 /// The pieces' text with `separator` between them (a slice's `join`
 /// instantiates a copying loop per element type; this is one push loop).
-pub(crate) fn join<P: Piece>(pieces: impl IntoIterator<Item = P>, separator: &str) -> String {
+pub fn join<P: Piece>(pieces: impl IntoIterator<Item = P>, separator: &str) -> String {
     let mut out = String::new();
     for (i, piece) in pieces.into_iter().enumerate() {
         if i > 0 {

@@ -653,7 +653,7 @@ impl ClientCore {
                 if numbers.iter().any(|x| !x.is_finite()) {
                     return Err(js_error(Error::InvalidValue { expected: ExpectedValue::FiniteNumber }));
                 }
-                numbers.iter().map(|&x| number_text(x)).collect::<Vec<_>>().join(",")
+                localdp_core::text::join(numbers.iter().map(|&x| number_text(x)), ",")
             }
             ValueKind::Object => {
                 if !value.is_object() || js_sys::Array::is_array(&value) {
