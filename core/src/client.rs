@@ -51,7 +51,7 @@ use crate::accounting::compose;
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
 use crate::metric::Metric;
-use crate::text::{text, HexBytes};
+use crate::text::{hex_bytes, text, HexBytes};
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
@@ -375,17 +375,8 @@ pub fn new_secret<R: CryptoRng + RngCore>(rng: &mut R) -> String {
 
 /// The secret's bytes, or the error for text that is not 64 hex digits.
 fn parse_secret(hex: &str) -> Result<[u8; 32]> {
-    let bytes = || {
-        if hex.len() != 64 || !hex.is_ascii() {
-            return None;
-        }
-        let mut secret = [0u8; 32];
-        for (b, pair) in secret.iter_mut().zip(hex.as_bytes().chunks(2)) {
-            *b = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
-        }
-        Some(secret)
-    };
-    bytes().ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))
+    let bytes = hex_bytes(hex).and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
+    bytes.ok_or_else(|| Error::invalid("secret", Requirement::Format { expected: "64 hex digits" }))
 }
 
 impl Client {

@@ -31,7 +31,7 @@ use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
 use crate::privacy::number_text;
 pub use crate::protocol::Protocol;
-use crate::text::{text, HexBytes};
+use crate::text::{hex_bytes, text, HexBytes};
 
 /// The only report format version this build writes and reads.
 pub const REPORT_VERSION: u32 = 1;
@@ -579,21 +579,10 @@ impl BitVector {
     ///
     /// See the example on [`BitVector`].
     pub fn from_hex(hex: &str) -> Result<Self> {
-        let digit = |c: u8| match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        };
-        let raw = hex.as_bytes();
-        if raw.len() % 2 != 0 {
+        if hex.len() % 2 != 0 {
             return Err(Rejection::BadLength.error("bits must hold a whole number of bytes"));
         }
-        let bytes = raw
-            .chunks_exact(2)
-            .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-            .collect::<Option<Vec<u8>>>()
-            .ok_or_else(|| Rejection::Malformed.error("bits must be hexadecimal"))?;
+        let bytes = hex_bytes(hex).ok_or_else(|| Rejection::Malformed.error("bits must be hexadecimal"))?;
         Ok(BitVector { bytes })
     }
 }

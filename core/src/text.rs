@@ -97,6 +97,18 @@ impl Piece for HexBytes<'_> {
 
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
+/// The bytes that hexadecimal text spells, two digits a byte (either case),
+/// as [`HexBytes`] writes them; `None` for an odd length or anything but a
+/// digit.
+pub(crate) fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| char::from(c).to_digit(16).map(|d| d as u8);
+    let raw = hex.as_bytes();
+    if raw.len() % 2 != 0 {
+        return None;
+    }
+    raw.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
+}
+
 /// `n`'s digits in `radix` (at most 16), at least `width` of them.
 fn put_digits(mut n: u64, radix: u64, width: usize, out: &mut String) {
     let mut digits = [b'0'; 64];
@@ -174,5 +186,9 @@ mod tests {
         }
         assert_eq!(text!("d=", 3usize, ':', String::from("x"), &"y"), "d=3:xy");
         assert_eq!(text!(HexBytes(&[0x00, 0x0f, 0xa5, 0xff])), "000fa5ff");
+        assert_eq!(hex_bytes("000fA5ff"), Some(vec![0x00, 0x0f, 0xa5, 0xff]));
+        for bad in ["0", "+f", "0g", " 0", "é0"] {
+            assert_eq!(hex_bytes(bad), None, "{bad}");
+        }
     }
 }
