@@ -14,7 +14,8 @@ mod write;
 use crate::text::{put, text, Hex};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 use parse::Value;
-pub(crate) use write::{to_string, ToJson, Writer, MAX_SAFE_INTEGER};
+pub(crate) use write::{to_string, ToJson, Writer};
+pub use write::MAX_SAFE_INTEGER;
 
 /// Parses `text` as a JSON object; `None` if it is not one.
 pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {

@@ -19,7 +19,7 @@ pub(crate) struct Writer {
 
 /// The largest integer a JS number holds exactly, 2^53 − 1: the largest a
 /// JSON number carries from the module to JS and back unchanged.
-pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// A value that writes itself as JSON.
 pub(crate) trait ToJson {

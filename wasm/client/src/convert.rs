@@ -9,8 +9,9 @@ use localdp_core::text::text;
 use js_sys::{Reflect, JSON};
 use wasm_bindgen::prelude::*;
 
-/// JS's `Number.MAX_SAFE_INTEGER`: integers up to it are exact numbers.
-pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// JS's `Number.MAX_SAFE_INTEGER` as a JS number: the core's
+/// [`localdp_core::json::MAX_SAFE_INTEGER`].
+pub const MAX_SAFE_INTEGER: f64 = localdp_core::json::MAX_SAFE_INTEGER as f64;
 
 #[wasm_bindgen]
 extern "C" {
