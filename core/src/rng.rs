@@ -44,7 +44,7 @@ impl SecureRng {
     /// ```
     pub fn new() -> Result<Self> {
         let mut buffer = Box::new([0u8; Self::BLOCK]);
-        getrandom::fill(&mut buffer[..]).map_err(|e| Error::Randomness { detail: e.to_string() })?;
+        getrandom::fill(&mut buffer[..]).map_err(|e| Error::Randomness { detail: failure(e) })?;
         Ok(SecureRng { buffer, used: 0 })
     }
 
@@ -54,6 +54,21 @@ impl SecureRng {
         getrandom::fill(&mut self.buffer[..]).expect("the OS random source failed");
         self.used = 0;
     }
+}
+
+/// The random source's failure in the platform's words. In the browser
+/// (getrandom's `wasm_js` backend) its one failure is a missing Web Crypto
+/// API, said here without getrandom's `Display`, which would link
+/// `core::fmt` into the client module.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+fn failure(_: getrandom::Error) -> String {
+    "Web Crypto API is unavailable".into()
+}
+
+/// The random source's failure in the OS's words.
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+fn failure(error: getrandom::Error) -> String {
+    error.to_string()
 }
 
 impl RngCore for SecureRng {
