@@ -234,7 +234,7 @@ impl Domain {
 /// earlier one, if any.
 fn sorted_positions(items: &[String]) -> (Vec<(u64, usize)>, Option<usize>) {
     let mut sorted: Vec<(u64, usize)> = items.iter().enumerate().map(|(i, item)| (key64(item.as_bytes()), i)).collect();
-    sorted.sort_by(|&(k, a), &(l, b)| (k, &items[a]).cmp(&(l, &items[b])));
+    sorted.sort_unstable_by(|&(k, a), &(l, b)| (k, &items[a], a).cmp(&(l, &items[b], b)));
     let repeated = sorted.windows(2).filter(|w| items[w[0].1] == items[w[1].1]).map(|w| w[1].1).min();
     (sorted, repeated)
 }

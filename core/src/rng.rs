@@ -202,10 +202,7 @@ pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R
     while chosen.len() < want {
         let kept = chosen.len();
         chosen.extend((kept..want).map(|_| uniform_below(rng, n as u64) as u32));
-        // The new draws sorted, then merged with the sorted ones kept (the
-        // stable sort merges two sorted runs in linear time).
-        chosen[kept..].sort_unstable();
-        chosen.sort();
+        chosen.sort_unstable();
         chosen.dedup();
     }
     if !complement {

@@ -310,7 +310,7 @@ impl KeyValueMetric {
                 }
             })
             .collect::<Result<Vec<_>>>()?;
-        pairs.sort_by_key(|&(k, _)| k);
+        pairs.sort_unstable_by_key(|&(k, _)| k);
         // Two spellings of one key would weigh its holder twice.
         if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
             return Err(Error::InvalidValue { expected: ExpectedValue::DistinctKeys });
