@@ -101,12 +101,21 @@ const DIGITS: &[u8; 16] = b"0123456789abcdef";
 /// as [`HexBytes`] writes them; `None` for an odd length or anything but a
 /// digit.
 pub(crate) fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| char::from(c).to_digit(16).map(|d| d as u8);
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
     let raw = hex.as_bytes();
     if raw.len() % 2 != 0 {
         return None;
     }
-    raw.chunks_exact(2).map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
+    let mut bytes = Vec::with_capacity(raw.len() / 2);
+    for pair in raw.chunks_exact(2) {
+        bytes.push(digit(pair[0])? << 4 | digit(pair[1])?);
+    }
+    Some(bytes)
 }
 
 /// `n`'s digits in `radix` (at most 16), at least `width` of them.
