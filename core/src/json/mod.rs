@@ -249,7 +249,15 @@ impl FromField for String {
 impl<T: FromField> FromField for Vec<T> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         match field {
-            Field::List(list) => list.fields().into_iter().map(T::from_field).collect(),
+            Field::List(list) => {
+                // A loop: a `collect` through a `Result` adapter would be
+                // instantiated, larger, for every item type.
+                let mut items = Vec::new();
+                for item in list.fields() {
+                    items.push(T::from_field(item)?);
+                }
+                Ok(items)
+            }
             other => Err(other.invalid("a sequence")),
         }
     }

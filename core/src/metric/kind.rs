@@ -173,8 +173,9 @@ pub fn config_object(value: &serde_json::Value) -> Result<ConfigObject> {
 /// # Ok::<(), localdp::Error>(())
 /// ```
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
-    text.split(',')
-        .map(|v| crate::privacy::parse_number(v.trim()))
-        .collect::<Option<Vec<f64>>>()
-        .ok_or(Error::InvalidValue { expected: ExpectedValue::Number })
+    let mut numbers = Vec::new();
+    for v in text.split(',') {
+        numbers.push(crate::privacy::parse_number(v.trim()).ok_or(Error::InvalidValue { expected: ExpectedValue::Number })?);
+    }
+    Ok(numbers)
 }
