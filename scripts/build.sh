@@ -57,18 +57,24 @@ bindings() {
   fi
 }
 
+# optimize WASM: wasm-opt -Oz in place, run until it no longer shrinks it.
+# --low-memory-unused: the module's stack comes first and grows down from
+# 1 MB, its data lies above it, so nothing lives below address 1024 and
+# wasm-opt may fold constants into offsets. --strip-producers: the
+# toolchain's names and versions are nothing a page needs.
+optimize() {
+  node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge --strip-producers "$1" -o "$1"
+}
+
 # module NODE_DIR WEB_DIR NAME CRATE [cargo args]: one wasm module's Node and web
-# bindings; the two share one wasm, optimized once with wasm-opt -Oz (run
-# until it no longer shrinks it). --low-memory-unused: the module's stack
-# comes first and grows down from 1 MB, its data lies above it, so nothing
-# lives below address 1024 and wasm-opt may fold constants into offsets.
+# bindings; the two share one wasm, optimized once.
 module() {
   local node=$1 web=$2 name=$3 crate=$4
   shift 4
   bindings nodejs "$node" "$name" "$crate" "$@"
   bindings web "$web" "$name" "$crate" "$@"
   cmp -s "$out/$node/${name}_bg.wasm" "$out/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
-  node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge "$out/$web/${name}_bg.wasm" -o "$out/$web/${name}_bg.wasm"
+  optimize "$out/$web/${name}_bg.wasm"
   cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
 }
 
@@ -79,7 +85,7 @@ module() {
 client_features=${LOCALDP_CLIENT_FEATURES:-families}
 if [ "$client_features" != families ]; then
   bindings web client/web localdp_client wasm/client --no-default-features --features "$client_features"
-  node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge "$out/client/web/localdp_client_bg.wasm" -o "$out/client/web/localdp_client_bg.wasm"
+  optimize "$out/client/web/localdp_client_bg.wasm"
   cp js/web/localdp.js "$out"/client/web/
   node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
 fi
