@@ -202,7 +202,10 @@ pub(crate) fn sample_subset<R: RngCore + ?Sized>(n: usize, k: usize, rng: &mut R
     while chosen.len() < want {
         let kept = chosen.len();
         chosen.extend((kept..want).map(|_| uniform_below(rng, n as u64) as u32));
-        chosen.sort_unstable();
+        // The new draws sorted, then merged with the sorted ones kept (the
+        // stable sort merges two sorted runs in linear time).
+        chosen[kept..].sort_unstable();
+        chosen.sort();
         chosen.dedup();
     }
     if !complement {
