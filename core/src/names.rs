@@ -17,15 +17,17 @@ pub trait ProtocolFamily: Copy + Eq + fmt::Debug + fmt::Display + FromStr + 'sta
     const ALL: &'static [Self];
     /// The family as named in error messages, e.g. `"frequency"`.
     const FAMILY: &'static str;
+    /// The names of [`ProtocolFamily::ALL`], in its order.
+    const NAMES: &'static [&'static str];
     /// The name used in configs, reports and on the command line.
     fn name(self) -> &'static str;
     /// Every name, comma-separated, for messages.
     fn names() -> String {
-        crate::text::join(Self::ALL.iter().map(|p| p.name()), ", ")
+        crate::text::join(Self::NAMES.iter().copied(), ", ")
     }
     /// The protocol called `name`, if any.
     fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|p| p.name() == name)
+        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
     }
 }
 
@@ -77,11 +79,10 @@ macro_rules! protocols {
 
         impl $crate::names::ProtocolFamily for $name {
             const ALL: &'static [Self] = &[$($name::$variant,)+];
+            const NAMES: &'static [&'static str] = &[$($text,)+];
             const FAMILY: &'static str = $family;
             fn name(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)+
-                }
+                <Self as $crate::names::ProtocolFamily>::NAMES[self as usize]
             }
         }
 
