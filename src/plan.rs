@@ -235,7 +235,7 @@ pub fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Result<Plan>
     let auto = auto_name(family).and_then(|name| variant(config, name, None)).map(|m| m.protocol().name().to_string());
     let configured = metric.protocol().name().to_string();
     let mut protocols = Vec::new();
-    for name in protocol_names(family) {
+    for &name in protocol_names(family) {
         let Some(candidate) = variant(config, name, None) else { continue };
         let (Some(model), Some(cost)) = (Model::of(&candidate), cost(&candidate)) else { continue };
         let n = request.users as f64;
@@ -326,18 +326,15 @@ fn epsilon_for(config: &ConfigObject, name: &str, family: &str, target: f64, n: 
 }
 
 /// The protocols of a family, by its name.
-fn protocol_names(family: &str) -> Vec<&'static str> {
-    fn names<P: ProtocolFamily>() -> Vec<&'static str> {
-        P::ALL.iter().map(|p| p.name()).collect()
-    }
+fn protocol_names(family: &str) -> &'static [&'static str] {
     match family {
-        "frequency" => names::<FrequencyProtocol>(),
-        "numeric" => names::<NumericProtocol>(),
-        "distribution" => names::<DistributionProtocol>(),
-        "heavy-hitter" => names::<HeavyHitterProtocol>(),
-        "key_value" => names::<KeyValueProtocol>(),
-        "marginals" => names::<MarginalsProtocol>(),
-        _ => vec!["rappor"],
+        "frequency" => FrequencyProtocol::NAMES,
+        "numeric" => NumericProtocol::NAMES,
+        "distribution" => DistributionProtocol::NAMES,
+        "heavy-hitter" => HeavyHitterProtocol::NAMES,
+        "key_value" => KeyValueProtocol::NAMES,
+        "marginals" => MarginalsProtocol::NAMES,
+        _ => &["rappor"],
     }
 }
 
