@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# wasm-bindgen tests (tests/wasm.rs) in Node and in headless Chromium. A run
+# wasm-bindgen tests in Node and in headless Chromium: the modules' bindings
+# and the core (wasm/full/tests/wasm.rs) and the client module's allocator
+# (wasm/client/tests/heap.rs). A run
 # that executes no test fails: the Chrome runner skips silently when it is not
 # told to use a browser.
 # They are compiled by the shipped modules' compiler, std included where its
@@ -14,7 +16,7 @@ export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 run() {
   local label=$1 out
   shift
-  if ! out=$(env "$@" cargo test -p localdp-wasm --target wasm32-unknown-unknown --test wasm "${build_std[@]}" 2>&1); then
+  if ! out=$(env "$@" cargo test -p localdp-wasm --test wasm -p localdp-wasm-client --test heap --target wasm32-unknown-unknown "${build_std[@]}" 2>&1); then
     echo "$out"
     echo "wasm tests failed ($label)" >&2
     exit 1

@@ -1,0 +1,131 @@
+//! The client module's allocator, in place of std's dlmalloc (feature
+//! `heap`): a block is a power of two from 16 bytes up, aligned to its size
+//! (to 64 KiB at most), and each size has a list of freed blocks that the
+//! next request of that size takes back. New blocks are carved from the
+//! top of the heap, which grows the wasm memory as needed; the gap that
+//! aligning the top leaves is cut into smaller blocks for their lists, so
+//! nothing is lost. Memory is never given back (a wasm memory cannot
+//! shrink), and a freed block serves its own size only, which suits the
+//! client: it allocates the same few sizes for every report.
+//!
+//! The module is single-threaded (no `atomics` target feature), so the
+//! lists need no lock.
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::arch::wasm32::memory_grow;
+use core::cell::UnsafeCell;
+use core::ptr::null_mut;
+
+const PAGE: usize = 65536;
+/// The smallest block: room for a list link, and std's widest alignment.
+const MIN: usize = 16;
+/// The sizes: 2^4 to 2^31 bytes.
+const SIZES: usize = usize::BITS as usize - 4;
+
+struct State {
+    /// Each size's freed blocks, linked through their first word (0 ends a list).
+    free: [usize; SIZES],
+    /// The heap's unused top: `top..end` is memory no block holds.
+    top: usize,
+    end: usize,
+}
+
+/// The allocator, registered as the client module's global one.
+pub struct Heap(UnsafeCell<State>);
+
+// Sound as the module runs on one thread: see the module's doc.
+unsafe impl Sync for Heap {}
+
+impl Heap {
+    pub const fn new() -> Heap {
+        Heap(UnsafeCell::new(State { free: [0; SIZES], top: 0, end: 0 }))
+    }
+}
+
+/// The list a request for `layout` is served from: the power of two at or
+/// above its size and its alignment.
+fn size_class(layout: &Layout) -> usize {
+    let size = layout.size().max(layout.align()).max(MIN);
+    (usize::BITS - (size - 1).leading_zeros()) as usize - 4
+}
+
+impl State {
+    /// A new block of `1 << (class + 4)` bytes from the top, or null when
+    /// memory cannot grow.
+    fn carve(&mut self, class: usize) -> *mut u8 {
+        let size = MIN << class;
+        let align = size.min(PAGE);
+        // Align the top, each piece of the gap joining its own size's list:
+        // the top is a multiple of 16, and its lowest set bit is the
+        // largest block it can start.
+        while self.top % align != 0 && self.top + (self.top & self.top.wrapping_neg()) <= self.end {
+            let piece = self.top & self.top.wrapping_neg();
+            self.push(piece.trailing_zeros() as usize - 4, self.top);
+            self.top += piece;
+        }
+        if self.top % align != 0 || self.end - self.top < size {
+            let pages = size.div_ceil(PAGE) + 1;
+            let first = memory_grow::<0>(pages);
+            if first == usize::MAX {
+                return null_mut();
+            }
+            if first * PAGE != self.end {
+                // The first call (or memory grown by another): start there.
+                self.top = first * PAGE;
+            }
+            self.end = (first + pages) * PAGE;
+            return self.carve(class);
+        }
+        let block = self.top;
+        self.top += size;
+        block as *mut u8
+    }
+
+    fn push(&mut self, class: usize, block: usize) {
+        // SAFETY: the block is at least 16 bytes, 16-aligned and unused.
+        unsafe { *(block as *mut usize) = self.free[class] };
+        self.free[class] = block;
+    }
+}
+
+unsafe impl GlobalAlloc for Heap {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: one thread, and no call re-enters the allocator.
+        let state = unsafe { &mut *self.0.get() };
+        let class = size_class(&layout);
+        if class >= SIZES || layout.align() > PAGE {
+            return null_mut();
+        }
+        match state.free[class] {
+            0 => state.carve(class),
+            block => {
+                // SAFETY: a freed block of this size, its link in its first word.
+                state.free[class] = unsafe { *(block as *const usize) };
+                block as *mut u8
+            }
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as in `alloc`; `ptr` was allocated with this layout.
+        let state = unsafe { &mut *self.0.get() };
+        state.push(size_class(&layout), ptr as usize);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract: `layout.align()` with `new_size` is a layout.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        if size_class(&new_layout) == size_class(&layout) {
+            return ptr;
+        }
+        // SAFETY: as std's default `realloc`: a new block, the bytes both hold, the old one freed.
+        unsafe {
+            let new = self.alloc(new_layout);
+            if !new.is_null() {
+                core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            new
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The client module's allocator (src/heap.rs), which this test binary
+//! links as its global allocator, under a seeded mix of allocations,
+//! reallocations and frees of every size from 1 byte to 1 MiB and
+//! alignments up to 64 KiB: each block is aligned, holds what was written
+//! to it until it is freed (so no two live blocks overlap) and keeps its
+//! bytes through a reallocation. scripts/test-wasm.sh runs it in Node and
+//! Chromium.
+#![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+
+use std::alloc::{alloc, dealloc, realloc, Layout};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// A live block: where, its layout, and the byte it is filled with.
+struct Block {
+    ptr: *mut u8,
+    layout: Layout,
+    fill: u8,
+}
+
+fn check(block: &Block) {
+    assert_eq!(block.ptr as usize % block.layout.align(), 0, "aligned to {}", block.layout.align());
+    // SAFETY: a live block of this layout.
+    let bytes = unsafe { std::slice::from_raw_parts(block.ptr, block.layout.size()) };
+    assert!(bytes.iter().all(|&b| b == block.fill), "a block of {} bytes was overwritten", bytes.len());
+}
+
+fn fill(block: &Block) {
+    // SAFETY: a live block of this layout.
+    unsafe { block.ptr.write_bytes(block.fill, block.layout.size()) };
+}
+
+/// xorshift64: test data, not randomness anyone relies on.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[wasm_bindgen_test]
+fn blocks_are_aligned_disjoint_and_keep_their_bytes() {
+    let mut state = 0x9e37_79b9_7f4a_7c15;
+    let mut live: Vec<Block> = Vec::new();
+    for step in 0..6_000u32 {
+        let r = next(&mut state);
+        match r % 8 {
+            0..=2 => {
+                // Mostly small sizes, sometimes up to 1 MiB.
+                let size = if r % 64 == 0 { 1 + (r >> 8) as usize % (1 << 20) } else { 1 + (r >> 8) as usize % 600 };
+                let align = 1 << ((r >> 40) % if r % 16 == 1 { 17 } else { 5 });
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a non-zero size.
+                let ptr = unsafe { alloc(layout) };
+                assert!(!ptr.is_null());
+                let block = Block { ptr, layout, fill: step as u8 };
+                fill(&block);
+                live.push(block);
+            }
+            3..=5 if !live.is_empty() => {
+                let block = live.swap_remove((r >> 8) as usize % live.len());
+                check(&block);
+                // SAFETY: allocated with this layout, freed once.
+                unsafe { dealloc(block.ptr, block.layout) };
+            }
+            6 if !live.is_empty() => {
+                let i = (r >> 8) as usize % live.len();
+                check(&live[i]);
+                let new_size = 1 + (r >> 32) as usize % 5000;
+                let old = &live[i];
+                // SAFETY: allocated with this layout; a non-zero size.
+                let ptr = unsafe { realloc(old.ptr, old.layout, new_size) };
+                assert!(!ptr.is_null());
+                let kept = old.layout.size().min(new_size);
+                // SAFETY: the new block holds `new_size` bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(ptr, kept) };
+                assert!(bytes.iter().all(|&b| b == old.fill), "realloc kept the bytes");
+                let block = Block { ptr, layout: Layout::from_size_align(new_size, old.layout.align()).unwrap(), fill: step as u8 };
+                fill(&block);
+                live[i] = block;
+            }
+            _ if step % 256 == 0 => live.iter().for_each(check),
+            _ => {}
+        }
+    }
+    live.iter().for_each(check);
+    for block in live {
+        // SAFETY: allocated with this layout, freed once.
+        unsafe { dealloc(block.ptr, block.layout) };
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_freed_block_serves_the_next_request_of_its_size() {
+    let layout = Layout::from_size_align(100, 8).unwrap();
+    // SAFETY: a non-zero size; each block freed once with its layout.
+    unsafe {
+        let first = alloc(layout);
+        dealloc(first, layout);
+        let again = alloc(Layout::from_size_align(128, 8).unwrap());
+        assert_eq!(again, first, "100 and 128 bytes share the 128-byte list");
+        let grown = realloc(again, Layout::from_size_align(128, 8).unwrap(), 120);
+        assert_eq!(grown, first, "a realloc within the size keeps the block");
+        dealloc(grown, Layout::from_size_align(120, 8).unwrap());
+    }
+}
+
+#[wasm_bindgen_test]
+fn vectors_grow_through_realloc() {
+    let v: Vec<u64> = (0..300_000u64).collect();
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    let s: String = (0..50_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    assert_eq!(s.len(), 50_000);
+    assert!(s.bytes().enumerate().all(|(i, b)| b == b'a' + (i % 26) as u8));
+}
