@@ -84,7 +84,7 @@ module() {
 # build is the client's web files alone, for their sizes.
 client_features=${LOCALDP_CLIENT_FEATURES:-families}
 if [ "$client_features" != families ]; then
-  bindings web client/web localdp_client wasm/client --no-default-features --features "$client_features"
+  bindings web client/web localdp_client wasm/client --no-default-features --features "heap,$client_features"
   optimize "$out/client/web/localdp_client_bg.wasm"
   cp js/web/localdp.js "$out"/client/web/
   node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
