@@ -21,12 +21,15 @@ grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs mu
 # The modules are compiled as setup.sh's wasm_compiler says. On the routes
 # that rebuild std it is built with panic=immediate-abort: a panic is a bare
 # trap, as it already ended the module, so no panic machinery, location or
-# message is linked (client module -8 KB gzipped, full module -26 KB). Route
-# stable links rustup's prebuilt std, which has them.
+# message is linked (client module -8 KB gzipped, full module -26 KB); and
+# without the reference-types feature, so wasm-bindgen keeps JS values in a
+# JS array rather than an externref table with its shims in the wasm
+# (client page -0.6 KB gzipped, full module -1 KB). Route stable links
+# rustup's prebuilt std, which has neither.
 wasm_compiler
 std=()
 if [ ${#build_std[@]} -gt 0 ]; then
-  std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none"]'
+  std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none", "-Ctarget-feature=-reference-types"]'
     "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
 fi
 
