@@ -4,9 +4,10 @@
 //! next request of that size takes back. New blocks are carved from the
 //! top of the heap, which grows the wasm memory as needed; the gap that
 //! aligning the top leaves is cut into smaller blocks for their lists, so
-//! nothing is lost. Memory is never given back (a wasm memory cannot
-//! shrink), and a freed block serves its own size only, which suits the
-//! client: it allocates the same few sizes for every report.
+//! nothing is lost (but the rest of the top, should something else have
+//! grown the memory in between). Memory is never given back (a wasm memory
+//! cannot shrink), and a freed block serves its own size only, which suits
+//! the client: it allocates the same few sizes for every report.
 //!
 //! The module is single-threaded (no `atomics` target feature), so the
 //! lists need no lock.
@@ -14,7 +15,7 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32::memory_grow;
 use core::cell::UnsafeCell;
-use core::ptr::null_mut;
+use core::ptr::{null_mut, with_exposed_provenance_mut};
 
 const PAGE: usize = 65536;
 /// The smallest block: room for a list link, and std's widest alignment.
@@ -25,9 +26,10 @@ const SIZES: usize = usize::BITS as usize - 4;
 struct State {
     /// Each size's freed blocks, linked through their first word (0 ends a list).
     free: [usize; SIZES],
-    /// The heap's unused top: `top..end` is memory no block holds.
-    top: usize,
-    end: usize,
+    /// The heap's unused top: `top..end` is memory no block holds (in
+    /// `u64`: a 4 GiB memory ends at 2^32).
+    top: u64,
+    end: u64,
 }
 
 /// The allocator, registered as the client module's global one.
@@ -53,37 +55,40 @@ impl State {
     /// A new block of `1 << (class + 4)` bytes from the top, or null when
     /// memory cannot grow.
     fn carve(&mut self, class: usize) -> *mut u8 {
-        let size = MIN << class;
-        let align = size.min(PAGE);
-        // Align the top, each piece of the gap joining its own size's list:
-        // the top is a multiple of 16, and its lowest set bit is the
-        // largest block it can start.
-        while self.top % align != 0 && self.top + (self.top & self.top.wrapping_neg()) <= self.end {
-            let piece = self.top & self.top.wrapping_neg();
-            self.push(piece.trailing_zeros() as usize - 4, self.top);
-            self.top += piece;
-        }
-        if self.top % align != 0 || self.end - self.top < size {
-            let pages = size.div_ceil(PAGE) + 1;
+        let size = (MIN << class) as u64;
+        let align = size.min(PAGE as u64);
+        loop {
+            // Align the top, each piece of the gap joining its own size's
+            // list: the top is a multiple of 16, and its lowest set bit is
+            // the largest block it can start.
+            while self.top % align != 0 && self.top + (self.top & self.top.wrapping_neg()) <= self.end {
+                let piece = self.top & self.top.wrapping_neg();
+                self.push(piece.trailing_zeros() as usize - 4, self.top as usize);
+                self.top += piece;
+            }
+            if self.top % align == 0 && self.end - self.top >= size {
+                let block = self.top;
+                self.top += size;
+                return with_exposed_provenance_mut(block as usize);
+            }
+            // Room for the block and any gap before it.
+            let pages = (size as usize).div_ceil(PAGE) + 1;
             let first = memory_grow::<0>(pages);
             if first == usize::MAX {
                 return null_mut();
             }
-            if first * PAGE != self.end {
+            let start = (first * PAGE) as u64;
+            if start != self.end {
                 // The first call (or memory grown by another): start there.
-                self.top = first * PAGE;
+                self.top = start;
             }
-            self.end = (first + pages) * PAGE;
-            return self.carve(class);
+            self.end = start + (pages * PAGE) as u64;
         }
-        let block = self.top;
-        self.top += size;
-        block as *mut u8
     }
 
     fn push(&mut self, class: usize, block: usize) {
         // SAFETY: the block is at least 16 bytes, 16-aligned and unused.
-        unsafe { *(block as *mut usize) = self.free[class] };
+        unsafe { *with_exposed_provenance_mut::<usize>(block) = self.free[class] };
         self.free[class] = block;
     }
 }
@@ -100,8 +105,8 @@ unsafe impl GlobalAlloc for Heap {
             0 => state.carve(class),
             block => {
                 // SAFETY: a freed block of this size, its link in its first word.
-                state.free[class] = unsafe { *(block as *const usize) };
-                block as *mut u8
+                state.free[class] = unsafe { *with_exposed_provenance_mut::<usize>(block) };
+                with_exposed_provenance_mut(block)
             }
         }
     }
@@ -109,7 +114,7 @@ unsafe impl GlobalAlloc for Heap {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: as in `alloc`; `ptr` was allocated with this layout.
         let state = unsafe { &mut *self.0.get() };
-        state.push(size_class(&layout), ptr as usize);
+        state.push(size_class(&layout), ptr.expose_provenance());
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {

@@ -1,32 +1,47 @@
 //! The client module's allocator (src/heap.rs), which this test binary
-//! links as its global allocator, under a seeded mix of allocations,
-//! reallocations and frees of every size from 1 byte to 1 MiB and
-//! alignments up to 64 KiB: each block is aligned, holds what was written
-//! to it until it is freed (so no two live blocks overlap) and keeps its
-//! bytes through a reallocation. scripts/test-wasm.sh runs it in Node and
-//! Chromium.
+//! links as its global allocator (the crate's `heap` feature), under a
+//! seeded mix of allocations, reallocations and frees of every size from 1
+//! byte to 1 MiB and alignments up to 64 KiB: each block is aligned, holds
+//! what was written to it until it is freed (so no two live blocks overlap)
+//! and keeps its bytes through a reallocation. scripts/test-wasm.sh runs it
+//! in Node and Chromium.
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
+// Links the crate, and with it its `#[global_allocator]`, which a test
+// binary that names nothing of the crate would leave out.
+use localdp_wasm_client as _;
 use std::alloc::{alloc, dealloc, realloc, Layout};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-/// A live block: where, its layout, and the byte it is filled with.
+/// A live block: where, its layout, and the tag its bytes are written from.
 struct Block {
     ptr: *mut u8,
     layout: Layout,
-    fill: u8,
+    tag: u32,
+}
+
+/// Byte `i` of a block tagged `tag`: two blocks' bytes differ, so one
+/// written over the other shows.
+fn byte(tag: u32, i: usize) -> u8 {
+    ((tag.wrapping_mul(0x9e37_79b9) ^ (i as u32).wrapping_mul(0x85eb_ca6b)) >> 24) as u8
+}
+
+fn holds(ptr: *const u8, len: usize, tag: u32) -> bool {
+    // SAFETY: the caller's block holds `len` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+    bytes.iter().enumerate().all(|(i, &b)| b == byte(tag, i))
 }
 
 fn check(block: &Block) {
     assert_eq!(block.ptr as usize % block.layout.align(), 0, "aligned to {}", block.layout.align());
-    // SAFETY: a live block of this layout.
-    let bytes = unsafe { std::slice::from_raw_parts(block.ptr, block.layout.size()) };
-    assert!(bytes.iter().all(|&b| b == block.fill), "a block of {} bytes was overwritten", bytes.len());
+    assert!(holds(block.ptr, block.layout.size(), block.tag), "a block of {} bytes was overwritten", block.layout.size());
 }
 
 fn fill(block: &Block) {
-    // SAFETY: a live block of this layout.
-    unsafe { block.ptr.write_bytes(block.fill, block.layout.size()) };
+    for i in 0..block.layout.size() {
+        // SAFETY: a live block of this layout.
+        unsafe { block.ptr.add(i).write(byte(block.tag, i)) };
+    }
 }
 
 /// xorshift64: test data, not randomness anyone relies on.
@@ -45,14 +60,18 @@ fn blocks_are_aligned_disjoint_and_keep_their_bytes() {
         let r = next(&mut state);
         match r % 8 {
             0..=2 => {
-                // Mostly small sizes, sometimes up to 1 MiB.
-                let size = if r % 64 == 0 { 1 + (r >> 8) as usize % (1 << 20) } else { 1 + (r >> 8) as usize % 600 };
+                // Mostly small sizes, some up to 32 KiB, a few up to 1 MiB.
+                let size = match r % 64 {
+                    0 => 1 + (r >> 8) as usize % (1 << 20),
+                    1..=6 => 1 + (r >> 8) as usize % (1 << 15),
+                    _ => 1 + (r >> 8) as usize % 600,
+                };
                 let align = 1 << ((r >> 40) % if r % 16 == 1 { 17 } else { 5 });
                 let layout = Layout::from_size_align(size, align).unwrap();
                 // SAFETY: a non-zero size.
                 let ptr = unsafe { alloc(layout) };
                 assert!(!ptr.is_null());
-                let block = Block { ptr, layout, fill: step as u8 };
+                let block = Block { ptr, layout, tag: step };
                 fill(&block);
                 live.push(block);
             }
@@ -70,15 +89,12 @@ fn blocks_are_aligned_disjoint_and_keep_their_bytes() {
                 // SAFETY: allocated with this layout; a non-zero size.
                 let ptr = unsafe { realloc(old.ptr, old.layout, new_size) };
                 assert!(!ptr.is_null());
-                let kept = old.layout.size().min(new_size);
-                // SAFETY: the new block holds `new_size` bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(ptr, kept) };
-                assert!(bytes.iter().all(|&b| b == old.fill), "realloc kept the bytes");
-                let block = Block { ptr, layout: Layout::from_size_align(new_size, old.layout.align()).unwrap(), fill: step as u8 };
+                assert!(holds(ptr, old.layout.size().min(new_size), old.tag), "realloc kept the bytes");
+                let block = Block { ptr, layout: Layout::from_size_align(new_size, old.layout.align()).unwrap(), tag: step };
                 fill(&block);
                 live[i] = block;
             }
-            _ if step % 256 == 0 => live.iter().for_each(check),
+            _ if step % 64 == 0 => live.iter().for_each(check),
             _ => {}
         }
     }
@@ -86,6 +102,24 @@ fn blocks_are_aligned_disjoint_and_keep_their_bytes() {
     for block in live {
         // SAFETY: allocated with this layout, freed once.
         unsafe { dealloc(block.ptr, block.layout) };
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_block_is_a_power_of_two_aligned_to_its_size_up_to_64_kib() {
+    // SAFETY: non-zero sizes; each block freed once with its layout.
+    unsafe {
+        let layout = Layout::from_size_align(1000, 1).unwrap();
+        let block = alloc(layout);
+        assert_eq!(block as usize % 1024, 0, "1000 bytes take a 1024-byte block, 1024-aligned");
+        dealloc(block, layout);
+        let large = Layout::from_size_align(200_000, 8).unwrap();
+        let block = alloc(large);
+        assert_eq!(block as usize % 65536, 0);
+        dealloc(block, large);
+        // black_box: an allocation only compared with null may be elided as a success.
+        let refused = std::hint::black_box(alloc(Layout::from_size_align(16, 1 << 17).unwrap()));
+        assert!(refused.is_null(), "no alignment above 64 KiB");
     }
 }
 
