@@ -1,5 +1,5 @@
-//! The client module's allocator, in place of std's dlmalloc (feature
-//! `heap`): a block is a power of two from 16 bytes up, aligned to its size
+//! The client module's global allocator, in place of std's dlmalloc
+//! (feature `heap`): a block is a power of two from 16 bytes up, aligned to its size
 //! (to 64 KiB at most), and each size has a list of freed blocks that the
 //! next request of that size takes back. New blocks are carved from the
 //! top of the heap, which grows the wasm memory as needed; the gap that
@@ -20,7 +20,7 @@ use core::ptr::{null_mut, with_exposed_provenance_mut};
 const PAGE: usize = 65536;
 /// The smallest block: room for a list link, and std's widest alignment.
 const MIN: usize = 16;
-/// The sizes: 2^4 to 2^31 bytes.
+/// The sizes: 2^4 to 2^31 bytes (a layout's size is below 2^31).
 const SIZES: usize = usize::BITS as usize - 4;
 
 struct State {
@@ -32,17 +32,14 @@ struct State {
     end: u64,
 }
 
-/// The allocator, registered as the client module's global one.
-pub struct Heap(UnsafeCell<State>);
+/// The allocator.
+struct Heap(UnsafeCell<State>);
 
 // Sound as the module runs on one thread: see the module's doc.
 unsafe impl Sync for Heap {}
 
-impl Heap {
-    pub const fn new() -> Heap {
-        Heap(UnsafeCell::new(State { free: [0; SIZES], top: 0, end: 0 }))
-    }
-}
+#[global_allocator]
+static HEAP: Heap = Heap(UnsafeCell::new(State { free: [0; SIZES], top: 0, end: 0 }));
 
 /// The list a request for `layout` is served from: the power of two at or
 /// above its size and its alignment.
@@ -97,10 +94,10 @@ unsafe impl GlobalAlloc for Heap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: one thread, and no call re-enters the allocator.
         let state = unsafe { &mut *self.0.get() };
-        let class = size_class(&layout);
-        if class >= SIZES || layout.align() > PAGE {
+        if layout.align() > PAGE {
             return null_mut();
         }
+        let class = size_class(&layout);
         match state.free[class] {
             0 => state.carve(class),
             block => {

@@ -22,10 +22,6 @@ use wasm_bindgen::prelude::*;
 pub mod convert;
 #[cfg(all(feature = "heap", not(target_feature = "atomics")))]
 mod heap;
-
-#[cfg(all(feature = "heap", not(target_feature = "atomics")))]
-#[global_allocator]
-static HEAP: heap::Heap = heap::Heap::new();
 use convert::{
     config_object, js_error, range_error, set_property, stringify, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
 };
