@@ -4,7 +4,7 @@
 mod common;
 
 use localdp::accounting::compose;
-use localdp::client::{new_secret, Client, STATE_VERSION};
+use localdp::client::{new_secret, Client, PAID_OFF, STATE_VERSION};
 use localdp::rappor::RapporMetric;
 use localdp::report::Payload;
 use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
@@ -327,9 +327,61 @@ fn load_takes_another_context_s_state_as_a_new_client_would() {
     assert!(b.load("not hex", None).is_err());
     assert_eq!(b.spent(20), 1.0);
     b.load(&secret, Some("{")).unwrap();
-    assert_eq!((b.resets(), b.spent(20)), (1, 0.0));
+    assert_eq!((b.resets(), b.spent(20)), (1, 1.0), "a reset, and the charge b holds stays");
     b.load(&secret, None).unwrap();
     assert_eq!(b.resets(), 0);
+}
+
+/// A storage wiped under an open client (site data cleared, secret and
+/// all) loses the memos, not the budget the client already knows it spent.
+#[test]
+fn a_wiped_storage_leaves_an_open_client_its_ledger() {
+    let mut rng = SimulationRng::seed_from_u64(7);
+    let config = r#"{"protocol":"grr","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":2,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    let mut a = Client::new(config, &secret, None).unwrap();
+    a.randomize_text("1", 10, &mut rng).unwrap();
+    a.randomize_text("2", 11, &mut rng).unwrap();
+    a.load(&new_secret(&mut rng), None).unwrap();
+    assert_eq!(a.spent(12), 2.0, "the wipe returned no budget");
+    assert!(matches!(a.randomize_text("3", 12, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
+    // Another context rewrote the wiped storage from scratch: its charge and ours.
+    let mut b = Client::new(config, &secret, None).unwrap();
+    b.randomize_text("4", 13, &mut rng).unwrap();
+    let mut c = Client::new(config, &secret, None).unwrap();
+    c.randomize_text("5", 14, &mut rng).unwrap();
+    c.load(&secret, Some(&b.state_json().unwrap())).unwrap();
+    assert_eq!(c.spent(15), 2.0, "b's charge and c's own");
+    // A state that already holds a charge is not charged twice.
+    c.load(&secret, Some(&c.state_json().unwrap())).unwrap();
+    assert_eq!(c.spent(15), 2.0);
+}
+
+/// Two configs of one metric that differ only in what a memo means
+/// (1BitMean's `granularity`, in the state's identity but not in the
+/// metric's id, so one storage key): alternating them (two versions of an
+/// app during a deploy) draws new memos but never a new budget.
+#[test]
+fn another_config_of_the_metric_keeps_the_ledger_and_drops_the_memos() {
+    let mut rng = SimulationRng::seed_from_u64(8);
+    let config = |granularity: u32| {
+        format!(
+            r#"{{"protocol":"one_bit_mean","epsilon":1,"range":[0,100],"memoize":true,"granularity":{granularity},
+                "budget":{{"epsilon":3,"window":"1d"}}}}"#
+        )
+    };
+    let (coarse, fine) = (config(8), config(64));
+    assert_eq!(Metric::from_json(&coarse).unwrap().id(), Metric::from_json(&fine).unwrap().id(), "one storage key");
+    let secret = new_secret(&mut rng);
+    let mut state = None;
+    for (i, config) in [&coarse, &fine, &coarse, &fine].into_iter().enumerate() {
+        let mut c = Client::new(config, &secret, state.as_deref()).unwrap();
+        assert_eq!(c.resets(), u64::from(i > 0), "report {i}: the other config's memos are dropped and counted");
+        assert_eq!(c.spent(i as u64), i as f64, "report {i}: the ledger stays");
+        let result = c.randomize_text("50", i as u64, &mut rng);
+        assert_eq!(result.is_ok(), i < 3, "report {i}: the fourth is past the budget of 3");
+        state = Some(c.state_json().unwrap());
+    }
 }
 
 #[test]
@@ -596,44 +648,82 @@ fn rappor_predicted_se(metric: &Metric, candidates: &[&str], truth: &[f64], n: u
     (0..c).map(|v| inverse[(v, v)].sqrt() / n as f64).collect()
 }
 
-/// With an instantaneous step the ledger charges every report `ε_1` until the
-/// value's reports have cost `ε_∞` (then nothing): the `k` reports of one value
-/// reveal at most `min(k·ε_1, ε_∞)`. The per-memo totals survive a new
-/// session, refusals spend nothing, and the window rolls over as before.
+/// With an instantaneous step the ledger charges a memo's reports their
+/// joint ε (`memo_epsilon`, exact; tests/memo_ledger.rs enumerates it) until
+/// they have cost `ε_∞` (then nothing). The per-memo totals and counts
+/// survive a new session, refusals spend nothing, and the window rolls
+/// over as before.
 #[test]
-fn an_instantaneous_step_is_charged_per_report_up_to_the_long_run_epsilon() {
+fn an_instantaneous_step_is_charged_the_joint_epsilon_up_to_the_long_run_epsilon() {
     let mut rng = SimulationRng::seed_from_u64(50);
     let config = r#"{"protocol":"grr","epsilon":1,"instantaneous_epsilon":0.3,"domain":4,"memoize":true,
                      "budget":{"epsilon":1.5,"window":"1d"}}"#;
     let secret = new_secret(&mut rng);
     let mut c = Client::new(config, &secret, None).unwrap();
+    let memo = c.metric().kind().memo().unwrap();
+    // After k reports of one memo: ε_1, then the joint channel's ε, and ε_∞
+    // once that is within 1% of it.
+    let joint: Vec<f64> = (1..=8u64)
+        .map(|k| if k == 1 { 0.3 } else { memo.memo_epsilon(k).unwrap() })
+        .map(|e| if e < PAID_OFF { e } else { 1.0 })
+        .collect();
+    assert!(joint.windows(2).all(|w| w[0] < w[1] || w == [1.0, 1.0]) && joint[6] == 1.0, "{joint:?}");
     let t0 = 1_700_000_000_000;
     let near = |a: f64, b: f64| a >= b && a - b < 1e-12;
-    for (i, total) in [0.3, 0.6, 0.9, 1.0, 1.0, 1.0].into_iter().enumerate() {
+    for (i, &total) in joint.iter().enumerate() {
         c.randomize_text("0", t0 + i as u64, &mut rng).unwrap();
         assert!(near(c.spent(t0 + 10), total), "report {i} of an unchanged value: spent {} ≠ {total}", c.spent(t0 + 10));
     }
-    // A second value: 0.3 fits (1.3), a second 0.3 does not (1.6 > 1.5).
+    // A second value: its first report (0.3) fits (1.3), its second does not.
     c.randomize_text("1", t0 + 20, &mut rng).unwrap();
     let before = c.state_json().unwrap();
     let refused = c.randomize_text("1", t0 + 30, &mut rng).unwrap_err();
-    assert!(matches!(refused, Error::PrivacyBudgetExceeded { cost, .. } if cost == 0.3), "{refused:?}");
+    assert!(matches!(refused, Error::PrivacyBudgetExceeded { cost, .. } if near(cost, joint[1] - 0.3)), "{refused:?}");
     assert_eq!(c.state_json().unwrap(), before, "a refused report changes nothing");
-    assert!(!before.contains("\"charged\":{}") && before.contains("\"charged\""), "per-memo totals are kept: {before}");
+    assert!(before.contains(r#""charged":{"#) && before.contains(r#""reports":{"#), "per-memo totals are kept: {before}");
 
-    // The next session carries the per-memo totals on: value 0 is paid off,
-    // value 1 has 0.7 left.
+    // The next session carries the per-memo totals and counts on: value 0
+    // is paid off, value 1 has sent one report.
     let mut next = Client::new(config, &secret, Some(&before)).unwrap();
     assert_eq!(next.resets(), 0);
     next.randomize_text("0", t0 + 40, &mut rng).expect("value 0 has cost its ε_∞: free");
     assert!(near(next.spent(t0 + 40), 1.3));
     let day = t0 + DAY + 20;
-    for (i, total) in [0.3, 0.6, 0.7, 0.7].into_iter().enumerate() {
+    for (i, &total) in joint[1..].iter().enumerate() {
         next.randomize_text("1", day + i as u64, &mut rng).unwrap();
-        assert!(near(next.spent(day + 10), total), "value 1, report {i} after the window: {}", next.spent(day + 10));
+        assert!(near(next.spent(day + 10), total - 0.3), "value 1, report {} after the window: {}", i + 2, next.spent(day + 10));
     }
     let state: serde_json::Value = serde_json::from_str(&next.state_json().unwrap()).unwrap();
-    assert!(state.get("charged").is_none(), "every memo paid off: no totals left: {state}");
+    assert!(state.get("charged").is_none() && state.get("reports").is_none(), "every memo paid off: {state}");
+}
+
+/// A version 3 state (the release before joint charges) kept a memo's
+/// total but not its count: the next report counts as many earlier ones as
+/// the old rule's ε_1 each could have paid for, and pays what the joint ε
+/// of all of them is above the old total.
+#[test]
+fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
+    let mut rng = SimulationRng::seed_from_u64(51);
+    let config = r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":0.5,"domain":30,"memoize":true,
+                     "budget":{"epsilon":10,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    let mut c = Client::new(config, &secret, None).unwrap();
+    c.randomize_text("3", 0, &mut rng).unwrap();
+    // What version 3 wrote after two reports: 1.0 charged, no count.
+    let mut state: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
+    let key = state["charged"].as_object().unwrap().keys().next().unwrap().clone();
+    state["version"] = 3.into();
+    state["charged"][&key] = 1.0.into();
+    state["ledger"] = serde_json::json!([[0, 0.5], [0, 0.5]]);
+    state.as_object_mut().unwrap().remove("reports");
+    let mut next = Client::new(config, &secret, Some(&state.to_string())).unwrap();
+    assert_eq!(next.resets(), 0);
+    next.randomize_text("3", 1, &mut rng).unwrap();
+    let memo = next.metric().kind().memo().unwrap();
+    let third = memo.memo_epsilon(3).unwrap();
+    assert!(third > 1.5, "three reports of L-GRR at d 30 cost more than 3·ε_1: {third}");
+    assert!(next.spent(1) >= third && next.spent(1) - third < 1e-12, "{} vs {third}", next.spent(1));
+    assert_eq!(next.state_json().unwrap().matches(r#""reports":{"#).count(), 1, "a format 4 state counts the reports");
 }
 
 /// P[two reports of one install are equal] for GRR over `m` values with a

@@ -60,10 +60,17 @@ use hmac::{Hmac, KeyInit, Mac};
 use crate::json::{Field, FromField, ToJson, Writer};
 use sha2::Sha256;
 
-/// The format version of [`ClientState`] (3: the secret's id and the
-/// longest budget window; 2: an install's draws are one list, whatever the
-/// protocol; states of versions 1 and 2 are read and converted).
-pub const STATE_VERSION: u32 = 3;
+/// The format version of [`ClientState`] (4: each partly charged memo's
+/// count of reports; 3: the secret's id and the longest budget window; 2:
+/// an install's draws are one list, whatever the protocol; states of
+/// versions 1 to 3 are read and converted).
+pub const STATE_VERSION: u32 = 4;
+
+/// With an instantaneous step, a memo whose reports have cost this share of
+/// `ε_∞` is charged the rest: the joint ε of `k` reports tends to `ε_∞` but
+/// never reaches it, and a memo that is paid off sends its repeats free
+/// instead of adding ever smaller charges to the ledger.
+pub const PAID_OFF: f64 = 0.99;
 
 /// What a client keeps between sessions for one metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +102,12 @@ pub struct ClientState {
     /// entry has: what every version 2 state means). Absent otherwise.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
     pub charged: KeyMap<f64>,
+    /// With an instantaneous step: how many reports each memo of `charged`
+    /// has sent (what its next report's charge is computed from). A memo
+    /// of `charged` without an entry (a version 3 state) counts as many as
+    /// the old rule's `ε_1` each could have paid for.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
+    pub reports: KeyMap<u64>,
 }
 
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
@@ -207,7 +220,7 @@ impl<V: ToJson> ToJson for KeyMap<V> {
 }
 
 /// The stored form: every field in order, `null` for an absent secret id or
-/// draws, and `charged` only when it holds a memo.
+/// draws, and `charged` and `reports` only when they hold a memo.
 impl ToJson for ClientState {
     fn write_json(&self, w: &mut Writer) {
         w.object(|m| {
@@ -220,6 +233,9 @@ impl ToJson for ClientState {
             m.field("draws", &self.draws);
             if !self.charged.is_empty() {
                 m.field("charged", &self.charged);
+            }
+            if !self.reports.is_empty() {
+                m.field("reports", &self.reports);
             }
         });
     }
@@ -250,42 +266,78 @@ impl ClientState {
             ledger: Vec::new(),
             draws: None,
             charged: KeyMap::default(),
+            reports: KeyMap::default(),
         }
     }
 
     /// The `stored` state of `metric`'s client under `secret`, with
-    /// `settings`' budget window, and the resets found: a state that does
-    /// not parse or belongs to another metric is replaced by a fresh one,
-    /// and one whose memos were made under another secret loses them
-    /// (they can never be found again) but keeps its ledger; either is
-    /// counted as a reset.
+    /// `settings`' budget window, and the resets found. A state that does
+    /// not parse, or belongs to another metric (another protocol, ε or
+    /// fingerprint), is replaced by a fresh one, counted as a reset. A
+    /// state of this metric keeps its ledger and longest window whatever
+    /// else it holds: written by another config of the metric (one whose
+    /// memos mean something else, e.g. 1BitMean's `granularity`), under
+    /// another secret, or with draws or memo totals this config cannot use,
+    /// it loses what it cannot reuse (memos, their totals, unusable draws),
+    /// and losing memos is counted as a reset.
     fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&str>) -> (ClientState, u64) {
         let memo = metric.kind().memo();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
             Some(extra) => text!(metric.id(), ":", extra),
             None => metric.id(),
         };
-        let usable = |s: &ClientState| {
-            s.metric == id
+        let this_metric = |s: &ClientState| {
+            let config = s.metric.strip_prefix(metric.id().as_str());
+            config.is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
                 && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
-                && s.charged.values().all(|e| e.is_finite() && *e >= 0.0)
-                && s.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)))
         };
         let (mut state, mut resets) =
             match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
-                None => (ClientState::fresh(id), 0),
-                Some(Some(s)) if usable(&s) => (s, 0),
-                Some(_) => (ClientState::fresh(id), 1),
+                None => (ClientState::fresh(id.clone()), 0),
+                Some(Some(s)) if this_metric(&s) => (s, 0),
+                Some(_) => (ClientState::fresh(id.clone()), 1),
             };
-        let secret_id = keyed(secret, &state.metric, 1, "");
-        if state.secret_id.as_ref().is_some_and(|id| *id != secret_id) && !state.memos.is_empty() {
+        let secret_id = keyed(secret, &id, 1, "");
+        let draws_usable = state.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)));
+        let memos_usable = state.metric == id
+            && draws_usable
+            && state.secret_id.as_ref().is_none_or(|known| *known == secret_id)
+            && state.charged.values().all(|e| e.is_finite() && *e >= 0.0);
+        if !memos_usable {
+            resets = resets.max(u64::from(!state.memos.is_empty()));
             state.memos = KeyMap::default();
             state.charged = KeyMap::default();
-            resets = 1;
+            state.reports = KeyMap::default();
+            if !draws_usable {
+                state.draws = None;
+            }
+            state.metric = id;
         }
         state.secret_id = Some(secret_id);
         state.window_ms = state.window_ms.max(settings.budget.map_or(0, |b| b.window_ms));
         (state, resets)
+    }
+
+    /// Adds the charges of `known` (what a client held in memory) that this
+    /// state lacks, and its window if longer: a storage that was wiped or
+    /// rewritten from scratch takes nothing from a ledger a client knows.
+    /// An entry both hold is kept once per time it appears in either.
+    fn keep_ledger(&mut self, known: &ClientState) {
+        let mut unmatched = self.ledger.clone();
+        let mut missing = Vec::new();
+        for entry in &known.ledger {
+            match unmatched.iter().position(|e| e == entry) {
+                Some(i) => {
+                    unmatched.swap_remove(i);
+                }
+                None => missing.push(*entry),
+            }
+        }
+        if !missing.is_empty() {
+            self.ledger.extend(missing);
+            self.ledger.sort_unstable_by_key(|&(t, _)| t);
+        }
+        self.window_ms = self.window_ms.max(known.window_ms);
     }
 
     /// Reads a stored state of this or an earlier format version (2: without
@@ -294,10 +346,11 @@ impl ClientState {
     fn from_object(object: &ConfigObject) -> Result<ClientState> {
         let version = object.read::<u32>("version")?;
         let extra: &[&str] = match version {
-            STATE_VERSION => &["draws", "charged", "secret_id", "window_ms"],
+            STATE_VERSION => &["draws", "charged", "reports", "secret_id", "window_ms"],
+            3 => &["draws", "charged", "secret_id", "window_ms"],
             2 => &["draws", "charged"],
             1 => &["alpha", "buckets", "cohort"],
-            _ => return Err(Error::malformed_key("version", "a client state of format version 1, 2 or 3")),
+            _ => return Err(Error::malformed_key("version", "a client state of format version 1 to 4")),
         };
         object.only(&[&["version", "metric", "memos", "ledger"], extra].concat())?;
         let draws = match version {
@@ -323,6 +376,7 @@ impl ClientState {
             ledger: object.read_or("ledger", Vec::new())?,
             draws,
             charged: object.read_or("charged", KeyMap::default())?,
+            reports: object.read_or("reports", KeyMap::default())?,
         })
     }
 }
@@ -444,6 +498,9 @@ impl Client {
     /// with the same config would, without parsing the config again: for a
     /// front end whose storage another process (a tab, a worker) may have
     /// written since this client last read it. On an error nothing changes.
+    /// The ledger this client holds is kept: charges it knows of that the
+    /// stored state lacks (a wiped storage, a state rewritten from scratch)
+    /// are added to it, so a wipe never returns budget already spent.
     ///
     /// Its example shows the getters too:
     ///
@@ -465,11 +522,16 @@ impl Client {
     /// assert_eq!((client.resets(), client.spent(0)), (0, 1.0));
     /// assert!(client.load("not hex", None).is_err()); // and nothing changed
     /// assert_eq!(client.spent(0), 1.0);
+    /// // The storage was wiped, secret and all: the memos are lost, the ledger is not.
+    /// client.load(&new_secret(&mut rng), None)?;
+    /// assert_eq!(client.spent(0), 1.0);
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
         self.secret = parse_secret(secret)?;
-        (self.state, self.resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
+        let (mut state, resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
+        state.keep_ledger(&self.state);
+        (self.state, self.resets) = (state, resets);
         Ok(())
     }
 
@@ -543,13 +605,15 @@ impl Client {
     /// and charged to the ledger (or refused, with nothing stored or
     /// released, if the budget is short).
     ///
-    /// What a report costs: a fresh one its ε; a memoized one `min(ε_1,
-    /// what the memo has left of ε_∞)`, where `ε_∞` is the long-run ε and
-    /// `ε_1` the per-report ε of the instantaneous step (without one, `ε_1 =
-    /// ε_∞`: the first report of a memo costs `ε_∞`, repeats nothing). The
-    /// `k` reports of one memo reveal at most `min(k·ε_1, ε_∞)` about it: each
-    /// is an `ε_1` channel of the value, and all are post-processing of one
-    /// `ε_∞` permanent response.
+    /// What a report costs: a fresh one its ε. The reports of one memo are
+    /// charged their joint channel, not a sum: after its `k`-th report a
+    /// memo has cost `min(ε_k, ε_∞)`, where `ε_∞` is the long-run ε and
+    /// `ε_k` the exact ε of `k` reports of one permanent response
+    /// ([`Memo::memo_epsilon`](crate::metric::Memo::memo_epsilon); without
+    /// an instantaneous step every report is the permanent response, so the
+    /// first costs `ε_∞` and repeats nothing). `ε_1` is the per-report ε,
+    /// but `ε_2` can exceed `2ε_1`: the reports all randomize one stored
+    /// response, so they are not independent (PROTOCOLS.md §5).
     ///
     /// See the example on [`Client::new`].
     pub fn randomize_text<R: CryptoRng + RngCore>(&mut self, value: &str, now_ms: u64, rng: &mut R) -> Result<Report> {
@@ -572,21 +636,41 @@ impl Client {
         let key = self.memo_key(&memo.key(value, &draws)?);
         let stored = self.state.memos.get(&key).cloned();
         let fresh = stored.is_none();
-        let (permanent, charged) = match stored {
-            Some(stored) => (stored, self.state.charged.get(&key).copied().unwrap_or(long_run)),
-            None => (memo.permanent(value, &draws, rng)?, 0.0),
+        let (permanent, charged, sent) = match stored {
+            Some(stored) => match self.state.charged.get(&key).copied() {
+                // Paid in full.
+                None => (stored, long_run, 0),
+                // A version 3 state kept no count: as many reports as its
+                // `ε_1` each (rounded up, toward refusal) could have cost.
+                Some(charged) => {
+                    let legacy = || (charged / memo.instantaneous_epsilon().unwrap_or(long_run) - 1e-6).ceil().max(1.0) as u64;
+                    (stored, charged, self.state.reports.get(&key).copied().unwrap_or_else(legacy))
+                }
+            },
+            None => (memo.permanent(value, &draws, rng)?, 0.0, 0),
         };
         let report = memo.report(&permanent, &draws, rng)?;
-        // What the memo has left, rounded up; nothing once it has cost ε_∞.
-        let cost = memo.instantaneous_epsilon().unwrap_or(long_run).min(add_rounded_up(long_run, -charged).max(0.0));
+        // The memo's reports, this one included, cost their joint ε (never
+        // more than ε_∞); this one pays what the memo has not, rounded up.
+        // One report is an ε_1 channel (the channel tests hold it to that).
+        let joint = match sent {
+            0 => memo.instantaneous_epsilon(),
+            _ => memo.memo_epsilon(sent + 1),
+        };
+        // The joint ε nears ε_∞ without reaching it: within 1% the memo
+        // pays the rest, so that its repeats are free from then on.
+        let joint = joint.filter(|&e| e < PAID_OFF * long_run).unwrap_or(long_run);
+        let cost = add_rounded_up(joint, -charged).max(0.0);
         if cost > 0.0 {
             self.charge(now_ms, cost)?;
         }
         let total = add_rounded_up(charged, cost);
         if total < long_run {
             self.state.charged.insert(key.clone(), total);
+            self.state.reports.insert(key.clone(), sent + 1);
         } else {
             self.state.charged.remove(&key);
+            self.state.reports.remove(&key);
         }
         if fresh {
             self.state.memos.insert(key, permanent);

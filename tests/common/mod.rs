@@ -106,4 +106,5 @@ pub fn assert_interval(what: &str, ci95: [f64; 2], estimate: f64, std_error: f64
 pub mod channel;
 pub mod demo;
 pub mod golden;
+pub mod memo;
 pub mod readers;

@@ -2,7 +2,7 @@
 //! in every build: natively they read serde_json objects, in the wasm build
 //! JS objects (`JSON.parse`), so the same checks run in both.
 
-use localdp::client::{new_secret, Client};
+use localdp::client::{new_secret, Client, STATE_VERSION};
 use localdp::{Metric, SimulationRng};
 
 /// Config errors say the same in both builds, word for word, and name the
@@ -116,7 +116,7 @@ pub fn hostile_states_are_counted_resets() {
         with("ledger", &deep),
         with("ledger", &["[", &deep, "]"].concat()),
         with("memos", &["{\"k\":", &deep, "}"].concat()),
-        with("version", "4"),
+        with("version", &(STATE_VERSION + 1).to_string()),
     ] {
         let mut reader = Client::new(config, &secret, Some(&state)).unwrap();
         assert_eq!(reader.resets(), 1, "{}", &state[..state.len().min(120)]);

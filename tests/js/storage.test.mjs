@@ -147,6 +147,22 @@ for (const [mode, locks] of [['Web Locks', fakeLocks()], ['compare-and-set', nul
   });
 }
 
+for (const [mode, locks] of [['Web Locks', fakeLocks()], ['compare-and-set', null]]) {
+  test(`Client.open (${mode}): storage wiped under an open client leaves it the budget it spent`, async () => {
+    const store = memoryStore();
+    const storage = asyncStorage(store, { locks });
+    const config = { ...GRR, budget: { epsilon: 2, window: '1d' } };
+    const client = await Client.open(config, { storage });
+    await client.randomize(1);
+    await client.randomize(2);
+    store.map.clear(); // site data cleared while the page is open
+    assert.equal(await client.spent, 2, 'the wipe returned no budget');
+    await assert.rejects(client.randomize(3), { name: 'PrivacyBudgetExceeded' });
+    assert.equal(client.resets, 1, 'counted as a reset, as before');
+    assert.equal(await (await Client.open(config, { storage })).spent, 2, 'and stored for every context');
+  });
+}
+
 test('Client.open without IndexedDB keeps the state in memory and says so', async () => {
   const client = await Client.open(GRR);
   assert.equal(client.persistent, false);

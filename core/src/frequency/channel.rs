@@ -142,12 +142,48 @@ pub trait Mechanism: Send + Sync {
     fn randomize_memoized(&self, index: usize, _draws: &[u64], rng: &mut dyn RngCore) -> Payload {
         self.randomize(index, rng)
     }
+    /// Memoization with an instantaneous step: the realized chain, for the
+    /// tests that enumerate the joint channel of a memo's reports.
+    #[cfg(feature = "aggregate")]
+    fn memo_chain(&self) -> Option<MemoChain> {
+        None
+    }
+    /// Memoization with an instantaneous step: the ε of the joint channel
+    /// of `reports` reports of one permanent response, rounded up; `None`
+    /// without a step (every report is the permanent response).
+    fn memo_epsilon(&self, _reports: u64) -> Option<f64> {
+        None
+    }
     /// Memoization: the payload sent for a (validated) permanent response;
     /// the permanent response itself unless the protocol has an
     /// instantaneous step.
     fn instantaneous(&self, permanent: &Payload, _rng: &mut dyn RngCore) -> Payload {
         permanent.clone()
     }
+}
+
+/// A longitudinal protocol's realized chain: a permanent response, then an
+/// instantaneous step on every report.
+#[cfg(feature = "aggregate")]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MemoChain {
+    /// L-GRR, LOLOHA: `m`-ary randomized response twice.
+    Symbols {
+        /// The symbols: the domain's size, or LOLOHA's buckets `g`.
+        m: u64,
+        /// `(P[s = x], P[s = y])` for the permanent response `s` of `x ≠ y`.
+        permanent: (f64, f64),
+        /// The same for the step from the permanent response to a report.
+        step: (f64, f64),
+    },
+    /// L-SUE, L-OSUE: a permanent bit vector, then each bit flipped on
+    /// every report.
+    Bits {
+        /// `P[1]` of the value's own permanent bit and of every other.
+        permanent: (f64, f64),
+        /// The probability that a report flips a permanent bit.
+        flip: f64,
+    },
 }
 
 /// How a frequency protocol's reports are counted from columns

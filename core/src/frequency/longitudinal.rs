@@ -45,6 +45,7 @@ use super::channel::{ChannelOutputs, Likelihood, Mechanism};
 use super::{GeneralizedRandomizedResponse, FrequencyProtocol, LocalHashing, UnaryEncoding};
 use crate::domain::Domain;
 use crate::error::Result;
+use crate::number::{exp, ln};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};
 use crate::rng::{Bernoulli, RngCore};
@@ -259,6 +260,43 @@ impl Mechanism for Longitudinal {
         }
     }
 
+    #[cfg(feature = "aggregate")]
+    fn memo_chain(&self) -> Option<super::channel::MemoChain> {
+        use super::channel::MemoChain;
+        let symbols = |g: &GeneralizedRandomizedResponse| (g.probability(0, 0), g.probability(0, 1));
+        Some(match &self.chain {
+            Chain::Direct { permanent, step } => {
+                MemoChain::Symbols { m: permanent.symbols(), permanent: symbols(permanent), step: symbols(step) }
+            }
+            Chain::Hashed { permanent, step } => {
+                let response = permanent.response();
+                MemoChain::Symbols { m: response.symbols(), permanent: symbols(response), step: symbols(step) }
+            }
+            Chain::Unary { permanent, flip } => MemoChain::Bits {
+                permanent: (1.0 - permanent.miss(), permanent.support_probabilities().1),
+                flip: flip.probability(),
+            },
+        })
+    }
+
+    /// The exact ε of `reports` reports of one permanent response: the
+    /// largest log-ratio, over two inputs and every tuple of reports, of
+    /// their joint channel (PROTOCOLS.md §1.11), rounded up. The reports are
+    /// independent given the permanent response, not given the value, so
+    /// this exceeds `reports·ε_1` for L-GRR and LOLOHA on larger domains.
+    fn memo_epsilon(&self, reports: u64) -> Option<f64> {
+        let epsilon = match &self.chain {
+            Chain::Direct { permanent, step } => symbol_chain_epsilon(permanent, step, reports),
+            Chain::Hashed { permanent, step } => symbol_chain_epsilon(permanent.response(), step, reports),
+            Chain::Unary { permanent, flip } => {
+                let (own, other) = (1.0 - permanent.miss(), permanent.support_probabilities().1);
+                bit_chain_epsilon(own, other, flip.probability(), reports)
+            }
+        };
+        // A NaN (no such chain is built) would be charged as the long-run ε.
+        Some(if epsilon.is_nan() { f64::INFINITY } else { crate::privacy::epsilon_rounded_up(epsilon.max(0.0)) })
+    }
+
     fn instantaneous(&self, permanent: &Payload, rng: &mut dyn RngCore) -> Payload {
         match (&self.chain, permanent) {
             (Chain::Direct { step, .. }, Payload::Index(x)) => Payload::Index(step.perturb(*x, rng)),
@@ -278,6 +316,67 @@ impl Mechanism for Longitudinal {
             (_, other) => other.clone(),
         }
     }
+}
+
+/// The ε of `k` reports of one `m`-ary permanent response `s` (`P[s=x]
+/// = p_1`, `q_1` for each other symbol), each the step's GRR of `s`
+/// (`a` kept, `b` each other symbol; `r = a/b`). With `c_y` the reports
+/// equal to `y` and `S = Σ_y r^{c_y}`, `P[reports | x] = b^k (q_1 S + (p_1 −
+/// q_1) r^{c_x})`, so the ratio of inputs `x`, `x'` is `(q_1 S + Δ r^{c_x}) /
+/// (q_1 S + Δ r^{c_x'})`: for given `c_x > c_x'` it falls as `S` grows, and
+/// `S` is least when the other `k − c_x − c_x'` reports spread as evenly as
+/// they can over the `m − 2` other symbols (`r^c` is convex). The largest
+/// over `c_x > c_x'` is the exact ε.
+fn symbol_chain_epsilon(permanent: &GeneralizedRandomizedResponse, step: &GeneralizedRandomizedResponse, k: u64) -> f64 {
+    let (p1, q1) = (permanent.probability(0, 0), permanent.probability(0, 1));
+    let t = ln(step.probability(0, 0) / step.probability(0, 1));
+    let (delta, others) = (p1 - q1, permanent.symbols() - 2);
+    let mut worst = 0.0f64;
+    for own in 1..=k {
+        for theirs in 0..own.min(k - own + 1) {
+            let rest = k - own - theirs;
+            if others == 0 && rest > 0 {
+                continue;
+            }
+            let (base, extra) = if others == 0 { (0, 0) } else { (rest / others, rest % others) };
+            // Every power of r scaled by the largest, r^own.
+            let top = t * own.max(base + u64::from(extra > 0)) as f64;
+            let power = |c: u64| exp(t * c as f64 - top);
+            let spread = extra as f64 * power(base + 1) + (others - extra) as f64 * power(base);
+            let sum = q1 * (power(own) + power(theirs) + spread);
+            let ratio = ln(sum + delta * power(own)) - ln(sum + delta * power(theirs));
+            if ratio.is_nan() {
+                return f64::NAN;
+            }
+            worst = worst.max(ratio);
+        }
+    }
+    worst
+}
+
+/// The ε of `k` reports of one permanent bit vector (a value's own bit 1
+/// with `p`, every other with `q`), each bit flipped with `f` on every
+/// report. Bits are independent, and only the two inputs' own bits differ
+/// in law, so the ε is `max_j g(j) − min_j g(j)` with `g(j)` the log-ratio
+/// of `j` ones among one bit's `k` reports under `p` and under `q`:
+/// `P[j | p] ∝ p·(1−f)^j f^{k−j} + (1−p)·f^j (1−f)^{k−j}`.
+fn bit_chain_epsilon(p: f64, q: f64, f: f64, k: u64) -> f64 {
+    let u = ln((1.0 - f) / f);
+    let g = |j: u64| {
+        let (ones, zeros) = (u * j as f64, u * (k - j) as f64);
+        let top = ones.max(zeros);
+        let law = |p: f64| p * exp(ones - top) + (1.0 - p) * exp(zeros - top);
+        ln(law(p)) - ln(law(q))
+    };
+    let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+    for j in 0..=k {
+        let x = g(j);
+        if x.is_nan() {
+            return f64::NAN; // f64::min and max would drop it
+        }
+        (lo, hi) = (lo.min(x), hi.max(x));
+    }
+    hi - lo
 }
 
 /// The install's hash seed among its draws (validated by `memo_draws_valid`).

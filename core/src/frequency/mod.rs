@@ -42,7 +42,7 @@ pub use subset::SubsetSelection;
 pub use unary::UnaryEncoding;
 pub use crate::protocol::FrequencyProtocol;
 #[cfg(feature = "aggregate")]
-pub use channel::Kernel;
+pub use channel::{Kernel, MemoChain};
 pub(crate) use groups::OracleGroups;
 pub use channel::{ChannelOutputs, Likelihood};
 pub(crate) use oracle::FAMILY;

@@ -596,5 +596,8 @@ impl Memo for FrequencyOracle {
     fn instantaneous_epsilon(&self) -> Option<f64> {
         FrequencyOracle::instantaneous_epsilon(self)
     }
+    fn memo_epsilon(&self, reports: u64) -> Option<f64> {
+        self.mechanism.memo_epsilon(reports)
+    }
 }
 

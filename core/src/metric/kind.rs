@@ -59,11 +59,18 @@ pub trait Memo: Send + Sync {
     /// The report sent for a stored permanent response.
     fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
     /// The ε of one report when every report randomizes the permanent
-    /// response afresh (a frequency metric's `"instantaneous_epsilon"`): the
-    /// ledger then charges each report this much until a memo's reports
-    /// have cost the long-run ε. `None`: a memo's first report costs the
-    /// long-run ε and repeats nothing (RAPPOR charges so too).
+    /// response afresh (a frequency metric's `"instantaneous_epsilon"`).
+    /// `None`: a memo's first report costs the long-run ε and repeats
+    /// nothing (RAPPOR charges so too).
     fn instantaneous_epsilon(&self) -> Option<f64> {
+        None
+    }
+    /// With an instantaneous step: the exact ε (rounded up) of the joint
+    /// channel of `reports` reports of one memo, which the ledger charges
+    /// (up to the long-run ε). The reports all randomize one permanent
+    /// response, so they are not independent: `k` of them can reveal more
+    /// than `k·ε_1`. `None`: the long-run ε.
+    fn memo_epsilon(&self, _reports: u64) -> Option<f64> {
         None
     }
 }

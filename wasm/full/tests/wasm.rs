@@ -109,6 +109,15 @@ fn longitudinal_channels_hold_their_per_report_epsilon_in_wasm() {
     common::channel::longitudinal_channels_hold_their_per_report_epsilon();
 }
 
+/// The ledger's charge for a memo's reports against the exact ε of their
+/// joint channel, every chain, in the wasm build.
+#[wasm_bindgen_test]
+fn the_ledger_never_charges_a_memo_below_its_joint_channel_in_wasm() {
+    common::memo::the_ledger_never_charges_a_memo_below_its_joint_channel();
+    common::memo::a_memo_without_a_step_resends_one_report_charged_once();
+    common::memo::the_second_report_of_an_l_grr_memo_does_not_fit_a_budget_of_twice_epsilon_1();
+}
+
 /// Configs read from JS objects: the same errors as natively.
 #[wasm_bindgen_test]
 fn config_errors_read_the_same_in_wasm() {
