@@ -42,8 +42,9 @@
 //! report and blurs that: RAPPOR always has one, and the frequency protocols
 //! grr, sue, oue, blh and olh take `"instantaneous_epsilon": ε_1` (the ε of
 //! one report; the config's `epsilon` stays the long-run `ε_∞`). The ledger
-//! then charges each report `ε_1` until the value's reports have cost `ε_∞`
-//! ([`Client::randomize_text`]). With blh and olh an install keeps one hash
+//! then charges a value's reports the exact ε of all of them together, up
+//! to `ε_∞` ([`Client::randomize_text`]): more than `ε_1` each, since they
+//! all randomize one permanent response. With blh and olh an install keeps one hash
 //! seed for every value (LOLOHA), so its seed tells nothing of a change but
 //! is the same on every report: a stable pseudonym linking all of them.
 
@@ -103,11 +104,12 @@ pub struct ClientState {
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
     pub charged: KeyMap<f64>,
     /// With an instantaneous step: how many reports each memo of `charged`
-    /// has sent (what its next report's charge is computed from). A memo
-    /// of `charged` without an entry (a version 3 state) counts as many as
-    /// the old rule's `ε_1` each could have paid for.
+    /// has sent (what its next report's charge is computed from; an
+    /// integer, kept as a number as `charged` is, which shares its code). A
+    /// memo of `charged` without an entry (a version 3 state) counts as many
+    /// as the old rule's `ε_1` each could have paid for.
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "KeyMap::is_empty"))]
-    pub reports: KeyMap<u64>,
+    pub reports: KeyMap<f64>,
 }
 
 /// A map from memo keys, kept as a `Vec` sorted by key: JSON's object
@@ -324,18 +326,14 @@ impl ClientState {
     /// An entry both hold is kept once per time it appears in either.
     fn keep_ledger(&mut self, known: &ClientState) {
         let mut unmatched = self.ledger.clone();
-        let mut missing = Vec::new();
         for entry in &known.ledger {
             match unmatched.iter().position(|e| e == entry) {
                 Some(i) => {
                     unmatched.swap_remove(i);
                 }
-                None => missing.push(*entry),
+                // In time order, after the entries of its time.
+                None => self.ledger.insert(self.ledger.partition_point(|(t, _)| *t <= entry.0), *entry),
             }
-        }
-        if !missing.is_empty() {
-            self.ledger.extend(missing);
-            self.ledger.sort_unstable_by_key(|&(t, _)| t);
         }
         self.window_ms = self.window_ms.max(known.window_ms);
     }
@@ -643,8 +641,8 @@ impl Client {
                 // A version 3 state kept no count: as many reports as its
                 // `ε_1` each (rounded up, toward refusal) could have cost.
                 Some(charged) => {
-                    let legacy = || (charged / memo.instantaneous_epsilon().unwrap_or(long_run) - 1e-6).ceil().max(1.0) as u64;
-                    (stored, charged, self.state.reports.get(&key).copied().unwrap_or_else(legacy))
+                    let legacy = || (charged / memo.instantaneous_epsilon().unwrap_or(long_run) - 1e-6).ceil().max(1.0);
+                    (stored, charged, self.state.reports.get(&key).copied().unwrap_or_else(legacy) as u64)
                 }
             },
             None => (memo.permanent(value, &draws, rng)?, 0.0, 0),
@@ -667,7 +665,7 @@ impl Client {
         let total = add_rounded_up(charged, cost);
         if total < long_run {
             self.state.charged.insert(key.clone(), total);
-            self.state.reports.insert(key.clone(), sent + 1);
+            self.state.reports.insert(key.clone(), (sent + 1) as f64);
         } else {
             self.state.charged.remove(&key);
             self.state.reports.remove(&key);
