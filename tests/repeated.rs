@@ -4,7 +4,7 @@
 mod common;
 
 use localdp::accounting::compose;
-use localdp::client::{new_secret, Client, PAID_OFF, STATE_VERSION};
+use localdp::client::{new_secret, Client, MEMO_REPORTS, PAID_OFF, STATE_VERSION};
 use localdp::rappor::RapporMetric;
 use localdp::report::Payload;
 use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
@@ -167,7 +167,7 @@ fn a_delta_budget_releases_what_the_sum_refuses() {
     assert_eq!(reports[..104], sum_reports[..], "the same reports, released by both");
     // The state is the same format: each report's (time, ε) in the ledger.
     let state: serde_json::Value = serde_json::from_str(&client.state_json().unwrap()).unwrap();
-    assert_eq!(state["version"], STATE_VERSION);
+    assert_eq!(state["version"], 3, "no memo is partly charged: the release before reads it");
     assert_eq!(state["ledger"].as_array().unwrap().len(), 375);
     assert_eq!(state["ledger"][374], serde_json::json!([t0 + 374 * HOUR, 0.1]));
     // A year of daily reports: none refused, the 365th spends what `compose` says.
@@ -236,8 +236,8 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })), "so did the ledger");
 
     let other_metric = stored.replace("\"ss:1.0:", "\"ss:2.0:");
-    let other_version =
-        stored.replace(&format!("\"version\":{STATE_VERSION}"), &format!("\"version\":{}", STATE_VERSION + 1));
+    let other_version = stored.replace("\"version\":3", &format!("\"version\":{}", STATE_VERSION + 1));
+    assert_ne!(other_version, stored);
     for corrupt in ["", "{", "[]", r#"{"version":9}"#, &other_metric, &other_version] {
         let mut c = Client::new(config, &secret, Some(corrupt)).unwrap();
         assert_eq!(c.resets(), 1, "{corrupt}");
@@ -345,16 +345,24 @@ fn a_wiped_storage_leaves_an_open_client_its_ledger() {
     a.load(&new_secret(&mut rng), None).unwrap();
     assert_eq!(a.spent(12), 2.0, "the wipe returned no budget");
     assert!(matches!(a.randomize_text("3", 12, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })));
-    // Another context rewrote the wiped storage from scratch: its charge and ours.
-    let mut b = Client::new(config, &secret, None).unwrap();
-    b.randomize_text("4", 13, &mut rng).unwrap();
+    // Another context rewrote the wiped storage from scratch, under a new
+    // secret: its charge and ours.
     let mut c = Client::new(config, &secret, None).unwrap();
     c.randomize_text("5", 14, &mut rng).unwrap();
-    c.load(&secret, Some(&b.state_json().unwrap())).unwrap();
+    let renewed = new_secret(&mut rng);
+    let mut b = Client::new(config, &renewed, None).unwrap();
+    b.randomize_text("4", 13, &mut rng).unwrap();
+    c.load(&renewed, Some(&b.state_json().unwrap())).unwrap();
     assert_eq!(c.spent(15), 2.0, "b's charge and c's own");
     // A state that already holds a charge is not charged twice.
-    c.load(&secret, Some(&c.state_json().unwrap())).unwrap();
+    c.load(&renewed, Some(&c.state_json().unwrap())).unwrap();
     assert_eq!(c.spent(15), 2.0);
+    // Under the same secret the stored state is the record: a charge held
+    // only in memory was never stored (a write that lost a race, retried).
+    let mut d = Client::new(config, &renewed, Some(&b.state_json().unwrap())).unwrap();
+    d.randomize_text("6", 16, &mut rng).unwrap();
+    d.load(&renewed, Some(&b.state_json().unwrap())).unwrap();
+    assert_eq!(d.spent(17), 1.0, "the lost write's charge is not kept");
 }
 
 /// Two configs of one metric that differ only in what a memo means
@@ -724,6 +732,50 @@ fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
     assert!(third > 1.5, "three reports of L-GRR at d 30 cost more than 3·ε_1: {third}");
     assert!(next.spent(1) >= third && next.spent(1) - third < 1e-12, "{} vs {third}", next.spent(1));
     assert_eq!(next.state_json().unwrap().matches(r#""reports":{"#).count(), 1, "a format 4 state counts the reports");
+}
+
+/// A memo total whose count is not an integer in 1..=MEMO_REPORTS, or is
+/// missing from a version 4 state, cannot be charged from: the memos go (a
+/// counted reset), the ledger stays.
+#[test]
+fn a_memo_count_that_cannot_be_charged_from_drops_the_memos() {
+    let mut rng = SimulationRng::seed_from_u64(52);
+    let config = r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":0.5,"domain":30,"memoize":true,
+                     "budget":{"epsilon":10,"window":"1d"}}"#;
+    let secret = new_secret(&mut rng);
+    let mut c = Client::new(config, &secret, None).unwrap();
+    c.randomize_text("3", 0, &mut rng).unwrap();
+    let good: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
+    assert_eq!(good["version"], STATE_VERSION);
+    let key = good["reports"].as_object().unwrap().keys().next().unwrap().clone();
+    for count in [None, Some(0.0), Some(-1.0), Some(2.5), Some(1e20), Some(MEMO_REPORTS as f64 + 1.0)] {
+        let mut state = good.clone();
+        match count {
+            Some(n) => state["reports"][&key] = n.into(),
+            None => drop(state.as_object_mut().unwrap().remove("reports")),
+        }
+        let next = Client::new(config, &secret, Some(&state.to_string())).unwrap();
+        assert_eq!((next.resets(), next.spent(1)), (1, 0.5), "count {count:?}");
+        assert!(!next.state_json().unwrap().contains(&key), "count {count:?}: the memo is gone");
+    }
+}
+
+/// The ε of k reports of a GRR chain takes O(k²) steps: a memo's
+/// MEMO_REPORTS-th report pays the rest of ε_∞, and its repeats are free.
+#[test]
+fn a_memo_pays_off_by_its_memo_reports_th_report() {
+    let mut rng = SimulationRng::seed_from_u64(53);
+    let config = r#"{"protocol":"grr","epsilon":8,"instantaneous_epsilon":0.02,"domain":3,"memoize":true,
+                     "budget":{"epsilon":100,"window":"1d"}}"#;
+    let mut c = Client::new(config, &new_secret(&mut rng), None).unwrap();
+    for k in 1..MEMO_REPORTS {
+        c.randomize_text("1", k, &mut rng).unwrap();
+    }
+    assert!(c.spent(MEMO_REPORTS) < PAID_OFF * 8.0, "not paid off by its joint ε: {}", c.spent(MEMO_REPORTS));
+    c.randomize_text("1", MEMO_REPORTS, &mut rng).unwrap();
+    assert_eq!(c.spent(MEMO_REPORTS), 8.0);
+    c.randomize_text("1", MEMO_REPORTS + 1, &mut rng).unwrap();
+    assert_eq!(c.spent(MEMO_REPORTS + 1), 8.0, "then free");
 }
 
 /// P[two reports of one install are equal] for GRR over `m` values with a

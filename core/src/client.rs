@@ -62,9 +62,11 @@ use crate::json::{Field, FromField, ToJson, Writer};
 use sha2::Sha256;
 
 /// The format version of [`ClientState`] (4: each partly charged memo's
-/// count of reports; 3: the secret's id and the longest budget window; 2:
-/// an install's draws are one list, whatever the protocol; states of
-/// versions 1 to 3 are read and converted).
+/// count of reports, written only by a state that has one, so that every
+/// other state stays a version 3 state that the release before reads; 3:
+/// the secret's id and the longest budget window; 2: an install's draws are
+/// one list, whatever the protocol; states of versions 1 to 3 are read and
+/// converted).
 pub const STATE_VERSION: u32 = 4;
 
 /// With an instantaneous step, a memo whose reports have cost this share of
@@ -73,11 +75,17 @@ pub const STATE_VERSION: u32 = 4;
 /// instead of adding ever smaller charges to the ledger.
 pub const PAID_OFF: f64 = 0.99;
 
+/// With an instantaneous step, a memo's report of this number pays the rest
+/// of `ε_∞` whatever its joint ε: that ε takes `O(k²)` steps for `k`
+/// reports of a GRR chain, and this bounds the work of one report.
+pub const MEMO_REPORTS: u64 = 256;
+
 /// What a client keeps between sessions for one metric.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ClientState {
-    /// [`STATE_VERSION`].
+    /// [`STATE_VERSION`] once read (the stored text says 3 while no memo is
+    /// partly charged).
     pub version: u32,
     /// The state's identity: the metric (protocol, ε and fingerprint) and
     /// whatever else changes what a memo means.
@@ -226,7 +234,7 @@ impl<V: ToJson> ToJson for KeyMap<V> {
 impl ToJson for ClientState {
     fn write_json(&self, w: &mut Writer) {
         w.object(|m| {
-            m.field("version", &self.version);
+            m.field("version", &if self.reports.is_empty() { 3 } else { self.version });
             m.field("metric", &self.metric);
             m.field("secret_id", &self.secret_id);
             m.field("window_ms", &self.window_ms);
@@ -300,11 +308,23 @@ impl ClientState {
                 Some(_) => (ClientState::fresh(id.clone()), 1),
             };
         let secret_id = keyed(secret, &id, 1, "");
+        if state.version < 4 {
+            // Versions before 4 kept no count: as many reports as the old
+            // rule's ε_1 each (rounded up, toward refusal) could have cost.
+            let step = memo.and_then(|m| m.instantaneous_epsilon()).unwrap_or(f64::INFINITY);
+            state.reports = KeyMap(state.charged.0.iter().map(|(k, c)| (k.clone(), (c / step - 1e-6).ceil().clamp(1.0, MEMO_REPORTS as f64))).collect());
+            state.version = STATE_VERSION;
+        }
         let draws_usable = state.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)));
+        let counted = state.charged.len() == state.reports.len()
+            && state.charged.0.iter().zip(&state.reports.0).all(|((key, _), (counted, n))| {
+                key == counted && n.fract() == 0.0 && (1.0..=MEMO_REPORTS as f64).contains(n)
+            });
         let memos_usable = state.metric == id
             && draws_usable
             && state.secret_id.as_ref().is_none_or(|known| *known == secret_id)
-            && state.charged.values().all(|e| e.is_finite() && *e >= 0.0);
+            && state.charged.values().all(|e| e.is_finite() && *e >= 0.0)
+            && counted;
         if !memos_usable {
             resets = resets.max(u64::from(!state.memos.is_empty()));
             state.memos = KeyMap::default();
@@ -366,7 +386,7 @@ impl ClientState {
             _ => object.read_optional("draws")?,
         };
         Ok(ClientState {
-            version: STATE_VERSION,
+            version,
             metric: object.read("metric")?,
             secret_id: object.read_optional("secret_id")?,
             window_ms: object.read_or("window_ms", 0)?,
@@ -496,9 +516,11 @@ impl Client {
     /// with the same config would, without parsing the config again: for a
     /// front end whose storage another process (a tab, a worker) may have
     /// written since this client last read it. On an error nothing changes.
-    /// The ledger this client holds is kept: charges it knows of that the
-    /// stored state lacks (a wiped storage, a state rewritten from scratch)
-    /// are added to it, so a wipe never returns budget already spent.
+    /// The ledger this client holds is kept when the storage lost it: when
+    /// there is no stored state, or one that is corrupt, of another config,
+    /// or under another secret (a wiped storage rewritten from scratch by
+    /// another context), the charges this client knows of that it lacks are
+    /// added to it, so a wipe never returns budget already spent.
     ///
     /// Its example shows the getters too:
     ///
@@ -526,10 +548,15 @@ impl Client {
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
-        self.secret = parse_secret(secret)?;
-        let (mut state, resets) = ClientState::read(&self.metric, &self.settings, &self.secret, stored);
-        state.keep_ledger(&self.state);
-        (self.state, self.resets) = (state, resets);
+        let secret = parse_secret(secret)?;
+        let (mut state, resets) = ClientState::read(&self.metric, &self.settings, &secret, stored);
+        // A state under this client's secret that it could take is the
+        // record, which holds every charge this client stored (a charge
+        // held only here was never stored: a write that lost a race).
+        if secret != self.secret || stored.is_none() || resets > 0 {
+            state.keep_ledger(&self.state);
+        }
+        (self.secret, self.state, self.resets) = (secret, state, resets);
         Ok(())
     }
 
@@ -635,15 +662,11 @@ impl Client {
         let stored = self.state.memos.get(&key).cloned();
         let fresh = stored.is_none();
         let (permanent, charged, sent) = match stored {
+            // A memo without a total is paid in full; one with a total has a
+            // count (ClientState::read drops memos otherwise).
             Some(stored) => match self.state.charged.get(&key).copied() {
-                // Paid in full.
                 None => (stored, long_run, 0),
-                // A version 3 state kept no count: as many reports as its
-                // `ε_1` each (rounded up, toward refusal) could have cost.
-                Some(charged) => {
-                    let legacy = || (charged / memo.instantaneous_epsilon().unwrap_or(long_run) - 1e-6).ceil().max(1.0);
-                    (stored, charged, self.state.reports.get(&key).copied().unwrap_or_else(legacy) as u64)
-                }
+                Some(charged) => (stored, charged, self.state.reports.get(&key).map_or(MEMO_REPORTS, |&n| n as u64)),
             },
             None => (memo.permanent(value, &draws, rng)?, 0.0, 0),
         };
@@ -653,10 +676,12 @@ impl Client {
         // One report is an ε_1 channel (the channel tests hold it to that).
         let joint = match sent {
             0 => memo.instantaneous_epsilon(),
+            _ if sent + 1 >= MEMO_REPORTS => None,
             _ => memo.memo_epsilon(sent + 1),
         };
-        // The joint ε nears ε_∞ without reaching it: within 1% the memo
-        // pays the rest, so that its repeats are free from then on.
+        // The joint ε nears ε_∞ without reaching it: within 1% (or at the
+        // memo's MEMO_REPORTS-th report) the memo pays the rest, so that its
+        // repeats are free from then on.
         let joint = joint.filter(|&e| e < PAID_OFF * long_run).unwrap_or(long_run);
         let cost = add_rounded_up(joint, -charged).max(0.0);
         if cost > 0.0 {

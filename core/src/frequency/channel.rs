@@ -179,8 +179,10 @@ pub enum MemoChain {
     /// L-SUE, L-OSUE: a permanent bit vector, then each bit flipped on
     /// every report.
     Bits {
-        /// `P[1]` of the value's own permanent bit and of every other.
-        permanent: (f64, f64),
+        /// `(P[0], P[1])` of the value's own permanent bit.
+        own: (f64, f64),
+        /// `(P[0], P[1])` of every other permanent bit.
+        other: (f64, f64),
         /// The probability that a report flips a permanent bit.
         flip: f64,
     },

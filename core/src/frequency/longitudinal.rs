@@ -128,6 +128,13 @@ impl Longitudinal {
         (1.0 - mu * (m - 1.0) / m, mu / m)
     }
 
+    /// The permanent bits' `(P[0], P[1])`, the value's own and every
+    /// other's, each as realized (`1 − p` is never recomputed from `p`).
+    fn permanent_bits(permanent: &UnaryEncoding) -> ((f64, f64), (f64, f64)) {
+        let (miss, q) = (permanent.miss(), permanent.support_probabilities().1);
+        ((miss, 1.0 - miss), (1.0 - q, q))
+    }
+
     /// The composed bit probabilities, each computed without cancelling:
     /// `((P[0], P[1]) of the value's own bit, (P[0], P[1]) of the others)`.
     fn bits(permanent: &UnaryEncoding, flip: &Bernoulli) -> ((f64, f64), (f64, f64)) {
@@ -272,10 +279,10 @@ impl Mechanism for Longitudinal {
                 let response = permanent.response();
                 MemoChain::Symbols { m: response.symbols(), permanent: symbols(response), step: symbols(step) }
             }
-            Chain::Unary { permanent, flip } => MemoChain::Bits {
-                permanent: (1.0 - permanent.miss(), permanent.support_probabilities().1),
-                flip: flip.probability(),
-            },
+            Chain::Unary { permanent, flip } => {
+                let (own, other) = Self::permanent_bits(permanent);
+                MemoChain::Bits { own, other, flip: flip.probability() }
+            }
         })
     }
 
@@ -289,12 +296,14 @@ impl Mechanism for Longitudinal {
             Chain::Direct { permanent, step } => symbol_chain_epsilon(permanent, step, reports),
             Chain::Hashed { permanent, step } => symbol_chain_epsilon(permanent.response(), step, reports),
             Chain::Unary { permanent, flip } => {
-                let (own, other) = (1.0 - permanent.miss(), permanent.support_probabilities().1);
+                let (own, other) = Self::permanent_bits(permanent);
                 bit_chain_epsilon(own, other, flip.probability(), reports)
             }
         };
-        // A NaN (no such chain is built) would be charged as the long-run ε.
-        Some(if epsilon.is_nan() { f64::INFINITY } else { crate::privacy::epsilon_rounded_up(epsilon.max(0.0)) })
+        // Each log is within a few ulps of values up to about ε_∞ + ln d
+        // (< 60): 1e-12 covers their rounding, whatever ε. A NaN (no such
+        // chain is built) is charged as the long-run ε.
+        Some(if epsilon.is_nan() { f64::INFINITY } else { crate::privacy::epsilon_rounded_up(epsilon.max(0.0) + 1e-12) })
     }
 
     fn instantaneous(&self, permanent: &Payload, rng: &mut dyn RngCore) -> Payload {
@@ -344,7 +353,9 @@ fn symbol_chain_epsilon(permanent: &GeneralizedRandomizedResponse, step: &Genera
             let power = |c: u64| exp(t * c as f64 - top);
             let spread = extra as f64 * power(base + 1) + (others - extra) as f64 * power(base);
             let sum = q1 * (power(own) + power(theirs) + spread);
-            let ratio = ln(sum + delta * power(own)) - ln(sum + delta * power(theirs));
+            // ln(A/B) as ln(1 + (A−B)/B): no cancellation of two large logs.
+            let below = sum + delta * power(theirs);
+            let ratio = libm::log1p(delta * (power(own) - power(theirs)) / below);
             if ratio.is_nan() {
                 return f64::NAN;
             }
@@ -354,19 +365,19 @@ fn symbol_chain_epsilon(permanent: &GeneralizedRandomizedResponse, step: &Genera
     worst
 }
 
-/// The ε of `k` reports of one permanent bit vector (a value's own bit 1
-/// with `p`, every other with `q`), each bit flipped with `f` on every
-/// report. Bits are independent, and only the two inputs' own bits differ
-/// in law, so the ε is `max_j g(j) − min_j g(j)` with `g(j)` the log-ratio
-/// of `j` ones among one bit's `k` reports under `p` and under `q`:
-/// `P[j | p] ∝ p·(1−f)^j f^{k−j} + (1−p)·f^j (1−f)^{k−j}`.
-fn bit_chain_epsilon(p: f64, q: f64, f: f64, k: u64) -> f64 {
+/// The ε of `k` reports of one permanent bit vector (a value's own bit
+/// with `(P[0], P[1])` = `own`, every other with `other`), each bit flipped
+/// with `f` on every report. Bits are independent, and only the two
+/// inputs' own bits differ in law, so the ε is `max_j g(j) − min_j g(j)`
+/// with `g(j)` the log-ratio of `j` ones among one bit's `k` reports under
+/// `own` and under `other`: `P[j | (z, o)] ∝ o·(1−f)^j f^{k−j} + z·f^j (1−f)^{k−j}`.
+fn bit_chain_epsilon(own: (f64, f64), other: (f64, f64), f: f64, k: u64) -> f64 {
     let u = ln((1.0 - f) / f);
     let g = |j: u64| {
         let (ones, zeros) = (u * j as f64, u * (k - j) as f64);
         let top = ones.max(zeros);
-        let law = |p: f64| p * exp(ones - top) + (1.0 - p) * exp(zeros - top);
-        ln(law(p)) - ln(law(q))
+        let law = |(zero, one): (f64, f64)| one * exp(ones - top) + zero * exp(zeros - top);
+        ln(law(own)) - ln(law(other))
     };
     let (mut lo, mut hi) = (f64::MAX, f64::MIN);
     for j in 0..=k {
