@@ -11,7 +11,7 @@
 //   node scripts/screenshot.mjs --planner [--out docs/planner.png]
 // With --shuffle N (docs/shuffled-dashboard.png), the operator's dashboard
 // after the same reports went through a shuffler (`localdp shuffle --batch
-// N`, and after 2 s batches of at least 1,000, with the collector's token),
+// N`, and after 2 s batches of at least 1,000, with a shuffler token),
 // as a page's would when a shuffler stands between them: each metric's
 // central (ε, δ) beside its local ε.
 //   node scripts/screenshot.mjs --operator --shuffle 5000 --out docs/shuffled-dashboard.png
@@ -37,6 +37,8 @@ const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
 const metrics = join(root, 'www/metrics.json');
 const TOKEN = 'screenshot-token-0123456789abcdef';
 writeFileSync(join(dir, 'tokens'), `${TOKEN}\n`);
+// The shuffler's own token (the collector's --shuffler-token-file): readers' tokens post no batch.
+writeFileSync(join(dir, 'shuffler-tokens'), 'screenshot-shuffler-0123456789abcdef\n');
 /** Starts `localdp args`; the process and the URL it prints first. */
 const start = async (args) => {
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -44,12 +46,13 @@ const start = async (args) => {
   return { child, url };
 };
 const { child: server, url } = await start(['serve', '--port', '0', '--db', join(dir, 'demo.sqlite'), ...(operator
-  ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', batch ? '600' : '12', '--max-body', String(16 << 20)]
+  ? ['--metrics', metrics, '--www', join(dir, 'no-demo'), '--token-file', join(dir, 'tokens'), '--requests-per-minute', batch ? '600' : '12', '--max-body', String(16 << 20),
+    ...(batch ? ['--shuffler-token-file', join(dir, 'shuffler-tokens')] : [])]
   : ['--www', join(root, 'www'), '--pkg', join(root, 'dist/web')])]);
 const shuffler = batch === null ? null
   // What is held after the simulation (less than a batch) goes after 2 s.
   : await start(['shuffle', '--port', '0', '--forward', url, '--batch', batch, '--max-wait', '2s', '--min-batch', '1000',
-    '--token-file', join(dir, 'tokens'), '--max-body', String(16 << 20), '--db', join(dir, 'shuffle.sqlite')]);
+    '--token-file', join(dir, 'shuffler-tokens'), '--max-body', String(16 << 20), '--db', join(dir, 'shuffle.sqlite')]);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],

@@ -137,8 +137,10 @@ test('the central ε of a shuffled metric, as its description\'s "shuffled" give
   // The description as a collector with a shuffler answers it: one metric with
   // a central ε, one whose batches are too small for one, one with "shuffled": null.
   const shuffled = {
-    browser: { batches: 3, reports: 3000, smallest_batch: 900, central: { epsilon: 0.4132, delta: 1e-6 }, note: 'Each batch was shuffled before the collector saw it.' },
-    latency: { batches: 2, reports: 40, smallest_batch: 15, central: null, note: 'The smallest batch is too small for amplification.' },
+    browser: { batches: 3, reports: 3000, smallest_batch: 900, central: { epsilon: 0.4132, delta: 1e-6 },
+      shufflers: [{ fingerprint: 'af476939', batches: 3 }], note: 'Each batch was shuffled before the collector saw it.' },
+    latency: { batches: 2, reports: 40, smallest_batch: 15, central: null,
+      shufflers: [{ fingerprint: 'af476939', batches: 1 }, { fingerprint: '27f11cd7', batches: 1 }], note: 'The smallest batch is too small for amplification.' },
     load_time: null,
   };
   await page.route('**/api/metrics', async (route) => {
@@ -155,10 +157,10 @@ test('the central ε of a shuffled metric, as its description\'s "shuffled" give
     await page.waitForSelector('body[data-state="ready"]');
     const caveat = ' Only if the shuffler is run by someone other than the collector.';
     assert.equal(await fact(page, 'browser', 'central').textContent(),
-      `ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900)${caveat}`);
+      `ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900, from shuffler token af476939)${caveat}`);
     assert.equal(await fact(page, 'browser', 'central').locator('.caveat').getAttribute('title'), shuffled.browser.note);
     assert.equal(await fact(page, 'latency', 'central').textContent(),
-      `none yet (40 reports in 2 batches, the smallest 15)${caveat}`);
+      `none yet (40 reports in 2 batches, the smallest 15, from shuffler tokens af476939 (1), 27f11cd7 (1))${caveat}`);
     assert.equal(await fact(page, 'latency', 'central').locator('.caveat').getAttribute('title'), shuffled.latency.note);
     assert.equal(await fact(page, 'load_time', 'central').textContent(), 'no shuffler');
     assert.equal(await fact(page, 'pages', 'central').textContent(), 'no shuffler');

@@ -164,13 +164,20 @@ function describe(m, slots) {
 /** The central ε of shuffled reports, as the collector's "shuffled" describes them. */
 function central(shuffled) {
   if (shuffled === undefined || shuffled === null) return ['no shuffler'];
-  const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} batches, the smallest ${count.format(shuffled.smallest_batch)}`;
+  const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} batches, the smallest ${count.format(shuffled.smallest_batch)}${senders(shuffled.shufflers)}`;
   const parts = shuffled.central
     ? [el('b', { text: `ε = ${shuffled.central.epsilon.toPrecision(3)}` }), `, δ = ${shuffled.central.delta.toExponential(0)} (${batches})`]
     : [`none yet (${batches})`];
   // The collector's note (its conditions, in full) is the caveat's tooltip.
   parts.push(el('span', { class: 'muted caveat', title: shuffled.note ?? '', text: ' Only if the shuffler is run by someone other than the collector.' }));
   return parts;
+}
+
+/** Which shuffler tokens sent the batches, by fingerprint (the collector never shows a token). */
+function senders(shufflers) {
+  if (!shufflers?.length) return '';
+  if (shufflers.length === 1) return `, from shuffler token ${shufflers[0].fingerprint}`;
+  return `, from shuffler tokens ${shufflers.map((s) => `${s.fingerprint} (${count.format(s.batches)})`).join(', ')}`;
 }
 
 // --- estimates ----------------------------------------------------------------
