@@ -22,6 +22,7 @@ const METRICS = [
   { name: 'sections', title: 'Sections', config: { protocol: 'cms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] } },
   { name: 'apps', title: 'Installed apps', config: { protocol: 'rappor', bits: 16, hashes: 2, cohorts: 4, candidates: ['mail', 'maps', 'chat'] } },
   { name: 'events', title: 'Browser × OS', config: { protocol: 'marginals', epsilon: 4, attributes: [{ name: 'browser', domain: ['Chrome', 'Safari'] }, { name: 'os', domain: 3 }] } },
+  { name: 'minutes', title: 'Minutes per feature', unit: 'min', config: { protocol: 'key_value', epsilon: 4, keys: ['Search', 'Reports'], range: [0, 120], pad: 2 } },
 ];
 /** Report posts, and reports, per minute from one address: the test's own posts fit in both. */
 const REQUESTS_PER_MINUTE = 12;
@@ -243,7 +244,15 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     await postReports('events', randomized('events', cycle(['{"browser":"Chrome","os":0}', '{"browser":"Safari","os":2}'], 300), 9));
     await refreshedTo(page, 'apps', 3000);
     await refreshedTo(page, 'sections', 900);
+    await postReports('minutes', randomized('minutes', cycle(['{"Search":20}', '{"Search":40,"Reports":90}'], 200), 10));
     await refreshedTo(page, 'events', 300);
+    await refreshedTo(page, 'minutes', 200);
+    // A key-value metric: each key's share, then its mean among its holders.
+    const held = await card(page, 'minutes').locator('.bars:not(.key-means) .bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
+    assert.deepEqual(held, ['Search', 'Reports']);
+    const keyMeans = card(page, 'minutes').locator('.key-means .bar-row[data-key]');
+    assert.deepEqual(await keyMeans.evaluateAll((r) => r.map((x) => x.dataset.key)), ['Search', 'Reports']);
+    assert.match(await keyMeans.first().locator('.figure').textContent(), /^-?\d+(\.\d+)? ± \d+(\.\d+)? min$/);
     // An event metric: each field's histogram, under its name.
     assert.deepEqual(await card(page, 'events').locator('h4').allTextContents(), ['browser', 'os']);
     const fields = await card(page, 'events').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
