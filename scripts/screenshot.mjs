@@ -1,9 +1,9 @@
 // Remakes the docs' pictures in Chromium, each from a scratch collector:
 // - docs/dashboard.png, the demo: 20,000 users simulated in the page;
 // - docs/operator-dashboard.png (--operator), the operator's dashboard at
-//   /dashboard: the demo's metrics file, seeded reports from the CLI (one
-//   metric kept below the planner's floor), a bad report, a request limit
-//   run into, and the login with a token.
+//   /dashboard: the demo's metrics file, seeded reports from the CLI for
+//   each metric (one kept below the planner's floor), a bad report, a
+//   request limit run into, and the login with a token.
 // Needs the CLI ($LOCALDP_CLI, else the release build) and, for the demo, dist/.
 //   node scripts/screenshot.mjs [--users 20000] [--out docs/dashboard.png]
 //   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
@@ -62,10 +62,14 @@ const browser = await chromium.launch({
 async function demo(page) {
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]');
-  await page.selectOption('#users', arg('users', '20000'));
+  const users = arg('users', '20000');
+  await page.selectOption('#users', users);
   await page.click('#simulate');
   await page.waitForSelector('#sim-status[data-state="done"]', { timeout: 300000 });
-  await page.waitForFunction(() => !document.querySelector('.card .empty'), null, { timeout: 120000 });
+  // The refresh after the last batch: every card's n is every user (a
+  // refresh during the simulation leaves smaller ones meanwhile).
+  await page.waitForFunction((users) => [...document.querySelectorAll('.card .n')]
+    .every((n) => n.textContent.replaceAll(',', '') === users), users, { timeout: 120000 });
   await page.locator('#dashboard').screenshot({ path: out });
 }
 
@@ -89,8 +93,12 @@ async function post(name, body) {
   return fetch(`${shuffler?.url ?? url}/api/metrics/${name}/reports`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 }
 
+/** The reports posted per metric. */
+const posted = {};
+
 /** Seeded reports of `values` for metric `name`, posted in one batch. */
 async function collect(name, values, seed) {
+  posted[name] = values.length;
   const { config } = (await (await fetch(`${url}/api/metrics/${name}`)).json());
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   const lines = execFileSync(cli, ['randomize', '--config', join(dir, 'config.json'), '--seed', String(seed)],
@@ -104,6 +112,13 @@ async function operatorDashboard(page) {
   await collect('feature', cycle([['Search', 5], ['Dashboards', 3], ['Reports', 2], ['API', 1]], 300), 2);
   await collect('load_time', cycle([[350, 2], [600, 5], [800, 6], [1100, 4], [1600, 2], [2600, 1], [4200, 1]], 20000), 3);
   await collect('referrer', cycle([['/', 8], ['/pricing', 4], ['/docs', 3], ['/blog/ldp', 2], ['/signup', 1]], 20000), 4);
+  const device = (browser, os, kind) => JSON.stringify({ browser, os, device: kind });
+  await collect('device', cycle([[device('Chrome', 'Windows', 'desktop'), 6], [device('Safari', 'macOS', 'desktop'), 3],
+    [device('Chrome', 'Android', 'mobile'), 4], [device('Safari', 'iOS', 'mobile'), 4], [device('Firefox', 'Linux', 'desktop'), 1],
+    [device('Edge', 'Windows', 'desktop'), 2]], 20000), 5);
+  // Above the key-value metric's floor (about 29,000 users).
+  await collect('features_used', cycle([['{"Search":15,"Dashboards":40}', 4], ['{"Search":25,"Reports":60,"Export":10}', 2],
+    ['{"Dashboards":30,"Alerts":5}', 2], ['{"Search":10,"Sharing":20}', 1]], 40000), 6);
   await post('browser', '[{"hello":"world"}]');
   for (let i = 0; i < 100 && (await post('feature', '[]')).status !== 429; i++);
   await page.goto(`${url}/dashboard`);
@@ -113,12 +128,16 @@ async function operatorDashboard(page) {
   await page.waitForSelector('body[data-state="ready"]');
   if (shuffler) {
     // The batches reach the collector a moment later: refresh until every
-    // metric with reports shows its central ε.
-    await page.waitForFunction(() => {
+    // metric shows all its reports and its central ε (none for fewer than
+    // --min-batch, which the shuffler holds).
+    const expected = Object.fromEntries(Object.entries(posted).map(([name, n]) => [name, n >= 1000 ? n : 0]));
+    await page.waitForFunction((expected) => {
       document.querySelector('#refresh')?.click();
-      return [...document.querySelectorAll('article.metric')].every((card) =>
-        card.querySelector('dd.n')?.textContent === '0' || card.querySelector('dd.central b'));
-    }, null, { timeout: 120000, polling: 1000 });
+      return [...document.querySelectorAll('article.metric')].every((card) => {
+        const n = Number(card.querySelector('dd.n')?.textContent.replaceAll(',', ''));
+        return n === (expected[card.dataset.metric] ?? 0) && (n === 0 || card.querySelector('dd.central b'));
+      });
+    }, expected, { timeout: 120000, polling: 1000 });
   }
   await page.screenshot({ path: out, fullPage: true });
 }
