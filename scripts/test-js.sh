@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Tests the npm package as a user gets it: pack it (scripts/pack.sh), install the tarball into
+# Tests the npm package as a user gets it: pack it (`npm run pack`, as the README
+# says; a plain `npm pack` at the root must refuse), install the tarball into
 # a scratch project, and run the JS tests there with node --test (in Node, in
 # headless Chromium, through a Vite build), and the demo (www/) served by
 # `localdp serve` in Chromium. Expects dist/ and the CLI built; the size test
@@ -11,7 +12,13 @@ need_browser
 root=$PWD
 scratch=$root/target/js-scratch
 rm -rf "$scratch" && mkdir -p "$scratch"
-tarball=$(basename "$(bash scripts/pack.sh "$scratch")")
+# The root's README is not the package's: npm pack (and npm publish) there refuse.
+if refused=$(npm pack --dry-run 2>&1) || ! grep -q 'use npm run pack' <<<"$refused"; then
+  echo "a plain npm pack at the root was not refused by the prepack guard: $refused" >&2
+  exit 1
+fi
+# The documented command, as typed: npm runs the prepack guard before it.
+tarball=$(basename "$(npm run pack -- "$scratch" | tail -n 1)")
 cp -r tests/js/. "$scratch/"
 cd "$scratch"
 echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > package.json

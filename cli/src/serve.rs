@@ -41,7 +41,7 @@ pub(crate) mod telemetry;
 mod writer;
 
 use access::Tokens;
-use app::{authorize, unknown_metric, App, ESTIMATES_WAITING};
+use app::{authorize, authorize_batch, unknown_metric, App, ESTIMATES_WAITING};
 use axum::extract::{Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{from_fn_with_state, Next};
@@ -60,7 +60,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::Store;
+use store::{BatchId, Store};
 use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
 use response::{api_headers, json, retry_later};
@@ -92,12 +92,18 @@ pub struct ServeArgs {
     /// Retry-After. Default: the number of CPUs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_estimates: Option<u32>,
-    /// Bearer tokens, one per line: with it, estimates, the metric listing
-    /// and a metric's counts, report exports, /metrics and shuffled batches
-    /// (`localdp shuffle --token-file`) need `Authorization: Bearer <token>`.
+    /// The readers' bearer tokens, one per line: with it, estimates, the
+    /// metric listing and a metric's counts, report exports and /metrics
+    /// need `Authorization: Bearer <token>`. They read, and only read.
     /// Posting reports and reading a metric's config stay open.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// The shuffler's bearer tokens, one per line (the same format): the
+    /// only tokens that may post a shuffled batch (`Localdp-Batch`, what
+    /// `localdp shuffle --token-file` sends), whose central ε is shown.
+    /// They read nothing. Without it, no batch is taken.
+    #[arg(long, value_name = "FILE")]
+    shuffler_token_file: Option<PathBuf>,
     #[command(flatten)]
     front: FrontArgs,
     /// The δ of the central (ε, δ) shown per metric for the shuffled batches
@@ -118,7 +124,22 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    let tokens = args.token_file.as_deref().map(Tokens::read).transpose()?;
+    let tokens = args.token_file.as_deref().map(|file| Tokens::read(file, "--token-file")).transpose()?;
+    let shufflers = args.shuffler_token_file.as_deref().map(|file| Tokens::read(file, "--shuffler-token-file")).transpose()?;
+    if let Some(shufflers) = &shufflers {
+        if tokens.as_ref().is_some_and(|readers| readers.shares_a_token_with(shufflers)) {
+            return Err("a token is in both --token-file and --shuffler-token-file: a reader could then post \
+                        shuffled batches; give the shuffler tokens of its own"
+                .into());
+        }
+        let fingerprints = shufflers.fingerprints();
+        if (1..fingerprints.len()).any(|i| fingerprints[..i].contains(&fingerprints[i])) {
+            return Err("--shuffler-token-file: two tokens have the same fingerprint (or are the same token); \
+                        the dashboard could not tell their batches apart"
+                .into());
+        }
+        eprintln!("localdp serve: shuffled batches are taken from the shuffler tokens {}", fingerprints.join(", "));
+    }
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
     let specs = collector::read_metrics_file(&metrics_file)?;
     let telemetry = Arc::new(Telemetry::new(specs.len()));
@@ -171,6 +192,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         www,
         pkg,
         tokens,
+        shufflers,
         computing: Arc::new(Semaphore::new(max_estimates)),
         admitted: Arc::new(Semaphore::new(max_estimates + ESTIMATES_WAITING)),
         turns,
@@ -421,9 +443,8 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 }
 
 /// `POST /api/metrics/{name}/reports`: one report or an array of them; with
-/// a `Localdp-Batch` header, a shuffled batch (which needs a token, and is
-/// refused by a collector without tokens), stored once however often it is
-/// sent.
+/// a `Localdp-Batch` header, a shuffled batch (which needs a shuffler token,
+/// [`authorize_batch`]), stored once however often it is sent.
 async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
     let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
@@ -434,18 +455,15 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
         }
     };
-    // Only a token holder (the shuffler) may say that reports came
-    // shuffled: the central ε shown rests on it. Without tokens, no one can.
-    if batch_id.is_some() {
-        if app.tokens.is_none() {
-            let error = "this collector takes no shuffled batches (Localdp-Batch): it needs --token-file, and the \
-                         shuffler one of its tokens; nothing was counted";
-            return json(StatusCode::FORBIDDEN, json!({ "error": error }));
-        }
-        if let Some(denied) = authorize(&app, &post.headers) {
-            return denied;
-        }
-    }
+    // Only a shuffler token may say that reports came shuffled: the central
+    // ε shown rests on it. Refused before the body is read.
+    let batch = match batch_id {
+        None => None,
+        Some(id) => match authorize_batch(&app, &post.headers) {
+            Ok(shuffler) => Some(BatchId { id, shuffler }),
+            Err(refused) => return refused,
+        },
+    };
     let received = match app.front.receive(&app.metrics[index].metric, post).await {
         Ok(received) => received,
         Err(refusal) => {
@@ -463,7 +481,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             return refusal.response();
         }
     };
-    let response = ingest(&app, index, received.batch, batch_id).await;
+    let response = ingest(&app, index, received.batch, batch).await;
     if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
         // Nothing of it was counted: nor is it against the client's limits.
         app.front.refund(&received.taken);
@@ -473,7 +491,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
 
 /// Stores (with the other batches queued meanwhile, in one transaction)
 /// and counts a validated batch; answers once it is on disk.
-async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<String>) -> Response {
+async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<BatchId>) -> Response {
     let name = &app.metrics[index].spec.name;
     let Batch { reports, parsed, rejected, described } = batch;
     let accepted = reports.len();

@@ -30,7 +30,7 @@
 //! hour, while the other metrics' batches go on. A batch is dropped only
 //! when the collector's own answer says it rejected every report of it.
 
-use crate::serve::access::Tokens;
+use crate::serve::access::{fingerprint, Tokens};
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
 use crate::serve::store::{self, StoreResult};
@@ -75,9 +75,9 @@ pub struct ShuffleArgs {
     /// The smallest batch --max-wait forwards.
     #[arg(long, value_name = "M", requires = "max_wait", value_parser = clap::value_parser!(u64).range(1..))]
     min_batch: Option<u64>,
-    /// The collector's bearer tokens (its --token-file): the first is sent
-    /// with each batch. A collector with tokens takes batches only from a
-    /// token holder.
+    /// Shuffler tokens, one per line: tokens of the collector's
+    /// --shuffler-token-file (the only ones it takes batches from); the
+    /// first is sent with each batch.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// The SQLite file of the reports held and the batches not yet
@@ -390,7 +390,8 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     crate::serve::abort_on_panic();
     let mut collector = Collector::parse(&args.forward)?;
     if let Some(file) = &args.token_file {
-        let token = Tokens::read(file)?;
+        let token = Tokens::read(file, "--token-file")?;
+        eprintln!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
         let value = [&b"Bearer "[..], token.first()].concat();
         let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
         value.set_sensitive(true);

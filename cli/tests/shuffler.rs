@@ -26,13 +26,19 @@ const MARKS: &str = r#"{"protocol":"grr","epsilon":1.0,"domain":1000000}"#;
 /// An OUE metric whose reports are long (a bit per value).
 const WIDE: &str = r#"{"protocol":"oue","epsilon":1.0,"domain":2000}"#;
 
-/// The collector's token, which the shuffler is given: a collector takes
-/// batches only from a token holder.
-const TOKEN: &str = "shuffler-token-0123456789abcdef";
-const BEARER: &str = "Bearer shuffler-token-0123456789abcdef";
+/// A reader's token (the collector's --token-file): it reads, and only reads.
+const READER_TOKEN: &str = "reader-token-0123456789abcdef";
+const READER: &str = "Bearer reader-token-0123456789abcdef";
+
+/// The shuffler's token (the collector's --shuffler-token-file, the
+/// shuffler's --token-file): the only kind that posts batches.
+const SHUFFLER_TOKEN: &str = "shuffler-token-0123456789abcdef";
+const SHUFFLER: &str = "Bearer shuffler-token-0123456789abcdef";
+/// Its fingerprint: SHA-256("shuffler-token-0123456789abcdef") begins af476939.
+const SHUFFLER_FINGERPRINT: &str = "af476939";
 
 /// A scratch directory whose metrics file also holds "marks" and "wide",
-/// with the token file "tokens".
+/// with the token files "tokens" (readers) and "shufflers".
 fn scratch(name: &str) -> Scratch {
     let scratch = Scratch::new(name);
     let colors = METRICS[0].1;
@@ -43,22 +49,23 @@ fn scratch(name: &str) -> Scratch {
         ),
     );
     scratch.file("wide.json", WIDE);
-    scratch.file("tokens", &format!("{TOKEN}\n"));
+    scratch.file("tokens", &format!("{READER_TOKEN}\n"));
+    scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n"));
     scratch
 }
 
-/// `localdp serve` with the scratch's tokens, and `extra`.
+/// `localdp serve` with the scratch's readers' and shuffler's tokens, and `extra`.
 fn serve(scratch: &Scratch, extra: &[&str]) -> Server {
-    let tokens = scratch.path("tokens");
-    let mut args = vec!["--token-file", tokens.to_str().unwrap()];
+    let (tokens, shufflers) = (scratch.path("tokens"), scratch.path("shufflers"));
+    let mut args = vec!["--token-file", tokens.to_str().unwrap(), "--shuffler-token-file", shufflers.to_str().unwrap()];
     args.extend(extra);
     Server::start(scratch, &args)
 }
 
-/// `localdp shuffle` in front of `collector`, with the scratch's tokens.
+/// `localdp shuffle` in front of `collector`, with the scratch's shuffler token.
 fn shuffle(scratch: &Scratch, collector: &Server, extra: &[&str]) -> Server {
-    let tokens = scratch.path("tokens");
-    let mut args = vec!["--token-file", tokens.to_str().unwrap()];
+    let shufflers = scratch.path("shufflers");
+    let mut args = vec!["--token-file", shufflers.to_str().unwrap()];
     args.extend(extra);
     Server::start_shuffler(scratch, collector, "shuffle.sqlite", &args)
 }
@@ -69,9 +76,9 @@ fn logged(server: &Server, needle: &str) {
     assert!(log.contains(needle), "{needle:?} not logged:\n{log}");
 }
 
-/// A read of the collector, with the token.
+/// A read of the collector, with the reader's token.
 fn read(collector: &Server, path: &str) -> Response {
-    collector.request("GET", path, &[("Authorization", BEARER)], None)
+    collector.request("GET", path, &[("Authorization", READER)], None)
 }
 
 /// The report of "marks" that carries `value`.
@@ -82,7 +89,7 @@ fn mark(value: u64) -> String {
 /// The values of a metric's stored reports, in the collector's order.
 fn stored_values(collector: &Server) -> Vec<u64> {
     collector
-        .export("marks", &[("Authorization", BEARER)])
+        .export("marks", &[("Authorization", READER)])
         .iter()
         .map(|line| serde_json::from_str::<Value>(line).unwrap()["value"].as_u64().unwrap())
         .collect()
@@ -104,10 +111,10 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Posts `body` to `metric` as the batch `id`, with the token.
+/// Posts `body` to `metric` as the batch `id`, with the shuffler's token.
 fn post_batch_to(collector: &Server, metric: &str, id: &str, body: &str) -> Response {
     let path = format!("/api/metrics/{metric}/reports");
-    collector.request("POST", &path, &[("Localdp-Batch", id), ("Authorization", BEARER)], Some(body.as_bytes()))
+    collector.request("POST", &path, &[("Localdp-Batch", id), ("Authorization", SHUFFLER)], Some(body.as_bytes()))
 }
 
 fn post_batch(collector: &Server, id: &str, body: &str) -> Response {
@@ -151,6 +158,9 @@ fn a_batch_sent_twice_is_stored_and_counted_once() {
         assert_eq!(central["delta"], 1e-6);
         let epsilon = central["epsilon"].as_f64().unwrap();
         assert!(epsilon > 0.0 && epsilon <= 1.0, "{epsilon}");
+        // Which shuffler token sent it, by its fingerprint, never the token.
+        assert_eq!(shuffled["shufflers"], json!([{"fingerprint": SHUFFLER_FINGERPRINT, "batches": 1}]));
+        assert!(!metric.to_string().contains(SHUFFLER_TOKEN), "{metric}");
         let note = shuffled["note"].as_str().unwrap();
         assert!(note.contains("only if the shuffler is run by someone other than the collector"), "{note}");
         assert!(note.contains("distinct honest users") && note.contains("--reports-per-minute"), "{note}");
@@ -174,9 +184,85 @@ fn a_collector_without_tokens_takes_no_batch() {
     let collector = Server::start(&scratch, &[]);
     let refused = collector.request("POST", "/api/metrics/marks/reports", &[("Localdp-Batch", "forged")], Some(mark(1).as_bytes()));
     assert_eq!(refused.status, 403, "{}", refused.text());
-    assert!(refused.json()["error"].as_str().unwrap().contains("--token-file"), "{}", refused.text());
+    assert!(refused.json()["error"].as_str().unwrap().contains("--shuffler-token-file"), "{}", refused.text());
     let metric = collector.get("/api/metrics/marks").json();
     assert_eq!((&metric["n"], &metric["shuffled"]), (&json!(0), &Value::Null));
+}
+
+/// A reader's token reads, and only reads: a batch posted with it is
+/// refused (403), and nothing of it is counted or stored (no report, no
+/// rejection, no batch id), whether the collector takes batches or not. A
+/// shuffler token reads nothing, and no token may be both.
+#[test]
+fn a_readers_token_posts_no_batch() {
+    let scratch = scratch("batch-reader");
+    let body = format!(r#"[{},{{"hello":1}}]"#, mark(1));
+    let from_reader = |collector: &Server| {
+        let headers = [("Localdp-Batch", "forged"), ("Authorization", READER)];
+        collector.request("POST", "/api/metrics/marks/reports", &headers, Some(body.as_bytes()))
+    };
+    let nothing_counted = |collector: &Server| {
+        let metric = described(collector, "marks");
+        assert_eq!((&metric["n"], &metric["rejected"], &metric["shuffled"]), (&json!(0), &rejected(&[]), &Value::Null), "{metric}");
+        assert!(stored_values(collector).is_empty());
+    };
+    // Readers' tokens alone: the collector takes no batch, a reader's neither.
+    let tokens = scratch.path("tokens");
+    let readers_only = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
+    let refused = from_reader(&readers_only);
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    assert!(refused.json()["error"].as_str().unwrap().contains("--shuffler-token-file"), "{}", refused.text());
+    nothing_counted(&readers_only);
+    drop(readers_only);
+    // With shuffler tokens: the reader is still refused.
+    let collector = serve(&scratch, &[]);
+    let refused = from_reader(&collector);
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let error = refused.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains("reader") && error.contains("--shuffler-token-file"), "{error}");
+    nothing_counted(&collector);
+    // Its batch id was not stored either: the shuffler's batch of that id is new.
+    let sent = post_batch(&collector, "forged", &body);
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    assert_eq!((&sent.json()["accepted"], &sent.json()["duplicate"]), (&json!(1), &Value::Null), "{}", sent.text());
+    let metric = described(&collector, "marks");
+    assert_eq!(metric["shuffled"]["shufflers"], json!([{"fingerprint": SHUFFLER_FINGERPRINT, "batches": 1}]), "{metric}");
+    // A shuffler token reads nothing: no estimate, no counts.
+    let estimate = collector.request("GET", "/api/metrics/marks/estimate", &[("Authorization", SHUFFLER)], None);
+    assert_eq!(estimate.status, 401, "{}", estimate.text());
+    let public = collector.request("GET", "/api/metrics/marks", &[("Authorization", SHUFFLER)], None).json();
+    assert_eq!((&public["n"], &public["shuffled"]), (&Value::Null, &Value::Null), "{public}");
+    drop(collector);
+    // A token in both files is refused at start.
+    let both = scratch.file("both", &format!("{SHUFFLER_TOKEN}\n{READER_TOKEN}\n"));
+    let log = Server::try_start(&scratch, &["--token-file", tokens.to_str().unwrap(), "--shuffler-token-file", both.to_str().unwrap()])
+        .err()
+        .expect("must not start");
+    assert!(log.contains("in both --token-file and --shuffler-token-file"), "{log}");
+}
+
+/// Batches stored by a collector of schema 2, when any token holder could
+/// post one, are not counted as shuffled once it is upgraded; their reports
+/// still are, as reports.
+#[test]
+fn batches_stored_before_shuffler_tokens_are_not_counted_as_shuffled() {
+    let scratch = scratch("batch-schema-2");
+    let collector = serve(&scratch, &[]);
+    let body = format!("[{}]", (0..5).map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(post_batch(&collector, "old", &body).status, 200);
+    drop(collector);
+    // The file as schema 2 left it: batches without a shuffler.
+    let file = rusqlite::Connection::open(scratch.path("reports.sqlite")).unwrap();
+    file.execute_batch("ALTER TABLE batches DROP COLUMN shuffler; PRAGMA user_version = 2;").unwrap();
+    drop(file);
+    let collector = serve(&scratch, &[]);
+    logged(&collector, "1 shuffled batches stored before shuffler tokens (--shuffler-token-file) are not counted as shuffled");
+    let metric = described(&collector, "marks");
+    assert_eq!((&metric["n"], &metric["shuffled"]), (&json!(5), &Value::Null), "{metric}");
+    // Its id is kept: sent again, it is a duplicate, and still not shuffled.
+    assert_eq!(post_batch(&collector, "old", &body).json()["duplicate"], true);
+    assert_eq!(post_batch(&collector, "new", &body).status, 200);
+    assert_eq!(described(&collector, "marks")["shuffled"]["batches"], 1);
 }
 
 #[test]
@@ -204,7 +290,7 @@ fn a_batch_of_rejected_reports_is_stored_once_and_counts_as_no_batch() {
 }
 
 #[test]
-fn a_collector_with_tokens_takes_batches_only_from_a_token_holder() {
+fn a_collector_with_tokens_takes_batches_only_from_a_shuffler_token() {
     let scratch = scratch("batch-token");
     let collector = serve(&scratch, &[]);
     let n = || described(&collector, "marks")["n"].as_u64().unwrap();
@@ -220,7 +306,7 @@ fn a_collector_with_tokens_takes_batches_only_from_a_token_holder() {
     );
     assert_eq!(wrong.status, 401);
     assert_eq!(n(), 0);
-    // The shuffler, given the token, forwards its batch.
+    // The shuffler, given the shuffler token, forwards its batch.
     let shuffler = shuffle(&scratch, &collector, &["--batch", "2"]);
     assert_eq!(shuffler.post_reports("marks", &format!("[{},{}]", mark(1), mark(2))).status, 200);
     eventually("the batch", || n() == 2);
@@ -252,7 +338,8 @@ fn the_shuffler_answers_as_the_collector_does_and_counts_nothing_twice() {
     let direct = serve(&scratch, &[]);
     let other = Scratch::new("rules-behind");
     other.file("metrics.json", &std::fs::read_to_string(scratch.path("metrics.json")).unwrap());
-    other.file("tokens", &format!("{TOKEN}\n"));
+    other.file("tokens", &format!("{READER_TOKEN}\n"));
+    other.file("shufflers", &format!("{SHUFFLER_TOKEN}\n"));
     let collector = serve(&other, &[]);
     let shuffler = shuffle(&other, &collector, &["--batch", "4", "--max-body", "4096"]);
     let bad_version = mark(7).replace(r#""version":1"#, r#""version":9"#);

@@ -22,6 +22,7 @@ const METRICS = [
   { name: 'sections', title: 'Sections', config: { protocol: 'cms', epsilon: 4, sketch: { hashes: 16, width: 64 }, candidates: ['/', '/blog', '/nowhere'] } },
   { name: 'apps', title: 'Installed apps', config: { protocol: 'rappor', bits: 16, hashes: 2, cohorts: 4, candidates: ['mail', 'maps', 'chat'] } },
   { name: 'events', title: 'Browser × OS', config: { protocol: 'marginals', epsilon: 4, attributes: [{ name: 'browser', domain: ['Chrome', 'Safari'] }, { name: 'os', domain: 3 }] } },
+  { name: 'minutes', title: 'Minutes per feature', unit: 'min', config: { protocol: 'key_value', epsilon: 4, keys: ['Search', 'Reports'], range: [0, 120], pad: 2 } },
 ];
 /** Report posts, and reports, per minute from one address: the test's own posts fit in both. */
 const REQUESTS_PER_MINUTE = 12;
@@ -137,8 +138,10 @@ test('the central ε of a shuffled metric, as its description\'s "shuffled" give
   // The description as a collector with a shuffler answers it: one metric with
   // a central ε, one whose batches are too small for one, one with "shuffled": null.
   const shuffled = {
-    browser: { batches: 3, reports: 3000, smallest_batch: 900, central: { epsilon: 0.4132, delta: 1e-6 }, note: 'Each batch was shuffled before the collector saw it.' },
-    latency: { batches: 2, reports: 40, smallest_batch: 15, central: null, note: 'The smallest batch is too small for amplification.' },
+    browser: { batches: 3, reports: 3000, smallest_batch: 900, central: { epsilon: 0.4132, delta: 1e-6 },
+      shufflers: [{ fingerprint: 'af476939', batches: 3 }], note: 'Each batch was shuffled before the collector saw it.' },
+    latency: { batches: 2, reports: 40, smallest_batch: 15, central: null,
+      shufflers: [{ fingerprint: 'af476939', batches: 1 }, { fingerprint: '27f11cd7', batches: 1 }], note: 'The smallest batch is too small for amplification.' },
     load_time: null,
   };
   await page.route('**/api/metrics', async (route) => {
@@ -155,10 +158,10 @@ test('the central ε of a shuffled metric, as its description\'s "shuffled" give
     await page.waitForSelector('body[data-state="ready"]');
     const caveat = ' Only if the shuffler is run by someone other than the collector.';
     assert.equal(await fact(page, 'browser', 'central').textContent(),
-      `ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900)${caveat}`);
+      `ε = 0.413, δ = 1e-6 (3,000 reports in 3 batches, the smallest 900, from shuffler token af476939)${caveat}`);
     assert.equal(await fact(page, 'browser', 'central').locator('.caveat').getAttribute('title'), shuffled.browser.note);
     assert.equal(await fact(page, 'latency', 'central').textContent(),
-      `none yet (40 reports in 2 batches, the smallest 15)${caveat}`);
+      `none yet (40 reports in 2 batches, the smallest 15, from shuffler tokens af476939 (1), 27f11cd7 (1))${caveat}`);
     assert.equal(await fact(page, 'latency', 'central').locator('.caveat').getAttribute('title'), shuffled.latency.note);
     assert.equal(await fact(page, 'load_time', 'central').textContent(), 'no shuffler');
     assert.equal(await fact(page, 'pages', 'central').textContent(), 'no shuffler');
@@ -241,7 +244,15 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     await postReports('events', randomized('events', cycle(['{"browser":"Chrome","os":0}', '{"browser":"Safari","os":2}'], 300), 9));
     await refreshedTo(page, 'apps', 3000);
     await refreshedTo(page, 'sections', 900);
+    await postReports('minutes', randomized('minutes', cycle(['{"Search":20}', '{"Search":40,"Reports":90}'], 200), 10));
     await refreshedTo(page, 'events', 300);
+    await refreshedTo(page, 'minutes', 200);
+    // A key-value metric: each key's share, then its mean among its holders.
+    const held = await card(page, 'minutes').locator('.bars:not(.key-means) .bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));
+    assert.deepEqual(held, ['Search', 'Reports']);
+    const keyMeans = card(page, 'minutes').locator('.key-means .bar-row[data-key]');
+    assert.deepEqual(await keyMeans.evaluateAll((r) => r.map((x) => x.dataset.key)), ['Search', 'Reports']);
+    assert.match(await keyMeans.first().locator('.figure').textContent(), /^-?\d+(\.\d+)? ± \d+(\.\d+)? min$/);
     // An event metric: each field's histogram, under its name.
     assert.deepEqual(await card(page, 'events').locator('h4').allTextContents(), ['browser', 'os']);
     const fields = await card(page, 'events').locator('.bar-row[data-value]').evaluateAll((r) => r.map((x) => x.dataset.value));

@@ -1,12 +1,14 @@
-//! Who may read and from where: bearer tokens (`--token-file`), the
-//! origins whose pages may call the collector (`--allow-origin`) and the
-//! names it answers to (`--bind`, `--host`).
+//! Who may read and from where: bearer tokens (`--token-file` for
+//! readers, `--shuffler-token-file` for the shuffler), the origins whose
+//! pages may call the collector (`--allow-origin`) and the names it answers
+//! to (`--bind`, `--host`).
 
 use axum::http::{header, HeaderMap};
+use sha2::{Digest, Sha256};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-/// The tokens of `--token-file` (never printed: Debug says how many).
+/// The tokens of a token file (never printed: Debug says how many).
 pub struct Tokens(Vec<Vec<u8>>);
 
 impl std::fmt::Debug for Tokens {
@@ -17,9 +19,10 @@ impl std::fmt::Debug for Tokens {
 
 impl Tokens {
     /// One token per line; blank lines and lines starting with `#` are
-    /// skipped, surrounding whitespace is not part of a token.
-    pub fn read(path: &Path) -> Result<Tokens, String> {
-        let at = |e: &dyn std::fmt::Display| format!("--token-file {}: {e}", path.display());
+    /// skipped, surrounding whitespace is not part of a token. `flag` names
+    /// the file in errors and warnings.
+    pub fn read(path: &Path, flag: &str) -> Result<Tokens, String> {
+        let at = |e: &dyn std::fmt::Display| format!("{flag} {}: {e}", path.display());
         let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
         let mut tokens = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -32,7 +35,7 @@ impl Tokens {
                 return Err(at(&format!("line {}: a token is printable ASCII without spaces", i + 1)));
             }
             if token.len() < 16 {
-                eprintln!("localdp serve: --token-file line {}: a token of {} characters is easy to guess; use 32 random ones", i + 1, token.len());
+                eprintln!("localdp: {flag} line {}: a token of {} characters is easy to guess; use 32 random ones", i + 1, token.len());
             }
             tokens.push(token.as_bytes().to_vec());
         }
@@ -48,9 +51,20 @@ impl Tokens {
         &self.0[0]
     }
 
-    /// Whether `headers` carry `Authorization: Bearer <one of the tokens>`.
-    /// Every token is compared, each in time that depends only on its
-    /// length, never on where the bytes differ.
+    /// The [`fingerprint`] of each token, in the file's order.
+    pub fn fingerprints(&self) -> Vec<String> {
+        self.0.iter().map(|token| fingerprint(token)).collect()
+    }
+
+    /// Whether a token is in both `self` and `other`.
+    pub fn shares_a_token_with(&self, other: &Tokens) -> bool {
+        self.0.iter().any(|token| other.0.contains(token))
+    }
+
+    /// Whether `headers` carry `Authorization: Bearer <one of the tokens>`,
+    /// and if so that token's [`fingerprint`]. Every token is compared,
+    /// each in time that depends only on its length, never on where the
+    /// bytes differ.
     pub fn admits(&self, headers: &HeaderMap) -> Access {
         let Some(value) = headers.get(header::AUTHORIZATION) else { return Access::Missing };
         let value = value.as_bytes();
@@ -66,16 +80,25 @@ impl Tokens {
             any |= constant_time_eq(token, given) as u8;
         }
         if std::hint::black_box(any) == 1 {
-            Access::Granted
+            // `given` is one of the tokens: its fingerprint is that token's.
+            Access::Granted(fingerprint(given))
         } else {
             Access::Invalid
         }
     }
 }
 
+/// A token's short public name, for logs and the dashboard: the first 8 hex
+/// digits of its SHA-256. It tells tokens apart; it reveals nothing a
+/// guesser of a 32-character random token could use.
+pub fn fingerprint(token: &[u8]) -> String {
+    Sha256::digest(token)[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum Access {
-    Granted,
+    /// One of the tokens, with its [`fingerprint`].
+    Granted(String),
     /// No Authorization header.
     Missing,
     /// Another scheme, or a token that is not one of ours.
@@ -248,9 +271,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("tokens");
         std::fs::write(&file, "# readers\n  0123456789abcdef0123456789abcdef  \n\nsecond-token-0123456789\n").unwrap();
-        let tokens = Tokens::read(&file).unwrap();
-        assert_eq!(tokens.admits(&bearer("Bearer 0123456789abcdef0123456789abcdef")), Access::Granted);
-        assert_eq!(tokens.admits(&bearer("bearer second-token-0123456789")), Access::Granted);
+        let tokens = Tokens::read(&file, "--token-file").unwrap();
+        let fingerprints = tokens.fingerprints();
+        // SHA-256("second-token-0123456789") begins 27f11cd7.
+        assert_eq!(fingerprints[1], "27f11cd7");
+        assert_eq!(tokens.admits(&bearer("Bearer 0123456789abcdef0123456789abcdef")), Access::Granted(fingerprints[0].clone()));
+        assert_eq!(tokens.admits(&bearer("bearer second-token-0123456789")), Access::Granted(fingerprints[1].clone()));
         for wrong in [
             "Bearer 0123456789abcdef0123456789abcde",
             "Bearer 0123456789abcdef0123456789abcdef0",
@@ -263,9 +289,9 @@ mod tests {
         }
         assert_eq!(tokens.admits(&HeaderMap::new()), Access::Missing);
         std::fs::write(&file, "# nothing\n\n").unwrap();
-        assert!(Tokens::read(&file).unwrap_err().contains("no token"));
+        assert!(Tokens::read(&file, "--token-file").unwrap_err().contains("no token"));
         std::fs::write(&file, "with space\n").unwrap();
-        assert!(Tokens::read(&file).is_err());
+        assert!(Tokens::read(&file, "--shuffler-token-file").unwrap_err().starts_with("--shuffler-token-file "));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

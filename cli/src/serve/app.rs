@@ -1,5 +1,6 @@
 //! The collector's state ([`App`]) and what every endpoint checks first: a
-//! token where one is needed ([`authorize`]), and the metric's name
+//! reader's token where one is needed ([`authorize`]), a shuffler's token
+//! on a shuffled batch ([`authorize_batch`]), and the metric's name
 //! ([`App::find`], [`unknown_metric`]).
 
 use super::access::{Access, Tokens};
@@ -29,7 +30,11 @@ pub(super) struct App {
     pub(super) front: Arc<Front>,
     pub(super) www: Option<PathBuf>,
     pub(super) pkg: Option<PathBuf>,
+    /// `--token-file`: the readers' tokens.
     pub(super) tokens: Option<Tokens>,
+    /// `--shuffler-token-file`: the only tokens that may post a shuffled
+    /// batch (and they read nothing).
+    pub(super) shufflers: Option<Tokens>,
     /// One permit per estimate being computed (`--max-estimates`).
     pub(super) computing: Arc<Semaphore>,
     /// One permit per estimate being computed or waiting its turn
@@ -55,18 +60,47 @@ impl App {
 /// every metric's at once); past them, a 503.
 pub(super) const ESTIMATES_WAITING: usize = 16;
 
-/// `None` if the request may read (no tokens configured, or a valid one
-/// given); else the 401.
+/// `None` if the request may read (no readers' tokens configured, or a
+/// valid one given); else the 401.
 pub(super) fn authorize(app: &App, headers: &HeaderMap) -> Option<Response> {
-    let tokens = app.tokens.as_ref()?;
-    let (error, challenge) = match tokens.admits(headers) {
-        Access::Granted => return None,
+    match app.tokens.as_ref()?.admits(headers) {
+        Access::Granted(_) => None,
+        refused => Some(unauthorized(&refused)),
+    }
+}
+
+/// The fingerprint of the shuffler token a shuffled batch (`Localdp-Batch`)
+/// was posted with; else the refusal: 403 from a collector without
+/// shuffler tokens or with a reader's token, 401 without a valid token.
+/// Only a shuffler token's batches feed the central ε shown to operators,
+/// so no one who merely reads can claim that reports came shuffled.
+pub(super) fn authorize_batch(app: &App, headers: &HeaderMap) -> Result<String, Response> {
+    let forbidden = |error: &str| json(StatusCode::FORBIDDEN, json!({ "error": error }));
+    let Some(shufflers) = &app.shufflers else {
+        return Err(forbidden(
+            "this collector takes no shuffled batches (Localdp-Batch): it needs --shuffler-token-file, and the \
+             shuffler one of its tokens; nothing was counted",
+        ));
+    };
+    match shufflers.admits(headers) {
+        Access::Granted(fingerprint) => Ok(fingerprint),
+        _ if app.tokens.as_ref().is_some_and(|readers| matches!(readers.admits(headers), Access::Granted(_))) => Err(forbidden(
+            "a reader's token (--token-file) may not post a shuffled batch (Localdp-Batch): only a token of \
+             --shuffler-token-file may; nothing was counted",
+        )),
+        refused => Err(unauthorized(&refused)),
+    }
+}
+
+/// The 401 of a missing or invalid token.
+fn unauthorized(access: &Access) -> Response {
+    let (error, challenge) = match access {
         Access::Missing => ("this endpoint needs Authorization: Bearer <token>", "Bearer realm=\"localdp\""),
-        Access::Invalid => ("the token is not valid", "Bearer realm=\"localdp\", error=\"invalid_token\""),
+        _ => ("the token is not valid", "Bearer realm=\"localdp\", error=\"invalid_token\""),
     };
     let mut response = json(StatusCode::UNAUTHORIZED, json!({ "error": error }));
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-    Some(response)
+    response
 }
 
 /// The 404 of a metric name that is not configured: it lists the metrics,

@@ -100,20 +100,37 @@ pub struct Collected {
     central: Mutex<Option<(u64, Option<f64>)>>,
 }
 
-/// Shuffled batches stored: how many, their reports, the smallest.
-#[derive(Debug, Default, Clone, Copy)]
+/// Shuffled batches stored: how many, their reports, the smallest, and
+/// how many each shuffler token sent.
+#[derive(Debug, Default, Clone)]
 struct BatchCounts {
     batches: u64,
     reports: u64,
     smallest: u64,
+    /// Per shuffler token, by fingerprint.
+    senders: Vec<Shuffler>,
 }
 
 impl BatchCounts {
-    fn add(&mut self, size: u64) {
+    fn add(&mut self, size: u64, shuffler: &str) {
         self.smallest = if self.batches == 0 { size } else { self.smallest.min(size) };
         self.batches += 1;
         self.reports += size;
+        match self.senders.binary_search_by(|s| s.fingerprint.as_str().cmp(shuffler)) {
+            Ok(at) => self.senders[at].batches += 1,
+            Err(at) => self.senders.insert(at, Shuffler { fingerprint: shuffler.to_string(), batches: 1 }),
+        }
     }
+}
+
+/// The shuffler token that sent batches, by its fingerprint (never the
+/// token).
+#[derive(Debug, Clone, Serialize)]
+pub struct Shuffler {
+    /// The token's fingerprint: the first 8 hex digits of its SHA-256.
+    pub fingerprint: String,
+    /// The batches it sent that are counted.
+    pub batches: u64,
 }
 
 /// What a metric's description says of its shuffled batches.
@@ -128,6 +145,8 @@ pub struct Shuffled {
     /// Shuffle amplification (`localdp::accounting::shuffle`) of the metric's
     /// ε for the smallest batch; `None` where the method does not apply.
     pub central: Option<Central>,
+    /// Which shuffler tokens sent the batches counted, by fingerprint.
+    pub shufflers: Vec<Shuffler>,
     /// [`SHUFFLED_NOTE`]: the conditions in words.
     pub note: &'static str,
 }
@@ -274,8 +293,17 @@ impl Collected {
         }
         aggregator.restore_rejected(store.rejections(key)?);
         let mut batches = BatchCounts::default();
-        for size in store.batch_sizes(key)? {
-            batches.add(size);
+        let (sizes, unsigned) = store.batch_sizes(key)?;
+        for (size, shuffler) in sizes {
+            batches.add(size, &shuffler);
+        }
+        if unsigned > 0 {
+            eprintln!(
+                "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
+                 (--shuffler-token-file) are not counted as shuffled: any token holder could post them \
+                 (their reports are counted, as reports posted directly)",
+                spec.name
+            );
         }
         Ok(Collected {
             spec,
@@ -311,16 +339,17 @@ impl Collected {
         }
     }
 
-    /// Counts a shuffled batch of `size` accepted reports, once stored.
-    pub fn count_batch(&self, size: u64) {
-        self.batches.lock().expect("no panics while holding the lock").add(size);
+    /// Counts a shuffled batch of `size` accepted reports from the shuffler
+    /// token `shuffler` (its fingerprint), once stored.
+    pub fn count_batch(&self, size: u64, shuffler: &str) {
+        self.batches.lock().expect("no panics while holding the lock").add(size, shuffler);
     }
 
     /// The shuffled batches so far, with the central (ε, `delta`) of the
     /// smallest; `None` before the first. Computing the central ε of a new
     /// smallest size can take seconds: call it off the async workers.
     pub fn shuffled(&self, delta: f64) -> Option<Shuffled> {
-        let counts = *self.batches.lock().expect("no panics while holding the lock");
+        let counts = self.batches.lock().expect("no panics while holding the lock").clone();
         if counts.batches == 0 {
             return None;
         }
@@ -338,6 +367,7 @@ impl Collected {
             reports: counts.reports,
             smallest_batch: counts.smallest,
             central: epsilon.map(|epsilon| Central { epsilon, delta }),
+            shufflers: counts.senders,
             note: SHUFFLED_NOTE,
         })
     }

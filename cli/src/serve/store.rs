@@ -6,12 +6,15 @@
 //! metrics    (id, name UNIQUE, randomizer, config)   -- randomizer = Metric::id()
 //! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
-//! batches    (metric → metrics.id, id, size)         -- shuffled batches received (`localdp shuffle`), one per (metric, id)
+//! batches    (metric → metrics.id, id, size, shuffler) -- shuffled batches received (`localdp shuffle`), one per (metric, id)
 //! ```
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
 //! so a batch sent again (a shuffler's retry after a crash) finds its id and
-//! is stored, and counted, once.
+//! is stored, and counted, once. `shuffler` is the fingerprint of the
+//! shuffler token that posted it; batches stored by a collector of schema
+//! 2 have none (any token holder could post them) and are not counted as
+//! shuffled.
 //!
 //! The batches of the requests queued together (a group, see `writer.rs`)
 //! are one transaction: their accepted reports and rejection counts are
@@ -25,7 +28,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
 /// The schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS metrics (
@@ -50,9 +53,17 @@ CREATE TABLE IF NOT EXISTS batches (
     metric INTEGER NOT NULL REFERENCES metrics(id),
     id TEXT NOT NULL,
     size INTEGER NOT NULL,
+    shuffler TEXT,
     PRIMARY KEY (metric, id)
 ) WITHOUT ROWID;
 ";
+
+/// A shuffled batch's id (`Localdp-Batch`) and the fingerprint of the
+/// shuffler token it was posted with.
+pub struct BatchId {
+    pub id: String,
+    pub shuffler: String,
+}
 
 /// An open database.
 pub struct Store {
@@ -100,7 +111,16 @@ pub fn open(path: &Path, schema: &str, version: i64, program: &str) -> StoreResu
 impl Store {
     /// Opens (or creates) the database and takes its exclusive lock.
     pub fn open(path: &Path) -> StoreResult<Store> {
-        Ok(Store { connection: open(path, SCHEMA, SCHEMA_VERSION, "localdp serve")? })
+        let connection = open(path, SCHEMA, SCHEMA_VERSION, "localdp serve")?;
+        // Schema 2 → 3: a batch's shuffler; none for the batches already stored.
+        let db = |e: rusqlite::Error| format!("{}: {e}", path.display());
+        let has_shuffler: bool = connection
+            .query_row("SELECT count(*) > 0 FROM pragma_table_info('batches') WHERE name = 'shuffler'", [], |r| r.get(0))
+            .map_err(db)?;
+        if !has_shuffler {
+            connection.execute_batch("ALTER TABLE batches ADD COLUMN shuffler TEXT").map_err(db)?;
+        }
+        Ok(Store { connection })
     }
 
     /// The key of the metric `name`, registering it if new. A metric that
@@ -205,25 +225,27 @@ impl Store {
     /// reports (canonical JSON) and their rejection counts, all or nothing.
     /// The commit returns once the WAL is synced (`synchronous = FULL`).
     ///
-    /// A batch with an id is stored with its id, and its size (accepted
-    /// reports); one whose id is already stored (before, or earlier in the
-    /// group) is a duplicate, and nothing of it is stored. Per batch: `true`
-    /// if it was stored, `false` if it was a duplicate.
+    /// A batch with an id is stored with its id, its size (accepted
+    /// reports) and its shuffler's fingerprint; one whose id is already
+    /// stored (before, or earlier in the group) is a duplicate, and nothing
+    /// of it is stored. Per batch: `true` if it was stored, `false` if it
+    /// was a duplicate.
     pub fn append_group<'a>(
         &mut self,
-        batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a str>)>,
+        batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a BatchId>)>,
     ) -> rusqlite::Result<Vec<bool>> {
         let transaction = self.connection.transaction()?;
         let mut stored = Vec::new();
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
-            let mut batch_id = transaction
-                .prepare_cached("INSERT INTO batches (metric, id, size) VALUES (?1, ?2, ?3) ON CONFLICT (metric, id) DO NOTHING")?;
+            let mut batch_id = transaction.prepare_cached(
+                "INSERT INTO batches (metric, id, size, shuffler) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (metric, id) DO NOTHING",
+            )?;
             // Rejections summed per metric first: one upsert per (metric, reason).
             let mut rejections: Vec<(i64, [u64; Rejection::ALL.len()])> = Vec::new();
             for (key, reports, rejected, id) in batches {
                 let new = match id {
-                    Some(id) => batch_id.execute(params![key, id, reports.len() as i64])? == 1,
+                    Some(batch) => batch_id.execute(params![key, batch.id, reports.len() as i64, batch.shuffler])? == 1,
                     None => true,
                 };
                 stored.push(new);
@@ -262,14 +284,24 @@ impl Store {
         Ok(stored)
     }
 
-    /// The sizes of a metric's stored batches (received with an id) that
-    /// held an accepted report: one whose reports were all rejected is
-    /// stored (so a retry of it is a duplicate) but is no batch to hide in.
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<Vec<u64>> {
+    /// The sizes and shufflers of a metric's stored batches (received with
+    /// an id) that held an accepted report: one whose reports
+    /// were all rejected is stored (so a retry of it is a duplicate) but is
+    /// no batch to hide in. Also how many such batches have no shuffler
+    /// (stored before schema 3), which are not to be counted.
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let mut statement = self.connection.prepare("SELECT size FROM batches WHERE metric = ?1 AND size > 0").map_err(db)?;
-        let rows = statement.query_map([key], |r| r.get::<_, i64>(0)).map_err(db)?;
-        rows.map(|size| size.map(|s| s as u64)).collect::<rusqlite::Result<_>>().map_err(db)
+        let mut statement =
+            self.connection.prepare("SELECT size, shuffler FROM batches WHERE metric = ?1 AND size > 0").map_err(db)?;
+        let rows = statement.query_map([key], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<String>>(1)?))).map_err(db)?;
+        let (mut signed, mut unsigned) = (Vec::new(), 0);
+        for row in rows {
+            match row.map_err(db)? {
+                (size, Some(shuffler)) => signed.push((size, shuffler)),
+                (_, None) => unsigned += 1,
+            }
+        }
+        Ok((signed, unsigned))
     }
 
     /// The row id of a metric's newest stored report (0 if none): an export

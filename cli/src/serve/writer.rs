@@ -15,7 +15,7 @@
 //! commits (an exclusive-locked SQLite file has one connection).
 
 use super::collector::Collected;
-use super::store::Store;
+use super::store::{BatchId, Store};
 use super::telemetry::Telemetry;
 use localdp::{RejectionCounts, Report};
 use std::io::Write;
@@ -40,8 +40,9 @@ pub struct Append {
     /// The same, parsed (added to the running aggregate after the commit).
     pub parsed: Vec<Report>,
     pub rejected: RejectionCounts,
-    /// A shuffled batch's id: stored once, however often it is sent.
-    pub batch: Option<String>,
+    /// A shuffled batch's id and shuffler: stored once, however often it
+    /// is sent.
+    pub batch: Option<BatchId>,
     /// `Ok(true)` once committed and counted, `Ok(false)` if its batch id
     /// was stored before (nothing of it is stored or counted again); `Err`
     /// if nothing of it was.
@@ -141,7 +142,7 @@ fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mp
 fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
     let started = Instant::now();
     let stored = store.append_group(
-        group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected, a.batch.as_deref())),
+        group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected, a.batch.as_ref())),
     );
     telemetry.commit.observe_duration(started.elapsed());
     telemetry.group.observe(group.len() as f64);
@@ -166,8 +167,8 @@ fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group
         metrics[append.metric].absorb(&append.parsed, &append.rejected);
         // A batch whose reports were all rejected hides no one: its id is
         // stored (a retry is a duplicate), but it is not counted.
-        if append.batch.is_some() && !append.reports.is_empty() {
-            metrics[append.metric].count_batch(append.reports.len() as u64);
+        if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty()) {
+            metrics[append.metric].count_batch(append.reports.len() as u64, &batch.shuffler);
         }
         let t = &mut tally[append.metric];
         t.0 += append.reports.len();

@@ -164,13 +164,20 @@ function describe(m, slots) {
 /** The central ε of shuffled reports, as the collector's "shuffled" describes them. */
 function central(shuffled) {
   if (shuffled === undefined || shuffled === null) return ['no shuffler'];
-  const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} batches, the smallest ${count.format(shuffled.smallest_batch)}`;
+  const batches = `${count.format(shuffled.reports)} reports in ${count.format(shuffled.batches)} batches, the smallest ${count.format(shuffled.smallest_batch)}${senders(shuffled.shufflers)}`;
   const parts = shuffled.central
     ? [el('b', { text: `ε = ${shuffled.central.epsilon.toPrecision(3)}` }), `, δ = ${shuffled.central.delta.toExponential(0)} (${batches})`]
     : [`none yet (${batches})`];
   // The collector's note (its conditions, in full) is the caveat's tooltip.
   parts.push(el('span', { class: 'muted caveat', title: shuffled.note ?? '', text: ' Only if the shuffler is run by someone other than the collector.' }));
   return parts;
+}
+
+/** Which shuffler tokens sent the batches, by fingerprint (the collector never shows a token). */
+function senders(shufflers) {
+  if (!shufflers?.length) return '';
+  if (shufflers.length === 1) return `, from shuffler token ${shufflers[0].fingerprint}`;
+  return `, from shuffler tokens ${shufflers.map((s) => `${s.fingerprint} (${count.format(s.batches)})`).join(', ')}`;
 }
 
 // --- estimates ----------------------------------------------------------------
@@ -260,6 +267,21 @@ function distribution(m, estimate) {
   return [hist, ends(lo, hi, unit), el('div', { class: 'bars quantiles' }, ...rows)];
 }
 
+/** A key-value metric: each key's share of users as a bar, then the mean of its values among its holders. */
+function keyValues(m, estimate) {
+  const [lo, hi] = m.config.range;
+  const unit = m.unit ? ` ${m.unit}` : '';
+  const keys = estimate.keys;
+  const held = shares(keys.map((k) => ({ value: k.key, frequency: k.frequency.estimate, ci95: k.frequency.ci95 })), keys.length);
+  const x = scale(Math.min(lo, ...keys.map((k) => k.mean.ci95[0])), Math.max(hi, ...keys.map((k) => k.mean.ci95[1])));
+  const rows = keys.map((k) => {
+    const d = digits(k.mean.se);
+    return row(k.key, interval(x, lo, hi, k.mean.estimate, k.mean.ci95),
+      `${k.mean.estimate.toFixed(d)} ± ${((k.mean.ci95[1] - k.mean.ci95[0]) / 2).toFixed(d)}${unit}`, { 'data-key': k.key });
+  });
+  return [...held, el('div', { class: 'bars key-means' }, ...rows), ends(lo, hi, unit)];
+}
+
 /** The plot and its note for an answer of `/estimate`. */
 function estimated(m, answer) {
   if (answer.status === 409) return { plot: [el('p', { class: 'empty', text: 'No reports yet.' })], note: '' };
@@ -282,6 +304,8 @@ function estimated(m, answer) {
         plot: e.histograms.flatMap((h) => [el('h4', { text: h.attribute }), ...shares(h.values, h.values.length)]),
         note: `Each field's share, from every pair of fields (${e.protocol}), with its 95% interval; the joint histograms are in the estimate's JSON.`,
       };
+    case 'key_value':
+      return { plot: keyValues(m, e), note: `Bars: the share of users holding each key; below: the mean of each key's values among its holders (${e.protocol}). Each with its 95% interval.` };
     case 'rappor':
       return {
         plot: e.estimates.length ? shares(e.estimates, e.estimates.length) : [el('p', { class: 'empty', text: 'No candidate detected yet.' })],
