@@ -347,7 +347,7 @@ fn symbol_chain_epsilon(permanent: &GeneralizedRandomizedResponse, step: &Genera
             if others == 0 && rest > 0 {
                 continue;
             }
-            let (base, extra) = if others == 0 { (0, 0) } else { (rest / others, rest % others) };
+            let (base, extra) = rest.checked_div(others).zip(rest.checked_rem(others)).unwrap_or((0, 0));
             // Every power of r scaled by the largest, r^own.
             let top = t * own.max(base + u64::from(extra > 0)) as f64;
             let power = |c: u64| exp(t * c as f64 - top);
