@@ -5,21 +5,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal, Optional, TypedDict, Union, final
 
-__all__ = [
-    "Aggregator",
-    "Client",
-    "ConfigError",
-    "Error",
-    "InvalidValue",
-    "MergeMismatch",
-    "NoReports",
-    "PrivacyBudgetExceeded",
-    "ReadError",
-    "Rejected",
-    "SchemaError",
-    "StateError",
-    "ValueNotInDomain",
-]
+# The module's __all__ (localdp/__init__.py), as stubtest checks.
+__all__ = ["Aggregator", "Client", "ConfigError", "Error", "InvalidValue", "MergeMismatch", "NoReports",
+           "PrivacyBudgetExceeded", "ReadError", "Rejected", "SchemaError", "StateError", "ValueNotInDomain"]
 
 _Config = Mapping[str, Any]
 """A metric's config: the same JSON as the CLI's CONFIG.json."""
