@@ -691,7 +691,7 @@ impl Aggregator {
         for source in &sources {
             self.note_config(source.schema().metadata().get(localdp_arrow::CONFIG_KEY).map(String::as_str));
         }
-        let single = sources.len() == 1 && items.len() == 1 && !data.is_instance_of::<PyList>();
+        let single = !data.is_instance_of::<PyList>();
         self.adding(py, |aggregator, kept| {
             for (i, source) in sources.into_iter().enumerate() {
                 let name = if single { "add_arrow".to_string() } else { format!("add_arrow[{i}]") };
