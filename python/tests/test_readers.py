@@ -227,3 +227,17 @@ def test_an_aggregator_pickles_through_its_state_bytes():
         assert copied.to_bytes() == agg.to_bytes()
         assert json.dumps(copied.estimate()) == json.dumps(agg.estimate())
     assert pickle.loads(pickle.dumps(agg)) is not agg
+
+
+@pytest.mark.parametrize("codec", ["snappy", "gzip", "lz4", "brotli", "zstd", "none"])
+def test_parquet_of_every_codec_pyarrow_writes(tmp_path, codec):
+    config = {"protocol": "olh", "epsilon": 1, "domain": 64}
+    reports = [localdp.Client(config, seed=s).randomize(s % 9) for s in range(300)]
+    expected = localdp.Aggregator(config)
+    expected.add_many(reports)
+    frame = pd.DataFrame({"id": [localdp.Client(config).id] * 300, "value": [r["value"] for r in reports],
+                          "seed": [r["seed"] for r in reports]})
+    frame.to_parquet(tmp_path / "reports.parquet", compression=codec)
+    agg = localdp.Aggregator(config)
+    agg.add_parquet(tmp_path / "reports.parquet")
+    assert agg.to_bytes() == expected.to_bytes()
