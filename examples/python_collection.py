@@ -6,7 +6,7 @@ aggregator reads the file and plots each browser's estimate with its 95%
 interval beside the true share.
 
     pip install "./python[pandas]" matplotlib   # from the repository's root
-    python examples/python_collection.py docs/python-example.png
+    python examples/python_collection.py browsers.png
 
 The clients are seeded so the picture is reproducible: a seed is for
 simulation only (production clients are unseeded: the OS CSPRNG).

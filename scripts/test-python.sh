@@ -5,7 +5,9 @@
 # there), builds and installs the package from python/ with pip and maturin
 # (release profile, the workspace's target/, so it reuses the compiled
 # dependencies), and runs pytest: bit-identity with the CLI across families
-# (LOCALDP_CLI, default target/release/localdp), errors, the docs' examples.
+# (LOCALDP_CLI, default target/release/localdp), errors, the docs' examples;
+# then the stub: mypy --strict on every documented call
+# (python/tests/typing_calls.py) and stubtest against the built module.
 # pytest exits 5 when it collects no test, which fails this script (set -e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,3 +19,5 @@ start=$(date +%s)
 python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
 echo "test-python: the package built and installed in $(($(date +%s) - start)) s"
 python -m pytest -q python/tests
+python -m mypy --strict python/tests/typing_calls.py
+python -m mypy.stubtest localdp

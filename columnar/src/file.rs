@@ -295,6 +295,24 @@ impl ParquetFile {
         &self.path
     }
 
+    /// The Arrow schema the file's rows are read in (before
+    /// [`crate::conform`]), with the footer's metadata: what
+    /// [`crate::check_schema`] checks before a row is counted.
+    pub fn schema(&self) -> &SchemaRef {
+        self.metadata.schema()
+    }
+
+    /// The config the file was written for ([`CONFIG_KEY`]), if it carries
+    /// one.
+    pub fn config(&self) -> Option<&str> {
+        self.footer_value(CONFIG_KEY)
+    }
+
+    fn footer_value(&self, key: &str) -> Option<&str> {
+        let metadata = self.metadata.metadata().file_metadata().key_value_metadata()?;
+        metadata.iter().find(|e| e.key == key)?.value.as_deref()
+    }
+
     /// The number of row groups.
     ///
     /// See the example on [`ParquetFile`].
@@ -309,14 +327,7 @@ impl ParquetFile {
     ///
     /// See the example on [`ParquetFile`].
     pub fn exported_rejections(&self) -> Result<RejectionCounts> {
-        let Some(text) = self
-            .metadata
-            .metadata()
-            .file_metadata()
-            .key_value_metadata()
-            .and_then(|kv| kv.iter().find(|e| e.key == REJECTED_KEY))
-            .and_then(|e| e.value.as_deref())
-        else {
+        let Some(text) = self.footer_value(REJECTED_KEY) else {
             return Ok(RejectionCounts::default());
         };
         let bad = |problem| Error::Metadata { key: REJECTED_KEY, problem };
@@ -359,6 +370,20 @@ impl ParquetFile {
     ///
     /// See the example on [`ParquetFile`].
     pub fn read_into(&self, aggregator: &mut Aggregator, row_groups: Range<usize>) -> Result<Option<(u64, localdp::Error)>> {
+        let mut first = None;
+        self.for_each_batch(row_groups, |row, batch| {
+            if let Some((i, e)) = add_record_batch(aggregator, batch) {
+                first.get_or_insert((row + i as u64, e));
+            }
+        })?;
+        Ok(first)
+    }
+
+    /// Reads the row groups `row_groups` batch by batch, giving `each` the
+    /// number of a batch's first row (counted from the start of the file)
+    /// and the batch ([`ParquetFile::read_into`] counts them). A file that
+    /// cannot be read, or row groups it does not have, are an error.
+    pub fn for_each_batch(&self, row_groups: Range<usize>, mut each: impl FnMut(u64, &RecordBatch)) -> Result<()> {
         let groups = self.metadata.metadata().row_groups();
         if row_groups.end > groups.len() {
             return Err(Error::RowGroups { requested: row_groups, available: groups.len() });
@@ -371,13 +396,10 @@ impl ParquetFile {
                 .with_batch_size(READ_BATCH_ROWS)
                 .build()?)
         })?;
-        let mut first = None;
         while let Some(batch) = decode(|| Ok(reader.next().transpose()?))? {
-            if let Some((i, e)) = add_record_batch(aggregator, &batch) {
-                first.get_or_insert((row + i as u64, e));
-            }
+            each(row, &batch);
             row += batch.num_rows() as u64;
         }
-        Ok(first)
+        Ok(())
     }
 }

@@ -48,12 +48,14 @@
 #![deny(missing_docs)]
 
 mod builder;
+mod conform;
 mod error;
 mod file;
 mod schema;
 mod view;
 
 pub use builder::ReportBuilder;
+pub use conform::{check_schema, conform};
 pub use error::{Error, Result};
 pub use file::{write_parquet, ParquetFile, ParquetWriter, ROW_GROUP_BYTES, ROW_GROUP_ROWS};
 pub use schema::{

@@ -2,7 +2,7 @@
 //! an aggregator.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES, VERSION_KEY};
-use crate::{Error, Result};
+use crate::{conform, Error, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrowPrimitiveType, RecordBatch};
@@ -179,9 +179,11 @@ pub fn batch_view(batch: &RecordBatch) -> Result<ReportBatch<'_>> {
 /// Validates and adds every row of a record batch of reports, counting
 /// rejections by reason exactly as [`Aggregator::add_json`] counts the same
 /// reports; returns the first rejected row and its error (`None` if every
-/// row was accepted). Never fails as a whole: a batch the view refuses (a
-/// column of the wrong type, no `id` column, null list items) has every row
-/// counted as malformed, and rows whose identity is not the aggregator's
+/// row was accepted). Columns of other types are read through [`conform`]
+/// (a dataframe's `Int64` value, a category id). Never fails as a whole: a
+/// batch [`check_schema`](crate::check_schema) refuses (a column of a type
+/// that holds no reports' values, no `id` column) has every row counted as
+/// malformed, and rows whose identity is not the aggregator's
 /// metric's are counted as configuration mismatches (a null identity is
 /// malformed), as reports of another config in JSON Lines are.
 ///
@@ -203,6 +205,10 @@ pub fn add_record_batch(aggregator: &mut Aggregator, batch: &RecordBatch) -> Opt
     if rows == 0 {
         return None;
     }
+    let batch = &match conform(batch) {
+        Ok(batch) => batch,
+        Err(e) => return reject_all(aggregator, 0, rows, e),
+    };
     let ids = match Ids::of(batch) {
         Ok(ids) => ids,
         Err(e) => return reject_all(aggregator, 0, rows, e),

@@ -6,7 +6,7 @@ mod protocols;
 use arrow_array::builder::{ListBuilder, UInt32Builder};
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray, UInt64Array};
-use arrow_schema::{Field, Schema};
+use arrow_schema::{DataType, Field, Schema};
 use localdp::{Aggregator, Metric, PostProcessing, Rejection, Report, SimulationRng};
 use localdp_arrow::{add_record_batch, batch_view, ReportBuilder};
 use protocols::{value, PROTOCOLS};
@@ -184,9 +184,11 @@ fn null_list_items_are_malformed() {
     }
     let hostile = with_column(&batch, "attributes", Arc::new(attributes.finish()), false);
     let mut aggregator = Aggregator::new(metric);
-    let (_, error) = add_record_batch(&mut aggregator, &hostile).unwrap();
-    assert!(error.to_string().contains("\"attributes\" has null items"), "{error}");
-    assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::Malformed)), (0, 3));
+    // The view refuses such a batch; counted, each row with a null item is malformed.
+    assert!(batch_view(&hostile).unwrap_err().to_string().contains("\"attributes\" has null items"));
+    let (row, error) = add_record_batch(&mut aggregator, &hostile).unwrap();
+    assert!(matches!(error, localdp::Error::Rejected { reason: Rejection::Malformed, .. }), "{error}");
+    assert_eq!((row, aggregator.n(), aggregator.rejected().get(Rejection::Malformed)), (0, 0, 3));
 }
 
 #[test]
@@ -324,5 +326,191 @@ fn hostile_files_are_errors() {
         let mut aggregator = Aggregator::new(metric.clone());
         assert!(file.read_into(&mut aggregator, 0..1).unwrap().is_none());
         assert_eq!(aggregator.n(), 10);
+    }
+}
+
+/// A number column's values as `u64` (`None` for a null).
+fn numbers_of(column: &ArrayRef) -> Vec<Option<u64>> {
+    use arrow_array::cast::AsArray;
+    match column.data_type() {
+        DataType::UInt32 => column.as_primitive::<arrow_array::types::UInt32Type>().iter().map(|v| v.map(u64::from)).collect(),
+        _ => column.as_primitive::<arrow_array::types::UInt64Type>().iter().collect(),
+    }
+}
+
+/// `column` as another reader would give it: `to` is the Arrow type (the
+/// values are the same; only the layout or the width changes).
+fn as_type(column: &ArrayRef, to: &DataType) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    use arrow_array::*;
+    match (column.data_type(), to) {
+        (DataType::Dictionary(..), DataType::Dictionary(key, value)) => {
+            let ids = column.as_dictionary::<Int32Type>();
+            let values: ArrayRef = match value.as_ref() {
+                DataType::LargeUtf8 => Arc::new(LargeStringArray::from_iter(ids.values().as_string::<i32>().iter())),
+                DataType::Utf8View => Arc::new(StringViewArray::from_iter(ids.values().as_string::<i32>().iter())),
+                _ => ids.values().clone(),
+            };
+            let keys = ids.keys().iter().map(|k| k.map(|k| k as i64));
+            match key.as_ref() {
+                DataType::Int8 => Arc::new(DictionaryArray::new(keys.map(|k| k.map(|k| k as i8)).collect::<Int8Array>(), values)),
+                DataType::UInt32 => Arc::new(DictionaryArray::new(keys.map(|k| k.map(|k| k as u32)).collect::<UInt32Array>(), values)),
+                _ => Arc::new(DictionaryArray::new(keys.map(|k| k.map(|k| k as i16)).collect::<Int16Array>(), values)),
+            }
+        }
+        (DataType::Dictionary(..), DataType::LargeUtf8) => {
+            let ids = column.as_dictionary::<Int32Type>();
+            let strings = ids.values().as_string::<i32>();
+            Arc::new(ids.keys().iter().map(|k| k.map(|k| strings.value(k as usize))).collect::<LargeStringArray>())
+        }
+        (_, DataType::Int64) => Arc::new(numbers_of(column).into_iter().map(|v| v.map(|v| v as i64)).collect::<Int64Array>()),
+        (_, DataType::Float64) => Arc::new(numbers_of(column).into_iter().map(|v| v.map(|v| v as f64)).collect::<Float64Array>()),
+        (_, DataType::UInt8) => Arc::new(numbers_of(column).into_iter().map(|v| v.map(|v| v as u8)).collect::<UInt8Array>()),
+        (DataType::FixedSizeBinary(_), DataType::LargeBinary) => {
+            Arc::new(column.as_fixed_size_binary().iter().collect::<LargeBinaryArray>())
+        }
+        (DataType::Binary, DataType::LargeBinary) => Arc::new(column.as_binary::<i32>().iter().collect::<LargeBinaryArray>()),
+        (DataType::FixedSizeBinary(_), DataType::BinaryView) => {
+            Arc::new(column.as_fixed_size_binary().iter().collect::<BinaryViewArray>())
+        }
+        (DataType::Binary, DataType::BinaryView) => Arc::new(column.as_binary::<i32>().iter().collect::<BinaryViewArray>()),
+        (DataType::List(_), DataType::LargeList(item)) => {
+            let lists = column.as_list::<i32>();
+            let items = as_type(lists.values(), item.data_type());
+            let offsets = arrow_buffer::OffsetBuffer::<i64>::from_lengths(lists.offsets().lengths());
+            Arc::new(LargeListArray::new(item.clone(), offsets, items, lists.nulls().cloned()))
+        }
+        _ => column.clone(),
+    }
+}
+
+/// `batch` with each column of a name in `types` given that type.
+fn retyped(batch: &RecordBatch, types: &[(&str, DataType)]) -> RecordBatch {
+    let mut columns: Vec<(String, ArrayRef)> = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let column = match types.iter().find(|(name, _)| name == field.name()) {
+            Some((_, to)) => as_type(column, to),
+            None => column.clone(),
+        };
+        columns.push((field.name().clone(), column));
+    }
+    RecordBatch::try_from_iter_with_nullable(columns.into_iter().map(|(n, c)| (n, c, true))).unwrap()
+}
+
+#[test]
+fn columns_as_pandas_polars_and_duckdb_give_them_count_as_the_schemas() {
+    use DataType::*;
+    let item = |t: DataType| Arc::new(Field::new("item", t, true));
+    let dictionary = |k: DataType, v: DataType| Dictionary(Box::new(k), Box::new(v));
+    // pandas (category id, Int64 numbers), Polars (Categorical id, views, large lists, a
+    // Float64 value as a frame with nulls has), and a plain string id.
+    let readers: [Vec<(&str, DataType)>; 3] = [
+        vec![("id", dictionary(Int8, LargeUtf8)), ("value", Int64), ("seed", Int64), ("cohort", Int64), ("bits", LargeBinary),
+             ("attributes", LargeList(item(Int64))), ("values", LargeList(item(Int64)))],
+        vec![("id", dictionary(UInt32, Utf8View)), ("value", Float64), ("seed", Int64), ("cohort", Float64), ("bits", BinaryView),
+             ("attributes", LargeList(item(Float64))), ("values", LargeList(item(Int64)))],
+        vec![("id", LargeUtf8), ("value", Int64), ("seed", Float64), ("cohort", Int64), ("bits", LargeBinary)],
+    ];
+    for (config, values) in PROTOCOLS {
+        let metric = Metric::from_json(config).unwrap();
+        let originals = reports(config, values, 300, 14);
+        let batch = batch_of(&metric, &originals);
+        let expected = summary(&json_aggregate(&metric, &originals));
+        for types in &readers {
+            let read = retyped(&batch, types);
+            localdp_arrow::check_schema(&read.schema()).unwrap();
+            let mut aggregator = Aggregator::new(metric.clone());
+            assert!(add_record_batch(&mut aggregator, &read).is_none(), "{config} {types:?}");
+            assert_eq!(summary(&aggregator), expected, "{config} {types:?}");
+        }
+    }
+    // Narrow numbers where the values fit (GRR over 8 values: UInt8).
+    let (config, values) = PROTOCOLS[0];
+    let metric = Metric::from_json(config).unwrap();
+    let originals = reports(config, values, 50, 15);
+    let mut aggregator = Aggregator::new(metric.clone());
+    add_record_batch(&mut aggregator, &retyped(&batch_of(&metric, &originals), &[("value", UInt8), ("id", dictionary(Int16, Utf8))]));
+    assert_eq!(summary(&aggregator), summary(&json_aggregate(&metric, &originals)));
+}
+
+#[test]
+fn values_that_do_not_fit_make_their_rows_malformed_and_no_other() {
+    use arrow_array::{Float64Array, Int64Array, LargeListArray};
+    let (config, values) = PROTOCOLS[3]; // blh: value and seed
+    let metric = Metric::from_json(config).unwrap();
+    let batch = batch_of(&metric, &reports(config, values, 6, 16));
+    let value = Float64Array::from(vec![Some(1.0), Some(1.5), Some(-1.0), None, Some(f64::NAN), Some(0.0)]);
+    let seed = Int64Array::from(vec![7, 7, 7, 7, 7, 1 << 40]);
+    let hostile = with_column(&with_column(&batch, "value", Arc::new(value), true), "seed", Arc::new(seed), false);
+    let mut aggregator = Aggregator::new(metric.clone());
+    let (row, _) = add_record_batch(&mut aggregator, &hostile).unwrap();
+    assert_eq!((row, aggregator.n(), aggregator.rejected().get(Rejection::Malformed)), (1, 1, 5));
+
+    // A list with a null or negative item: that row alone.
+    let (config, values) = PROTOCOLS[8]; // dbitflip
+    let metric = Metric::from_json(config).unwrap();
+    let batch = batch_of(&metric, &reports(config, values, 3, 17));
+    let wide = as_type(batch.column_by_name("values").unwrap(), &DataType::LargeList(Arc::new(Field::new("item", DataType::Int64, true))));
+    let lists = wide.as_any().downcast_ref::<LargeListArray>().unwrap();
+    let mut items: Vec<Option<i64>> = lists.values().as_any().downcast_ref::<Int64Array>().unwrap().iter().collect();
+    items[0] = Some(-1);
+    let items = Arc::new(Int64Array::from(items));
+    let lists = LargeListArray::new(Arc::new(Field::new("item", DataType::Int64, true)), lists.offsets().clone(), items, None);
+    let mut aggregator = Aggregator::new(metric);
+    add_record_batch(&mut aggregator, &with_column(&batch, "values", Arc::new(lists), false));
+    assert_eq!((aggregator.n(), aggregator.rejected().get(Rejection::Malformed)), (2, 1));
+}
+
+#[test]
+fn a_column_that_cannot_hold_reports_is_named_before_anything_is_counted() {
+    let (config, values) = PROTOCOLS[0];
+    let metric = Metric::from_json(config).unwrap();
+    let batch = batch_of(&metric, &reports(config, values, 3, 18));
+    let text = with_column(&batch, "value", Arc::new(StringArray::from(vec!["1"; 3])), false);
+    let error = localdp_arrow::check_schema(&text.schema()).unwrap_err();
+    assert!(
+        matches!(&error, localdp_arrow::Error::ColumnType { column: "value", found, .. } if found == "Utf8"),
+        "{error}"
+    );
+    assert_eq!(error.to_string(), "column \"value\" is Utf8, expected whole numbers: an integer column (or a float column of whole numbers)");
+    let numbers = with_column(&batch, "id", Arc::new(UInt64Array::from(vec![1; 3])), false);
+    assert!(localdp_arrow::check_schema(&numbers.schema()).unwrap_err().to_string().starts_with("column \"id\" is UInt64, expected a string"));
+    let no_id = batch.project(&[1]).unwrap();
+    assert!(matches!(localdp_arrow::check_schema(&no_id.schema()), Err(localdp_arrow::Error::MissingId)));
+    // Other columns are not the schema's: any type.
+    let extra = RecordBatch::try_from_iter([("id", batch.column(0).clone()), ("day", Arc::new(StringArray::from(vec!["x"; 3])) as _)]).unwrap();
+    localdp_arrow::check_schema(&extra.schema()).unwrap();
+}
+
+#[test]
+fn files_of_every_codec_and_of_dataframe_types_read_as_their_reports() {
+    use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
+    use parquet::file::properties::WriterProperties;
+    let (config, values) = PROTOCOLS[4]; // olh: value and seed
+    let metric = Metric::from_json(config).unwrap();
+    let originals = reports(config, values, 400, 19);
+    // As pandas writes a frame: Int64 numbers, a plain string id.
+    let batch = retyped(&batch_of(&metric, &originals), &[("value", DataType::Int64), ("seed", DataType::Int64), ("id", DataType::LargeUtf8)]);
+    let codecs = [
+        Compression::SNAPPY,
+        Compression::GZIP(GzipLevel::default()),
+        Compression::LZ4,
+        Compression::LZ4_RAW,
+        Compression::BROTLI(BrotliLevel::default()),
+        Compression::ZSTD(ZstdLevel::default()),
+        Compression::UNCOMPRESSED,
+    ];
+    for (k, codec) in codecs.into_iter().enumerate() {
+        let path = temp_path(&format!("codec-{k}.parquet"));
+        let properties = WriterProperties::builder().set_compression(codec).build();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let file = localdp_arrow::ParquetFile::open(&path).unwrap();
+        localdp_arrow::check_schema(file.schema()).unwrap();
+        let mut aggregator = Aggregator::new(metric.clone());
+        assert!(file.read_into(&mut aggregator, 0..file.row_groups()).unwrap().is_none(), "{codec:?}");
+        assert_eq!(summary(&aggregator), summary(&json_aggregate(&metric, &originals)), "{codec:?}");
+        std::fs::remove_file(&path).unwrap();
     }
 }

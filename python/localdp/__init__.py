@@ -23,6 +23,7 @@ from ._errors import (
     PrivacyBudgetExceeded,
     ReadError,
     Rejected,
+    SchemaError,
     StateError,
     ValueNotInDomain,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "PrivacyBudgetExceeded",
     "ReadError",
     "Rejected",
+    "SchemaError",
     "StateError",
     "ValueNotInDomain",
 ]

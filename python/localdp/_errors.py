@@ -110,7 +110,11 @@ class MergeMismatch(Error, ValueError):
 
 class NoReports(Error):
     """An estimate was asked of an aggregator that accepted no report.
-    ``reason`` is ``"no_reports"``, as in JavaScript.
+    ``reason`` is ``"no_reports"``, as in JavaScript. When reports were
+    added but all rejected, the message says why: ``main_reason`` is the
+    most counted reason, ``rejected`` the counts, and for
+    ``"config_mismatch"``, ``file_config`` is the config the data added was
+    made for (its ``localdp.config``; ``None`` if it carries none).
 
     >>> import localdp
     >>> try:
@@ -121,6 +125,9 @@ class NoReports(Error):
     """
 
     reason = "no_reports"
+    main_reason = None
+    rejected = None
+    file_config = None
 
 
 class StateError(Error, ValueError):
@@ -151,3 +158,25 @@ class ReadError(Error):
     ...     print("unreadable")
     unreadable
     """
+
+
+class SchemaError(Error, TypeError):
+    """Arrow data or a Parquet file with a column that cannot hold the
+    reports' values (text in ``value``, numbers in ``id``), or no ``id``
+    column; raised before anything of it is counted. ``column`` is the
+    column, ``found`` its Arrow type (``None`` for a missing ``id``),
+    ``expected`` what it may be.
+
+    >>> import localdp, pyarrow as pa
+    >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
+    >>> table = pa.table({"id": [localdp.Client(config).id], "value": ["2"]})
+    >>> try:
+    ...     localdp.Aggregator(config).add_arrow(table)
+    ... except localdp.SchemaError as e:
+    ...     print(e.column, e.found)
+    value Utf8
+    """
+
+    column = None
+    found = None
+    expected = None

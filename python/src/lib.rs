@@ -9,19 +9,17 @@
 //! aggregate --format json` prints. Errors become the exceptions of
 //! `localdp/_errors.py`; a panic becomes `localdp.Error`, never a crash.
 
-use arrow_array::cast::AsArray;
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
-use arrow_array::{Array, ArrayRef, BinaryArray, ListArray, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_pyarrow::FromPyArrow;
 use localdp::metric::ValueKind;
 use localdp::{Error, Estimate, Metric, PostProcessing, Rejection, RejectionCounts, Report};
 use pyo3::exceptions::{PyOSError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// The exception class `name` of `localdp._errors`.
 fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -112,6 +110,27 @@ fn read_error(py: Python<'_>, error: localdp_arrow::Error) -> PyErr {
     }
 }
 
+/// `localdp.SchemaError` for Arrow data or a file (`source`: its path, or
+/// `None`) whose schema `check_schema` refused, naming the column, its type
+/// and what was expected.
+fn schema_error(py: Python<'_>, source: Option<&str>, error: localdp_arrow::Error) -> PyErr {
+    let message = match source {
+        Some(path) => format!("{path}: {error}; nothing was counted"),
+        None => format!("{error}; nothing was counted"),
+    };
+    let (column, found, expected) = match &error {
+        localdp_arrow::Error::ColumnType { column, expected, found } => (*column, Some(found.clone()), *expected),
+        _ => (localdp_arrow::ID, None, "a column of metric identities (Client.id)"),
+    };
+    let text = |s: &str| PyString::new(py, s).into_any().unbind();
+    raise(py, "SchemaError", &message, &[("column", text(column)), ("found", found.to_py(py)), ("expected", text(expected))])
+}
+
+/// Checks a schema before anything of its data is counted.
+fn check_schema(py: Python<'_>, source: Option<&str>, schema: &arrow_schema::Schema) -> PyResult<()> {
+    localdp_arrow::check_schema(schema).map_err(|e| schema_error(py, source, e))
+}
+
 /// Runs `work`, turning a panic into `localdp.Error` (a bug in localdp,
 /// never a crash of the interpreter).
 fn guard<T>(py: Python<'_>, work: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
@@ -177,6 +196,106 @@ fn counts_dict<'py>(py: Python<'py>, counts: &RejectionCounts) -> PyResult<Bound
 #[pyclass(module = "localdp")]
 struct Aggregator {
     inner: localdp::Aggregator,
+    /// The config's JSON text (for pickling).
+    config: String,
+    /// The configs (`localdp.config`) of the files and Arrow data added
+    /// that are not this aggregator's, for `NoReports` to name.
+    other_configs: Vec<String>,
+    /// The first refused rows and lines (at most [`REFUSALS_KEPT`]).
+    refusals: Vec<Refusal>,
+}
+
+/// How many refused rows an aggregator remembers (`rejections`).
+const REFUSALS_KEPT: usize = 100;
+
+/// A refused row or line: where it was and why (never its contents).
+struct Refusal {
+    source: String,
+    row: u64,
+    reason: &'static str,
+}
+
+/// The reason an error of a refused report is counted under.
+fn reason_of(error: &Error) -> &'static str {
+    match error {
+        Error::Rejected { reason, .. } => reason.as_str(),
+        _ => Rejection::Malformed.as_str(),
+    }
+}
+
+/// The refusals of one source (a file, a call), row numbers from its start.
+struct Refusals<'a> {
+    kept: &'a mut Vec<Refusal>,
+    source: &'a str,
+}
+
+impl Refusals<'_> {
+    fn full(&self) -> bool {
+        self.kept.len() >= REFUSALS_KEPT
+    }
+
+    fn note(&mut self, row: u64, error: &Error) {
+        if !self.full() {
+            self.kept.push(Refusal { source: self.source.to_string(), row, reason: reason_of(error) });
+        }
+    }
+
+    /// Adds `batch` (whose first row is row `at` of the source) and notes
+    /// its first refused rows: the first one as counted, the next ones
+    /// found by counting the rest again on a scratch aggregator (so every
+    /// row is counted once), a chunk at a time and only while fewer than
+    /// [`REFUSALS_KEPT`] are kept.
+    fn add_batch(&mut self, aggregator: &mut localdp::Aggregator, batch: &RecordBatch, at: u64) {
+        let Some((first, error)) = localdp_arrow::add_record_batch(aggregator, batch) else { return };
+        self.note(at + first as u64, &error);
+        let mut next = first + 1;
+        while !self.full() && next < batch.num_rows() {
+            let chunk = batch.slice(next, (batch.num_rows() - next).min(REFUSAL_CHUNK));
+            let mut scratch = localdp::Aggregator::new(aggregator.metric().clone());
+            match localdp_arrow::add_record_batch(&mut scratch, &chunk) {
+                Some((i, error)) => {
+                    self.note(at + (next + i) as u64, &error);
+                    next += i + 1;
+                }
+                None => next += chunk.num_rows(),
+            }
+        }
+    }
+
+    /// Adds JSON Lines and notes their first refused lines (numbered from
+    /// 0, blank lines included), as [`Refusals::add_batch`] does rows.
+    fn add_lines(&mut self, aggregator: &mut localdp::Aggregator, text: &[u8]) {
+        let Some((first, error)) = aggregator.add_json_lines(text) else { return };
+        self.note(first as u64, &error);
+        // `rest` is the text from line `line` on.
+        let (mut line, mut rest) = (first + 1, after_lines(text, first + 1));
+        while !self.full() && !rest.is_empty() {
+            let chunk = &rest[..rest.len() - after_lines(rest, REFUSAL_CHUNK).len()];
+            let mut scratch = localdp::Aggregator::new(aggregator.metric().clone());
+            let skip = match scratch.add_json_lines(chunk) {
+                Some((i, error)) => {
+                    self.note((line + i) as u64, &error);
+                    i + 1
+                }
+                None => REFUSAL_CHUNK,
+            };
+            (line, rest) = (line + skip, after_lines(rest, skip));
+        }
+    }
+}
+
+/// Rows (or lines) counted again at a time when looking for refused ones.
+const REFUSAL_CHUNK: usize = 4096;
+
+/// `text` after its first `lines` lines (empty if it has no more).
+fn after_lines(text: &[u8], lines: usize) -> &[u8] {
+    if lines == 0 {
+        return text;
+    }
+    match text.iter().enumerate().filter(|(_, &b)| b == b'\n').nth(lines - 1) {
+        Some((end, _)) => &text[end + 1..],
+        None => &[],
+    }
 }
 
 /// What an ``add_*`` call accepted and rejected (by reason).
@@ -187,17 +306,100 @@ fn added<'py>(py: Python<'py>, inner: &localdp::Aggregator, n: u64, rejected: &R
     Ok(dict)
 }
 
+/// Why a file is not JSON Lines text, if it is not (its first bytes or a
+/// NUL byte say so; the contents are never quoted).
+fn not_text(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"PAR1") {
+        Some("it is a Parquet file (add_parquet reads it)")
+    } else if bytes.starts_with(&[0x1f, 0x8b]) {
+        Some("it is gzip-compressed (decompress it first)")
+    } else if bytes.contains(&0) {
+        Some("it holds NUL bytes (a binary file)")
+    } else {
+        None
+    }
+}
+
+/// The Parquet files `paths` names: a path, a directory (every file under
+/// it whose name does not start with `.` or `_`, as pyarrow's datasets
+/// read a directory, hive partitions included), a glob pattern, or a list
+/// or tuple of these; in order, each directory's and glob's files sorted.
+fn parquet_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    let py = paths.py();
+    if paths.is_instance_of::<PyList>() || paths.is_instance_of::<pyo3::types::PyTuple>() {
+        let mut all = Vec::new();
+        for item in paths.try_iter()? {
+            all.extend(parquet_paths(&item?)?);
+        }
+        return Ok(all);
+    }
+    let path: PathBuf = paths.extract().map_err(|_| {
+        PyTypeError::new_err("add_parquet takes a path (str or os.PathLike), a directory, a glob pattern, or a list of them")
+    })?;
+    let missing = |what: &str| {
+        pyo3::exceptions::PyFileNotFoundError::new_err((2, what.to_string(), path.display().to_string()))
+    };
+    if path.is_dir() {
+        let mut files = Vec::new();
+        let mut folders = vec![path.clone()];
+        while let Some(folder) = folders.pop() {
+            let entries = std::fs::read_dir(&folder)
+                .map_err(|e| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), folder.display().to_string())))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| PyOSError::new_err(e.to_string()))?;
+                let name = entry.file_name();
+                if name.to_string_lossy().starts_with(['.', '_']) {
+                    continue;
+                }
+                let entry = entry.path();
+                if entry.is_dir() {
+                    folders.push(entry);
+                } else {
+                    files.push(entry);
+                }
+            }
+        }
+        files.sort();
+        return if files.is_empty() { Err(missing("no Parquet file in this directory")) } else { Ok(files) };
+    }
+    let text = path.to_string_lossy();
+    if !path.exists() && text.contains(['*', '?', '[']) {
+        let found: Vec<PathBuf> =
+            py.import("glob")?.getattr("glob")?.call((text.as_ref(),), Some(&[("recursive", true)].into_py_dict(py)?))?.extract()?;
+        let mut files: Vec<PathBuf> = found.into_iter().filter(|p| p.is_file()).collect();
+        files.sort();
+        return if files.is_empty() { Err(missing("no file matches this pattern")) } else { Ok(files) };
+    }
+    Ok(vec![path])
+}
+
+/// Opens the Parquet files `paths` names and checks their schemas, before
+/// anything of them is counted.
+fn open_parquet(py: Python<'_>, paths: &Bound<'_, PyAny>) -> PyResult<Vec<localdp_arrow::ParquetFile>> {
+    let mut files = Vec::new();
+    for path in parquet_paths(paths)? {
+        let file = guard(py, || localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, e)))?;
+        check_schema(py, Some(&path.display().to_string()), file.schema())?;
+        files.push(file);
+    }
+    Ok(files)
+}
+
 impl Aggregator {
-    /// Runs `add` on the aggregator with the interpreter released, then
-    /// returns what it accepted and rejected.
+    fn of(inner: localdp::Aggregator, config: String) -> Self {
+        Aggregator { inner, config, other_configs: Vec::new(), refusals: Vec::new() }
+    }
+
+    /// Runs `add` on the aggregator and its refusals with the interpreter
+    /// released, then returns what it accepted and rejected.
     fn adding<'py>(
         &mut self,
         py: Python<'py>,
-        add: impl FnOnce(&mut localdp::Aggregator) -> PyResult<()> + Send,
+        add: impl FnOnce(&mut localdp::Aggregator, &mut Vec<Refusal>) -> PyResult<()> + Send,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (n, before) = (self.inner.n(), *self.inner.rejected());
-        let inner = &mut self.inner;
-        guard(py, || py.detach(|| add(inner)))?;
+        let (inner, refusals) = (&mut self.inner, &mut self.refusals);
+        guard(py, || py.detach(|| add(inner, refusals)))?;
         added(py, &self.inner, n, &before)
     }
 
@@ -220,13 +422,75 @@ impl Aggregator {
             Err(_) => self.inner.add_json(b"\xff"),
         }
     }
+
+    /// Remembers `config` (the `localdp.config` of data added) when it is
+    /// not this aggregator's, for [`Aggregator::no_reports`].
+    fn note_config(&mut self, config: Option<&str>) {
+        let Some(config) = config else { return };
+        let own = self.inner.metric().id();
+        let same = Metric::from_json(config).is_ok_and(|m| m.id() == own);
+        if !same && !self.other_configs.iter().any(|c| c == config) {
+            self.other_configs.push(config.to_string());
+        }
+    }
+
+    /// Adds opened Parquet files and the rejections they were exported with.
+    fn add_files<'py>(&mut self, py: Python<'py>, files: Vec<localdp_arrow::ParquetFile>) -> PyResult<Bound<'py, PyDict>> {
+        for file in &files {
+            self.note_config(file.config());
+        }
+        self.adding(py, |aggregator, kept| {
+            for file in files {
+                let source = file.path().display().to_string();
+                let mut refusals = Refusals { kept, source: &source };
+                let read = file
+                    .for_each_batch(0..file.row_groups(), |row, batch| refusals.add_batch(aggregator, batch, row))
+                    .and_then(|_| file.add_exported_rejections(aggregator));
+                read.map_err(|e| Python::attach(|py| read_error(py, e)))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// `NoReports`, saying why when reports were added but none accepted:
+    /// the main reason and, for `config_mismatch`, the config the data
+    /// added was made for.
+    fn no_reports(&self, py: Python<'_>) -> PyErr {
+        let rejected = self.inner.rejected();
+        let Some((main, count)) = Rejection::ALL.into_iter().map(|r| (r, rejected.get(r))).filter(|(_, c)| *c > 0).max_by_key(|(_, c)| *c)
+        else {
+            return py_error(py, Error::NoReports);
+        };
+        let mut message = format!(
+            "{}: all {} reports added were rejected, {count} of them as {}",
+            Error::NoReports,
+            rejected.total(),
+            main.as_str()
+        );
+        let config = match main {
+            Rejection::ConfigMismatch => self.other_configs.first(),
+            _ => None,
+        };
+        if main == Rejection::ConfigMismatch {
+            message.push_str(" (made for another config than this aggregator's");
+            if let Some(config) = config {
+                message.push_str(&format!(": the data added carries localdp.config {config}; Aggregator.from_parquet(path) uses a file's own config"));
+            }
+            message.push(')');
+        }
+        let file_config = config.and_then(|c| loads(py, c).ok()).map_or_else(|| py.None(), |c| c.unbind());
+        let main_reason = PyString::new(py, main.as_str()).into_any().unbind();
+        let counts = counts_dict(py, rejected).map_or_else(|_| py.None(), |d| d.into_any().unbind());
+        raise(py, "NoReports", &message, &[("main_reason", main_reason), ("rejected", counts), ("file_config", file_config)])
+    }
 }
 
 #[pymethods]
 impl Aggregator {
     #[new]
     fn new(config: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Aggregator { inner: localdp::Aggregator::new(metric_of(config)?.0) })
+        let (metric, text) = metric_of(config)?;
+        Ok(Aggregator::of(localdp::Aggregator::new(metric), text))
     }
 
     /// The aggregator whose state ``to_bytes`` gave (here or on another
@@ -242,9 +506,36 @@ impl Aggregator {
     /// 10
     #[staticmethod]
     fn from_bytes(py: Python<'_>, config: &Bound<'_, PyAny>, state: &[u8]) -> PyResult<Self> {
-        let (metric, _) = metric_of(config)?;
+        let (metric, text) = metric_of(config)?;
         let inner = guard(py, || localdp::Aggregator::from_bytes(metric, state).map_err(|e| py_error(py, e)))?;
-        Ok(Aggregator { inner })
+        Ok(Aggregator::of(inner, text))
+    }
+
+    /// The aggregator of the config a Parquet export was made for (its
+    /// ``localdp.config``), with the file's reports added: what
+    /// ``Aggregator(config).add_parquet(path)`` gives with the right config.
+    /// ``path`` is anything ``add_parquet`` takes; the first file's config
+    /// is used. Raises ``ReadError`` for a file without a config.
+    ///
+    /// >>> import localdp, pyarrow as pa, pyarrow.parquet as pq, json, tempfile, os
+    /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
+    /// >>> ids = pa.array([localdp.Client(config).id] * 2).dictionary_encode()
+    /// >>> table = pa.table({"id": ids, "value": pa.array([1, 3], pa.uint64())})
+    /// >>> path = os.path.join(tempfile.mkdtemp(), "reports.parquet")
+    /// >>> pq.write_table(table.replace_schema_metadata({"localdp.config": json.dumps(config)}), path)
+    /// >>> localdp.Aggregator.from_parquet(path).n
+    /// 2
+    #[staticmethod]
+    fn from_parquet(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let files = open_parquet(py, path)?;
+        let config = files[0].config().ok_or_else(|| {
+            let source = files[0].path().display();
+            raise(py, "ReadError", &format!("{source}: the file carries no localdp.config: give its config to Aggregator(config)"), &[])
+        })?;
+        let metric = Metric::from_json(config).map_err(|e| py_error(py, e))?;
+        let mut aggregator = Aggregator::of(localdp::Aggregator::new(metric), config.to_string());
+        aggregator.add_files(py, files)?;
+        Ok(aggregator)
     }
 
     /// The resolved protocol (what ``"auto"`` chose).
@@ -309,10 +600,18 @@ impl Aggregator {
     /// >>> result["accepted"], result["rejected"]["malformed"]
     /// (4, 1)
     fn add_many<'py>(&mut self, py: Python<'py>, reports: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        if reports.is_instance_of::<PyString>() || reports.is_instance_of::<PyBytes>() || reports.is_instance_of::<pyo3::types::PyByteArray>() {
+            return Err(PyTypeError::new_err(
+                "add_many takes an iterable of reports, not one str or bytes (it would count each character): \
+                 add(line) adds one JSON line, add_json_lines(path) a file, add_many(text.splitlines()) lines",
+            ));
+        }
         let (n, before) = (self.inner.n(), *self.inner.rejected());
         guard(py, || {
-            for report in reports.try_iter()? {
-                let _ = self.add_one(&report?);
+            for (row, report) in reports.try_iter()?.enumerate() {
+                if let Err(error) = self.add_one(&report?) {
+                    Refusals { kept: &mut self.refusals, source: "add_many" }.note(row as u64, &error);
+                }
             }
             Ok(())
         })?;
@@ -324,13 +623,18 @@ impl Aggregator {
     /// as the JSON fields): a ``pyarrow.Table``, ``RecordBatch`` or
     /// ``RecordBatchReader``, anything with the Arrow PyCapsule interface
     /// (``__arrow_c_stream__`` or ``__arrow_c_array__``: a Polars
-    /// DataFrame, a DuckDB result), or a list of these. The columns are read
-    /// in place, without a copy (but for Polars' ``BinaryView`` and
-    /// ``LargeList`` columns, which are narrowed to the schema's ``Binary``
-    /// and ``List``). Rows are counted exactly as the same
-    /// reports as JSON: a malformed row, a row of another config or a
-    /// column of the wrong type is counted under ``rejected``, never raised.
-    /// Returns what this call accepted and rejected, as ``add_many``.
+    /// DataFrame, a DuckDB result), or a list of these. Columns of the
+    /// schema's types are read in place, without a copy; the others are
+    /// read as them with no cast needed: an ``id`` of strings or a category
+    /// (pandas ``category``, Polars ``Categorical`` and ``Enum``, any
+    /// dictionary), numbers of any integer type or whole-number floats,
+    /// large and view binary, large lists. Rows are counted exactly as the
+    /// same reports as JSON: a malformed row (a negative or fractional
+    /// ``value``, a null) or a row of another config is counted under
+    /// ``rejected``, never raised. A column that cannot hold the schema's
+    /// values (text in ``value``), or no ``id`` column, raises
+    /// ``SchemaError`` before anything is counted. Returns what this call
+    /// accepted and rejected, as ``add_many``.
     ///
     /// >>> import localdp, pyarrow as pa
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 1024}
@@ -367,32 +671,41 @@ impl Aggregator {
             return Err(not_arrow());
         };
         // Imported through the C data interface (arrow's checks of the
-        // foreign arrays run here, under the panic guard too).
+        // foreign arrays run here, under the panic guard too), and every
+        // schema checked before a row is counted.
         let sources = guard(py, || {
             let mut sources = Vec::new();
             for item in &items {
-                if let Some(reader) = stream(item)? {
-                    sources.push(Source::Stream(reader));
+                let source = if let Some(reader) = stream(item)? {
+                    Source::Stream(reader)
                 } else if let Some(batch) = batch(item)? {
-                    sources.push(Source::Batch(batch));
+                    Source::Batch(batch)
                 } else {
                     return Err(not_arrow());
-                }
+                };
+                check_schema(py, None, &source.schema())?;
+                sources.push(source);
             }
             Ok(sources)
         })?;
-        self.adding(py, |aggregator| {
-            for source in sources {
+        for source in &sources {
+            self.note_config(source.schema().metadata().get(localdp_arrow::CONFIG_KEY).map(String::as_str));
+        }
+        let single = !data.is_instance_of::<PyList>();
+        self.adding(py, |aggregator, kept| {
+            for (i, source) in sources.into_iter().enumerate() {
+                let name = if single { "add_arrow".to_string() } else { format!("add_arrow[{i}]") };
+                let mut refusals = Refusals { kept, source: &name };
                 match source {
-                    Source::Batch(batch) => {
-                        localdp_arrow::add_record_batch(aggregator, &narrow(batch));
-                    }
+                    Source::Batch(batch) => refusals.add_batch(aggregator, &batch, 0),
                     Source::Stream(reader) => {
+                        let mut row = 0;
                         for batch in reader {
                             let batch = batch.map_err(|e| {
                                 Python::attach(|py| read_error(py, localdp_arrow::Error::Arrow(e)))
                             })?;
-                            localdp_arrow::add_record_batch(aggregator, &narrow(batch));
+                            refusals.add_batch(aggregator, &batch, row);
+                            row += batch.num_rows() as u64;
                         }
                     }
                 }
@@ -401,34 +714,39 @@ impl Aggregator {
         })
     }
 
-    /// Adds the reports of a Parquet file of reports (``localdp export``,
-    /// the collector's ``reports.parquet``), and the rejections it was
-    /// exported with: the same counts as ``localdp aggregate FILE.parquet``.
-    /// Returns what this call accepted and rejected, as ``add_many``. A file
-    /// that cannot be opened raises ``OSError``; one that cannot be read,
-    /// ``ReadError``.
+    /// Adds the reports of Parquet files of reports (``localdp export``,
+    /// the collector's ``reports.parquet``, or any writer's, compressed
+    /// with zstd, Snappy, gzip, LZ4 or Brotli), and the rejections they
+    /// were exported with: the same counts as ``localdp aggregate
+    /// FILE.parquet``. ``path`` is a file, a directory (its files, hive
+    /// partitions included, as pyarrow reads a dataset), a glob pattern
+    /// (``"reports/day=*/*.parquet"``) or a list of these. Columns are read
+    /// as ``add_arrow`` reads them; every file's schema is checked before
+    /// anything is counted (``SchemaError``). Returns what this call
+    /// accepted and rejected, as ``add_many``. A file that cannot be
+    /// opened raises ``OSError`` (``FileNotFoundError`` for a pattern or
+    /// directory with no file); one that cannot be read, ``ReadError``.
     ///
     /// >>> import localdp, pyarrow as pa, pyarrow.parquet as pq, tempfile, os
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
     /// >>> ids = pa.array([localdp.Client(config).id] * 2).dictionary_encode()
-    /// >>> path = os.path.join(tempfile.mkdtemp(), "reports.parquet")
-    /// >>> pq.write_table(pa.table({"id": ids, "value": pa.array([1, 3], pa.uint64())}), path)
-    /// >>> localdp.Aggregator(config).add_parquet(path)["accepted"]
-    /// 2
-    fn add_parquet<'py>(&mut self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
-        let file = guard(py, || localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, e)))?;
-        self.adding(py, |aggregator| {
-            let read = file
-                .read_into(aggregator, 0..file.row_groups())
-                .and_then(|_| file.add_exported_rejections(aggregator));
-            read.map(|_| ()).map_err(|e| Python::attach(|py| read_error(py, e)))
-        })
+    /// >>> folder = tempfile.mkdtemp()
+    /// >>> for day in ["day=1", "day=2"]:
+    /// ...     os.makedirs(os.path.join(folder, day))
+    /// ...     pq.write_table(pa.table({"id": ids, "value": pa.array([1, 3], pa.uint64())}),
+    /// ...                    os.path.join(folder, day, "reports.parquet"))
+    /// >>> localdp.Aggregator(config).add_parquet(folder)["accepted"]
+    /// 4
+    fn add_parquet<'py>(&mut self, py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let files = open_parquet(py, path)?;
+        self.add_files(py, files)
     }
 
     /// Adds the reports of a JSON Lines file (one report per line, blank
     /// lines skipped), as ``localdp aggregate FILE`` counts them (the file
-    /// is read into memory whole). Returns
-    /// what this call accepted and rejected, as ``add_many``.
+    /// is read into memory whole). A file that is not text (a Parquet file,
+    /// a gzip file, NUL bytes) raises ``ReadError`` and nothing is counted.
+    /// Returns what this call accepted and rejected, as ``add_many``.
     ///
     /// >>> import localdp, json, tempfile, os
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
@@ -440,17 +758,49 @@ impl Aggregator {
     /// >>> result["accepted"], result["rejected"]["malformed"]
     /// (3, 1)
     fn add_json_lines<'py>(&mut self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
-        self.adding(py, |aggregator| {
-            let text = std::fs::read(&path)
-                .map_err(|e| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), path.display().to_string())))?;
-            aggregator.add_json_lines(&text);
+        let source = path.display().to_string();
+        let text = py
+            .detach(|| std::fs::read(&path))
+            .map_err(|e| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), source.clone())))?;
+        if let Some(why) = not_text(&text) {
+            return Err(raise(py, "ReadError", &format!("{source} is not JSON Lines text: {why}; nothing was counted"), &[]));
+        }
+        self.adding(py, |aggregator, kept| {
+            Refusals { kept, source: &source }.add_lines(aggregator, &text);
             Ok(())
         })
     }
 
+    /// The first refused rows and lines (up to ``limit``; the first 100
+    /// are kept), in the order they were added: dicts with ``source``
+    /// (the file's path, or ``"add_many"``, ``"add_arrow"``,
+    /// ``"add_arrow[i]"`` for the i-th item of a list), ``row`` (from 0:
+    /// the row of the file or data, the line of a JSON Lines file with
+    /// blank lines counted, the item of ``add_many``) and ``reason`` (as
+    /// in ``rejected``). A report's contents are never kept.
+    ///
+    /// >>> import localdp
+    /// >>> agg = localdp.Aggregator({"protocol": "grr", "epsilon": 1, "domain": 4})
+    /// >>> _ = agg.add_many(['{"version": 9}', "not json"])
+    /// >>> agg.rejections()
+    /// [{'source': 'add_many', 'row': 0, 'reason': 'unsupported_version'}, {'source': 'add_many', 'row': 1, 'reason': 'malformed'}]
+    #[pyo3(signature = (limit=10))]
+    fn rejections<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyList>> {
+        let rows = PyList::empty(py);
+        for refusal in self.refusals.iter().take(limit) {
+            let row = PyDict::new(py);
+            row.set_item("source", &refusal.source)?;
+            row.set_item("row", refusal.row)?;
+            row.set_item("reason", refusal.reason)?;
+            rows.append(row)?;
+        }
+        Ok(rows)
+    }
+
     /// Adds everything ``other`` accepted and rejected (an aggregator of the
     /// same config, e.g. one per file or per machine: merging is exact).
-    /// Raises ``MergeMismatch`` for another config.
+    /// Raises ``MergeMismatch`` for another config, or for the aggregator
+    /// itself (its reports would count twice).
     ///
     /// >>> import localdp
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
@@ -462,10 +812,18 @@ impl Aggregator {
     /// 5
     fn merge(slf: &Bound<'_, Self>, other: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        // Merging an aggregator into itself adds a copy of it.
-        let other = other.borrow().inner.clone();
+        if slf.is(other) {
+            return Err(raise(py, "MergeMismatch", "cannot merge an aggregator into itself: its reports would count twice", &[]));
+        }
+        let other = other.borrow();
         let mut this = slf.borrow_mut();
-        guard(py, || this.inner.merge(&other).map_err(|e| py_error(py, e)))
+        guard(py, || this.inner.merge(&other.inner).map_err(|e| py_error(py, e)))?;
+        for config in &other.other_configs {
+            this.note_config(Some(config));
+        }
+        let room = REFUSALS_KEPT.saturating_sub(this.refusals.len());
+        this.refusals.extend(other.refusals.iter().take(room).map(|r| Refusal { source: r.source.clone(), ..*r }));
+        Ok(())
     }
 
     /// The state as compact, versioned, checksummed bytes (for
@@ -512,7 +870,11 @@ impl Aggregator {
                 None => PostProcessing::None,
                 Some(name) => name.parse().map_err(|e: String| argument_error(py, "post", &e))?,
             };
-            let estimate = match (self.inner.estimate(post).map_err(|e| py_error(py, e))?, quantiles) {
+            let estimate = self.inner.estimate(post).map_err(|e| match e {
+                Error::NoReports => self.no_reports(py),
+                e => py_error(py, e),
+            })?;
+            let estimate = match (estimate, quantiles) {
                 (Estimate::Distribution(e), Some(levels)) => {
                     Estimate::Distribution(e.with_quantiles(&levels).map_err(|e| py_error(py, e))?)
                 }
@@ -526,13 +888,16 @@ impl Aggregator {
         loads(py, &text)
     }
 
-    /// The estimate as a ``pandas.DataFrame``: one row per value (frequency,
-    /// RAPPOR, heavy hitters), attribute (numeric) or bin (distribution),
-    /// with its estimate, standard error and 95% interval (columns
-    /// ``estimate``, ``std_error``, ``ci95_low``, ``ci95_high``, after the
-    /// row's key: ``value``, ``attribute`` or ``lo`` and ``hi``). The
-    /// rest of the estimate (``n``, ``epsilon``, ``rejected``…) is in
-    /// ``DataFrame.attrs``. Needs pandas.
+    /// The estimate as a long ``pandas.DataFrame``: one row per thing
+    /// estimated, its key columns first, then ``estimate``, ``std_error``,
+    /// ``ci95_low`` and ``ci95_high``. Keys: ``value`` (frequency, RAPPOR,
+    /// heavy hitters), ``attribute`` (numeric), ``lo`` and ``hi`` (a
+    /// distribution's bins; ``frame="quantiles"``: ``q``), ``key`` and
+    /// ``stat`` (key-value: a ``"frequency"`` and a ``"mean"`` row per key),
+    /// ``marginal`` and one column per attribute (marginals: a row per cell
+    /// of every marginal; ``frame="histograms"``: ``attribute`` and
+    /// ``value``). The rest of the estimate (``n``, ``epsilon``,
+    /// ``rejected``…) is in ``DataFrame.attrs``. Needs pandas.
     ///
     /// >>> import localdp
     /// >>> config = {"protocol": "grr", "epsilon": 2, "domain": ["a", "b"]}
@@ -541,15 +906,31 @@ impl Aggregator {
     /// >>> frame = agg.to_pandas()
     /// >>> list(frame.columns), list(frame["value"]), frame.attrs["n"]
     /// (['value', 'estimate', 'std_error', 'ci95_low', 'ci95_high', 'unbiased_frequency'], ['a', 'b'], 50)
-    #[pyo3(signature = (post=None, quantiles=None))]
+    #[pyo3(signature = (post=None, quantiles=None, frame=None))]
     fn to_pandas<'py>(
         &self,
         py: Python<'py>,
         post: Option<&str>,
         quantiles: Option<Vec<f64>>,
+        frame: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let estimate = self.estimate(py, post, quantiles)?;
-        py.import("localdp._frames")?.getattr("to_pandas")?.call1((estimate,))
+        py.import("localdp._frames")?.getattr("to_pandas")?.call1((estimate, frame))
+    }
+
+    /// Pickling: the config, then the state bytes (``to_bytes``).
+    fn __getnewargs__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>,)> {
+        Ok((loads(py, &self.config)?,))
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        self.to_bytes(py)
+    }
+
+    fn __setstate__(&mut self, py: Python<'_>, state: &[u8]) -> PyResult<()> {
+        let metric = self.inner.metric().clone();
+        self.inner = guard(py, || localdp::Aggregator::from_bytes(metric, state).map_err(|e| py_error(py, e)))?;
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
@@ -557,55 +938,19 @@ impl Aggregator {
     }
 }
 
-/// The batch with its large and view binary columns as `Binary`, and its
-/// large lists as `List`: the layouts the schema's columns have
-/// (docs/COLUMNAR.md), which Polars exports as `BinaryView` and
-/// `LargeList`. Only those columns are copied; a column that does not fit
-/// the smaller offsets is left as it is (its rows are then counted as
-/// malformed, as any column of another type is).
-fn narrow(batch: RecordBatch) -> RecordBatch {
-    let narrowed = |column: &ArrayRef| -> Option<ArrayRef> {
-        // Rows of bytes as Binary, if their bytes fit its offsets.
-        fn binary<'a>(rows: impl Iterator<Item = Option<&'a [u8]>> + Clone) -> Option<ArrayRef> {
-            let bytes: usize = rows.clone().flatten().map(<[u8]>::len).sum();
-            (bytes <= i32::MAX as usize).then(|| Arc::new(rows.collect::<BinaryArray>()) as ArrayRef)
-        }
-        if let Some(view) = column.as_binary_view_opt() {
-            return binary(view.iter());
-        }
-        if let Some(large) = column.as_binary_opt::<i64>() {
-            return binary(large.iter());
-        }
-        let large = column.as_list_opt::<i64>()?;
-        let offsets: Vec<i32> = large.value_offsets().iter().map(|&o| i32::try_from(o).ok()).collect::<Option<_>>()?;
-        let arrow_schema::DataType::LargeList(field) = large.data_type() else { return None };
-        let offsets = arrow_buffer::OffsetBuffer::new(offsets.into());
-        Some(Arc::new(ListArray::try_new(field.clone(), offsets, large.values().clone(), large.nulls().cloned()).ok()?))
-    };
-    let columns: Vec<Option<ArrayRef>> = batch.columns().iter().map(narrowed).collect();
-    if columns.iter().all(Option::is_none) {
-        return batch;
-    }
-    let fields: Vec<_> = batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(&columns)
-        .map(|(field, column)| match column {
-            Some(c) => Arc::new(field.as_ref().clone().with_data_type(c.data_type().clone())),
-            None => field.clone(),
-        })
-        .collect();
-    let arrays: Vec<ArrayRef> = batch.columns().iter().zip(columns).map(|(old, new)| new.unwrap_or_else(|| old.clone())).collect();
-    let schema = Arc::new(arrow_schema::Schema::new_with_metadata(fields, batch.schema().metadata().clone()));
-    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    RecordBatch::try_new_with_options(schema, arrays, &options).unwrap_or(batch)
-}
-
 /// Arrow data given to `add_arrow`, imported.
 enum Source {
     Batch(RecordBatch),
     Stream(ArrowArrayStreamReader),
+}
+
+impl Source {
+    fn schema(&self) -> arrow_schema::SchemaRef {
+        match self {
+            Source::Batch(batch) => batch.schema(),
+            Source::Stream(reader) => arrow_array::RecordBatchReader::schema(reader),
+        }
+    }
 }
 
 /// A client: randomizes values into reports, as a device does (with the

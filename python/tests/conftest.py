@@ -19,4 +19,5 @@ def cli():
     def run(*args, **kwargs):
         return subprocess.run([str(path), *map(str, args)], check=True, capture_output=True, **kwargs).stdout
 
+    run.path = path
     return run

@@ -12,8 +12,9 @@
 //   rust      doctests: the page must be included by src/lib.rs;
 //   sql       the one block, docs/sql.md's, is run as written by the engines'
 //             test the_sql_block_of_docs_sql_md_runs_as_written;
-//   <!-- file: PATH --> before a block: its lines appear in PATH, in order
-//             (the python blocks: python/tests/test_docs.py runs them);
+//   python    run by python/tests/test_docs.py: each page's blocks in
+//             order, in one fresh folder, after the page's sh blocks;
+//   <!-- file: PATH --> before a block: its lines appear in PATH, in order;
 //   text: not run (output, third-party configuration).
 // Also: the packed package's README is js/README.md, and every relative link
 // of these pages points to a file that exists.
@@ -60,7 +61,7 @@ const where = (b) => `${b.page}:${b.line}`;
 test('every block has a language this test knows', () => {
   for (const b of ALL) {
     assert.notEqual(b.lang, '', `${where(b)}: a block without a language (use text for output)`);
-    if (!b.file) assert.ok(['js', 'mjs', 'sh', 'json', 'rust', 'sql', ...NOT_RUN].includes(b.lang), `${where(b)}: unknown language ${b.lang}`);
+    if (!b.file) assert.ok(['js', 'mjs', 'sh', 'json', 'rust', 'sql', 'python', ...NOT_RUN].includes(b.lang), `${where(b)}: unknown language ${b.lang}`);
   }
 });
 
