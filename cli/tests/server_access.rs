@@ -320,15 +320,17 @@ fn without_allow_origin_only_pages_of_other_origins_are_refused() {
     // (by Host, or by Sec-Fetch-Site behind a proxy that rewrites Host).
     assert_eq!(server.post_reports("colors", &lines[1]).status, 200);
     let own = format!("http://{}", server.address);
+    // And a browser extension, which reads the answer under its host permissions.
     for sent in [
         vec![("Origin", own.as_str())],
         vec![("Origin", "https://collector.example"), ("Sec-Fetch-Site", "same-origin")],
+        vec![("Origin", "chrome-extension://abcdefghijklmnopabcdefghijklmnop")],
     ] {
         let response = server.request("POST", reports_path, &sent, Some(lines[2].as_bytes()));
         assert_eq!(response.status, 200, "{}", response.text());
         assert!(response.header("access-control-allow-origin").is_none());
     }
-    assert_eq!(n(&server, "colors"), 3);
+    assert_eq!(n(&server, "colors"), 4);
 }
 
 #[test]

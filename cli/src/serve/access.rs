@@ -232,6 +232,14 @@ pub fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
     authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
 }
 
+/// Whether `origin` is a browser extension's (`chrome-extension://…`,
+/// `moz-extension://…`, `safari-web-extension://…`): an extension posts
+/// under the host permissions its manifest declares, which let it read any
+/// answer, so it is taken as a client without `Origin` is.
+pub fn extension(origin: &str) -> bool {
+    ["chrome-extension://", "moz-extension://", "safari-web-extension://"].iter().any(|scheme| origin.starts_with(scheme))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,6 +318,8 @@ mod tests {
         assert!(same_origin("https://collector.example", &proxied));
         proxied.insert("sec-fetch-site", "cross-site".parse().unwrap());
         assert!(!same_origin("https://collector.example", &proxied));
+        assert!(extension("chrome-extension://abcdefghijklmnopabcdefghijklmnop") && extension("moz-extension://x"));
+        assert!(!extension("https://chrome-extension.example") && !extension("null"));
     }
 
     #[test]

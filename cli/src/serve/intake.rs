@@ -314,13 +314,14 @@ fn cors_class(route: Route) -> Option<Grant> {
 /// report posts from other origins refused, with or without the flag (a
 /// page could not read the answer to such a post, so it could not know it
 /// was counted and would send it again). Requests without `Origin` (the
-/// CLI, servers) and the collector's own pages pass untouched.
+/// CLI, servers), the collector's own pages and browser extensions (which
+/// read answers under their host permissions) pass untouched.
 pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string) else {
         return next.run(request).await;
     };
-    if access::same_origin(&origin, headers) {
+    if access::same_origin(&origin, headers) || access::extension(&origin) {
         return next.run(request).await;
     }
     let grant = front.origins.grant(&origin);
