@@ -119,7 +119,7 @@ node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.
 cp -r js/node js/web js/bundler "$out/"
-cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts "$out"/client/node/
+cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts js/node/file-storage.cjs js/node/file-storage.d.cts "$out"/client/node/
 cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the

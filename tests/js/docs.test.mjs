@@ -172,7 +172,8 @@ node -e 'process.exit(require(process.argv[1]).scripts[process.argv[2]] ? 0 : 1)
   || { echo "npm: no script $script in package.json" >&2; exit 1; }
 `);
     for (const f of ['localdp', 'npm']) chmodSync(join(bin, f), 0o755);
-    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, LOCALDP_COLLECTOR: url };
+    // HOME: Client.open's file in Node (~/.localdp/state.json) stays in the scratch folder.
+    const env = { ...process.env, HOME: dir, PATH: `${bin}:${process.env.PATH}`, LOCALDP_COLLECTOR: url };
     for (const [i, b] of pageBlocks.entries()) {
       const code = b.code.replaceAll(DEFAULT_URL, url).replaceAll("'/node_modules/", `'${join(dir, 'node_modules')}/`);
       let run;
