@@ -29,6 +29,8 @@ pub(super) struct App {
     pub(super) front: Arc<Front>,
     pub(super) www: Option<PathBuf>,
     pub(super) pkg: Option<PathBuf>,
+    /// The compressed copies of `www` and `pkg` files.
+    pub(super) assets: super::assets::Assets,
     pub(super) tokens: Option<Tokens>,
     /// One permit per estimate being computed (`--max-estimates`).
     pub(super) computing: Arc<Semaphore>,
