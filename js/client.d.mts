@@ -27,10 +27,19 @@ export declare class Client<C extends Config = Config> {
   /** Randomizes one value into a report ready to send. */
   randomize(value: ValueFor<C>): Report;
   /**
+   * Randomizes `value` and posts the report to `url` (a collector's
+   * `/api/metrics/{name}/reports`) with `fetch` and `keepalive`. Resolves to
+   * the collector's answer; rejects with a {@link CollectorError} on a 4xx
+   * or 5xx, and with a `TypeError` when the answer cannot be read (network,
+   * or a page on an origin the collector does not allow).
+   */
+  send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
+  /**
    * A client whose secret, memos and ledger live in a storage shared by any
    * number of contexts (tabs, iframes, Web Workers, an extension's service
    * worker and pages), which then behave as one device. `storage` defaults
-   * to `indexedDBStorage()` where IndexedDB exists, else memory. It
+   * to `indexedDBStorage()` where IndexedDB exists, a file in Node
+   * (`~/.localdp/state.json`), else memory (said once on the console). It
    * instantiates the wasm module first if need be (the web entries' `init()`).
    */
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
@@ -38,7 +47,7 @@ export declare class Client<C extends Config = Config> {
 
 /** `Client.open(config, options)`'s options. */
 export interface OpenOptions {
-  /** Where the state lives: `indexedDBStorage()`, `asyncStorage(store)`, `chromeStorage()`. */
+  /** Where the state lives: `indexedDBStorage()`, `asyncStorage(store)`, `chromeStorage()`, `fileStorage(path)` (Node). */
   storage?: SharedStorage | null;
   /** The ledger's clock in ms since 1970 (default `Date.now`). */
   now?: () => number;
@@ -58,6 +67,25 @@ export interface SharedClient<C extends Config = Config> {
   readonly spent: Promise<number>;
   /** Resolves to the report once its memo and ledger entry are stored. */
   randomize(value: ValueFor<C>): Promise<Report>;
+  /** Randomizes `value` and posts the report to `url`, as `Client.send`. */
+  send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
+}
+
+/** The collector's answer to a report post. */
+export interface CollectorAnswer {
+  /** Reports counted. */
+  accepted: number;
+  /** Reports refused, by reason. */
+  rejected: Record<string, number>;
+}
+
+/** How `send` rejects on a 4xx or 5xx: `message` is the collector's reason (its JSON `error`). */
+export interface CollectorError extends Error {
+  name: 'CollectorError';
+  /** The HTTP status. */
+  status: number;
+  /** The collector's JSON answer, when it was JSON. */
+  answer: unknown;
 }
 
 /**
@@ -66,4 +94,4 @@ export interface SharedClient<C extends Config = Config> {
  * core's errors their message; `init`, where the wasm is instantiated
  * asynchronously (the web bindings), is awaited by `Client.open`.
  */
-export declare function bindClient(core: typeof ClientCore, indexedDBStorage: typeof import('./storage.mjs').indexedDBStorage, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;
+export declare function bindClient(core: typeof ClientCore, defaultStorage: () => SharedStorage | undefined, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;

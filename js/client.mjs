@@ -35,9 +35,48 @@ function readClock(now) {
   return ms;
 }
 
+/** `toJSON` of a pending report: serializing the promise instead of the report is a mistake, said at once. */
+function pendingReport() {
+  throw new TypeError('this is a promise of a report (Client.open\'s randomize is asynchronous): did you forget `await`?');
+}
+
 /**
- * For `Client.open` where there is no IndexedDB (Node): a storage that lasts
- * as long as the client. Its `update` runs synchronously, so it is atomic.
+ * Posts `report` to a collector's reports URL with `fetch` and `keepalive`
+ * (sent even when the page is being closed, as a beacon, but with its answer
+ * readable); the body is text/plain, a request without a preflight. Resolves
+ * to the collector's JSON answer; rejects on a 4xx or 5xx with an `Error`
+ * named `CollectorError` whose message is the collector's reason, and on an
+ * answer it cannot read (network, CORS) with a `TypeError` that says so.
+ */
+async function post(url, report) {
+  let response;
+  try {
+    response = await fetch(url, { method: 'POST', body: JSON.stringify(report), keepalive: true });
+  } catch (cause) {
+    throw new TypeError(`the collector at ${url} could not be reached, or its answer could not be read (a page on another origin than the collector's needs \`localdp serve --allow-origin <the page's origin>\`)`, { cause });
+  }
+  const answer = await response.json().catch(() => undefined);
+  if (response.ok) return answer;
+  const error = new Error(typeof answer?.error === 'string' ? answer.error : `the collector answered ${response.status}`);
+  error.name = 'CollectorError';
+  error.status = response.status;
+  error.answer = answer;
+  throw error;
+}
+
+let warnedMemoryOnly = false;
+
+/** Says once (on stderr in Node) that `Client.open` found no storage to keep its state in. */
+function warnMemoryOnly() {
+  if (warnedMemoryOnly) return;
+  warnedMemoryOnly = true;
+  console.warn('localdp: Client.open found no storage (no IndexedDB here), so memos and the privacy ledger last only as long as each client: every restart is a new device that spends its budget afresh. Pass { storage } (fileStorage(path) in Node, asyncStorage(store) elsewhere).');
+}
+
+/**
+ * For `Client.open` where there is no storage (no IndexedDB, outside Node):
+ * a storage that lasts as long as the client. Its `update` runs
+ * synchronously, so it is atomic.
  */
 function memoryStorage() {
   const map = new Map();
@@ -53,15 +92,16 @@ function memoryStorage() {
 /**
  * The `Client` class over a wasm module's `ClientCore` class.
  * @param {typeof import('./bindings.js').ClientCore} ClientCore
- * @param {typeof import('./storage.mjs').indexedDBStorage} indexedDBStorage
- *   the default storage of `Client.open` where IndexedDB exists.
+ * @param {() => import('./storage.mjs').SharedStorage | undefined} defaultStorage
+ *   the storage of `Client.open` when none is given (IndexedDB in browsers,
+ *   a file in Node); `undefined` where there is none: memory, said once.
  * @param {typeof import('./messages.mjs').withMessage} withMessage gives
  *   the core's errors their message.
  * @param {() => Promise<unknown>} [init] instantiates the wasm, where that is
  *   asynchronous (the web bindings' init; Node's load synchronously):
  *   `Client.open` awaits it first.
  */
-export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
+export function bindClient(ClientCore, defaultStorage, withMessage, init) {
   /** `call()` on the core: what it throws, with its message. */
   function coreCall(call) {
     try {
@@ -134,7 +174,14 @@ export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
      * nothing.
      */
     randomize(value) {
-      return this.#run((core, now) => core.randomize(value, now));
+      const report = this.#run((core, now) => core.randomize(value, now));
+      report.toJSON = pendingReport;
+      return report;
+    }
+
+    /** Randomizes `value` (as `randomize`) and posts the report to `url` (as `Client.send`). */
+    async send(url, value) {
+      return post(url, await this.randomize(value));
     }
 
     /** Runs `step(core, now)` on the stored state inside one storage update; resolves to its result. */
@@ -217,7 +264,8 @@ export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
      * Web Workers, an extension's service worker and pages), which then
      * behave as one device. `storage` is an adapter from `localdp`'s
      * storage functions (default: `indexedDBStorage()` where IndexedDB
-     * exists, else memory only, and `persistent` is false). The client has
+     * exists, a file in Node (`~/.localdp/state.json`), else memory only,
+     * said once with `console.warn`, and `persistent` is false). The client has
      * the members of `Client`, but `randomize` resolves to the report and
      * `spent` is a promise. It instantiates the wasm module first if need
      * be (the web bindings' `init()`).
@@ -228,10 +276,14 @@ export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
       let storage = option(options, 'storage');
       let persistent = true;
       if (storage === undefined || storage === null) {
-        persistent = globalThis.indexedDB !== undefined;
-        storage = persistent ? indexedDBStorage() : memoryStorage();
+        storage = defaultStorage();
+        persistent = storage !== undefined;
+        if (!persistent) {
+          storage = memoryStorage();
+          warnMemoryOnly();
+        }
       } else if (typeof storage.update !== 'function') {
-        throw new TypeError('options.storage of Client.open must be a storage adapter: indexedDBStorage(), asyncStorage(store), chromeStorage() (Web Storage cannot keep two tabs apart)');
+        throw new TypeError('options.storage of Client.open must be a storage adapter: indexedDBStorage(), asyncStorage(store), chromeStorage(), or fileStorage(path) in Node (Web Storage cannot keep two tabs apart)');
       }
       const now = option(options, 'now');
       if (now !== undefined && typeof now !== 'function') throw new TypeError('options.now must be a function');
@@ -274,6 +326,20 @@ export function bindClient(ClientCore, indexedDBStorage, withMessage, init) {
      */
     randomize(value) {
       return coreCall(() => this.#core.randomize(value, readClock(this.#now)));
+    }
+
+    /**
+     * Randomizes `value` and posts the report to `url`, a collector's
+     * `/api/metrics/{name}/reports`, with `fetch` and `keepalive` (it
+     * survives the page being closed). Resolves to the collector's answer
+     * (`{ accepted, rejected }`); rejects with an `Error` named
+     * `CollectorError` (`status`, `answer`; its message the collector's
+     * reason) on a 4xx or 5xx, with a `TypeError` when the answer cannot be
+     * read (network, or a page on an origin the collector does not allow),
+     * and with what `randomize` throws.
+     */
+    async send(url, value) {
+      return post(url, this.randomize(value));
     }
   }
   return Client;

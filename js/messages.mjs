@@ -44,6 +44,7 @@ const MESSAGES = {
   200: 'expected an integer in 0..{0}',
   201: 'not one of the {0} labels',
   202: 'expected an index below {0}',
+  203: 'not one of the {0} labels, though it matches one but for letter case: labels compare exactly',
   210: 'not a number',
   211: 'a value must be a finite number',
   212: 'expected {0} number, got {1}',

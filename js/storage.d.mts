@@ -20,7 +20,12 @@ export interface IndexedDBStorageOptions {
   /** The object store's name (default `"state"`). */
   store?: string;
   /** The factory (default `globalThis.indexedDB`). */
-  indexedDB?: IDBFactory;
+  indexedDB?: IndexedDBFactory;
+}
+
+/** What `indexedDBStorage` uses of an `IDBFactory` (`globalThis.indexedDB`; typed here so that a project without the DOM's types compiles). */
+export interface IndexedDBFactory {
+  open(name: string, version?: number): unknown;
 }
 
 /** IndexedDB, in pages, Web Workers and service workers: each update is one `readwrite` transaction, committed with strict durability. */
@@ -39,9 +44,14 @@ export interface AsyncStore {
 /** `asyncStorage(store, options)`'s options. */
 export interface AsyncStorageOptions {
   /** The Web Locks manager (default `navigator.locks`); `null` serializes with the store's `compareAndSet`. */
-  locks?: LockManager | null;
+  locks?: Locks | null;
   /** The lock's name (default `"localdp"`). */
   lockName?: string;
+}
+
+/** What `asyncStorage` uses of a `LockManager` (`navigator.locks`; typed here so that a project without the DOM's types compiles). */
+export interface Locks {
+  request(name: string, callback: () => Promise<unknown>): Promise<unknown>;
 }
 
 /**

@@ -119,7 +119,7 @@ node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.
 cp -r js/node js/web js/bundler "$out/"
-cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts "$out"/client/node/
+cp js/node/localdp.js js/node/localdp.d.ts js/node/index.d.mts js/node/file-storage.cjs js/node/file-storage.d.cts "$out"/client/node/
 cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
@@ -128,6 +128,21 @@ node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,
 
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
 client_sizes
+# The npm README's table of the files localdp/client/web loads, as this
+# build made them (the package's own build only).
+if [ "$out" = dist ]; then
+  rows=""
+  for f in localdp.js client.mjs storage.mjs messages.mjs bindings.js localdp_client_bg.wasm; do
+    rows+="| \`$f\` | $(wc -c < "$out/client/web/$f") | $(gzip -9c "$out/client/web/$f" | wc -c) |"$'\n'
+  done
+  total=$(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm})
+  rows+="| all of them | ${total%% bytes raw*} | $(echo "$total" | sed 's/.*, \([0-9]*\) bytes gzipped/\1/') |"$'\n'
+  ROWS=$rows node -e '
+    const fs = require("fs");
+    const text = fs.readFileSync("js/README.md", "utf8");
+    const table = "<!-- sizes: written by scripts/build.sh -->\n| file | raw | gzipped |\n|---|---|---|\n" + process.env.ROWS + "<!-- end of sizes -->";
+    fs.writeFileSync("js/README.md", text.replace(/<!-- sizes: written by scripts\/build.sh -->[^]*?<!-- end of sizes -->/, () => table));'
+fi
 if [ "$WASM_ROUTE" = stable ]; then
   echo "route stable: std was not rebuilt, so these modules carry the prebuilt std's panic machinery, locations and messages (and no optimize_for_size std): larger than the shipped build; see docs/building.md"
 fi

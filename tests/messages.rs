@@ -239,7 +239,7 @@ const TEXTS: &[(&str, &str)] = &[
     ("unknown numeric protocol", r#"malformed configuration: "protocol" of a numeric ("range") metric must be one of duchi, laplace, piecewise, hybrid, one_bit_mean, auto"#),
     ("unknown rappor protocol", r#"malformed configuration: "protocol" of a RAPPOR metric must be one of rappor"#),
     ("epsilon not a number", r#"malformed configuration: "epsilon" must be a number"#),
-    ("serde frequency", "malformed configuration: unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`"),
+    ("serde frequency", "malformed configuration: unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`, `memoize`, `budget`"),
     ("serde frequency domain", "malformed configuration: domain is missing, or is neither a size (a whole number) nor a list of strings"),
     ("serde numeric", "malformed configuration: range must be [lo, hi] (two numbers) or a list of such pairs, one per attribute"),
     ("serde rappor", r#"malformed configuration: invalid type: string "many", expected u64"#),

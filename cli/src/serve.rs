@@ -19,6 +19,8 @@
 pub(crate) mod access;
 #[path = "serve/app.rs"]
 mod app;
+#[path = "serve/assets.rs"]
+mod assets;
 #[path = "serve/collector.rs"]
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
@@ -191,6 +193,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         front,
         www,
         pkg,
+        assets: Default::default(),
         tokens,
         shufflers,
         computing: Arc::new(Semaphore::new(max_estimates)),
@@ -624,9 +627,10 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/// The demo (`--www`) at `/` and the package's web build (`--pkg`) at `/pkg/`;
-/// every other path is a JSON 404 (405 for a method other than GET or HEAD).
-async fn static_file(State(app): State<Arc<App>>, method: Method, uri: Uri) -> Response {
+/// The demo (`--www`) at `/` and the package's web build (`--pkg`) at `/pkg/`,
+/// compressed and cached as `serve/assets.rs` says; every other path is a
+/// JSON 404 (405 for a method other than GET or HEAD).
+async fn static_file(State(app): State<Arc<App>>, method: Method, uri: Uri, request: HeaderMap) -> Response {
     let path = uri.path();
     if path.contains("//") {
         let error = "no such endpoint: the path holds an empty segment (//); \
@@ -672,12 +676,19 @@ async fn static_file(State(app): State<Arc<App>>, method: Method, uri: Uri) -> R
         "txt" | "ts" | "md" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     };
-    let mut response = (StatusCode::OK, bytes).into_response();
+    let compressible = !matches!(extension, "png" | "ico") && content_type != "application/octet-stream";
+    let html = extension == "html";
+    // Compressing a file the first time is work for a blocking thread (brotli at its best: about a second for the
+    // demo's 390 KB of wasm), kept for the requests that follow.
+    let shared = Arc::clone(&app);
+    let Ok(mut response) = tokio::task::spawn_blocking(move || shared.assets.serve(&request, file, bytes, compressible)).await
+    else {
+        return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal error"}));
+    };
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    if extension == "html" {
+    if html {
         headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_POLICY));
         headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     }

@@ -587,6 +587,54 @@ fn serves_the_demo_and_the_package_with_their_types() {
 }
 
 #[test]
+fn assets_are_compressed_as_asked_hashed_ones_immutable_others_revalidated() {
+    let scratch = Scratch::new("assets");
+    let www = scratch.path("www");
+    std::fs::create_dir_all(www.join("assets")).unwrap();
+    let script: String = (0..400).map(|i| format!("export const value{i} = {i};\n")).collect();
+    std::fs::write(www.join("app.js"), &script).unwrap();
+    std::fs::write(www.join("assets/index-D4k9yZ1a.js"), &script).unwrap();
+    let metrics = scratch.path("metrics.json");
+    let server = Server::start(&scratch, &["--www", www.to_str().unwrap(), "--metrics", metrics.to_str().unwrap()]);
+    let get = |path: &str, headers: &[(&str, &str)]| server.request("GET", path, headers, None);
+
+    // Negotiated: brotli first, then gzip, else as it is; each decompresses to the file.
+    let brotli = get("/app.js", &[("Accept-Encoding", "gzip, deflate, br")]);
+    assert_eq!((brotli.status, brotli.header("content-encoding")), (200, Some("br")));
+    let mut decoded = Vec::new();
+    brotli::BrotliDecompress(&mut brotli.body.as_slice(), &mut decoded).unwrap();
+    assert_eq!(decoded, script.as_bytes());
+    assert!(brotli.body.len() * 5 < script.len(), "{} of {} bytes", brotli.body.len(), script.len());
+    let gzip = get("/app.js", &[("Accept-Encoding", "gzip")]);
+    assert_eq!(gzip.header("content-encoding"), Some("gzip"));
+    let mut decoded = String::new();
+    flate2::read::GzDecoder::new(gzip.body.as_slice()).read_to_string(&mut decoded).unwrap();
+    assert_eq!(decoded, script);
+    let plain = get("/app.js", &[]);
+    assert_eq!((plain.header("content-encoding"), plain.text()), (None, script.clone()));
+    for response in [&brotli, &gzip, &plain] {
+        assert_eq!(response.header("vary"), Some("Accept-Encoding"));
+        assert_eq!(response.header("content-type"), Some("text/javascript; charset=utf-8"));
+    }
+
+    // A plain name: revalidated by its ETag, one per representation.
+    assert_eq!(plain.header("cache-control"), Some("no-cache"));
+    let (tag, br_tag) = (plain.header("etag").unwrap(), brotli.header("etag").unwrap());
+    assert_ne!(tag, br_tag);
+    let again = get("/app.js", &[("If-None-Match", tag)]);
+    assert_eq!((again.status, again.body.len(), again.header("etag")), (304, 0, Some(tag)));
+    let again = get("/app.js", &[("If-None-Match", br_tag), ("Accept-Encoding", "br")]);
+    assert_eq!(again.status, 304);
+    std::fs::write(www.join("app.js"), "export {};").unwrap();
+    let changed = get("/app.js", &[("If-None-Match", tag)]);
+    assert_eq!((changed.status, changed.text().as_str()), (200, "export {};"));
+
+    // A bundler's hashed name: cached for a year.
+    let hashed = get("/assets/index-D4k9yZ1a.js", &[("Accept-Encoding", "br")]);
+    assert_eq!(hashed.header("cache-control"), Some("public, max-age=31536000, immutable"));
+}
+
+#[test]
 fn serves_the_built_in_dashboard_without_a_demo_under_a_strict_policy() {
     let scratch = Scratch::new("dashboard");
     let (no_demo, metrics) = (scratch.path("no-demo"), scratch.path("metrics.json"));

@@ -247,7 +247,10 @@ fn other_origins_are_refused_and_count_nothing() {
         Some(array(&lines[1..]).as_bytes()),
     );
     assert_eq!(response.status, 403, "{}", response.text());
-    assert!(response.header("access-control-allow-origin").is_none());
+    // The refusal is readable by the page, which can show why.
+    assert_eq!(response.header("access-control-allow-origin"), Some(EVIL));
+    assert_eq!(response.header("vary"), Some("Origin"));
+    assert!(response.json()["error"].as_str().unwrap().contains("--allow-origin ORIGIN"));
     assert_eq!(n(&server, "colors"), 1);
     assert_eq!(server.estimate("colors", "none").json()["rejected"], rejected(&[]));
     // A beacon never shows its answer: the log says how many were refused,
@@ -298,18 +301,36 @@ fn a_star_lets_any_origin_post_and_none_read() {
 }
 
 #[test]
-fn without_allow_origin_nothing_changes() {
+fn without_allow_origin_only_pages_of_other_origins_are_refused() {
     let scratch = Scratch::new("cors-off");
     let server = Server::start(&scratch, &[]);
-    // An OPTIONS is a 405 as before, a post from anywhere is taken as before.
-    let response = preflight(&server, "/api/metrics/colors/reports", APP, "POST", "content-type");
-    assert_eq!(response.status, 405);
+    let reports_path = "/api/metrics/colors/reports";
+    let lines = reports(&scratch, "colors", 4, 5);
+    // A page elsewhere could not read the answer, so it would not know its
+    // report was counted: refused, readably, and nothing counted.
+    let response = preflight(&server, reports_path, APP, "POST", "content-type");
+    assert_eq!(response.status, 403);
     assert!(response.header("access-control-allow-origin").is_none());
-    let lines = reports(&scratch, "colors", 1, 5);
-    let response = server.request("POST", "/api/metrics/colors/reports", &[("Origin", EVIL)], Some(lines[0].as_bytes()));
-    assert_eq!(response.status, 200);
-    assert!(response.header("access-control-allow-origin").is_none());
-    assert!(response.header("vary").is_none());
+    let response = server.request("POST", reports_path, &[("Origin", EVIL)], Some(lines[0].as_bytes()));
+    assert_eq!(response.status, 403, "{}", response.text());
+    assert_eq!(response.header("access-control-allow-origin"), Some(EVIL));
+    assert!(response.json()["error"].as_str().unwrap().contains("nothing was counted"));
+    assert_eq!(n(&server, "colors"), 0);
+    // As before: no Origin (the CLI, a server), the collector's own page
+    // (by Host, or by Sec-Fetch-Site behind a proxy that rewrites Host).
+    assert_eq!(server.post_reports("colors", &lines[1]).status, 200);
+    let own = format!("http://{}", server.address);
+    // And a browser extension, which reads the answer under its host permissions.
+    for sent in [
+        vec![("Origin", own.as_str())],
+        vec![("Origin", "https://collector.example"), ("Sec-Fetch-Site", "same-origin")],
+        vec![("Origin", "chrome-extension://abcdefghijklmnopabcdefghijklmnop")],
+    ] {
+        let response = server.request("POST", reports_path, &sent, Some(lines[2].as_bytes()));
+        assert_eq!(response.status, 200, "{}", response.text());
+        assert!(response.header("access-control-allow-origin").is_none());
+    }
+    assert_eq!(n(&server, "colors"), 4);
 }
 
 #[test]

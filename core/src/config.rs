@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::{ConfigObject, Field, FromField};
+use crate::settings::CLIENT_KEYS;
 use crate::text::text;
 
 /// `Deserialize` for a type the crate reads by hand (for the Rust API's
@@ -86,16 +87,101 @@ impl ConfigObject {
     }
 
     /// Refuses a key outside `known`, in serde's words (`unknown field
-    /// `x`, expected one of …`).
+    /// `x`, expected one of …`), naming the known key it is a typo of, if
+    /// one is close (`did you mean `memoize`?`).
     pub(crate) fn only(&self, known: &[&str]) -> Result<()> {
         match self.keys().into_iter().find(|k| !known.contains(&k.as_str())) {
             None => Ok(()),
             Some(key) => {
                 let expected = crate::text::join(known.iter().map(|k| ["`", k, "`"].concat()), ", ");
-                let detail = ["unknown field ", &["`", &key, "`"].concat(), ", expected one of ", &expected].concat();
+                let mut detail = ["unknown field `", &key, "`, expected one of ", &expected].concat();
+                if let Some(meant) = closest(&key, known) {
+                    detail = [&detail, "; did you mean `", meant, "`?"].concat();
+                }
                 Err(Error::malformed_key(&key, detail))
             }
         }
     }
+
+    /// [`ConfigObject::only`] for a metric's config: its family's keys
+    /// `known` and the client's keys of every family (memoize, budget),
+    /// which the family never sees (they are set aside before).
+    pub(crate) fn only_config(&self, known: &[&str]) -> Result<()> {
+        self.only(&[known, &CLIENT_KEYS[..2]].concat())
+    }
 }
 
+/// The key of `known` that `key` is most likely a typo of: at most two
+/// edits away (an insertion, a deletion, a substitution, two adjacent
+/// letters swapped; letter case is free), and fewer than a third of its
+/// letters.
+fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edits(key.as_bytes(), k.to_ascii_lowercase().as_bytes()), *k))
+        .filter(|&(n, k)| n <= 2 && 3 * n < k.len())
+        .min_by_key(|&(n, _)| n)
+        .map(|(_, k)| k)
+}
+
+/// The optimal string alignment distance between `a` and `b` (Levenshtein's,
+/// with a swap of two adjacent bytes as one edit).
+fn edits(a: &[u8], b: &[u8]) -> usize {
+    // Three rows of the table: two rows back, the last, and this one.
+    let mut before: Vec<usize> = Vec::new();
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut last, row);
+    }
+    last[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Metric;
+
+    fn detail(config: &str) -> String {
+        match Metric::from_json(config) {
+            Err(Error::MalformedConfig { detail, .. }) => detail,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_lists_every_key_and_the_one_meant() {
+        let typo = detail(r#"{"protocol":"grr","epsilon":1,"domain":4,"memoise":true}"#);
+        for key in ["protocol", "epsilon", "domain", "d", "instantaneous_epsilon", "memoize", "budget"] {
+            assert!(typo.contains(&["`", key, "`"].concat()), "{key}: {typo}");
+        }
+        assert!(typo.ends_with("; did you mean `memoize`?"), "{typo}");
+        let numeric = detail(r#"{"protocol":"auto","epsilon":1,"range":[0,1],"Granularity":8,"budgett":{}}"#);
+        assert!(numeric.contains("`granularity`, `memoize`, `budget`") && numeric.contains("did you mean `"), "{numeric}");
+        // Nothing close: no guess.
+        assert!(!detail(r#"{"protocol":"grr","epsilon":1,"domain":4,"colour":1}"#).contains("did you mean"));
+    }
+
+    #[test]
+    fn a_close_key_is_two_edits_away_at_most() {
+        assert_eq!(edits(b"memoise", b"memoize"), 1);
+        assert_eq!(edits(b"domian", b"domain"), 1);
+        assert_eq!(edits(b"epsilion", b"epsilon"), 1);
+        assert_eq!(edits(b"", b"abc"), 3);
+        assert_eq!(edits(b"kitten", b"sitting"), 3);
+        let known = ["protocol", "epsilon", "domain", "d", "memoize", "budget"];
+        assert_eq!(closest("EPSILON", &known), Some("epsilon"));
+        assert_eq!(closest("buget", &known), Some("budget"));
+        assert_eq!(closest("x", &known), None, "one letter is no evidence");
+        assert_eq!(closest("protocols_", &known), Some("protocol"));
+        assert_eq!(closest("values", &known), None);
+    }
+}

@@ -156,7 +156,8 @@ impl Domain {
     }
 
     /// The index of a value given as text (a decimal integer for a sized
-    /// domain). The error does not repeat the value.
+    /// domain). The error does not repeat the value; it says when the value
+    /// matches a label but for ASCII letter case, not which.
     ///
     /// See the example on [`Domain`].
     pub fn index_of(&self, value: &str) -> Result<usize> {
@@ -170,7 +171,11 @@ impl Domain {
                 sorted
                     .binary_search_by(|&(k, i)| (k, labels[i].as_str()).cmp(&(key, value)))
                     .map(|at| sorted[at].1)
-                    .map_err(|_| Error::ValueNotInDomain { domain: DomainKind::Labels(labels.len()) })
+                    .map_err(|_| {
+                        let case = labels.iter().any(|label| label.eq_ignore_ascii_case(value));
+                        let n = labels.len();
+                        Error::ValueNotInDomain { domain: if case { DomainKind::LabelsButCase(n) } else { DomainKind::Labels(n) } }
+                    })
             }
         }
     }
@@ -282,6 +287,18 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_label_in_another_case_is_said_to_be_one_without_saying_which() {
+        let domain = Domain::labels(strings(&["Chrome", "Safari", "Firefox"])).unwrap();
+        let error = domain.index_of("chrome").unwrap_err();
+        assert_eq!(error, Error::ValueNotInDomain { domain: DomainKind::LabelsButCase(3) });
+        assert_eq!(error.code(), 203);
+        let message = error.to_string();
+        assert!(message.contains("letter case") && !message.to_ascii_lowercase().contains("chrome"), "{message}");
+        assert_eq!(domain.index_of("edge").unwrap_err(), Error::ValueNotInDomain { domain: DomainKind::Labels(3) });
+        assert_eq!(domain.index_of("Chrome").unwrap(), 0);
     }
 
     #[test]

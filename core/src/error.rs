@@ -317,6 +317,10 @@ pub enum DomainKind {
     Size(usize),
     /// The labels of a domain, as many as this.
     Labels(usize),
+    /// The labels of a domain, as many as this, one of which the value
+    /// matches but for ASCII letter case (which label is not said: that
+    /// would tell the value).
+    LabelsButCase(usize),
     /// The indices `0..d` of any domain (a value given by its index).
     Indices(usize),
 }
@@ -557,6 +561,7 @@ impl Error {
                 DomainKind::Size(_) => 200,
                 DomainKind::Labels(_) => 201,
                 DomainKind::Indices(_) => 202,
+                DomainKind::LabelsButCase(_) => 203,
             },
             Error::InvalidValue { expected } => match *expected {
                 ExpectedValue::Number => 210,
@@ -623,7 +628,9 @@ impl Error {
         match self {
             Error::MalformedConfig { detail, .. } | Error::Randomness { detail } => f(Param::Text(detail)),
             Error::InvalidConfig { parameter, requirement } => config_params(parameter, requirement, f),
-            Error::ValueNotInDomain { domain: DomainKind::Size(n) | DomainKind::Labels(n) | DomainKind::Indices(n) } => f((*n).into()),
+            Error::ValueNotInDomain {
+                domain: DomainKind::Size(n) | DomainKind::Labels(n) | DomainKind::Indices(n) | DomainKind::LabelsButCase(n),
+            } => f((*n).into()),
             Error::InvalidValue { expected } => match *expected {
                 ExpectedValue::Numbers { count, found } => {
                     f(count.into());
@@ -779,6 +786,7 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (200, "expected an integer in 0..{0}"),
     (201, "not one of the {0} labels"),
     (202, "expected an index below {0}"),
+    (203, "not one of the {0} labels, though it matches one but for letter case: labels compare exactly"),
     (210, "not a number"),
     (211, "a value must be a finite number"),
     (212, "expected {0} number, got {1}"),
@@ -882,6 +890,7 @@ mod tests {
             Error::ValueNotInDomain { domain: DomainKind::Size(6) },
             Error::ValueNotInDomain { domain: DomainKind::Labels(7) },
             Error::ValueNotInDomain { domain: DomainKind::Indices(8) },
+            Error::ValueNotInDomain { domain: DomainKind::LabelsButCase(9) },
             value(ExpectedValue::Number),
             value(ExpectedValue::FiniteNumber),
             value(ExpectedValue::Numbers { count: 1, found: 3 }),

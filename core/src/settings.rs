@@ -9,7 +9,7 @@ use crate::privacy::number_text;
 use crate::text::text;
 
 /// The keys of a config that only the client reads; the aggregator ignores
-/// them.
+/// them. The first two are every family's; granularity is 1BitMean's.
 pub const CLIENT_KEYS: [&str; 3] = ["memoize", "budget", "granularity"];
 
 /// The largest α-point grid of memoized 1BitMean.

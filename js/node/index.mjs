@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-export const { Client, ClientCore, Aggregator, protocols, compose, shuffle, plan, indexedDBStorage, asyncStorage, chromeStorage } = require('./localdp.js');
+export const { Client, ClientCore, Aggregator, protocols, compose, shuffle, plan, indexedDBStorage, asyncStorage, chromeStorage, fileStorage } = require('./localdp.js');
 
 /**
  * Nothing to wait for here (the wasm is loaded): code written for the web and

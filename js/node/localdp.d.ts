@@ -1,4 +1,5 @@
 export * from './bindings.js';
 export { Client } from './client.cjs';
-export type { OpenOptions, SharedClient } from './client.cjs';
+export type { CollectorAnswer, CollectorError, OpenOptions, SharedClient } from './client.cjs';
 export * from './storage.cjs';
+export { fileStorage } from './file-storage.cjs';

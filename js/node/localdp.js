@@ -1,8 +1,10 @@
 // Node's CommonJS entry: the wasm bindings (they load the wasm
-// synchronously), with the JS Client over their ClientCore.
+// synchronously), with the JS Client over their ClientCore, whose
+// `Client.open` keeps its state in a file by default.
 const bindings = require('./bindings.js');
 const { bindClient } = require('./client.cjs');
 const { withMessage } = require('./messages.cjs');
 const storage = require('./storage.cjs');
+const { fileStorage, defaultFileStorage } = require('./file-storage.cjs');
 
-module.exports = { ...bindings, ...storage, Client: bindClient(bindings.ClientCore, storage.indexedDBStorage, withMessage) };
+module.exports = { ...bindings, ...storage, fileStorage, Client: bindClient(bindings.ClientCore, defaultFileStorage, withMessage) };

@@ -9,4 +9,4 @@ import { indexedDBStorage } from './storage.mjs';
 export * from './bindings.js';
 export { default } from './bindings.js';
 export * from './storage.mjs';
-export const Client = bindClient(ClientCore, indexedDBStorage, withMessage, init);
+export const Client = bindClient(ClientCore, () => (globalThis.indexedDB ? indexedDBStorage() : undefined), withMessage, init);

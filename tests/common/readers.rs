@@ -13,7 +13,14 @@ pub fn config_errors_read_the_same() {
     for (config, error) in [
         (
             r#"{"protocol":"grr","epsilon":1,"domain":4,"x":1}"#,
-            malformed("x", "unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`"),
+            malformed("x", "unknown field `x`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`, `memoize`, `budget`"),
+        ),
+        (
+            r#"{"protocol":"grr","epsilon":1,"domain":4,"memoise":true}"#,
+            malformed(
+                "memoise",
+                "unknown field `memoise`, expected one of `protocol`, `epsilon`, `domain`, `d`, `instantaneous_epsilon`, `memoize`, `budget`; did you mean `memoize`?",
+            ),
         ),
         (r#"{"protocol":"grr","domain":4}"#, malformed("epsilon", "missing field `epsilon`")),
         (r#"{"protocol":"rappor","bits":"many"}"#, malformed("bits", r#"invalid type: string "many", expected u64"#)),

@@ -4,7 +4,9 @@
 // `navigator.sendBeacon` with a text/plain body (no preflight), a JSON
 // `fetch` (preflighted) whose answer the page can read, and a dashboard-style
 // read of the estimate with a bearer token. A page on a third origin, not
-// allowed, gets its preflights refused and its beacon counts nothing.
+// allowed, gets its preflights refused and its beacon counts nothing; its
+// `client.send` rejects with the collector's reason, as it does from any
+// page posting to a collector started without --allow-origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +40,8 @@ const attempt = async (request) => {
 };
 async function run() {
   await init();
-  const report = (value) => new Client(config).randomize(value);
+  const report = (value) => report.client.randomize(value);
+  report.client = new Client(config);
   const result = {};
   // A beacon: a text/plain Blob is a simple request, sent without a preflight.
   result.beacon = navigator.sendBeacon(reportsUrl, new Blob([JSON.stringify(report('red'))], { type: 'text/plain' }));
@@ -51,6 +54,9 @@ async function run() {
   result.estimate = await attempt(() => fetch(collector + '/api/metrics/colors/estimate', {
     headers: { authorization: 'Bearer ' + params.get('token') },
   }));
+  // client.send: fetch with keepalive, its answer (or its refusal's reason) readable.
+  result.send = await report.client.send(reportsUrl, 'red')
+    .then((answer) => ({ answer }), (e) => ({ name: e.name, status: e.status, message: e.message }));
   window.result = result;
 }
 run().catch((e) => { window.result = { failure: String(e) }; });
@@ -58,6 +64,7 @@ run().catch((e) => { window.result = { failure: String(e) }; });
 
 let scratch;
 let collector;
+let closed;
 let allowed;
 let other;
 let browser;
@@ -79,6 +86,11 @@ before(async () => {
     '--www', join(scratch, 'no-www'), '--pkg', join(scratch, 'no-pkg'),
     '--allow-origin', allowed.url, '--token-file', join(scratch, 'tokens.txt'),
   ]);
+  // A collector for its own pages only (no --allow-origin).
+  closed = await startCollector([
+    '--db', join(scratch, 'closed.sqlite'), '--metrics', join(scratch, 'metrics.json'),
+    '--www', join(scratch, 'no-www'), '--pkg', join(scratch, 'no-pkg'),
+  ]);
   browser = await chromium.launch(CHROMIUM);
 });
 
@@ -86,29 +98,29 @@ after(async () => {
   await browser?.close();
   await allowed?.close();
   await other?.close();
-  if (collector) {
-    await stopCollector(collector);
+  for (const server of [collector, closed]) {
+    if (server) await stopCollector(server);
   }
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 /** GET with the token, from Node (no Origin). */
-const read = (path) => fetch(`${collector.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-const count = async () => (await (await read('/api/metrics/colors')).json()).n;
+const read = (path, server = collector) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+const count = async (server = collector) => (await (await read('/api/metrics/colors', server)).json()).n;
 /** One series of /metrics, 0 if absent. */
-async function series(name) {
-  const text = await (await read('/metrics')).text();
+async function series(name, server = collector) {
+  const text = await (await read('/metrics', server)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line ? Number(line.slice(name.length + 1)) : 0;
 }
 
-/** Opens the page on `origin` and returns what it did. */
-async function visit(origin) {
+/** Opens the page on `origin`, posting to `server`, and returns what it did. */
+async function visit(origin, server = collector) {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   try {
-    const query = new URLSearchParams({ collector: collector.url, config: JSON.stringify(CONFIG), token: TOKEN });
+    const query = new URLSearchParams({ collector: server.url, config: JSON.stringify(CONFIG), token: TOKEN });
     await page.goto(`${origin}/?${query}`);
     await page.waitForFunction(() => window.result, null, { timeout: 30000 });
     const result = await page.evaluate(() => window.result);
@@ -128,15 +140,16 @@ test('a page on an allowed origin posts by beacon and by preflighted fetch, and 
   assert.equal(result.post.body.accepted, 2);
   assert.equal(result.estimate.status, 200, JSON.stringify(result.estimate));
   assert.ok(result.estimate.body.n >= 2);
-  // The beacon arrives on its own time: then all three are counted.
-  await until(async () => (await count()) === 3, 'the beacon to be counted');
+  assert.equal(result.send.answer?.accepted, 1, JSON.stringify(result.send));
+  // The beacon arrives on its own time: then all four are counted.
+  await until(async () => (await count()) === 4, 'the beacon to be counted');
   const estimate = await (await read('/api/metrics/colors/estimate')).json();
-  assert.equal(estimate.n, 3);
+  assert.equal(estimate.n, 4);
   // Two preflights (the JSON post, the read with a token): the beacon needed none.
   assert.equal(await series('localdp_http_requests_total{route="preflight",status="204"}'), 2);
   // A request is counted once its handler has returned: the beacon's 200
   // may follow its report's count by a moment.
-  await until(async () => (await series('localdp_http_requests_total{route="reports",status="200"}')) === 2, 'the beacon\'s 200 to be counted');
+  await until(async () => (await series('localdp_http_requests_total{route="reports",status="200"}')) === 3, 'the beacon\'s 200 to be counted');
 });
 
 test('a page on another origin is refused and counts nothing', async () => {
@@ -148,8 +161,23 @@ test('a page on another origin is refused and counts nothing', async () => {
   // The preflights fail, so fetch throws before anything is posted or read.
   assert.match(result.post.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.post));
   assert.match(result.estimate.error ?? '', /TypeError|Failed to fetch/, JSON.stringify(result.estimate));
+  // send reads the refusal: the collector's reason, not "Failed to fetch".
+  assert.equal(result.send.name, 'CollectorError', JSON.stringify(result.send));
+  assert.equal(result.send.status, 403);
+  assert.match(result.send.message, /may not post reports here.*--allow-origin ORIGIN; nothing was counted/);
   await until(async () =>
-    (await series('localdp_http_requests_total{route="reports",status="403"}')) === refusedBefore + 1, 'the beacon to be refused');
+    (await series('localdp_http_requests_total{route="reports",status="403"}')) === refusedBefore + 2, 'the beacon to be refused');
   assert.ok((await series('localdp_http_requests_total{route="preflight",status="403"}')) >= 2);
   assert.equal(await count(), before);
+});
+
+test('without --allow-origin, a page on another origin is refused, readably, and counts nothing', async () => {
+  const result = await visit(allowed.url, closed);
+  assert.equal(result.send.name, 'CollectorError', JSON.stringify(result.send));
+  assert.equal(result.send.status, 403);
+  assert.match(result.send.message, /nothing was counted/);
+  // The beacon is refused too (its answer unreadable, it must not count).
+  await until(async () =>
+    (await series('localdp_http_requests_total{route="reports",status="403"}', closed)) === 2, 'the beacon to be refused');
+  assert.equal(await count(closed), 0);
 });

@@ -119,9 +119,24 @@ test('relative links point to files that exist', () => {
   }
 });
 
-test("the packed package's README is js/README.md, and it ships the extension example", () => {
+test("the packed package's README is js/README.md, stands alone, and it ships the extension example", () => {
   const installed = join(here, 'node_modules/localdp');
-  assert.equal(readFileSync(join(installed, 'README.md'), 'utf8'), readFileSync(join(root, 'js/README.md'), 'utf8'));
+  const readme = readFileSync(join(installed, 'README.md'), 'utf8');
+  assert.equal(readme, readFileSync(join(root, 'js/README.md'), 'utf8'));
+  // On npm, a relative link leads nowhere: every link is absolute (its blocks run in 'js and sh blocks run').
+  const relative = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((t) => !/^https:\/\//.test(t));
+  assert.deepEqual(relative, []);
+  const repository = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).repository.url;
+  for (const [, link] of readme.matchAll(/\]\((https:[^)\s]+)\)/g)) {
+    assert.ok(repository.includes(new URL(link).host), `${link}: the repository's host`);
+    const file = /\/blob\/main\/([^#]+)/.exec(link)?.[1];
+    if (file) assert.ok(existsSync(join(root, file)), `${link}: no ${file} in the repository`);
+  }
+  // The sizes are the build's, and name every file a page loads.
+  const sizes = /<!-- sizes: written by scripts\/build.sh -->([^]*?)<!-- end of sizes -->/.exec(readme)?.[1] ?? '';
+  for (const file of ['localdp.js', 'client.mjs', 'storage.mjs', 'messages.mjs', 'bindings.js', 'localdp_client_bg.wasm']) {
+    assert.match(sizes, new RegExp(`\\| \`${file}\` \\| \\d+ \\| \\d+ \\|`), file);
+  }
   assert.ok(existsSync(join(installed, 'examples/extension/setup.mjs')));
 });
 
@@ -173,7 +188,8 @@ node -e 'process.exit(require(process.argv[1]).scripts[process.argv[2]] ? 0 : 1)
   || { echo "npm: no script $script in package.json" >&2; exit 1; }
 `);
     for (const f of ['localdp', 'npm']) chmodSync(join(bin, f), 0o755);
-    const env = { ...process.env, PATH: `${bin}:${process.env.PATH}`, LOCALDP_COLLECTOR: url };
+    // HOME: Client.open's file in Node (~/.localdp/state.json) stays in the scratch folder.
+    const env = { ...process.env, HOME: dir, PATH: `${bin}:${process.env.PATH}`, LOCALDP_COLLECTOR: url };
     for (const [i, b] of pageBlocks.entries()) {
       const code = b.code.replaceAll(DEFAULT_URL, url).replaceAll("'/node_modules/", `'${join(dir, 'node_modules')}/`);
       let run;

@@ -163,12 +163,6 @@ for (const [mode, locks] of [['Web Locks', fakeLocks()], ['compare-and-set', nul
   });
 }
 
-test('Client.open without IndexedDB keeps the state in memory and says so', async () => {
-  const client = await Client.open(GRR);
-  assert.equal(client.persistent, false);
-  assert.deepEqual(await client.randomize(7), await client.randomize(7));
-});
-
 test('Client.open fails closed: a storage that cannot write releases no report', async () => {
   const store = memoryStore();
   const storage = asyncStorage(store, { locks: fakeLocks() });

@@ -109,3 +109,10 @@ new Client(features).randomize(3);
 // @ts-expect-error: the protocol is the config's, not another
 const other: 'grr' = labelled.protocol;
 console.log(other);
+// @ts-expect-error: an `as const` string domain takes its labels only
+labelled.randomize('Pricing');
+// send posts what randomize takes, and resolves to the collector's answer.
+const answered: Promise<number> = labelled.send('/api/metrics/pages/reports', 'docs').then((answer) => answer.accepted);
+// @ts-expect-error: not a label of the domain
+labelled.send('/api/metrics/pages/reports', 'blog');
+console.log(answered);

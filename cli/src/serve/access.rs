@@ -161,11 +161,6 @@ impl Origins {
         Ok(origins)
     }
 
-    /// Whether the flag was given at all.
-    pub fn configured(&self) -> bool {
-        self.any || !self.listed.is_empty()
-    }
-
     /// What `origin` may do.
     pub fn grant(&self, origin: &str) -> Grant {
         if self.listed.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
@@ -248,11 +243,24 @@ impl Names {
 
 /// Whether `origin` is the collector's own (the page it serves), judged
 /// from the request's `Host` (one of the collector's [`Names`], checked
-/// before): such requests are not cross-origin.
+/// before), or from the browser's `Sec-Fetch-Site: same-origin` (which a
+/// page cannot set; it holds behind a proxy that rewrites `Host`): such
+/// requests are not cross-origin.
 pub fn same_origin(origin: &str, headers: &HeaderMap) -> bool {
+    if headers.get("sec-fetch-site").is_some_and(|site| site == "same-origin") {
+        return true;
+    }
     let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
     let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
     authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
+}
+
+/// Whether `origin` is a browser extension's (`chrome-extension://…`,
+/// `moz-extension://…`, `safari-web-extension://…`): an extension posts
+/// under the host permissions its manifest declares, which let it read any
+/// answer, so it is taken as a client without `Origin` is.
+pub fn extension(origin: &str) -> bool {
+    ["chrome-extension://", "moz-extension://", "safari-web-extension://"].iter().any(|scheme| origin.starts_with(scheme))
 }
 
 #[cfg(test)]
@@ -318,7 +326,7 @@ mod tests {
         for bad in ["app.example", "https://app.example/", "https://app.example/path", "ftp://x", "https://"] {
             assert!(Origins::parse(&[bad.into()]).is_err(), "{bad}");
         }
-        assert!(!Origins::parse(&[]).unwrap().configured());
+        assert_eq!(Origins::parse(&[]).unwrap().grant("https://app.example"), Grant::None);
     }
 
     #[test]
@@ -329,6 +337,15 @@ mod tests {
         assert!(!same_origin("http://127.0.0.1:8081", &headers));
         assert!(!same_origin("null", &headers));
         assert!(!same_origin("http://127.0.0.1:8080", &HeaderMap::new()));
+        // Behind a proxy that rewrites Host, the browser still says so.
+        let mut proxied = HeaderMap::new();
+        proxied.insert(header::HOST, "127.0.0.1:8080".parse().unwrap());
+        proxied.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        assert!(same_origin("https://collector.example", &proxied));
+        proxied.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        assert!(!same_origin("https://collector.example", &proxied));
+        assert!(extension("chrome-extension://abcdefghijklmnopabcdefghijklmnop") && extension("moz-extension://x"));
+        assert!(!extension("https://chrome-extension.example") && !extension("null"));
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(super) struct App {
     pub(super) front: Arc<Front>,
     pub(super) www: Option<PathBuf>,
     pub(super) pkg: Option<PathBuf>,
+    /// The compressed copies of `www` and `pkg` files.
+    pub(super) assets: super::assets::Assets,
     /// `--token-file`: the readers' tokens.
     pub(super) tokens: Option<Tokens>,
     /// `--shuffler-token-file`: the only tokens that may post a shuffled

@@ -38,7 +38,8 @@ pub struct FrontArgs {
     pub max_body: usize,
     /// An origin (`https://app.example`) whose pages may post reports and,
     /// with a token, read; repeatable. `*`: any origin may post reports
-    /// (only). With it, a report post from another page's origin is refused.
+    /// (only). A report post from a page of any other origin is refused
+    /// (403, counting nothing), with or without this flag.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origin: Vec<String>,
     /// A name the server answers to besides its address (and localhost
@@ -310,17 +311,17 @@ fn cors_class(route: Route) -> Option<Grant> {
 }
 
 /// `--allow-origin`: preflights, CORS headers on allowed requests, and
-/// report posts from other origins refused. Without the flag nothing here
-/// happens (an OPTIONS is a 405, as any other unrouted method).
+/// report posts from other origins refused, with or without the flag (a
+/// page could not read the answer to such a post, so it could not know it
+/// was counted and would send it again). Requests without `Origin` (the
+/// CLI, servers), the collector's own pages and browser extensions (which
+/// read answers under their host permissions) pass untouched.
 pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
-    if !front.origins.configured() {
-        return next.run(request).await;
-    }
     let headers = request.headers();
     let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string) else {
         return next.run(request).await;
     };
-    if access::same_origin(&origin, headers) {
+    if access::same_origin(&origin, headers) || access::extension(&origin) {
         return next.run(request).await;
     }
     let grant = front.origins.grant(&origin);
@@ -376,8 +377,13 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
                  each was a 403, counted in /metrics as localdp_http_requests_total{{route=\"reports\",status=\"403\"}}"
             );
         }
-        let error = format!("pages from {origin:?} may not post reports here (--allow-origin); nothing was counted");
+        let error = format!(
+            "pages from {origin:?} may not post reports here: the collector takes them from its own pages and \
+             from the origins of --allow-origin ORIGIN; nothing was counted"
+        );
         let mut response = json(StatusCode::FORBIDDEN, json!({ "error": error }));
+        // Readable by the page, so that it can show why (and not retry).
+        allow_origin(response.headers_mut(), &origin, Grant::Read);
         response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
         return response;
     }

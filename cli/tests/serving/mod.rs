@@ -331,6 +331,7 @@ pub fn read_response(stream: &mut TcpStream) -> Response {
             Ok(0) => break,
             Ok(n) => raw.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset && !raw.is_empty() => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => panic!("reading the answer: {e}"),
         }
     }

@@ -63,7 +63,7 @@ pub struct DistributionConfig {
 impl DistributionConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "range", "bins"])?;
+        config.only_config(&["protocol", "epsilon", "range", "bins"])?;
         Ok(DistributionConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

@@ -109,7 +109,7 @@ pub struct FrequencyConfig {
 impl FrequencyConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "domain", "d", "instantaneous_epsilon"])?;
+        config.only_config(&["protocol", "epsilon", "domain", "d", "instantaneous_epsilon"])?;
         Ok(FrequencyConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

@@ -114,7 +114,7 @@ impl SketchConfig {
 impl HeavyHitterConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "max_length", "truncate", "top", "sketch", "candidates"])?;
+        config.only_config(&["protocol", "epsilon", "max_length", "truncate", "top", "sketch", "candidates"])?;
         Ok(HeavyHitterConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

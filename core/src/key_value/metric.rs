@@ -72,7 +72,7 @@ pub struct KeyValueConfig {
 impl KeyValueConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "keys", "range", "pad"])?;
+        config.only_config(&["protocol", "epsilon", "keys", "range", "pad"])?;
         Ok(KeyValueConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

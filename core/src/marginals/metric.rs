@@ -117,7 +117,7 @@ pub struct MarginalsConfig {
 impl MarginalsConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "way", "attributes"])?;
+        config.only_config(&["protocol", "epsilon", "way", "attributes"])?;
         Ok(MarginalsConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

@@ -163,7 +163,7 @@ pub struct NumericConfig {
 impl NumericConfig {
     /// Reads a config object, refusing keys it does not know.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "epsilon", "range", "granularity"])?;
+        config.only_config(&["protocol", "epsilon", "range", "granularity"])?;
         Ok(NumericConfig {
             protocol: config.read("protocol")?,
             epsilon: config.read("epsilon")?,

@@ -43,7 +43,7 @@ impl RapporConfig {
     /// Reads a config object, refusing keys it does not know; absent keys
     /// take the paper's values.
     pub(crate) fn read(config: &ConfigObject) -> Result<Self> {
-        config.only(&["protocol", "bits", "hashes", "cohorts", "f", "p", "q", "candidates"])?;
+        config.only_config(&["protocol", "bits", "hashes", "cohorts", "f", "p", "q", "candidates"])?;
         Ok(RapporConfig {
             protocol: config.read("protocol")?,
             bits: config.read_or("bits", 128)?,

@@ -511,14 +511,14 @@ export type EstimateFor<C extends Config> =
   : C extends RecordRanges ? RecordEstimate
   : NumericEstimate | RecordEstimate;
 
-/** The values a `Client<C>` randomizes (a string domain's are its strings; a sized domain takes an integer or its digits). */
+/** The values a `Client<C>` randomizes (a string domain's are its strings, its literals for an `as const` config; a sized domain takes an integer or its digits). */
 export type ValueFor<C extends Config> =
   C extends RapporConfig | HeavyHitterConfig ? string
   : C extends MarginalsConfig ? Record<string, string | number>
   : C extends {
     /** A domain of strings. */
-    domain: readonly string[];
-  } ? string
+    domain: readonly (infer Label extends string)[];
+  } ? Label
   : C extends FrequencyConfig ? string | number
   : C extends DistributionConfig ? number
   : C extends KeyValueConfig ? Record<string, number>

@@ -1,0 +1,192 @@
+//! Static files (`--www`, `--pkg`) as a web server serves them: compressed
+//! with brotli or gzip as the request's `Accept-Encoding` allows, a
+//! content-hashed name (`index-D4k9yZ1a.js`, `main.3f9a1c2b4d.css`) cached
+//! for a year as `immutable`, any other name revalidated by its `ETag`
+//! (`304 Not Modified` when it matches `If-None-Match`).
+
+use axum::body::Bytes;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// Files smaller than this are sent as they are (compression saves little).
+const COMPRESS_FROM: usize = 1024;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Encoding {
+    Brotli,
+    Gzip,
+}
+
+impl Encoding {
+    fn name(self) -> &'static str {
+        match self {
+            Encoding::Brotli => "br",
+            Encoding::Gzip => "gzip",
+        }
+    }
+
+    fn compress(self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Encoding::Brotli => {
+                let params = brotli::enc::BrotliEncoderParams { quality: 11, lgwin: 22, ..Default::default() };
+                let mut input = bytes;
+                // Writing to a Vec cannot fail.
+                let _ = brotli::BrotliCompress(&mut input, &mut out, &params);
+            }
+            Encoding::Gzip => {
+                let mut encoder = flate2::write::GzEncoder::new(&mut out, flate2::Compression::best());
+                let _ = encoder.write_all(bytes).and_then(|()| encoder.try_finish());
+            }
+        }
+        out
+    }
+
+    /// What `Accept-Encoding` allows, brotli first (a `q=0` refuses one).
+    fn negotiate(headers: &HeaderMap) -> Option<Encoding> {
+        let mut accepted = (false, false);
+        for value in headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
+            for item in value.split(',') {
+                let mut parts = item.split(';').map(str::trim);
+                let coding = parts.next().unwrap_or("").to_ascii_lowercase();
+                let refused = parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()).is_some_and(|q| q <= 0.0));
+                match coding.as_str() {
+                    "br" => accepted.0 |= !refused,
+                    "gzip" | "*" => accepted.1 |= !refused,
+                    _ => {}
+                }
+            }
+        }
+        match accepted {
+            (true, _) => Some(Encoding::Brotli),
+            (false, true) => Some(Encoding::Gzip),
+            _ => None,
+        }
+    }
+}
+
+/// The compressed copies made so far, by file and encoding, with the tag
+/// of the content they were made from (a changed file is compressed again).
+#[derive(Default)]
+pub(super) struct Assets {
+    compressed: Mutex<HashMap<(PathBuf, Encoding), (u64, Bytes)>>,
+}
+
+impl Assets {
+    /// The answer to a GET or HEAD of `file`, whose content is `bytes`;
+    /// `compressible` for text and wasm.
+    pub(super) fn serve(&self, request: &HeaderMap, file: PathBuf, bytes: Vec<u8>, compressible: bool) -> Response {
+        let tag = {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            hasher.finish()
+        };
+        let encoding = (compressible && bytes.len() >= COMPRESS_FROM).then(|| Encoding::negotiate(request)).flatten();
+        // One ETag per representation: the compressed bytes differ from the file's.
+        let etag = format!("\"{tag:016x}{}\"", encoding.map_or(String::new(), |e| format!("-{}", e.name())));
+        let hashed = file.file_name().and_then(|n| n.to_str()).is_some_and(content_hashed);
+        let mut response = if not_modified(request, &etag) {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            match encoding {
+                None => (StatusCode::OK, bytes).into_response(),
+                Some(encoding) => {
+                    let body = self.compressed(file, encoding, tag, &bytes);
+                    let mut response = (StatusCode::OK, body).into_response();
+                    response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding.name()));
+                    response
+                }
+            }
+        };
+        let out = response.headers_mut();
+        if let Ok(value) = HeaderValue::from_str(&etag) {
+            out.insert(header::ETAG, value);
+        }
+        let cache = if hashed { "public, max-age=31536000, immutable" } else { "no-cache" };
+        out.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+        if compressible {
+            out.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+        }
+        response
+    }
+
+    /// `bytes` (tagged `tag`) compressed with `encoding`, made once per content.
+    fn compressed(&self, file: PathBuf, encoding: Encoding, tag: u64, bytes: &[u8]) -> Bytes {
+        let key = (file, encoding);
+        if let Some((made_from, body)) = self.compressed.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            if *made_from == tag {
+                return body.clone();
+            }
+        }
+        let body = Bytes::from(encoding.compress(bytes));
+        self.compressed.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (tag, body.clone()));
+        body
+    }
+}
+
+/// Whether `If-None-Match` names `etag` (or is `*`).
+fn not_modified(request: &HeaderMap, etag: &str) -> bool {
+    request
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().trim_start_matches("W/"))
+        .any(|t| t == etag || t == "*")
+}
+
+/// Whether a file's name carries a hash of its content, as bundlers name
+/// their output: `[name]-[hash].ext` (Vite, Rollup: 8 characters of
+/// base64url) or `[name].[hash].ext` (webpack: 8 or more). The hash must
+/// hold a digit and a letter, so that `my-settings.js` is not taken for
+/// one (a hash without a digit is then only revalidated: the safe side).
+pub(super) fn content_hashed(name: &str) -> bool {
+    let stem = name.rfind('.').map_or(name, |dot| &name[..dot]);
+    let looks_like_hash = |s: &str| {
+        s.len() >= 8
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && s.bytes().any(|b| b.is_ascii_digit())
+            && s.bytes().any(|b| b.is_ascii_alphabetic())
+    };
+    let dotted = stem.rsplit_once('.').is_some_and(|(_, hash)| !hash.contains('-') && looks_like_hash(hash));
+    let dashed = stem.len() > 9
+        && stem.is_char_boundary(stem.len() - 8)
+        && stem.as_bytes()[stem.len() - 9] == b'-'
+        && looks_like_hash(&stem[stem.len() - 8..]);
+    dotted || dashed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundler_names_with_a_hash_are_recognized() {
+        for hashed in ["index-D4k9yZ1a.js", "index-D-4k_yZ1.js", "vendor-3f9a1c2b.css", "main.3f9a1c2b4d5e6f7a.js"] {
+            assert!(content_hashed(hashed), "{hashed}");
+        }
+        for plain in ["index.html", "app.js", "my-settings.js", "dashboard-Settings.js", "jquery-3.7.1.min.js", "metrics.json", "localdp_bg.wasm", "a-12345678"] {
+            assert!(!content_hashed(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn accept_encoding_prefers_brotli_and_honours_q_0() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+            Encoding::negotiate(&headers)
+        };
+        assert_eq!(with("gzip, deflate, br, zstd"), Some(Encoding::Brotli));
+        assert_eq!(with("gzip"), Some(Encoding::Gzip));
+        assert_eq!(with("br;q=0, gzip;q=0.5"), Some(Encoding::Gzip));
+        assert_eq!(with("identity"), None);
+        assert_eq!(with("*"), Some(Encoding::Gzip));
+        assert_eq!(Encoding::negotiate(&HeaderMap::new()), None);
+    }
+}
