@@ -268,11 +268,13 @@ const DISCOVERY_RUNS: usize = 4000;
 fn discovery_standard_errors_match_simulation() {
     // Every user holds "a", one byte (max_length 1), so it is found in every
     // collection (its frequency is at least 8 standard errors above the
-    // listing's cut) and estimated on its held-out reports. The planner's
-    // number is for a value held by nobody; a found value's variance adds
-    // the holders' term. The test writes both from the published channel —
-    // OLH with g buckets (p = e^ε/(e^ε+g−1), q = 1/g) over 2ℓ held-out
-    // shares (PEM, TreeHist: ℓ levels), HCMS with flip φ and m columns over
+    // listing's cut) by both cross-fitted searches, so estimated on both
+    // halves of its level's reports. The planner's number is for a value
+    // held by nobody, listed by one search and estimated on one half; a
+    // found value's variance adds the holders' term. The test writes both
+    // from the published channel — OLH with g buckets (p = e^ε/(e^ε+g−1),
+    // q = 1/g) over 2ℓ half-level shares for the planner and ℓ level shares
+    // for the simulation (PEM, TreeHist: ℓ levels), HCMS with flip φ and m columns over
     // the half of the reports that send the whole value (SFP) — asserts
     // that the planner's is the share-0 one, and that simulation agrees with
     // the share-1 one. The two differ by a quarter: OLH's share-0 variance
@@ -289,9 +291,9 @@ fn discovery_standard_errors_match_simulation() {
         let (nobody, everybody) = if let Some(discovery) = heavy.discovery() {
             let (e, g) = (1f64.exp(), discovery.buckets() as f64);
             let (p, q) = (e / (e + g - 1.0), 1.0 / g);
-            let shares = 2.0 * f64::from(discovery.levels());
+            let levels = f64::from(discovery.levels());
             let null = q * (1.0 - q) / (p - q).powi(2);
-            (shares * null, shares * (null + (1.0 - p - q) / (p - q)))
+            (2.0 * levels * null, levels * (null + (1.0 - p - q) / (p - q)))
         } else {
             let sketch = heavy.fragments().unwrap().sketch();
             let (phi, m) = (sketch.flip_probability(), sketch.width() as f64);

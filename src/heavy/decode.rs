@@ -27,62 +27,82 @@ impl<T> std::ops::Deref for Decoder<'_, T> {
 impl Decoder<'_, Discovery> {
     /// The heavy hitters from the reports of every level (`n` in all), most
     /// frequent first (see the module docs).
+    ///
+    /// Cross-fitted: two searches run side by side, search `h` scoring the
+    /// complete values on half `h` of their reports; a value one search
+    /// keeps is tested and estimated on the other half, so whichever half
+    /// selected it never estimates it.
     pub(super) fn discover(&self, levels: &[Level], n: u64) -> Vec<CandidateEstimate> {
         let keep = 2 * self.top();
-        let mut candidates = vec![Candidate { bytes: Vec::new(), testing: Pool::default(), held_out: Pool::default() }];
+        let root = Candidate { bytes: Vec::new(), pools: [Pool::default(); 2] };
+        let mut searches = [vec![root.clone()], vec![root]];
         for (i, level) in levels.iter().enumerate() {
             let bits = (i as u32 + 1) * self.step();
-            let mut next = Vec::new();
-            for c in &candidates {
-                let symbols = if complete(&c.bytes, bits - self.step(), self.max_length() as u32) { (1 << self.step()) - 1..1 << self.step() } else { 0..1 << self.step() };
-                for symbol in symbols {
-                    let bytes = extend(&c.bytes, bits - self.step(), symbol, self.step());
-                    let whole = bits % 8 != 0 || plausible(&bytes);
-                    if whole && (!complete(&bytes, bits, self.max_length() as u32) || value_of(&bytes).is_some()) {
-                        next.push(Candidate { bytes, ..*c });
-                    }
-                }
+            let next = searches.each_ref().map(|candidates| self.extensions(candidates, bits));
+            // Both searches mostly extend the same prefixes: score each once.
+            let mut index = std::collections::HashMap::new();
+            let mut keys = Vec::new();
+            for c in next.iter().flatten() {
+                let key = prefix_key(&c.bytes, bits);
+                index.entry(key).or_insert_with(|| {
+                    keys.push(key);
+                    keys.len() - 1
+                });
             }
-            let keys: Vec<u64> = next.iter().map(|c| prefix_key(&c.bytes, bits)).collect();
             let supports = self.supports_of(level, &keys);
             let halves = level.seeds.iter().fold([0u64; 2], |mut h, &seed| {
                 h[half(seed)] += 1;
                 h
             });
-            let mut scored: Vec<(f64, Candidate)> = next
-                .into_iter()
-                .zip(supports)
-                .filter_map(|(mut c, [testing, held_out])| {
-                    if complete(&c.bytes, bits, self.max_length() as u32) {
-                        c.testing = c.testing.plus(testing, halves[0]);
-                        c.held_out = c.held_out.plus(held_out, halves[1]);
-                        return Some((self.frequency(c.testing), c));
-                    }
-                    // TreeHist extends only the prefixes significantly above
-                    // zero; a value is tested at the end, on its held-out reports.
-                    let score = self.frequency(Pool { support: testing + held_out, reports: halves[0] + halves[1] });
-                    let significant = score > Z95 * self.null_error(halves[0] + halves[1]);
-                    (*self.pruning() == Pruning::Best || significant).then_some((score, c))
-                })
-                .collect();
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-            scored.truncate(keep);
-            candidates = scored.into_iter().map(|(_, c)| c).collect();
+            for (selector, (candidates, next)) in searches.iter_mut().zip(next).enumerate() {
+                let mut scored: Vec<(f64, Candidate)> = next
+                    .into_iter()
+                    .filter_map(|mut c| {
+                        let support = supports[index[&prefix_key(&c.bytes, bits)]];
+                        if complete(&c.bytes, bits, self.max_length() as u32) {
+                            for h in 0..2 {
+                                c.pools[h] = c.pools[h].plus(support[h], halves[h]);
+                            }
+                            return Some((self.frequency(c.pools[selector]), c));
+                        }
+                        // TreeHist extends only the prefixes significantly above
+                        // zero; a value is tested at the end, on its held-out reports.
+                        let score = self.frequency(Pool { support: support[0] + support[1], reports: halves[0] + halves[1] });
+                        let significant = score > Z95 * self.null_error(halves[0] + halves[1]);
+                        (*self.pruning() == Pruning::Best || significant).then_some((score, c))
+                    })
+                    .collect();
+                scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+                scored.truncate(keep);
+                *candidates = scored.into_iter().map(|(_, c)| c).collect();
+            }
         }
-        // Listed: significantly above zero on the held-out reports,
-        // Bonferroni at α = 0.05 over the survivors.
-        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
-        let mut found: Vec<CandidateEstimate> = candidates
+        // Listed: significantly above zero on the half that did not select
+        // it, Bonferroni at α = 0.05 over the survivors of both searches.
+        let tests = searches.iter().map(Vec::len).sum::<usize>().max(1);
+        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * tests as f64));
+        // Per value listed: its pools, and which halves held it out.
+        let mut listed: Vec<(Candidate, [bool; 2])> = Vec::new();
+        for (selector, candidates) in searches.into_iter().enumerate() {
+            for c in candidates {
+                let (frequency, std_error) = self.estimate(c.pools[1 - selector], n);
+                if c.pools[1 - selector].reports == 0 || frequency <= z * std_error {
+                    continue;
+                }
+                match listed.iter_mut().find(|(l, _)| l.bytes == c.bytes) {
+                    Some((_, by)) => by[1 - selector] = true,
+                    None => listed.push((c, std::array::from_fn(|h| h == 1 - selector))),
+                }
+            }
+        }
+        // Estimated on the halves that held it out: both when both searches
+        // listed it.
+        let mut found: Vec<CandidateEstimate> = listed
             .into_iter()
-            .filter_map(|c| {
-                let Pool { support, reports } = c.held_out;
-                let big_n = reports as f64;
-                let (count, variance) = self.count(support, reports);
-                let frequency = count / big_n;
-                let share = frequency.clamp(0.0, 1.0);
-                let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
-                let std_error = (variance / (big_n * big_n) + sampling.max(0.0)).sqrt();
-                (reports > 0 && frequency > z * std_error).then_some(CandidateEstimate {
+            .filter_map(|(c, by)| {
+                let pool = (0..2).filter(|&h| by[h]).fold(Pool::default(), |p, h| p.plus(c.pools[h].support, c.pools[h].reports));
+                let (frequency, std_error) = self.estimate(pool, n);
+                Some(CandidateEstimate {
                     value: value_of(&c.bytes)?.to_string(),
                     frequency,
                     std_error,
@@ -93,6 +113,34 @@ impl Decoder<'_, Discovery> {
         found.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         found.truncate(self.top());
         found
+    }
+
+    /// Every extension of the candidates by one symbol that can still begin
+    /// a value (see the module docs).
+    fn extensions(&self, candidates: &[Candidate], bits: u32) -> Vec<Candidate> {
+        let mut next = Vec::new();
+        for c in candidates {
+            let symbols = if complete(&c.bytes, bits - self.step(), self.max_length() as u32) { (1 << self.step()) - 1..1 << self.step() } else { 0..1 << self.step() };
+            for symbol in symbols {
+                let bytes = extend(&c.bytes, bits - self.step(), symbol, self.step());
+                let whole = bits % 8 != 0 || plausible(&bytes);
+                if whole && (!complete(&bytes, bits, self.max_length() as u32) || value_of(&bytes).is_some()) {
+                    next.push(Candidate { bytes, ..*c });
+                }
+            }
+        }
+        next
+    }
+
+    /// `(f̂, SE)` of a value from its pool among `n` reports in all: the
+    /// OLH count's variance and the sampling of which devices the pool holds.
+    fn estimate(&self, pool: Pool, n: u64) -> (f64, f64) {
+        let big_n = pool.reports.max(1) as f64;
+        let (count, variance) = self.count(pool.support, pool.reports);
+        let frequency = count / big_n;
+        let share = frequency.clamp(0.0, 1.0);
+        let sampling = share * (1.0 - share) / big_n * (1.0 - big_n / n as f64);
+        (frequency, (variance / (big_n * big_n) + sampling.max(0.0)).sqrt())
     }
 
     /// `ĉ/N` of a pool.
@@ -128,12 +176,11 @@ impl Decoder<'_, Discovery> {
 }
 
 /// A prefix being extended; once complete, its supports pooled over the
-/// levels in each half of their reports.
+/// levels in each half of their reports (`pools[h]`: half `h`).
 #[derive(Debug, Clone)]
 struct Candidate {
     bytes: Vec<u8>,
-    testing: Pool,
-    held_out: Pool,
+    pools: [Pool; 2],
 }
 
 /// A support `S` among `reports` reports.

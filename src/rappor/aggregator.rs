@@ -162,26 +162,54 @@ impl Aggregate for RapporAggregator {
                     .collect()
             })
             .collect();
-        let selected = lasso(&design, &target, &weight, c);
-        let mut estimates = Vec::new();
-        let mut not_detected = Vec::new();
-        if !selected.is_empty() {
-            let (beta, covariance) = least_squares(&design, &selected, &target, &weight, m * k);
+        // Cross-fitted: the cohorts are split in two halves by parity (a
+        // device's cohort is drawn independently of its value); the LASSO on
+        // each half selects the candidates that least squares estimates on
+        // the other half, so no interval is computed on the reports that
+        // selected its candidate. With one cohort there is nothing to split:
+        // it selects and estimates.
+        let in_half = |r: usize, h: usize| m == 1 || (r / k) % 2 == h;
+        let half_weight = |h: usize| -> Vec<f64> { weight.iter().enumerate().map(|(r, &w)| if in_half(r, h) { w } else { 0.0 }).collect() };
+        let halves = if m > 1 { 2 } else { 1 };
+        let reports: Vec<f64> =
+            (0..halves).map(|h| (0..m).filter(|&j| in_half(j * k, h)).map(|j| self.per_cohort[j] as f64).sum()).collect();
+        // Per candidate, per estimating half: the count and its variance.
+        let mut by_half = vec![[None::<(f64, f64)>; 2]; c];
+        for h in 0..halves {
+            let estimating = half_weight((h + 1) % halves);
+            let selected = lasso(&design, &target, &half_weight(h), c);
+            if selected.is_empty() {
+                continue;
+            }
+            // Least squares on every candidate, so that no undetected one
+            // leaves its Bloom bits to the detected (falls back to the
+            // selected ones where the candidates outnumber what the half
+            // can tell apart).
+            let all: Vec<usize> = (0..c).collect();
+            let (beta, covariance) = match least_squares(&design, &all, &target, &estimating, m * k) {
+                (beta, covariance) if beta.iter().all(|b| b.is_finite()) => {
+                    (selected.iter().map(|&v| beta[v]).collect(), selected.iter().map(|&v| covariance[v]).collect())
+                }
+                _ => least_squares(&design, &selected, &target, &estimating, m * k),
+            };
             for (s, &v) in selected.iter().enumerate() {
-                let frequency = beta[s] / n;
-                let std_error = covariance[s].max(0.0).sqrt() / n;
-                estimates.push(CandidateEstimate {
-                    value: metric.candidates()[v].clone(),
-                    frequency,
-                    std_error,
-                    ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
-                });
+                by_half[v][(h + 1) % halves] = Some((beta[s], covariance[s]));
             }
         }
+        let mut estimates = Vec::new();
+        let mut not_detected = Vec::new();
         for (v, name) in metric.candidates().iter().enumerate() {
-            if !selected.contains(&v) {
+            if by_half[v].iter().all(Option::is_none) {
                 not_detected.push(name.clone());
+                continue;
             }
+            let (frequency, std_error) = combined(by_half[v], &reports, n);
+            estimates.push(CandidateEstimate {
+                value: name.clone(),
+                frequency,
+                std_error,
+                ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
+            });
         }
         estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         Ok(RapporEstimate {
@@ -194,6 +222,27 @@ impl Aggregate for RapporAggregator {
             not_detected,
         })
     }
+}
+
+/// A candidate's frequency and standard error from the counts (and their
+/// variances) that the halves of the cohorts not selecting it estimated,
+/// `reports[h]` reports in half `h` and `n` in all: weighted by inverse
+/// variance, `f̂ = Σ w_h β_h / n`, `Var[f̂] = 1/(n² Σ 1/V_h)` plus the
+/// sampling of which devices fell in which half (each `β_h / n` is the
+/// share among half `h`'s devices): `f(1−f)(w_0 N_1 − w_1 N_0)²/(N_0 N_1 (n−1))`,
+/// 0 when both halves weigh by their reports, `f(1−f) N_1/(N_0 (n−1))` when
+/// half 0 alone estimates.
+fn combined(by_half: [Option<(f64, f64)>; 2], reports: &[f64], n: f64) -> (f64, f64) {
+    let precision: Vec<f64> = by_half.iter().map(|h| h.map_or(0.0, |(_, variance)| 1.0 / variance)).collect();
+    let total: f64 = precision.iter().sum();
+    let weights: Vec<f64> = precision.iter().map(|p| p / total).collect();
+    let frequency = by_half.iter().zip(&weights).map(|(h, w)| h.map_or(0.0, |(beta, _)| w * beta)).sum::<f64>() / n;
+    let share = frequency.clamp(0.0, 1.0);
+    let sampling = match reports {
+        [n0, n1] => share * (1.0 - share) * (weights[0] * n1 - weights[1] * n0).powi(2) / (n0 * n1 * (n - 1.0)).max(1.0),
+        _ => 0.0,
+    };
+    (frequency, ((1.0 / total) / (n * n) + sampling).max(0.0).sqrt())
 }
 
 /// Non-negative LASSO by coordinate descent on the weighted problem
@@ -256,7 +305,9 @@ fn least_squares(
     };
     let beta = cholesky.solve(&(x.transpose() * &y));
     let residual = &y - &x * &beta;
-    let dof = rows.saturating_sub(s).max(1) as f64;
+    // Rows of weight 0 (the other half's cohorts) carry no observation.
+    let observed = weight.iter().filter(|&&w| w > 0.0).count();
+    let dof = observed.saturating_sub(s).max(1) as f64;
     let sigma2 = residual.norm_squared() / dof;
     let inverse = cholesky.inverse();
     (beta.iter().copied().collect(), (0..s).map(|i| sigma2 * inverse[(i, i)]).collect())

@@ -15,10 +15,13 @@
 //!   ledger charges `ε_∞` for each new value (repeats are free).
 //! * Decoding: per cohort `j` and bit `i`, the unbiased count of reports
 //!   whose Bloom bit is set, `t_ij = (c_ij − (p + fq/2 − fp/2) N_j) /
-//!   ((1−f)(q−p))`, then a non-negative LASSO of `t` on the candidates' Bloom
-//!   bits (each row weighted by its noise) selects candidates, and least
-//!   squares on the selected ones (nalgebra's Cholesky) gives their counts and
-//!   standard errors, scaled by the residual variance.
+//!   ((1−f)(q−p))`. Cross-fitted over the two halves of the cohorts (by
+//!   parity): a non-negative LASSO of one half's `t` on the candidates'
+//!   Bloom bits (each row weighted by its noise) selects candidates, and
+//!   least squares of the other half's `t` on every candidate (nalgebra's
+//!   Cholesky) gives their counts and standard errors, scaled by the
+//!   residual variance; a candidate both halves select has the two
+//!   estimates combined by inverse variance.
 //!
 //! ```
 //! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};

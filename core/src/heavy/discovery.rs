@@ -203,8 +203,8 @@ impl Discovery {
 }
 
 /// The half of a level's reports a report belongs to: its seed's top bit,
-/// uniform and independent of the value (0 tests a complete prefix, 1 is
-/// held out to estimate its value).
+/// uniform and independent of the value (each half selects complete
+/// values for the other to test and estimate).
 #[doc(hidden)]
 pub fn half(seed: u32) -> usize {
     (seed >> 31) as usize
