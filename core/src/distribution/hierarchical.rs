@@ -218,8 +218,8 @@ impl Hierarchy {
     /// The variance of the estimated CDF at edge `edge` (the share of the
     /// first `edge` bins) for a population whose bins hold the shares
     /// `bins`, from `n` reports spread evenly over the levels: the
-    /// covariance of [`Self::estimate`] evaluated at the true frequencies
-    /// instead of the estimated ones.
+    /// covariance of `estimate` (the `aggregate` feature's) evaluated at
+    /// the true frequencies instead of the estimated ones.
     pub fn cdf_variance(&self, n: f64, bins: &[f64], edge: usize) -> f64 {
         let n_level = n / self.levels.len() as f64;
         let sampling = if n > 1.0 { (n - n_level) / (n - 1.0) / n_level } else { 0.0 };

@@ -301,8 +301,7 @@ impl DistributionMetric {
 
     /// A report of a value at `input` ([`Self::input_of`]) from the
     /// device's `group` (the tree's level).
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     pub fn randomize_input(&self, input: u64, group: u64, rng: &mut dyn RngCore) -> Report {
         let payload = match &self.mechanism {
             Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
@@ -320,8 +319,7 @@ impl DistributionMetric {
     }
 
     /// Checks a report against this configuration.
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Distribution(self.protocol), self.epsilon, &self.fingerprint)?;
         match &self.mechanism {
@@ -370,8 +368,7 @@ impl DistributionMetric {
 
     /// Reports that exercise the whole channel: every cell (Square Wave),
     /// every level's oracle outputs (all of them, or sampled).
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {

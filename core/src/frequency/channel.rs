@@ -240,8 +240,7 @@ pub enum ChannelOutputs<T> {
 
 impl<T> ChannelOutputs<T> {
     /// The outputs, whichever kind.
-    ///
-    /// See the example on [`FrequencyOracle::likelihood`](crate::FrequencyOracle::likelihood).
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`FrequencyOracle::likelihood`](crate::FrequencyOracle::likelihood).")]
     pub fn into_vec(self) -> Vec<T> {
         match self {
             ChannelOutputs::Complete(v) | ChannelOutputs::Sampled(v) => v,

@@ -363,8 +363,8 @@ impl FrequencyOracle {
     /// Randomizes the value at `index`; an index outside the domain is an
     /// error, never mapped.
     ///
-    /// With [`FrequencyOracle::validate`] and
-    /// [`FrequencyOracle::supported_values`], the aggregator's view of it:
+    /// With [`FrequencyOracle::validate`] and `supported_values` (the
+    /// `aggregate` feature's), the aggregator's view of it:
     ///
     /// ```
     /// use localdp::{FrequencyOracle, SimulationRng};

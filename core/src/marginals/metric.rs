@@ -321,8 +321,7 @@ impl MarginalsMetric {
     }
 
     /// The domain of attribute `a` (config order).
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     pub fn domain(&self, a: usize) -> &Domain {
         &self.attributes[a].domain
     }
@@ -336,8 +335,7 @@ impl MarginalsMetric {
     }
 
     /// The frequency oracle of set `set`.
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     pub fn oracle(&self, set: usize) -> &FrequencyOracle {
         &self.groups.oracles()[set]
     }
@@ -475,8 +473,7 @@ impl MarginalsMetric {
 
     /// Reports that exercise every set's channel (all of a unary set's
     /// outputs up to 16 cells; sampled seeds for OLH).
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         self.groups.channel_outputs(rng).into_iter().map(|payload| crate::metric::envelope(self, payload)).collect()

@@ -114,7 +114,7 @@ impl Metric {
         Metric::from_config(config_object(&value)?)
     }
 
-    /// [`Metric::from_value`] of a config object.
+    /// `from_value` (the `serde` feature's) of a config object.
     pub fn from_config(mut object: ConfigObject) -> Result<Self> {
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
