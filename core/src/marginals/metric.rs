@@ -383,15 +383,17 @@ impl MarginalsMetric {
     /// An event object's JSON text as each attribute's value index, in
     /// config order. Every attribute must be given, and nothing else: a
     /// label for a domain of labels, an integer (or its digits) for a sized
-    /// one. The error names the field, never its value.
+    /// one. An error names a field of the config, never a value nor a key
+    /// of the event (an event's keys are the user's data too).
     ///
     /// See the example on [`MarginalsMetric`].
     pub fn event_of(&self, text: &str) -> Result<Vec<usize>> {
         let object = crate::json::parse_object(text).ok_or(Error::InvalidValue { expected: ExpectedValue::Object })?;
         let mut event: Vec<Option<usize>> = vec![None; self.attributes.len()];
         for (name, field) in object.fields() {
-            let invalid = |problem| Error::InvalidField { field: name.clone(), problem };
-            let a = self.attributes.iter().position(|a| a.name == name).ok_or_else(|| invalid(FieldProblem::Unknown))?;
+            let a = self.attributes.iter().position(|a| a.name == name);
+            let a = a.ok_or(Error::InvalidValue { expected: ExpectedValue::KnownFields { count: self.attributes.len() } })?;
+            let invalid = |problem| Error::InvalidField { field: self.attributes[a].name.clone(), problem };
             let domain = &self.attributes[a].domain;
             let index = match field {
                 Field::Number(_, whole) if domain.is_sized() => whole.and_then(|n| usize::try_from(n).ok()).filter(|&i| i < domain.len()),
