@@ -168,12 +168,6 @@ impl Hierarchy {
         self.groups.check_counts(counts, n)
     }
 
-    /// The nodes a payload counts toward at its level (for the auditor).
-    #[cfg(feature = "aggregate")]
-    pub(crate) fn supported_nodes(&self, payload: &Payload) -> Option<(usize, Vec<u64>)> {
-        self.groups.supported(payload).map(|(level, nodes)| (level, nodes.into_iter().map(|v| v as u64).collect()))
-    }
-
     /// The bins' frequencies and their covariance's pieces from the counts
     /// of `n` reports: `(leaves, columns)` where the estimate is linear in
     /// the node observations and `columns` yields, for each observation `v`,

@@ -444,30 +444,18 @@ impl Kind for DistributionMetric {
     fn neighbours(&self) -> [String; 2] {
         [number_text(self.range[0]), number_text(self.range[1])]
     }
-    /// Square Wave: the exact cell, and `cell ≥ c` for 16 cut points; the
-    /// tree: the level, and which end's node the report supports there.
+    /// The level of the likelihood ratio between the range's ends (as for
+    /// frequency metrics): its top level gathers the reports that favour one
+    /// end by the whole ε (Square Wave: the cells near one end and far from
+    /// the other; the tree: over all its levels, a report that supports one
+    /// end's node and not the other's).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
-        if self.validate(report).is_err() {
+        let [first, last] = self.range.map(|end| self.likelihood(self.input_of(end), report));
+        if first.is_zero() || last.is_zero() {
             return Vec::new();
         }
-        match (&self.mechanism, &report.payload) {
-            (Mechanism::SquareWave(sw), Payload::Index(k)) => {
-                let step = (sw.cells() / 16).max(1) as usize;
-                let cuts = (1..sw.cells()).step_by(step).filter(|&c| *k >= c).map(|c| text!("cell ≥ ", c));
-                std::iter::once(text!("cell ", k)).chain(cuts).collect()
-            }
-            (Mechanism::Hierarchical(tree), payload) => {
-                let Some((level, nodes)) = tree.supported_nodes(payload) else { return Vec::new() };
-                let l = &tree.levels()[level];
-                let ends = [("first", l.node(0)), ("last", l.node(self.bins - 1))];
-                let supported = ends.into_iter().filter(|(_, node)| nodes.contains(node));
-                std::iter::once(text!("level ", level))
-                    .chain(supported.map(|(end, _)| text!("level ", level, " supports the ", end, " bin")))
-                    .collect()
-            }
-            _ => Vec::new(),
-        }
+        vec![crate::metric::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

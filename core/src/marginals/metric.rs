@@ -12,7 +12,7 @@ use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::protocol::{FrequencyProtocol, MarginalsProtocol};
-use crate::report::{Payload, Protocol, Report};
+use crate::report::{Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -443,12 +443,6 @@ impl MarginalsMetric {
         self.groups.validate(&report.payload).map(drop)
     }
 
-    /// The set a valid report was made for, and its oracle's payload.
-    pub(super) fn set_of(&self, report: &Report) -> Result<(usize, Payload)> {
-        self.validate(report)?;
-        self.groups.validate(&report.payload)
-    }
-
     /// `P[report | event]` of the realized channel (the set's `1/C(k, way)`
     /// times its oracle's probability for the event's cell); 0 for a report
     /// this configuration refuses.
@@ -545,15 +539,18 @@ impl Kind for MarginalsMetric {
         let last: Vec<usize> = self.attributes.iter().map(|a| a.domain.len() - 1).collect();
         [self.event_json(&vec![0; self.attributes.len()]), self.event_json(&last)]
     }
-    /// The set, and whether the report supports each neighbour's cell there.
+    /// The level of the likelihood ratio between the two neighbours (as
+    /// for frequency metrics): its top level gathers, over every set, the
+    /// reports that support one neighbour's cell and not the other's (OLH:
+    /// the reported bucket is one's hash and not the other's).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
-        let Ok((set, _)) = self.set_of(report) else { return Vec::new() };
-        let Some((_, cells)) = self.groups.supported(&report.payload) else { return Vec::new() };
         let last: Vec<usize> = self.attributes.iter().map(|a| a.domain.len() - 1).collect();
-        let ends = [("first", self.cell(set, &vec![0; self.attributes.len()])), ("last", self.cell(set, &last))];
-        let supported = ends.into_iter().filter(|(_, cell)| cells.contains(cell));
-        std::iter::once(text!("set ", set)).chain(supported.map(|(end, _)| text!("set ", set, " supports the ", end, " values"))).collect()
+        let [first, last] = [vec![0; self.attributes.len()], last].map(|event| self.likelihood(&event, report));
+        if first.is_zero() || last.is_zero() {
+            return Vec::new();
+        }
+        vec![crate::metric::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

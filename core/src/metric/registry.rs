@@ -238,6 +238,23 @@ impl Metric {
         self.kind.neighbours()
     }
 
+    /// The ε its exact channel realizes ([`Kind::realized_epsilon`]): at
+    /// most [`Metric::long_run_epsilon`], below it where the config pays
+    /// for budget its channel does not use.
+    ///
+    /// ```
+    /// use localdp::Metric;
+    /// let grr = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+    /// assert_eq!(grr.realized_epsilon(), 1.0);
+    /// let padded = Metric::from_json(r#"{"protocol":"pckv_grr","epsilon":1,"keys":4,"range":[0,1],"pad":2}"#)?;
+    /// assert!(padded.realized_epsilon() < 0.65); // ln(1 + (e − 1)/2): sampling one pair of 2
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    #[cfg(feature = "aggregate")]
+    pub fn realized_epsilon(&self) -> f64 {
+        self.kind.realized_epsilon()
+    }
+
     /// Which wire fields the metric's reports carry and whether each is in
     /// every report: the columns of a columnar form of its reports
     /// (`localdp::columnar`).
