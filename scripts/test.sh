@@ -42,8 +42,14 @@ need_rust
 # The Python extension (python/) is tested by pytest, below.
 cargo test --workspace --all-targets --exclude localdp-datafusion --exclude localdp-python
 cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python
-# The public crates' API docs, warnings denied: a broken link fails.
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p localdp-core -p localdp -p localdp-arrow -p localdp-cli
+# The public crates' API docs, warnings denied: a broken link fails. One
+# crate at a time, with its default features, as docs.rs builds it: several
+# -p at once unify their features, and a link to an item that only a
+# feature another crate turns on (localdp-core's `aggregate`) resolves there
+# and breaks on docs.rs.
+for crate in localdp-core localdp localdp-arrow localdp-cli; do
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet -p "$crate"
+done
 # The device side's crate depends on no serde, JSON library, linear algebra
 # or async crate, natively or in the browser.
 for target in "" wasm32-unknown-unknown; do

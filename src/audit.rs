@@ -3,14 +3,17 @@
 //!
 //! The randomizer is run `samples` times on each of two neighbouring inputs
 //! (for a frequency metric the first and the last value of the domain, where
-//! off-by-one mistakes show; for a numeric one the two ends of every range). Each report is reduced to *events* by
-//! the public decoding alone: the exact output, and for frequency metrics
-//! and RAPPOR the level of the likelihood ratio between the two inputs
-//! under the claimed channel (its top level is the likeliest event on which
-//! they differ by the whole ε: for OLH "the reported bucket is the first
-//! input's hash and not the second's", for unary encodings "the first's bit
-//! set and the second's clear"), or `output index ≥ c` for every threshold
-//! `c` of every attribute (numeric metrics). The first half of the samples
+//! off-by-one mistakes show; for a numeric one the two ends of every range;
+//! for a key-value metric two maps of `min(K, ℓ)` keys, at the range's two
+//! ends, which padding does not dilute). Each report is reduced to *events*
+//! by the public decoding alone: the exact output, and for frequency,
+//! key-value and hierarchical metrics the level of the likelihood ratio
+//! between the two inputs under the claimed channel (its top level is the
+//! likeliest event on which they differ by the whole realized ε: for OLH
+//! "the reported bucket is the first input's hash and not the second's",
+//! for unary encodings "the first's bit set and the second's clear"), or
+//! `output index ≥ c` for every threshold `c` of every attribute (numeric
+//! metrics). The first half of the samples
 //! chooses the *witness*, the event whose probability differs most between
 //! the two inputs (in either direction); the second half, independent of
 //! that choice, measures it. With Clopper–Pearson intervals at the requested
@@ -40,6 +43,11 @@ use std::collections::HashMap;
 pub struct AuditResult {
     /// The claimed ε.
     pub epsilon: f64,
+    /// The ε the metric's exact channel realizes
+    /// ([`Metric::realized_epsilon`]): what a perfect auditor would find in
+    /// a correct randomizer. Below `epsilon`, the config pays for budget
+    /// its channel does not use ([`unused_budget`]).
+    pub realized_epsilon: f64,
     /// The lower bound on the realized ε (0 when no event separates the inputs).
     pub epsilon_lower_bound: f64,
     /// The confidence of the bound.
@@ -48,6 +56,34 @@ pub struct AuditResult {
     pub samples: u64,
     /// The witness event and the inputs it separates.
     pub witness: String,
+}
+
+/// What an operator is told when a config pays for more ε than its
+/// channel realizes (`localdp audit` and `localdp plan` print it); `None`
+/// when the channel spends what it is charged (to 1e-9 of it).
+///
+/// ```
+/// use localdp::{audit::unused_budget, Metric};
+/// let padded = Metric::from_json(r#"{"protocol":"pckv_grr","epsilon":1,"keys":8,"range":[0,1],"pad":3}"#)?;
+/// let note = unused_budget(padded.long_run_epsilon(), padded.realized_epsilon()).unwrap();
+/// assert!(note.starts_with("the channel realizes ε 0.45 of the 1.0 each report is charged"));
+/// let grr = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+/// assert_eq!(unused_budget(grr.long_run_epsilon(), grr.realized_epsilon()), None);
+/// # Ok::<(), localdp::Error>(())
+/// ```
+pub fn unused_budget(epsilon: f64, realized: f64) -> Option<String> {
+    (realized < epsilon * (1.0 - 1e-9)).then(|| {
+        let two = |x: f64| localdp_core::privacy::number_text((x * 100.0).round() / 100.0);
+        text!(
+            "the channel realizes ε ",
+            two(realized),
+            " of the ",
+            two(epsilon),
+            " each report is charged: ",
+            two(epsilon - realized),
+            " is privacy budget the config pays for and does not use"
+        )
+    })
 }
 
 impl AuditResult {
@@ -187,7 +223,14 @@ pub fn audit_with(
         }
     }
     let Some((_, witness, hi)) = best else {
-        return AuditResult { epsilon: claimed, epsilon_lower_bound: 0.0, confidence, samples, witness: "none".into() };
+        return AuditResult {
+            epsilon: claimed,
+            realized_epsilon: metric.realized_epsilon(),
+            epsilon_lower_bound: 0.0,
+            confidence,
+            samples,
+            witness: "none".into(),
+        };
     };
     // Measurement on fresh samples.
     let rest = samples - half;
@@ -201,6 +244,7 @@ pub fn audit_with(
     let inputs = metric.neighbours();
     AuditResult {
         epsilon: claimed,
+        realized_epsilon: metric.realized_epsilon(),
         epsilon_lower_bound: bound,
         confidence,
         samples,

@@ -138,6 +138,10 @@ pub struct Plan {
     /// a memoized frequency metric's `epsilon` above an instantaneous ε;
     /// otherwise `epsilon`).
     pub long_run_epsilon: f64,
+    /// The ε the configured protocol's channel realizes
+    /// ([`Metric::realized_epsilon`]); below `long_run_epsilon`, the config
+    /// pays for budget it does not use ([`crate::audit::unused_budget`]).
+    pub realized_epsilon: f64,
     /// The target 95% half-width, if one was given.
     pub target_error: Option<f64>,
     /// The protocol the config resolves to.
@@ -268,6 +272,7 @@ pub fn plan_object(config: &ConfigObject, request: &PlanRequest) -> Result<Plan>
         users: request.users,
         epsilon: metric.epsilon(),
         long_run_epsilon: metric.long_run_epsilon(),
+        realized_epsilon: metric.realized_epsilon(),
         target_error: request.target_error,
         configured,
         auto,

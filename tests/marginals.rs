@@ -10,7 +10,7 @@ mod common;
 use localdp::client::{new_secret, Client};
 use localdp::report::BitVector;
 use localdp::{
-    Aggregate, Aggregator, Error, Estimate, FieldProblem, MarginalsAggregator, MarginalsEstimate, MarginalsMetric, MarginalsProtocol,
+    Aggregate, Aggregator, Error, Estimate, ExpectedValue, FieldProblem, MarginalsAggregator, MarginalsEstimate, MarginalsMetric, MarginalsProtocol,
     Metric, Payload, PostProcessing, ProtocolFamily, Randomizer, Rejection, SimulationRng,
 };
 
@@ -222,8 +222,9 @@ fn bad_configs_are_refused() {
     assert!(Metric::from_json(&format!(r#"{{"protocol":"marginals_olh","epsilon":1,"attributes":{two}}}"#)).is_ok());
 }
 
-/// An event missing a field, with an unknown one, or a value outside its
-/// domain is refused, naming the field and never the value.
+/// An event missing a field or with a value outside its domain is refused,
+/// naming the field and never the value; one with a key the metric lacks
+/// names no key (an event's keys are the user's data).
 #[test]
 fn bad_events_name_the_field() {
     let metric = metric("marginals", 1.0);
@@ -232,7 +233,10 @@ fn bad_events_name_the_field() {
         other => panic!("{text}: {other:?}"),
     };
     assert_eq!(field(r#"{"a":1,"browser":"Chrome"}"#), ("c".into(), FieldProblem::Missing));
-    assert_eq!(field(r#"{"a":1,"browser":"Chrome","c":0,"d":1}"#), ("d".into(), FieldProblem::Unknown));
+    assert_eq!(
+        metric.event_of(r#"{"a":1,"browser":"Chrome","c":0,"alice@example.com":1}"#),
+        Err(Error::InvalidValue { expected: ExpectedValue::KnownFields { count: 3 } })
+    );
     assert_eq!(field(r#"{"a":1,"browser":"Opera-secret","c":0}"#), ("browser".into(), FieldProblem::NotInDomain));
     assert_eq!(field(r#"{"a":2,"browser":"Chrome","c":0}"#), ("a".into(), FieldProblem::NotInDomain));
     assert_eq!(field(r#"{"a":-1,"browser":"Chrome","c":0}"#), ("a".into(), FieldProblem::NotInDomain));

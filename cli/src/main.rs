@@ -373,6 +373,9 @@ fn audit(config: &Path, samples: u64, confidence: f64, seed: Option<u64>) -> Cli
     };
     let result = localdp::audit::audit(&metric, samples, confidence, &mut &mut *rng);
     say(serde_json::to_string_pretty(&result).expect("serializes"))?;
+    if let Some(note) = localdp::audit::unused_budget(result.epsilon, result.realized_epsilon) {
+        eprintln!("localdp: note: {note}");
+    }
     if result.violated() {
         return Err(format!(
             "the realized epsilon is at least {} (confidence {confidence}), above the claimed {}",

@@ -116,6 +116,9 @@ fn table(plan: &Plan) -> String {
         out.push('\n');
     }
     out += "* auto's choice   > the config's protocol   costs: counted per report, not timed\n";
+    if let Some(note) = localdp::audit::unused_budget(plan.long_run_epsilon, plan.realized_epsilon) {
+        out += &format!("note: {note}\n");
+    }
     if let Some(p) = plan.protocols.first() {
         for (i, e) in p.errors.iter().enumerate() {
             let label = if errors > 1 { format!("error {}", i + 1) } else { "error".to_string() };

@@ -51,6 +51,39 @@ fn table_marks_auto_and_the_configured_protocol() {
     assert!(!String::from_utf8(out.stdout).unwrap().contains("users needed"));
 }
 
+/// A config whose channel realizes less ε than each report is charged
+/// (PCKV-GRR padding to 3 pairs: `ln(1 + (e − 1)/3)` = 0.45 of 1) is told
+/// so by `plan` (its JSON's `realized_epsilon`, a note under its table) and
+/// by `audit` (its JSON, a note on stderr); a config that spends its ε gets
+/// no note.
+#[test]
+fn budget_a_config_pays_for_and_does_not_use_is_named() {
+    let dir = Scratch::new("plan-unused");
+    let padded = dir.file("padded.json", r#"{"protocol":"pckv_grr","epsilon":1,"keys":8,"range":[0,10],"pad":3}"#);
+    let tight = dir.file("tight.json", r#"{"protocol":"pckv_ue","epsilon":1,"keys":8,"range":[0,10],"pad":3}"#);
+    let note = "the channel realizes ε 0.45 of the 1.0 each report is charged: 0.55 is privacy budget the config pays for and does not use";
+    let realized = (1.0 + (1f64.exp() - 1.0) / 3.0).ln();
+    for (config, told) in [(&padded, true), (&tight, false)] {
+        let c = config.to_str().unwrap();
+        let table = run(&["plan", "--config", c, "--users", "1000"], "");
+        assert!(table.status.success(), "{}", String::from_utf8_lossy(&table.stderr));
+        assert_eq!(String::from_utf8_lossy(&table.stdout).contains(&format!("note: {note}")), told, "{c}");
+        let json: Value = serde_json::from_slice(&run(&["plan", "--config", c, "--users", "1000", "--format", "json"], "").stdout).unwrap();
+        let audit = run(&["audit", "--config", c, "--samples", "2000", "--seed", "1"], "");
+        assert!(audit.status.success(), "{}", String::from_utf8_lossy(&audit.stderr));
+        let result: Value = serde_json::from_slice(&audit.stdout).unwrap();
+        assert_eq!(String::from_utf8_lossy(&audit.stderr).contains(note), told, "{c}");
+        for printed in [&json["realized_epsilon"], &result["realized_epsilon"]] {
+            let printed = printed.as_f64().unwrap();
+            if told {
+                assert!((printed - realized).abs() < 1e-9, "{c}: {printed}");
+            } else {
+                assert!(printed > 1.0 - 1e-9 && printed <= 1.0, "{c}: {printed}");
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_input_is_a_one_line_error() {
     let dir = Scratch::new("plan-errors");

@@ -56,8 +56,8 @@ pub enum Error {
         expected: ExpectedValue,
     },
     /// A field of a value given as an object (an event's attribute) is
-    /// missing, not one of the metric's, or not a value it takes. The error
-    /// names the field, a name from the config, never the value.
+    /// missing or not a value it takes. The error names the field, a name
+    /// from the config, never the value.
     InvalidField {
         /// The field, as the config names it.
         field: String,
@@ -356,6 +356,12 @@ pub enum ExpectedValue {
         /// The longest value accepted, in bytes.
         max_bytes: usize,
     },
+    /// An event whose fields are all among the metric's `count` fields
+    /// (an event's keys are the user's data: the error names none).
+    KnownFields {
+        /// The fields the metric has.
+        count: usize,
+    },
 }
 
 /// What is wrong with a field of an object value ([`Error::InvalidField`]).
@@ -364,8 +370,6 @@ pub enum ExpectedValue {
 pub enum FieldProblem {
     /// The value lacks a field the metric needs.
     Missing,
-    /// The metric has no such field.
-    Unknown,
     /// The field's value is not in its domain.
     NotInDomain,
     /// The field's value is not a finite number.
@@ -573,10 +577,10 @@ impl Error {
                 ExpectedValue::Object => 216,
                 ExpectedValue::DistinctKeys => 217,
                 ExpectedValue::Text { .. } => 218,
+                ExpectedValue::KnownFields { .. } => 219,
             },
             Error::InvalidField { problem, .. } => match problem {
                 FieldProblem::Missing => 220,
-                FieldProblem::Unknown => 221,
                 FieldProblem::NotInDomain => 222,
                 FieldProblem::NotANumber => 223,
             },
@@ -636,7 +640,9 @@ impl Error {
                     f(count.into());
                     f(found.into());
                 }
-                ExpectedValue::FiniteNumbers { count: n } | ExpectedValue::Text { max_bytes: n } => f(n.into()),
+                ExpectedValue::FiniteNumbers { count: n }
+                | ExpectedValue::Text { max_bytes: n }
+                | ExpectedValue::KnownFields { count: n } => f(n.into()),
                 _ => {}
             },
             Error::InvalidField { field, .. } => f(Param::Text(field)),
@@ -796,8 +802,9 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (216, "a value of this metric must be a JSON object"),
     (217, "a map must name each key at most once"),
     (218, "a value must be at most {0} bytes of UTF-8 (or set \"truncate\": true)"),
+    (219, "an event may hold only the metric's {0} fields"),
     (220, "field \"{0}\" is missing"),
-    (221, "field \"{0}\" is not one of the metric's"),
+    // 221 (an unknown field, named) is retired: it echoed an event's key.
     (222, "field \"{0}\" is not in its domain"),
     (223, "field \"{0}\" must be a finite number"),
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
@@ -900,8 +907,8 @@ mod tests {
             value(ExpectedValue::Object),
             value(ExpectedValue::DistinctKeys),
             value(ExpectedValue::Text { max_bytes: 16 }),
+            value(ExpectedValue::KnownFields { count: 3 }),
             field(FieldProblem::Missing),
-            field(FieldProblem::Unknown),
             field(FieldProblem::NotInDomain),
             field(FieldProblem::NotANumber),
             Error::PrivacyBudgetExceeded { cost: 1.0, spent: 0.25, budget: 1e-7 },

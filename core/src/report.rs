@@ -382,8 +382,7 @@ impl Report {
     }
 
     /// The report as one line of JSON.
-    ///
-    /// See the example on [`Report::to_json_value`].
+    #[cfg_attr(feature = "serde", doc = "", doc = "See the example on [`Report::to_json_value`].")]
     pub fn to_json(&self) -> String {
         // A report's numbers are indices, seeds and cohorts below 2^53.
         crate::json::to_string(&self.to_wire()).expect("a report always serializes")
@@ -609,8 +608,9 @@ impl Presence {
     }
 }
 
-/// Which wire fields a metric's reports carry ([`crate::Metric::report_fields`]),
-/// e.g. for the columns of an Arrow schema of its reports.
+/// Which wire fields a metric's reports carry (`Metric::report_fields`, the
+/// `aggregate` feature's), e.g. for the columns of an Arrow schema of its
+/// reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReportFields {
     /// `value`.

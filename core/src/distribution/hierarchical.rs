@@ -168,12 +168,6 @@ impl Hierarchy {
         self.groups.check_counts(counts, n)
     }
 
-    /// The nodes a payload counts toward at its level (for the auditor).
-    #[cfg(feature = "aggregate")]
-    pub(crate) fn supported_nodes(&self, payload: &Payload) -> Option<(usize, Vec<u64>)> {
-        self.groups.supported(payload).map(|(level, nodes)| (level, nodes.into_iter().map(|v| v as u64).collect()))
-    }
-
     /// The bins' frequencies and their covariance's pieces from the counts
     /// of `n` reports: `(leaves, columns)` where the estimate is linear in
     /// the node observations and `columns` yields, for each observation `v`,
@@ -218,8 +212,8 @@ impl Hierarchy {
     /// The variance of the estimated CDF at edge `edge` (the share of the
     /// first `edge` bins) for a population whose bins hold the shares
     /// `bins`, from `n` reports spread evenly over the levels: the
-    /// covariance of [`Self::estimate`] evaluated at the true frequencies
-    /// instead of the estimated ones.
+    /// covariance of `estimate` (the `aggregate` feature's) evaluated at
+    /// the true frequencies instead of the estimated ones.
     pub fn cdf_variance(&self, n: f64, bins: &[f64], edge: usize) -> f64 {
         let n_level = n / self.levels.len() as f64;
         let sampling = if n > 1.0 { (n - n_level) / (n - 1.0) / n_level } else { 0.0 };

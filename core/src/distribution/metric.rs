@@ -301,8 +301,7 @@ impl DistributionMetric {
 
     /// A report of a value at `input` ([`Self::input_of`]) from the
     /// device's `group` (the tree's level).
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     pub fn randomize_input(&self, input: u64, group: u64, rng: &mut dyn RngCore) -> Report {
         let payload = match &self.mechanism {
             Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
@@ -320,8 +319,7 @@ impl DistributionMetric {
     }
 
     /// Checks a report against this configuration.
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Distribution(self.protocol), self.epsilon, &self.fingerprint)?;
         match &self.mechanism {
@@ -370,8 +368,7 @@ impl DistributionMetric {
 
     /// Reports that exercise the whole channel: every cell (Square Wave),
     /// every level's oracle outputs (all of them, or sampled).
-    ///
-    /// See the example on [`DistributionMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         let payloads = match &self.mechanism {
@@ -447,30 +444,18 @@ impl Kind for DistributionMetric {
     fn neighbours(&self) -> [String; 2] {
         [number_text(self.range[0]), number_text(self.range[1])]
     }
-    /// Square Wave: the exact cell, and `cell ≥ c` for 16 cut points; the
-    /// tree: the level, and which end's node the report supports there.
+    /// The level of the likelihood ratio between the range's ends (as for
+    /// frequency metrics): its top level gathers the reports that favour one
+    /// end by the whole ε (Square Wave: the cells near one end and far from
+    /// the other; the tree: over all its levels, a report that supports one
+    /// end's node and not the other's).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
-        if self.validate(report).is_err() {
+        let [first, last] = self.range.map(|end| self.likelihood(self.input_of(end), report));
+        if first.is_zero() || last.is_zero() {
             return Vec::new();
         }
-        match (&self.mechanism, &report.payload) {
-            (Mechanism::SquareWave(sw), Payload::Index(k)) => {
-                let step = (sw.cells() / 16).max(1) as usize;
-                let cuts = (1..sw.cells()).step_by(step).filter(|&c| *k >= c).map(|c| text!("cell ≥ ", c));
-                std::iter::once(text!("cell ", k)).chain(cuts).collect()
-            }
-            (Mechanism::Hierarchical(tree), payload) => {
-                let Some((level, nodes)) = tree.supported_nodes(payload) else { return Vec::new() };
-                let l = &tree.levels()[level];
-                let ends = [("first", l.node(0)), ("last", l.node(self.bins - 1))];
-                let supported = ends.into_iter().filter(|(_, node)| nodes.contains(node));
-                std::iter::once(text!("level ", level))
-                    .chain(supported.map(|(end, _)| text!("level ", level, " supports the ", end, " bin")))
-                    .collect()
-            }
-            _ => Vec::new(),
-        }
+        vec![crate::metric::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

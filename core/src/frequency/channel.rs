@@ -98,6 +98,13 @@ pub trait Mechanism: Send + Sync {
     /// `P[payload | value at index]` under the realized channel.
     #[cfg(feature = "aggregate")]
     fn likelihood(&self, index: usize, payload: &Payload) -> Likelihood;
+    /// The ε its channel realizes when built at `epsilon`
+    /// ([`crate::metric::Kind::realized_epsilon`]): `epsilon`, but where a
+    /// report cannot tell two values apart by the whole of it.
+    #[cfg(feature = "aggregate")]
+    fn realized_epsilon(&self, epsilon: f64) -> f64 {
+        epsilon
+    }
     /// The payload's size in bits, for `auto`'s tie-break.
     fn report_bits(&self) -> u64;
     /// False for protocols `auto` must not pick (they trade variance for
@@ -278,8 +285,7 @@ pub enum ChannelOutputs<T> {
 
 impl<T> ChannelOutputs<T> {
     /// The outputs, whichever kind.
-    ///
-    /// See the example on [`FrequencyOracle::likelihood`](crate::FrequencyOracle::likelihood).
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`FrequencyOracle::likelihood`](crate::FrequencyOracle::likelihood).")]
     pub fn into_vec(self) -> Vec<T> {
         match self {
             ChannelOutputs::Complete(v) | ChannelOutputs::Sampled(v) => v,

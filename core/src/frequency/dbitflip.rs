@@ -139,6 +139,17 @@ impl Mechanism for DBitFlip {
         })
     }
 
+    /// Two values differ in two bits, each by `e^{ε/2}`: a report holds
+    /// both only when it samples two buckets or more, else one (`ε/2`).
+    #[cfg(feature = "aggregate")]
+    fn realized_epsilon(&self, epsilon: f64) -> f64 {
+        if self.d >= 2 {
+            epsilon
+        } else {
+            epsilon / 2.0
+        }
+    }
+
     fn report_bits(&self) -> u64 {
         self.d as u64 * (super::channel::ceil_log2(self.k as u64) + 1)
     }

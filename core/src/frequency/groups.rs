@@ -133,17 +133,6 @@ impl OracleGroups {
         Ok(())
     }
 
-    /// The indices of its group's oracle that a payload counts toward.
-    #[cfg(feature = "aggregate")]
-    pub(crate) fn supported(&self, payload: &Payload) -> Option<(usize, Vec<usize>)> {
-        let (group, inner) = self.validate(payload).ok()?;
-        let mechanism = self.oracles[group].mechanism();
-        let mut counts = vec![0; mechanism.counts_len()];
-        mechanism.accumulate(&inner, &mut counts);
-        let support = mechanism.support_counts(&counts, 1);
-        Some((group, (0..self.oracles[group].domain().len()).filter(|&v| support[v] > 0.5).collect()))
-    }
-
     /// The unbiased frequencies of `group`'s oracle from the counts, and
     /// its reports (`None` if it has none).
     #[doc(hidden)]

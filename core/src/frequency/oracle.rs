@@ -363,8 +363,8 @@ impl FrequencyOracle {
     /// Randomizes the value at `index`; an index outside the domain is an
     /// error, never mapped.
     ///
-    /// With [`FrequencyOracle::validate`] and
-    /// [`FrequencyOracle::supported_values`], the aggregator's view of it:
+    /// With [`FrequencyOracle::validate`] and `supported_values` (the
+    /// `aggregate` feature's), the aggregator's view of it:
     ///
     /// ```
     /// use localdp::{FrequencyOracle, SimulationRng};
@@ -534,6 +534,11 @@ impl Kind for FrequencyOracle {
     fn neighbours(&self) -> [String; 2] {
         [0, self.domain.len() - 1].map(|i| self.domain.value_text(i).unwrap_or_default())
     }
+    /// The permanent response's (what the auditor samples).
+    #[cfg(feature = "aggregate")]
+    fn realized_epsilon(&self) -> f64 {
+        self.mechanism.realized_epsilon(self.long_run)
+    }
     #[cfg(feature = "aggregate")]
     /// With an instantaneous step, the permanent response (its claim is the
     /// long-run ε; the step is post-processing of it).
@@ -562,9 +567,7 @@ impl Kind for FrequencyOracle {
             return Vec::new();
         }
         let ratio = self.likelihood(0, report).log_ratio(self.likelihood(self.domain.len() - 1, report));
-        // `+ 0.0` makes a rounded −0 read as 0.
-        let level = (ratio * 1e6).round() / 1e6 + 0.0;
-        vec![text!("log-likelihood ratio ", crate::privacy::number_text(level))]
+        vec![crate::metric::likelihood_level(ratio)]
     }
     fn as_any(&self) -> &dyn Any {
         self

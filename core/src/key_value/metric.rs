@@ -339,7 +339,11 @@ impl KeyValueMetric {
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn sampled_pairs(&self, map: &str) -> Result<Vec<((u64, bool), f64)>> {
-        let pairs = self.parse_map(map)?;
+        Ok(self.pair_shares(&self.parse_map(map)?))
+    }
+
+    /// [`KeyValueMetric::sampled_pairs`] of a parsed map.
+    fn pair_shares(&self, pairs: &[(u64, f64)]) -> Vec<((u64, bool), f64)> {
         let slots = (pairs.len() as u64).max(self.pad) as f64;
         let dummy = (self.pad as f64 - pairs.len() as f64).max(0.0) / slots / self.pad as f64 / 2.0;
         let real = pairs.iter().flat_map(|&(k, v)| {
@@ -347,7 +351,7 @@ impl KeyValueMetric {
             [((k, true), plus / slots), ((k, false), (1.0 - plus) / slots)]
         });
         let dummies = (self.keys.len() as u64..self.symbols()).flat_map(|k| [((k, true), dummy), ((k, false), dummy)]);
-        Ok(real.chain(dummies).filter(|(_, p)| *p > 0.0).collect())
+        real.chain(dummies).filter(|(_, p)| *p > 0.0).collect()
     }
 
     /// Randomizes a user's whole map (`{"key": value, …}`, any number of
@@ -473,10 +477,16 @@ impl KeyValueMetric {
     /// ```
     pub fn pair_likelihood(&self, key: u64, plus: bool, report: &Report) -> f64 {
         let Some(supported) = self.validate(report).ok().and_then(|()| self.supported(&report.payload)) else { return 0.0 };
+        self.likelihood_given(key, plus, &supported)
+    }
+
+    /// [`KeyValueMetric::pair_likelihood`] of a valid report that supports
+    /// the pairs `supported`.
+    fn likelihood_given(&self, key: u64, plus: bool, supported: &[(u64, bool)]) -> f64 {
         let PairChannel { a, b, p } = self.channel();
         let sign = |agrees: bool| if agrees { p } else { 1.0 - p };
         match self.protocol {
-            KeyValueProtocol::PckvGrr => match supported[..] {
+            KeyValueProtocol::PckvGrr => match *supported {
                 [(k, s)] if k == key => a * sign(s == plus),
                 _ => b / 2.0,
             },
@@ -529,11 +539,36 @@ impl KeyValueMetric {
         Ok(crate::text::join(pairs.iter().map(|&(k, v)| text!(k, ":", number_text(v))), ","))
     }
 
-    /// A map holding one key at a value, as JSON text (the auditor's neighbours).
-    fn single(&self, key: usize, value: f64) -> String {
-        let label = self.keys.value_text(key).expect("a key of the config");
-        text!("{", crate::json::to_string(&label).unwrap_or_default(), ":", number_text(value), "}")
+    /// The auditor's neighbours, parsed: the first `min(K, ℓ)` keys, all at
+    /// the range's low end, then all at its high end. They fill every slot
+    /// the sampling draws from with a key of their own.
+    #[cfg(feature = "aggregate")]
+    fn filled(&self) -> [Vec<(u64, f64)>; 2] {
+        let held = (self.keys.len() as u64).min(self.pad);
+        self.range.map(|end| (0..held).map(|k| (k, end)).collect())
     }
+}
+
+/// The mean, over a map's slots, of a report's likelihood ratio `r` per
+/// slot (its likelihood given the slot's pair, over its likelihood given
+/// a pair it does not depend on), at its largest (`most`) or smallest
+/// over all maps: `keys` lists how many keys have each ratio, `dummy` is a
+/// padding slot's (the mean over the `ℓ` dummy keys). A map of `n ≤ ℓ` keys
+/// fills `ℓ` slots, `ℓ − n` with padding; one of more keys draws from all
+/// of them, which only averages its ratios: so the extreme map holds the
+/// (at most `ℓ`) keys whose ratio beats padding's.
+#[cfg(feature = "aggregate")]
+fn extreme_mean(keys: &[(f64, usize)], dummy: f64, slots: usize, most: bool) -> f64 {
+    let mut ratios: Vec<(f64, usize)> = keys.to_vec();
+    ratios.sort_by(|x, y| if most { y.0.total_cmp(&x.0) } else { x.0.total_cmp(&y.0) });
+    let (mut sum, mut taken) = (0.0, 0);
+    for (r, count) in ratios {
+        let beats = if most { r > dummy } else { r < dummy };
+        let take = if beats { count.min(slots - taken) } else { 0 };
+        sum += r * take as f64;
+        taken += take;
+    }
+    (sum + (slots - taken) as f64 * dummy) / slots as f64
 }
 
 impl Randomizer for KeyValueMetric {
@@ -588,22 +623,78 @@ impl Kind for KeyValueMetric {
             KeyValueProtocol::PckvUe => ReportFields::bits(2 * self.symbols() as usize),
         }
     }
-    /// The first key at the range's low end, the last at its high end.
+    /// The first `min(K, ℓ)` keys, all at the range's low end, then all at
+    /// its high end: every pair differs, and no slot is left to padding
+    /// (a map of one key is sampled one time in `ℓ`, which dilutes it).
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
-        [self.single(0, self.range[0]), self.single(self.keys.len() - 1, self.range[1])]
+        self.filled().map(|pairs| {
+            let pairs = pairs.iter().map(|&(k, value)| {
+                let label = self.keys.value_text(k as usize).expect("a key of the config");
+                text!(crate::json::to_string(&label).unwrap_or_default(), ":", number_text(value))
+            });
+            text!("{", crate::text::join(pairs, ","), "}")
+        })
     }
-    /// Which of the two neighbours' keys the report supports, and with
-    /// which sign.
+    /// The level of the likelihood ratio between the two neighbours,
+    /// `ln(P[report | first] / P[report | last])` (to 1e-6), as for
+    /// frequency metrics: its top level holds the reports that tell the
+    /// maps apart the most (PCKV-GRR: a neighbour's key with its sign;
+    /// PCKV-UE: every one of their keys non-zero with one map's signs).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
         let Some(supported) = self.validate(report).ok().and_then(|()| self.supported(&report.payload)) else { return Vec::new() };
-        let last = self.keys.len() as u64 - 1;
-        supported
-            .into_iter()
-            .filter(|(k, _)| *k == 0 || *k == last)
-            .map(|(k, plus)| text!(if k == 0 { "first" } else { "last" }, " key ", if plus { "+1" } else { "−1" }))
-            .collect()
+        let [first, last] = self.filled().map(|pairs| {
+            let shares = self.pair_shares(&pairs);
+            shares.iter().map(|&((key, plus), share)| share * self.likelihood_given(key, plus, &supported)).sum::<f64>()
+        });
+        if first == 0.0 || last == 0.0 {
+            return Vec::new();
+        }
+        vec![crate::metric::likelihood_level((first / last).ln())]
+    }
+    /// Exact, from the realized `a`, `b`, `p`: a report's likelihood given a
+    /// map, over its likelihood given a pair it does not depend on, is the
+    /// mean over the map's slots of each slot's ratio ([`extreme_mean`]).
+    /// With `m = 2ap/b` (the slot's key, its sign), `o = 2a(1−p)/b` (the
+    /// other sign), `z = (1−a)/(1−b)` (UE: the key's symbol zero) and `u =
+    /// a/b` (a padding key reported), the largest ratio of two maps' means
+    /// over all outputs is PCKV-GRR's `(m + ℓ − 1)/(o + ℓ − 1)`, that is
+    /// `ln(1 + (e^ε − 1)/ℓ)`, and PCKV-UE's `ln(m/o) = ε` once `K ≥ ℓ` (its
+    /// maps fill every slot: `ln(1 + K(e^ε − 1)/ℓ)` below). `tests/key_value.rs`
+    /// checks it against every pair of maps over two keys.
+    #[cfg(feature = "aggregate")]
+    fn realized_epsilon(&self) -> f64 {
+        let PairChannel { a, b, p } = self.channel();
+        let (slots, keys) = (self.pad as usize, self.keys.len());
+        let (m, o, u) = (2.0 * a * p / b, 2.0 * a * (1.0 - p) / b, a / b);
+        let ratio = |keys_most: &[(f64, usize)], keys_least: &[(f64, usize)], dummy: f64| {
+            extreme_mean(keys_most, dummy, slots, true) / extreme_mean(keys_least, dummy, slots, false)
+        };
+        let worst = match self.protocol {
+            // The report names one key (the others' ratio is 1), or a
+            // padding key (every real key's ratio is 1).
+            KeyValueProtocol::PckvGrr => {
+                let padding = (u + (slots - 1) as f64) / slots as f64;
+                let named = ratio(&[(m, 1), (1.0, keys - 1)], &[(o, 1), (1.0, keys - 1)], 1.0);
+                named.max(ratio(&[(1.0, keys)], &[(1.0, keys)], padding))
+            }
+            // `held` of the keys' symbols non-zero, `shown` of the padding
+            // keys' (more than ℓ of either changes nothing).
+            KeyValueProtocol::PckvUe => {
+                let z = (1.0 - a) / (1.0 - b);
+                let mut worst = 1.0f64;
+                for held in 0..=keys.min(slots + 1) {
+                    for shown in 0..=slots {
+                        let padding = (shown as f64 * u + (slots - shown) as f64 * z) / slots as f64;
+                        let rest = keys - held;
+                        worst = worst.max(ratio(&[(m, held), (z, rest)], &[(o, held), (z, rest)], padding));
+                    }
+                }
+                worst
+            }
+        };
+        worst.ln()
     }
     fn as_any(&self) -> &dyn Any {
         self

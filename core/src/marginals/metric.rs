@@ -12,7 +12,7 @@ use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::protocol::{FrequencyProtocol, MarginalsProtocol};
-use crate::report::{Payload, Protocol, Report};
+use crate::report::{Protocol, Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -321,8 +321,7 @@ impl MarginalsMetric {
     }
 
     /// The domain of attribute `a` (config order).
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     pub fn domain(&self, a: usize) -> &Domain {
         &self.attributes[a].domain
     }
@@ -336,8 +335,7 @@ impl MarginalsMetric {
     }
 
     /// The frequency oracle of set `set`.
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     pub fn oracle(&self, set: usize) -> &FrequencyOracle {
         &self.groups.oracles()[set]
     }
@@ -385,15 +383,17 @@ impl MarginalsMetric {
     /// An event object's JSON text as each attribute's value index, in
     /// config order. Every attribute must be given, and nothing else: a
     /// label for a domain of labels, an integer (or its digits) for a sized
-    /// one. The error names the field, never its value.
+    /// one. An error names a field of the config, never a value nor a key
+    /// of the event (an event's keys are the user's data too).
     ///
     /// See the example on [`MarginalsMetric`].
     pub fn event_of(&self, text: &str) -> Result<Vec<usize>> {
         let object = crate::json::parse_object(text).ok_or(Error::InvalidValue { expected: ExpectedValue::Object })?;
         let mut event: Vec<Option<usize>> = vec![None; self.attributes.len()];
         for (name, field) in object.fields() {
-            let invalid = |problem| Error::InvalidField { field: name.clone(), problem };
-            let a = self.attributes.iter().position(|a| a.name == name).ok_or_else(|| invalid(FieldProblem::Unknown))?;
+            let a = self.attributes.iter().position(|a| a.name == name);
+            let a = a.ok_or(Error::InvalidValue { expected: ExpectedValue::KnownFields { count: self.attributes.len() } })?;
+            let invalid = |problem| Error::InvalidField { field: self.attributes[a].name.clone(), problem };
             let domain = &self.attributes[a].domain;
             let index = match field {
                 Field::Number(_, whole) if domain.is_sized() => whole.and_then(|n| usize::try_from(n).ok()).filter(|&i| i < domain.len()),
@@ -443,12 +443,6 @@ impl MarginalsMetric {
         self.groups.validate(&report.payload).map(drop)
     }
 
-    /// The set a valid report was made for, and its oracle's payload.
-    pub(super) fn set_of(&self, report: &Report) -> Result<(usize, Payload)> {
-        self.validate(report)?;
-        self.groups.validate(&report.payload)
-    }
-
     /// `P[report | event]` of the realized channel (the set's `1/C(k, way)`
     /// times its oracle's probability for the event's cell); 0 for a report
     /// this configuration refuses.
@@ -475,8 +469,7 @@ impl MarginalsMetric {
 
     /// Reports that exercise every set's channel (all of a unary set's
     /// outputs up to 16 cells; sampled seeds for OLH).
-    ///
-    /// See the example on [`MarginalsMetric::likelihood`].
+    #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
         self.groups.channel_outputs(rng).into_iter().map(|payload| crate::metric::envelope(self, payload)).collect()
@@ -546,15 +539,18 @@ impl Kind for MarginalsMetric {
         let last: Vec<usize> = self.attributes.iter().map(|a| a.domain.len() - 1).collect();
         [self.event_json(&vec![0; self.attributes.len()]), self.event_json(&last)]
     }
-    /// The set, and whether the report supports each neighbour's cell there.
+    /// The level of the likelihood ratio between the two neighbours (as
+    /// for frequency metrics): its top level gathers, over every set, the
+    /// reports that support one neighbour's cell and not the other's (OLH:
+    /// the reported bucket is one's hash and not the other's).
     #[cfg(feature = "aggregate")]
     fn events(&self, report: &Report) -> Vec<String> {
-        let Ok((set, _)) = self.set_of(report) else { return Vec::new() };
-        let Some((_, cells)) = self.groups.supported(&report.payload) else { return Vec::new() };
         let last: Vec<usize> = self.attributes.iter().map(|a| a.domain.len() - 1).collect();
-        let ends = [("first", self.cell(set, &vec![0; self.attributes.len()])), ("last", self.cell(set, &last))];
-        let supported = ends.into_iter().filter(|(_, cell)| cells.contains(cell));
-        std::iter::once(text!("set ", set)).chain(supported.map(|(end, _)| text!("set ", set, " supports the ", end, " values"))).collect()
+        let [first, last] = [vec![0; self.attributes.len()], last].map(|event| self.likelihood(&event, report));
+        if first.is_zero() || last.is_zero() {
+            return Vec::new();
+        }
+        vec![crate::metric::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

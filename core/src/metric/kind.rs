@@ -111,6 +111,16 @@ pub trait Kind: Send + Sync + Any {
     fn audit_sample(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
         self.randomize_text(value, rng)
     }
+    /// The ε of the exact channel [`Kind::audit_sample`] draws from: the
+    /// largest `ln(P[y|x] / P[y|x'])` over all values and outputs. It is
+    /// [`Kind::long_run_epsilon`] where the channel spends its whole budget
+    /// (every channel test asserts so); below it, the difference is budget
+    /// the config pays for and does not use (dBitFlip with one bucket per
+    /// report, PCKV padding to more than one pair).
+    #[cfg(feature = "aggregate")]
+    fn realized_epsilon(&self) -> f64 {
+        self.long_run_epsilon()
+    }
     /// The mechanism as `Any`, for [`crate::Metric::mechanism`].
     fn as_any(&self) -> &dyn Any;
 }
@@ -153,6 +163,17 @@ pub fn envelope(kind: &dyn Kind, payload: crate::report::Payload) -> Report {
         domain: kind.fingerprint().to_string(),
         payload,
     }
+}
+
+/// The auditor's event for a report whose log-likelihood ratio between the
+/// two neighbours is `log_ratio` (to 1e-6, so that reports of one level
+/// share it): the top level is the likeliest event on which the neighbours
+/// differ the most (Neyman–Pearson).
+#[cfg(feature = "aggregate")]
+pub(crate) fn likelihood_level(log_ratio: f64) -> String {
+    // `+ 0.0` makes a rounded −0 read as 0.
+    let level = (log_ratio * 1e6).round() / 1e6 + 0.0;
+    text!("log-likelihood ratio ", number_text(level))
 }
 
 /// A config's JSON text as an object, or the error for text that is not one.

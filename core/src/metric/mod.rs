@@ -23,4 +23,6 @@ pub(crate) use kind::as_config;
 #[doc(hidden)]
 pub use kind::{envelope, id_of, parse_config, Family, Kind, Memo};
 pub use kind::{parse_numbers, ValueKind};
+#[cfg(feature = "aggregate")]
+pub(crate) use kind::likelihood_level;
 pub use registry::Metric;

@@ -114,7 +114,7 @@ impl Metric {
         Metric::from_config(config_object(&value)?)
     }
 
-    /// [`Metric::from_value`] of a config object.
+    /// `from_value` (the `serde` feature's) of a config object.
     pub fn from_config(mut object: ConfigObject) -> Result<Self> {
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
@@ -236,6 +236,23 @@ impl Metric {
     #[cfg(feature = "aggregate")]
     pub fn neighbours(&self) -> [String; 2] {
         self.kind.neighbours()
+    }
+
+    /// The ε its exact channel realizes ([`Kind::realized_epsilon`]): at
+    /// most [`Metric::long_run_epsilon`], below it where the config pays
+    /// for budget its channel does not use.
+    ///
+    /// ```
+    /// use localdp::Metric;
+    /// let grr = Metric::from_json(r#"{"protocol":"grr","epsilon":1,"domain":4}"#)?;
+    /// assert_eq!(grr.realized_epsilon(), 1.0);
+    /// let padded = Metric::from_json(r#"{"protocol":"pckv_grr","epsilon":1,"keys":4,"range":[0,1],"pad":2}"#)?;
+    /// assert!(padded.realized_epsilon() < 0.65); // ln(1 + (e − 1)/2): sampling one pair of 2
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    #[cfg(feature = "aggregate")]
+    pub fn realized_epsilon(&self) -> f64 {
+        self.kind.realized_epsilon()
     }
 
     /// Which wire fields the metric's reports carry and whether each is in

@@ -614,8 +614,11 @@ impl Kind for NumericMetric {
         [ends(0), ends(1)]
     }
     #[cfg(feature = "aggregate")]
-    /// Each attribute's exact output, and `output ≥ c` for a coarse set of
-    /// cut points (16 of them keep the event count small).
+    /// Each attribute's exact output, `output ≥ c` for a coarse set of cut
+    /// points (16 of them keep the event count small), and the level of the
+    /// likelihood ratio between the two ends (as for frequency metrics; a
+    /// record's is the sum over its reported attributes): Laplace's top
+    /// level is every output beyond the range, which no cut point need meet.
     fn events(&self, report: &Report) -> Vec<String> {
         let outputs = self.outputs();
         let step = (outputs / 16).max(1) as usize;
@@ -624,13 +627,19 @@ impl Kind for NumericMetric {
             std::iter::once(text!("attribute ", attribute, " output ", k))
                 .chain(cuts.map(move |c| text!("attribute ", attribute, " output ≥ ", c)))
         };
-        match &report.payload {
-            Payload::Index(k) => attribute_events(0, *k).collect(),
-            Payload::Sampled { attributes, values } => {
-                attributes.iter().zip(values).flat_map(|(&a, &k)| attribute_events(a, k)).collect()
-            }
-            _ => Vec::new(),
-        }
+        let reported: Vec<(u32, u64)> = match &report.payload {
+            Payload::Index(k) => vec![(0, *k)],
+            Payload::Sampled { attributes, values } => attributes.iter().copied().zip(values.iter().copied()).collect(),
+            _ => return Vec::new(),
+        };
+        let mut events: Vec<String> = reported.iter().flat_map(|&(a, k)| attribute_events(a, k)).collect();
+        let ends = [0, self.scalar.steps()];
+        let ratios = reported.iter().map(|&(_, k)| match ends.map(|input| self.scalar.probability(input, k)) {
+            [first, last] if first > 0.0 && last > 0.0 => Some((first / last).ln()),
+            _ => None,
+        });
+        events.extend(ratios.sum::<Option<f64>>().map(crate::metric::likelihood_level));
+        events
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -2,7 +2,7 @@
 //! values of the declarations, configs read from JS objects, and the
 //! core's errors as the JS errors a caller expects.
 
-use localdp_core::error::{Error, FieldProblem, Rejection};
+use localdp_core::error::{Error, ExpectedValue, FieldProblem, Rejection};
 use localdp_core::json::ConfigObject;
 use localdp_core::metric::Metric;
 use localdp_core::text::text;
@@ -103,6 +103,9 @@ pub fn js_error(error: Error) -> JsValue {
             set_property(&e, "field", field.into());
             e
         }
+        // An event with a key the metric lacks: a wrong shape, as a missing
+        // field is (neither names the event's key).
+        Error::InvalidValue { expected: ExpectedValue::KnownFields { .. } } => type_error(&message),
         Error::ValueNotInDomain { .. }
         | Error::InvalidValue { .. }
         | Error::MergeMismatch { .. }

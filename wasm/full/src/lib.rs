@@ -173,13 +173,15 @@ export interface ProtocolPlan {
 /** The planner's answer: the same object as `localdp plan --format json`. */
 export interface Plan {
   /** The config's family. */
-  family: "frequency" | "numeric" | "distribution" | "marginals" | "heavy-hitter" | "rappor";
+  family: "frequency" | "numeric" | "distribution" | "marginals" | "key_value" | "heavy-hitter" | "rappor";
   /** The users planned for (one report each). */
   users: number;
   /** The config's ε of one report. */
   epsilon: number;
   /** What all reports of one value spend in the long run (RAPPOR's ε∞; a memoized metric's epsilon above its instantaneous ε); otherwise epsilon. */
   long_run_epsilon: number;
+  /** The ε the configured protocol's channel realizes; below long_run_epsilon, the config pays for privacy budget it does not use. */
+  realized_epsilon: number;
   /** The target 95% half-width, or null. */
   target_error: number | null;
   /** The protocol the config resolves to. */
