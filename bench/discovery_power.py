@@ -16,12 +16,11 @@ share; then the means. Needs only the release CLI (built if missing).
 """
 
 import argparse
-import json
 import subprocess
-import tempfile
 from pathlib import Path
 
 import heavy_hitters
+import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 DISTINCT, USERS, ZIPF = 12_000, 200_000, 1.1
@@ -50,31 +49,19 @@ def main():
     share = {v: c / USERS for v, c in zip(values, counts)}
     truth = values[:10]
     recalls, unheld, covered, listed = [], 0, 0, 0
-    with tempfile.TemporaryDirectory() as work:
-        work = Path(work)
-        (work / "config.json").write_text(json.dumps(CONFIG))
-        with open(work / "values.txt", "w") as f:
-            for v, c in zip(values, counts):
-                f.write(f"{v}\n" * c)
-        for seed in range(args.runs):
-            with open(work / "reports.jsonl", "w") as out:
-                subprocess.run([args.cli, "randomize", "--config", work / "config.json", "--seed", str(seed),
-                                work / "values.txt"], stdout=out, check=True)
-            estimate = json.loads(subprocess.run(
-                [args.cli, "aggregate", "--config", work / "config.json", "--format", "json", work / "reports.jsonl"],
-                capture_output=True, check=True, text=True).stdout)
-            found = estimate["heavy_hitters"]
-            names = [e["value"] for e in found]
-            recall = sum(t in names for t in truth) / len(truth)
-            nobody = [e for e in found if e["value"] not in share]
-            held = [e for e in found if e["value"] in share]
-            cover = sum(e["ci95"][0] <= share[e["value"]] <= e["ci95"][1] for e in held)
-            recalls.append(recall)
-            unheld += len(nobody)
-            covered += cover
-            listed += len(held)
-            print(f"seed {seed:>2}: recall@10 {recall:.1f}, listed {len(found)}, held by nobody {len(nobody)}, "
-                  f"intervals covering {cover}/{len(held)}", flush=True)
+    for seed, _, estimate in peers.collections(args.cli, CONFIG, values, counts, range(args.runs)):
+        found = estimate["heavy_hitters"]
+        names = [e["value"] for e in found]
+        recall = sum(t in names for t in truth) / len(truth)
+        nobody = [e for e in found if e["value"] not in share]
+        held = [e for e in found if e["value"] in share]
+        cover = sum(e["ci95"][0] <= share[e["value"]] <= e["ci95"][1] for e in held)
+        recalls.append(recall)
+        unheld += len(nobody)
+        covered += cover
+        listed += len(held)
+        print(f"seed {seed:>2}: recall@10 {recall:.1f}, listed {len(found)}, held by nobody {len(nobody)}, "
+              f"intervals covering {cover}/{len(held)}", flush=True)
     print(f"{args.runs} collections: mean recall@10 {sum(recalls) / len(recalls):.3f} "
           f"(min {min(recalls):.1f}), values held by nobody {unheld}, "
           f"coverage {covered}/{listed} = {covered / max(listed, 1):.3f}")

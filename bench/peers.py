@@ -1,6 +1,7 @@
 """The Python LDP libraries the benchmarks compare with, in a throwaway venv."""
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -31,3 +32,23 @@ def rerun_in_venv(script, modules, packages=PACKAGES):
         subprocess.run([python, "-m", "pip", "install", "-q", *packages], check=True)
         env = dict(os.environ, LOCALDP_BENCH_VENV="1")
         sys.exit(subprocess.run([python, script, *sys.argv[1:]], env=env).returncode)
+
+
+def collections(cli, config, values, counts, seeds):
+    """For each seed: every value `v` held `c` times (`counts`) randomized
+    by the release CLI `cli` under `config`, then aggregated by it. Yields
+    `(seed, reports path, the estimate's JSON)`; the files are deleted
+    after the last."""
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        (work / "config.json").write_text(json.dumps(config))
+        with open(work / "values.txt", "w") as f:
+            for v, c in zip(values, counts):
+                f.write(f"{v}\n" * c)
+        for seed in seeds:
+            with open(work / "reports.jsonl", "w") as out:
+                subprocess.run([cli, "randomize", "--config", work / "config.json", "--seed", str(seed),
+                                work / "values.txt"], stdout=out, check=True)
+            estimate = subprocess.run([cli, "aggregate", "--config", work / "config.json", "--format", "json",
+                                       work / "reports.jsonl"], capture_output=True, check=True, text=True).stdout
+            yield seed, work / "reports.jsonl", json.loads(estimate)

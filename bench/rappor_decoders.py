@@ -30,7 +30,6 @@ part of `npm test`.
 import argparse
 import json
 import subprocess
-import tempfile
 from pathlib import Path
 
 import peers
@@ -137,32 +136,20 @@ def main():
         config = {"protocol": "rappor", "bits": K, "hashes": H, "cohorts": M, "f": F, "p": P, "q": Q, "candidates": values}
         errors = {}
         detected = covered = absent_collections = 0
-        with tempfile.TemporaryDirectory() as work:
-            work = Path(work)
-            (work / "config.json").write_text(json.dumps(config))
-            with open(work / "values.txt", "w") as f:
-                for v, c in zip(values, counts):
-                    f.write(f"{v}\n" * c)
-            for seed in range(args.seeds):
-                with open(work / "reports.jsonl", "w") as out:
-                    subprocess.run([args.cli, "randomize", "--config", work / "config.json", "--seed", str(seed),
-                                    work / "values.txt"], stdout=out, check=True)
-                ours = json.loads(subprocess.run([args.cli, "aggregate", "--config", work / "config.json", "--format",
-                                                  "json", work / "reports.jsonl"], capture_output=True, check=True,
-                                                 text=True).stdout)
-                estimate = np.zeros(len(values))
-                absent_above = False
-                for e in ours["estimates"]:
-                    v = values.index(e["value"])
-                    estimate[v] = e["frequency"]
-                    detected += 1
-                    covered += e["ci95"][0] <= truth[v] <= e["ci95"][1]
-                    absent_above |= v >= HELD and e["ci95"][0] > 0
-                absent_collections += absent_above
-                errors.setdefault("localdp", []).append(np.mean((estimate - truth) ** 2))
-                per_cohort, set_bits = counts_per_cohort(work / "reports.jsonl")
-                for name, counts_hat in pure_ldp_decoders(x, per_cohort, set_bits).items():
-                    errors.setdefault(name, []).append(np.mean((counts_hat / n - truth) ** 2))
+        for seed, reports, ours in peers.collections(args.cli, config, values, counts, range(args.seeds)):
+            estimate = np.zeros(len(values))
+            absent_above = False
+            for e in ours["estimates"]:
+                v = values.index(e["value"])
+                estimate[v] = e["frequency"]
+                detected += 1
+                covered += e["ci95"][0] <= truth[v] <= e["ci95"][1]
+                absent_above |= v >= HELD and e["ci95"][0] > 0
+            absent_collections += absent_above
+            errors.setdefault("localdp", []).append(np.mean((estimate - truth) ** 2))
+            per_cohort, set_bits = counts_per_cohort(reports)
+            for name, counts_hat in pure_ldp_decoders(x, per_cohort, set_bits).items():
+                errors.setdefault(name, []).append(np.mean((counts_hat / n - truth) ** 2))
         for name, e in errors.items():
             extra = f"{detected:>9} {covered / max(detected, 1):>9.3f} {absent_collections:>5}/{args.seeds}" if name == "localdp" else ""
             print(f"{n:>8} {name:>12} {np.mean(e):>10.3e} {extra}", flush=True)

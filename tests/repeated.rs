@@ -709,17 +709,25 @@ fn an_instantaneous_step_is_charged_the_joint_epsilon_up_to_the_long_run_epsilon
 /// total but not its count: the next report counts as many earlier ones as
 /// the old rule's ε_1 each could have paid for, and pays what the joint ε
 /// of all of them is above the old total.
+/// L-GRR over 30 values (ε_∞ 2, ε_1 0.5, a budget of 10): the config,
+/// the secret, and the stored state after one report of "3", with the key
+/// of its one partly charged memo.
+fn one_partly_charged_memo(rng: &mut SimulationRng) -> (&'static str, String, serde_json::Value, String) {
+    let config = r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":0.5,"domain":30,"memoize":true,
+                     "budget":{"epsilon":10,"window":"1d"}}"#;
+    let secret = new_secret(rng);
+    let mut c = Client::new(config, &secret, None).unwrap();
+    c.randomize_text("3", 0, rng).unwrap();
+    let state: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
+    let key = state["charged"].as_object().unwrap().keys().next().unwrap().clone();
+    (config, secret, state, key)
+}
+
 #[test]
 fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
     let mut rng = SimulationRng::seed_from_u64(51);
-    let config = r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":0.5,"domain":30,"memoize":true,
-                     "budget":{"epsilon":10,"window":"1d"}}"#;
-    let secret = new_secret(&mut rng);
-    let mut c = Client::new(config, &secret, None).unwrap();
-    c.randomize_text("3", 0, &mut rng).unwrap();
+    let (config, secret, mut state, key) = one_partly_charged_memo(&mut rng);
     // What version 3 wrote after two reports: 1.0 charged, no count.
-    let mut state: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
-    let key = state["charged"].as_object().unwrap().keys().next().unwrap().clone();
     state["version"] = 3.into();
     state["charged"][&key] = 1.0.into();
     state["ledger"] = serde_json::json!([[0, 0.5], [0, 0.5]]);
@@ -740,14 +748,8 @@ fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
 #[test]
 fn a_memo_count_that_cannot_be_charged_from_drops_the_memos() {
     let mut rng = SimulationRng::seed_from_u64(52);
-    let config = r#"{"protocol":"grr","epsilon":2,"instantaneous_epsilon":0.5,"domain":30,"memoize":true,
-                     "budget":{"epsilon":10,"window":"1d"}}"#;
-    let secret = new_secret(&mut rng);
-    let mut c = Client::new(config, &secret, None).unwrap();
-    c.randomize_text("3", 0, &mut rng).unwrap();
-    let good: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
+    let (config, secret, good, key) = one_partly_charged_memo(&mut rng);
     assert_eq!(good["version"], STATE_VERSION);
-    let key = good["reports"].as_object().unwrap().keys().next().unwrap().clone();
     for count in [None, Some(0.0), Some(-1.0), Some(2.5), Some(1e20), Some(MEMO_REPORTS as f64 + 1.0)] {
         let mut state = good.clone();
         match count {
