@@ -324,6 +324,8 @@ fn whole_lists<O: OffsetSizeTrait>(name: &'static str, lists: &GenericListArray<
 
 #[cfg(test)]
 mod tests {
+    use arrow_array::Array;
+
     #[test]
     fn floats_above_two_to_the_53_are_not_whole_numbers() {
         let column = arrow_array::Float64Array::from(vec![super::EXACT_FLOAT, super::EXACT_FLOAT * 2.0, -0.0]);
