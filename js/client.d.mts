@@ -81,6 +81,7 @@ export interface CollectorAnswer {
 
 /** How `send` rejects on a 4xx or 5xx: `message` is the collector's reason (its JSON `error`). */
 export interface CollectorError extends Error {
+  /** Always `"CollectorError"`. */
   name: 'CollectorError';
   /** The HTTP status. */
   status: number;

@@ -25,6 +25,7 @@ export interface IndexedDBStorageOptions {
 
 /** What `indexedDBStorage` uses of an `IDBFactory` (`globalThis.indexedDB`; typed here so that a project without the DOM's types compiles). */
 export interface IndexedDBFactory {
+  /** Opens (or creates) the database `name` at `version`: an `IDBOpenDBRequest`. */
   open(name: string, version?: number): unknown;
 }
 
@@ -51,6 +52,7 @@ export interface AsyncStorageOptions {
 
 /** What `asyncStorage` uses of a `LockManager` (`navigator.locks`; typed here so that a project without the DOM's types compiles). */
 export interface Locks {
+  /** Runs `callback` holding the exclusive lock `name`; resolves to what it resolves to. */
   request(name: string, callback: () => Promise<unknown>): Promise<unknown>;
 }
 
