@@ -292,12 +292,13 @@ impl ClientState {
     /// and losing memos is counted as a reset.
     fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&str>) -> (ClientState, u64) {
         let memo = metric.kind().memo();
+        let metric_id = metric.id();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
-            Some(extra) => text!(metric.id(), ":", extra),
-            None => metric.id(),
+            Some(extra) => text!(metric_id, ":", extra),
+            None => metric_id.clone(),
         };
         let this_metric = |s: &ClientState| {
-            let config = s.metric.strip_prefix(metric.id().as_str());
+            let config = s.metric.strip_prefix(metric_id.as_str());
             config.is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
                 && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
         };
