@@ -7,10 +7,15 @@
 // the repository that holds a lib.rs or main.rs). A file names another when
 // its code (comments and strings aside) holds a path into it: `crate::a::b`,
 // `super::x`, `self::x`, a child's `mod x;` or `use x::…` in its parent.
-// `crate::Name` re-exported by the crate root is followed to the file that
-// defines it. The files must form a DAG; a strongly connected component of
-// more than one file is printed with one edge of each of its files, and the
-// exit status is 1. With --levels (and no cycle), every file is printed
+// A path is read as written: it names the file it lands in, which for a
+// path through a re-export (`crate::Name` that lib.rs re-exports) is the
+// file that re-exports it. The files must form a DAG; a strongly connected
+// component of more than one file is printed with one edge of each of its
+// files, and the exit status is 1. Re-exports are a crate's public face
+// only: a file that names an item through a re-export (anything but a `pub
+// use`, which is a re-export itself) is printed with the file that defines
+// the item, and the exit status is 1. With --levels (and no cycle, no path
+// through a re-export), every file is printed
 // with its level: 0 names no other file, and a file's level is one more
 // than the highest it names. docs/ARCHITECTURE.md draws the layers.
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
@@ -92,9 +97,9 @@ function code(source) {
 // `use` trees expanded into full paths: `use a::{b, c::{d, e}}` gives
 // a::b, a::c::d, a::c::e.
 function expandUse(tree) {
-  tree = tree.replace(/\s+/g, '');
+  tree = tree.replace(/\s+as\s+\w+/g, '').replace(/\s+/g, '');
   const open = tree.indexOf('{');
-  if (open < 0) return [tree.replace(/::\*$/, '').replace(/as\w+$/, '')];
+  if (open < 0) return [tree.replace(/::\*$/, '')];
   const prefix = tree.slice(0, open);
   const inner = tree.slice(open + 1, tree.lastIndexOf('}'));
   const items = [];
@@ -152,9 +157,8 @@ export function checkCrate(src) {
   };
 
   // What each file re-exports (`pub use a::b::Name;`, `pub(crate) use`):
-  // a path through it is followed to the file that defines the name, so a
-  // facade (lib.rs, a mod.rs) that re-exports a child does not stand
-  // between two files that use the child.
+  // a path through it names the re-exporting file, and is reported with
+  // the file that defines the name.
   const reexports = new Map(files.map((f) => [f, new Map()]));
   for (const [file, text] of texts) {
     for (const m of text.matchAll(/\bpub(?:\([\w:]+\))?\s+use\s+([^;]+);/g)) {
@@ -172,28 +176,31 @@ export function checkCrate(src) {
     for (const m of text.matchAll(/#\[macro_export\](?:\s*#\[[^\]]*\])*\s*macro_rules!\s*(\w+)/g)) macros.set(m[1], file);
   }
 
-  // The file that defines what an absolute path names.
-  const definer = (full, depth = 0) => {
-    if (macros.has(full)) return macros.get(full);
-    const file = fileOf(full);
+  // The file an absolute path lands in as written (a `#[macro_export]`
+  // macro's is the file of its definition), and the file that defines
+  // what it names, through any re-exports.
+  const written = (full) => macros.get(full) ?? fileOf(full);
+  const defining = (full, depth = 0) => {
+    const file = written(full);
     const inside = full.split('::').filter(Boolean).slice(modulePath(src, file).split('::').filter(Boolean).length);
     const next = inside.length > 0 && reexports.get(file).get(inside[0]);
-    if (next && depth < 16) return definer([next, ...inside.slice(1)].join('::'), depth + 1);
-    return file;
-  };
-
-  const resolve = (from, path) => {
-    const full = absolute(from, path);
-    return full === null ? null : definer(full);
+    if (next && depth < 16) return defining([next, ...inside.slice(1)].join('::'), depth + 1);
+    return full;
   };
 
   const edges = new Map(files.map((f) => [f, new Map()]));
+  const throughReexports = [];
   for (const [file, text] of texts) {
-    const add = (path, why) => {
-      const target = resolve(file, path);
-      if (target && target !== file && !edges.get(file).has(target)) edges.get(file).set(target, why);
+    const add = (path, why, face = false) => {
+      const full = absolute(file, path);
+      if (full === null) return;
+      const target = written(full);
+      if (target !== file && !edges.get(file).has(target)) edges.get(file).set(target, why);
+      const direct = defining(full);
+      const defined = written(direct);
+      if (!face && defined !== target && defined !== file) throughReexports.push({ file, path, via: target, defined, direct: `crate::${direct}` });
     };
-    for (const m of text.matchAll(/\buse\s+([^;]+);/g)) for (const p of expandUse(m[1])) add(p, `use ${p}`);
+    for (const m of text.matchAll(/\b(pub\s+)?use\s+([^;]+);/g)) for (const p of expandUse(m[2])) add(p, `use ${p}`, Boolean(m[1]));
     const uses = text.replace(/\buse\s+[^;]+;/g, ' ');
     for (const m of uses.matchAll(/\b(?:crate|super|self)(?:::\w+)+/g)) add(m[0], m[0]);
     for (const m of text.matchAll(/\bmod\s+(\w+)\s*;/g)) add(`self::${m[1]}`, `mod ${m[1]}`);
@@ -228,7 +235,7 @@ export function checkCrate(src) {
     }
   };
   for (const f of files) if (!info.has(f)) visit(f);
-  return { files, edges, components };
+  return { files, edges, components, throughReexports };
 }
 
 function crates() {
@@ -252,15 +259,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dirs = args.length > 0 ? args : crates();
   let failed = false;
   for (const src of dirs) {
-    const { files, edges, components } = checkCrate(src);
+    const { files, edges, components, throughReexports } = checkCrate(src);
     const name = relative(root, src) || src;
     const count = [...edges.values()].reduce((n, m) => n + m.size, 0);
-    if (components.length === 0) {
+    for (const { file, path, via, direct } of throughReexports) {
+      failed = true;
+      console.error(`layers: ${name}: ${relative(src, file)} names ${path} through ${relative(src, via)}'s re-export: name it ${direct}`);
+    }
+    if (components.length === 0 && throughReexports.length === 0) {
       console.log(`layers: ${name}: ${files.length} files, ${count} edges, no cycle`);
       if (levels) printLevels(src, files, edges);
       continue;
     }
-    failed = true;
+    if (components.length > 0) failed = true;
     for (const component of components) {
       console.error(`layers: ${name}: an import cycle through ${component.length} files:`);
       const members = new Set(component);
@@ -271,7 +282,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     }
   }
   if (failed) {
-    console.error('layers: a file may name only files below it (docs/ARCHITECTURE.md)');
+    console.error('layers: a file may name only files below it, each item from the file that defines it (docs/ARCHITECTURE.md)');
     process.exit(1);
   }
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test; installs what it needs first (scripts/setup.sh, idempotent).
-#  0. the layers: no import cycle between the files of any crate
+#  0. the layers: no import cycle between the files of any crate, paths
+#     read as written, and no path through a re-export
 #     (scripts/check-layers.mjs, docs/ARCHITECTURE.md), and the check red on
-#     a deliberately added back edge;
+#     a deliberately added back edge and on a path through a re-export;
 #  1. native Rust, the whole workspace: the library's unit, exact-channel,
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free

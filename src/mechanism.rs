@@ -12,7 +12,7 @@
 //! for bit, as one aggregator fed everything. The byte format is described
 //! in [`crate::state`].
 
-use crate::aggregate::{RejectionCounts, Tally};
+use crate::aggregate::tally::{RejectionCounts, Tally};
 use crate::columnar::ReportBatch;
 use localdp_core::error::Result;
 use localdp_core::report::Report;
@@ -27,7 +27,7 @@ use crate::state::{StateReader, StateWriter};
 /// [`Aggregate::from_bytes`] use them, the last on a fresh aggregator that is
 /// dropped if reading fails, so a half-read state is never observable.
 pub(crate) mod sealed {
-    use crate::aggregate::Tally;
+    use crate::aggregate::tally::Tally;
     use localdp_core::error::Result;
     use crate::state::{StateReader, StateWriter};
 
@@ -61,11 +61,11 @@ pub(crate) mod sealed {
 /// named `$config` (a metric or an oracle, a [`localdp_core::metric::Kind`]).
 macro_rules! state_accessors {
     ($config:ident) => {
-        fn tally(&self) -> &crate::aggregate::Tally {
+        fn tally(&self) -> &crate::aggregate::tally::Tally {
             &self.tally
         }
 
-        fn tally_mut(&mut self) -> &mut crate::aggregate::Tally {
+        fn tally_mut(&mut self) -> &mut crate::aggregate::tally::Tally {
             &mut self.tally
         }
 
@@ -223,6 +223,6 @@ pub(crate) fn merged_counts<A: Aggregate>(ours: &A, theirs: &A, same: bool, coun
             conflict: localdp_core::error::MergeConflict::Configuration,
         });
     }
-    Ok((crate::aggregate::summed(counts[0], counts[1])?, ours.tally().merged(theirs.tally())?))
+    Ok((crate::aggregate::tally::summed(counts[0], counts[1])?, ours.tally().merged(theirs.tally())?))
 }
 

@@ -55,12 +55,12 @@
 //! assert!(chosen.errors[0].half_width.unwrap() < 0.03);
 //! ```
 
-use crate::aggregate::Z95;
+use crate::aggregate::tally::Z95;
 use localdp_core::distribution::{DistributionMetric, DistributionProtocol};
 use localdp_core::error::{Error, Requirement, Result};
 use localdp_core::frequency::{FrequencyOracle, FrequencyProtocol};
 use localdp_core::heavy::{HeavyHitterMetric, HeavyHitterProtocol};
-use crate::key_value::pckv_estimate;
+use crate::key_value::aggregator::pckv_estimate;
 use localdp_core::key_value::{KeyValueMetric, KeyValueProtocol};
 use localdp_core::json::ConfigObject;
 use localdp_core::marginals::{MarginalsMetric, MarginalsProtocol};

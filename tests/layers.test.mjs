@@ -27,11 +27,11 @@ test('one back edge in the device crate is a cycle, named with its path', (t) =>
   cpSync(join(root, 'core', 'src'), join(dir, 'src'), { recursive: true });
   // The lowest file (text!) naming the metric registry, high above it.
   const text = join(dir, 'src', 'text.rs');
-  writeFileSync(text, readFileSync(text, 'utf8') + '\n#[allow(unused)]\nuse crate::metric::Metric;\n');
+  writeFileSync(text, readFileSync(text, 'utf8') + '\n#[allow(unused)]\nuse crate::metric::registry::Metric;\n');
   const result = run(join(dir, 'src'));
   assert.equal(result.status, 1);
   assert.match(result.stderr, /an import cycle through \d+ files/);
-  assert.match(result.stderr, /text\.rs -> metric\/registry\.rs \(use crate::metric::Metric\)/);
+  assert.match(result.stderr, /text\.rs -> metric\/registry\.rs \(use crate::metric::registry::Metric\)/);
 });
 
 test('what counts as naming a file, and what does not', (t) => {
@@ -55,10 +55,28 @@ test('what counts as naming a file, and what does not', (t) => {
   assert.deepEqual(checkCrate(src).components, [], 'comments, strings and unit tests name nothing');
   const named = (from) => [...checkCrate(src).edges.get(join(src, from)).keys()].map((f) => f.slice(src.length + 1)).sort();
   assert.deepEqual(named('family/child.rs'), ['family/shared.rs']);
-  assert.deepEqual(named('lib.rs'), ['family/child.rs', 'family/mod.rs', 'low.rs']);
-  // A child that names its parent closes a cycle; a re-export is followed
-  // to the file that defines the item.
+  // A re-export (`pub use`) is the crate's public face: it names the file
+  // it re-exports from, as written.
+  assert.deepEqual(named('lib.rs'), ['family/mod.rs', 'low.rs']);
+  assert.deepEqual(checkCrate(src).throughReexports, []);
+  // A path is read as written: a child that names an item through its
+  // parent's re-export names its parent, which closes a cycle, and the
+  // path is reported with the one that names the defining file.
   write('family/shared.rs', 'use crate::low::f;\nuse super::Thing;\npub(super) fn g() { f() }\n');
-  assert.deepEqual(named('family/shared.rs'), ['family/child.rs', 'low.rs']);
+  assert.deepEqual(named('family/shared.rs'), ['family/mod.rs', 'low.rs']);
   assert.equal(checkCrate(src).components.length, 1);
+  assert.deepEqual(
+    checkCrate(src).throughReexports.map(({ file, path, direct }) => [file.slice(src.length + 1), path, direct]),
+    [['family/shared.rs', 'super::Thing', 'crate::family::child::Thing']],
+  );
+  // Without the cycle (a file outside the module), the path through the
+  // re-export alone fails the check.
+  write('family/shared.rs', 'use crate::low::f;\npub(super) fn g() { f() }\n');
+  write('low.rs', 'pub fn f() {}\n');
+  write('user.rs', 'use crate::family::Thing;\nfn u(_: Thing) {}\n');
+  write('lib.rs', 'mod low;\nmod family;\nmod user;\npub use family::Thing;\n');
+  assert.deepEqual(checkCrate(src).components, []);
+  const result = run(src);
+  assert.equal(result.status, 1);
+  assert.match(result.stderr, /user\.rs names crate::family::Thing through family\/mod\.rs's re-export: name it crate::family::child::Thing/);
 });

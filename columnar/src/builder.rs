@@ -1,7 +1,7 @@
 //! Reports into a record batch.
 
 use crate::schema::{self, item, ATTRIBUTES, BITS, COHORT, SEED, VALUE, VALUES};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use arrow_array::builder::{BinaryBuilder, FixedSizeBinaryBuilder, ListBuilder, UInt32Builder, UInt64Builder};
 use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};

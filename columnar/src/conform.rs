@@ -13,7 +13,7 @@
 //! [`check_schema`] finds it before any row is counted.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     ArrowDictionaryKeyType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,

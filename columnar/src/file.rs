@@ -1,7 +1,7 @@
 //! Parquet files of reports.
 
 use crate::schema::{self, CONFIG_KEY, ID, REJECTED_KEY};
-use crate::{add_record_batch, Error, Result};
+use crate::{error::{Error, Result}, view::add_record_batch};
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema, SchemaRef};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts};

@@ -2,7 +2,7 @@
 //! an aggregator.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES, VERSION_KEY};
-use crate::{conform, Error, Result};
+use crate::{conform, error::{Error, Result}};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrowPrimitiveType, RecordBatch};

@@ -12,6 +12,5 @@ pub mod bounds;
 #[doc(hidden)]
 pub mod compose;
 
-pub(crate) use bounds::check_delta;
 pub use bounds::MIN_DELTA;
 pub use compose::{compose, Composition, MAX_SUPPORT};

@@ -51,14 +51,14 @@
 use crate::accounting::compose;
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
-use crate::metric::Metric;
+use crate::metric::registry::Metric;
 use crate::text::{hex_bytes, text, HexBytes};
 pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
-use crate::json::{Field, FromField, ToJson, Writer};
+use crate::json::{Field, FromField, write::{ToJson, Writer}};
 use sha2::Sha256;
 
 /// The format version of [`ClientState`] (4: each partly charged memo's
@@ -480,7 +480,7 @@ impl Client {
     /// ```
     pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
         let config = crate::json::parse_text(config).unwrap_or(Field::Null);
-        Client::from_config(crate::metric::as_config(config)?, secret, stored)
+        Client::from_config(crate::metric::kind::as_config(config)?, secret, stored)
     }
 
     /// [`Client::new`] with a parsed config.
@@ -497,7 +497,7 @@ impl Client {
     /// ```
     #[cfg(feature = "serde")]
     pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
-        Client::from_config(crate::metric::config_object(&config)?, secret, stored)
+        Client::from_config(crate::metric::kind::config_object(&config)?, secret, stored)
     }
 
     /// [`Client::from_value`] of a config object.
@@ -588,7 +588,7 @@ impl Client {
     ///
     /// See the example on [`Client::new`].
     pub fn state_json(&self) -> Result<String> {
-        crate::json::to_string(&self.state).ok_or(Error::UnstorableState)
+        crate::json::write::to_string(&self.state).ok_or(Error::UnstorableState)
     }
 
     /// ε spent within the budget window ending at `now_ms`: the sum of the

@@ -13,8 +13,8 @@
 //! message from the same templates (`js/messages.mjs`, checked against these
 //! by a test), so the module holds no message text.
 
-use crate::privacy::number_text;
-use crate::report::Protocol;
+use crate::number::number_text;
+use crate::protocol::Protocol;
 use crate::text::{display_as_piece, put, text, Piece};
 
 /// Everything that can go wrong in localdp.

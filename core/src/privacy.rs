@@ -1,7 +1,6 @@
 //! ε and the numbers derived from it, rounded in the safe direction.
 
 use crate::error::{Error, Requirement, Result};
-pub(crate) use crate::number::{clamp, parse_number};
 pub use crate::number::{exp, ln, number_text};
 
 /// Checks that ε is a finite, positive number.

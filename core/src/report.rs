@@ -29,7 +29,7 @@
 
 use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
-use crate::privacy::number_text;
+use crate::number::number_text;
 pub use crate::protocol::Protocol;
 use crate::text::{hex_bytes, text, HexBytes};
 
@@ -232,7 +232,7 @@ impl Wire {
         use wasm_bindgen::JsValue;
         let mut exact = true;
         let mut number = |n: u64| {
-            exact &= n <= crate::json::MAX_SAFE_INTEGER;
+            exact &= n <= crate::json::write::MAX_SAFE_INTEGER;
             JsValue::from_f64(n as f64)
         };
         let mut fields = Vec::with_capacity(6);
@@ -250,8 +250,8 @@ impl Wire {
     }
 }
 
-impl crate::json::ToJson for Wire {
-    fn write_json(&self, w: &mut crate::json::Writer) {
+impl crate::json::write::ToJson for Wire {
+    fn write_json(&self, w: &mut crate::json::write::Writer) {
         w.object(|m| {
             self.each(&mut |key, value| match value {
                 WireValue::Integer(n) => m.field(key, &n),
@@ -385,7 +385,7 @@ impl Report {
     #[cfg_attr(feature = "serde", doc = "", doc = "See the example on [`Report::to_json_value`].")]
     pub fn to_json(&self) -> String {
         // A report's numbers are indices, seeds and cohorts below 2^53.
-        crate::json::to_string(&self.to_wire()).expect("a report always serializes")
+        crate::json::write::to_string(&self.to_wire()).expect("a report always serializes")
     }
 
     /// A report a client stored (a memo), or `None` if it is not one; the

@@ -2,10 +2,10 @@
 //! 1BitMean's α-point grid. The client acts on them; the aggregator checks
 //! them (a config its clients would refuse is refused) and sets them aside.
 
-use crate::accounting::{check_delta, MIN_DELTA};
+use crate::accounting::bounds::{check_delta, MIN_DELTA};
 use crate::error::{Error, Requirement, Result};
 use crate::json::{ConfigObject, Field};
-use crate::privacy::number_text;
+use crate::number::number_text;
 use crate::text::text;
 
 /// The keys of a config that only the client reads; the aggregator ignores

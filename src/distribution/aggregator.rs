@@ -23,7 +23,7 @@
 
 use localdp_core::distribution::metric::Mechanism;
 use localdp_core::distribution::{DistributionMetric, DistributionProtocol};
-use crate::aggregate::{RejectionCounts, Tally, Z95};
+use crate::aggregate::tally::{RejectionCounts, Tally, Z95};
 use localdp_core::error::{Error, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use localdp_core::report::{Payload, Report};

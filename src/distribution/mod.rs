@@ -39,5 +39,5 @@
 
 pub use localdp_core::distribution::*;
 
-mod aggregator;
+pub(crate) mod aggregator;
 pub use aggregator::{Bin, DistributionAggregator, DistributionEstimate, Interval, Quantile, DEFAULT_QUANTILES};

@@ -4,9 +4,9 @@
 
 use localdp_core::heavy::discovery::{complete, extend, half, plausible, prefix_key, value_of, Discovery, Pruning, PAD};
 use localdp_core::heavy::sfp::{fragment_key, value_hash, Fragments};
-use crate::aggregate::Z95;
+use crate::aggregate::tally::Z95;
 use localdp_core::hash::{bucket, key64};
-use crate::rappor::CandidateEstimate;
+use crate::rappor::aggregator::CandidateEstimate;
 
 /// The fragments kept per position, of the 65,536 scored (about four per
 /// value hash).
@@ -80,7 +80,7 @@ impl Decoder<'_, Discovery> {
         // Listed: significantly above zero on the half that did not select
         // it, Bonferroni at α = 0.05 over the survivors of both searches.
         let tests = searches.iter().map(Vec::len).sum::<usize>().max(1);
-        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * tests as f64));
+        let z = crate::rappor::aggregator::normal_quantile(1.0 - 0.05 / (2.0 * tests as f64));
         // Per value listed: its pools, and which halves held it out.
         let mut listed: Vec<(Candidate, [bool; 2])> = Vec::new();
         for (selector, candidates) in searches.into_iter().enumerate() {
@@ -244,7 +244,7 @@ impl Decoder<'_, Fragments> {
             .flat_map(|(h, positions)| assemble(positions).into_iter().filter(move |v| usize::from(value_hash(v)) == h))
             .collect();
         // Significant after a Bonferroni correction over the values assembled.
-        let z = crate::rappor::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
+        let z = crate::rappor::aggregator::normal_quantile(1.0 - 0.05 / (2.0 * candidates.len().max(1) as f64));
         let mut estimates: Vec<CandidateEstimate> = Vec::new();
         for value in candidates {
             let (count, error) = self.sketch().estimate(&table, reports, key64(value.as_bytes()));

@@ -21,6 +21,6 @@
 
 pub use localdp_core::heavy::*;
 
-mod aggregator;
+pub(crate) mod aggregator;
 mod decode;
 pub use aggregator::{Found, HeavyHitterAggregator, HeavyHitterEstimate};

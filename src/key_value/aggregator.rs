@@ -8,7 +8,7 @@
 
 use localdp_core::key_value::metric::PairChannel;
 use localdp_core::key_value::{KeyValueMetric, KeyValueProtocol};
-use crate::aggregate::{RejectionCounts, Tally, Z95};
+use crate::aggregate::tally::{RejectionCounts, Tally, Z95};
 use localdp_core::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use localdp_core::report::Report;

@@ -65,5 +65,5 @@
 
 pub use localdp_core::key_value::*;
 
-mod aggregator;
+pub(crate) mod aggregator;
 pub use aggregator::{pckv_estimate, KeyEstimate, KeyValueAggregator, KeyValueEstimate, KeyValueStat};

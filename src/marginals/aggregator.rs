@@ -36,7 +36,7 @@
 //! estimate's; `ci95` is `frequency ± 1.96·se`.
 
 use localdp_core::marginals::{MarginalsMetric, MarginalsProtocol};
-use crate::aggregate::{PostProcessing, RejectionCounts, Tally, Z95};
+use crate::aggregate::{post::PostProcessing, tally::{RejectionCounts, Tally, Z95}};
 use localdp_core::error::{Error, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use localdp_core::report::Report;

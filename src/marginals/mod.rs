@@ -44,5 +44,5 @@
 
 pub use localdp_core::marginals::*;
 
-mod aggregator;
+pub(crate) mod aggregator;
 pub use aggregator::{Cell, Histogram, HistogramValue, Marginal, MarginalsAggregator, MarginalsEstimate};

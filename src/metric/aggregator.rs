@@ -4,12 +4,12 @@
 //! `typed_aggregator` and a variant to [`Estimate`], which the compiler asks
 //! for.
 
-use crate::aggregate::{FrequencyAggregator, FrequencyEstimate, NumericAggregator, NumericEstimate, PostProcessing, RejectionCounts};
-use crate::distribution::{DistributionAggregator, DistributionEstimate};
-use crate::heavy::{HeavyHitterAggregator, HeavyHitterEstimate};
-use crate::key_value::{KeyValueAggregator, KeyValueEstimate};
-use crate::marginals::{MarginalsAggregator, MarginalsEstimate};
-use crate::rappor::{RapporAggregator, RapporEstimate};
+use crate::aggregate::{frequency::{FrequencyAggregator, FrequencyEstimate}, numeric::{NumericAggregator, NumericEstimate}, post::PostProcessing, tally::RejectionCounts};
+use crate::distribution::aggregator::{DistributionAggregator, DistributionEstimate};
+use crate::heavy::aggregator::{HeavyHitterAggregator, HeavyHitterEstimate};
+use crate::key_value::aggregator::{KeyValueAggregator, KeyValueEstimate};
+use crate::marginals::aggregator::{MarginalsAggregator, MarginalsEstimate};
+use crate::rappor::aggregator::{RapporAggregator, RapporEstimate};
 use crate::columnar::{Columns, ReportBatch};
 use localdp_core::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::Aggregate;
@@ -142,19 +142,19 @@ impl fmt::Debug for Aggregator {
 #[non_exhaustive]
 pub enum Estimate {
     /// Frequencies per value.
-    Frequency(crate::FrequencyEstimate),
+    Frequency(crate::aggregate::frequency::FrequencyEstimate),
     /// Means per attribute.
-    Numeric(crate::NumericEstimate),
+    Numeric(crate::aggregate::numeric::NumericEstimate),
     /// Candidates' frequencies.
-    Rappor(crate::rappor::RapporEstimate),
+    Rappor(crate::rappor::aggregator::RapporEstimate),
     /// A sketch's candidate frequencies, or the heavy hitters discovered.
-    HeavyHitter(crate::heavy::HeavyHitterEstimate),
+    HeavyHitter(crate::heavy::aggregator::HeavyHitterEstimate),
     /// A histogram, quantiles and the mean of a number.
-    Distribution(crate::distribution::DistributionEstimate),
+    Distribution(crate::distribution::aggregator::DistributionEstimate),
     /// Each key's frequency and the mean of its value.
-    KeyValue(crate::key_value::KeyValueEstimate),
+    KeyValue(crate::key_value::aggregator::KeyValueEstimate),
     /// Every `way`-way marginal and each attribute's histogram.
-    Marginals(crate::marginals::MarginalsEstimate),
+    Marginals(crate::marginals::aggregator::MarginalsEstimate),
 }
 
 impl Aggregator {

@@ -8,7 +8,7 @@
 
 use crate::columnar::{Columns, Presence, ReportFields, Row, BATCH};
 use localdp_core::error::Error;
-use crate::metric::Aggregator;
+use crate::metric::aggregator::Aggregator;
 use localdp_core::report::{BitVector, Payload};
 use localdp_core::text::text;
 

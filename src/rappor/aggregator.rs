@@ -2,7 +2,7 @@
 //! candidates (LASSO selection, then least squares).
 
 use localdp_core::rappor::RapporMetric;
-use crate::aggregate::{summed, RejectionCounts, Tally, Z95};
+use crate::aggregate::tally::{RejectionCounts, summed, Tally, Z95};
 use localdp_core::error::{Error, MergeConflict, Requirement, Result};
 use crate::mechanism::{sealed::AggregateState, Aggregate};
 use localdp_core::protocol::OpenDomainProtocol;

@@ -39,6 +39,5 @@
 
 pub use localdp_core::rappor::*;
 
-mod aggregator;
-pub(crate) use aggregator::normal_quantile;
+pub(crate) mod aggregator;
 pub use aggregator::{CandidateEstimate, RapporAggregator, RapporEstimate};

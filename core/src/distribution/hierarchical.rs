@@ -24,7 +24,7 @@
 //! oracle's variance at the estimated frequency plus the sampling of the
 //! level's devices among all (`f(1−f)/n_ℓ · (n−n_ℓ)/(n−1)`).
 
-use crate::frequency::{FrequencyConfig, FrequencyOracle, FrequencyProtocol, Likelihood, OracleGroups};
+use crate::{frequency::{channel::Likelihood, groups::OracleGroups, oracle::{FrequencyConfig, FrequencyOracle}}, protocol::FrequencyProtocol};
 use crate::domain::DomainSpec;
 use crate::names::Selection;
 use crate::report::{Payload, Report};

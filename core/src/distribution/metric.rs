@@ -2,18 +2,18 @@
 //! its mechanism (Square Wave or a tree of frequency oracles), the device's
 //! side and what the aggregator reads from it.
 
-use super::{Hierarchy, SquareWave};
+use crate::distribution::{hierarchical::Hierarchy, square_wave::SquareWave};
 use crate::protocol::DistributionProtocol;
 use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
-use crate::frequency::Likelihood;
+use crate::frequency::channel::Likelihood;
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::randomizer::Randomizer;
-use crate::metric::{parse_config, parse_numbers, Family, Kind, Memo, ValueKind};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, parse_numbers, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
-use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Protocol, Report};
+use crate::{number::number_text, privacy::validate_epsilon};
+use crate::{protocol::Protocol, report::{Payload, Report}};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -243,7 +243,7 @@ impl DistributionMetric {
     /// See the example on [`DistributionMetric`].
     pub fn bin_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
-        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * self.bins as f64;
+        let position = (crate::number::clamp(x, lo, hi) - lo) / (hi - lo) * self.bins as f64;
         (position.floor().max(0.0) as u64).min(self.bins - 1)
     }
 
@@ -273,7 +273,7 @@ impl DistributionMetric {
     pub fn input_of(&self, x: f64) -> u64 {
         let [lo, hi] = self.range;
         let inputs = self.inputs();
-        let position = (crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * inputs as f64;
+        let position = (crate::number::clamp(x, lo, hi) - lo) / (hi - lo) * inputs as f64;
         (position.floor().max(0.0) as u64).min(inputs - 1)
     }
 
@@ -307,7 +307,7 @@ impl DistributionMetric {
             Mechanism::SquareWave(sw) => Payload::Index(sw.sample(input, rng)),
             Mechanism::Hierarchical(tree) => tree.randomize(input, (group % tree.levels().len() as u64) as usize, rng),
         };
-        crate::metric::envelope(self, payload)
+        crate::metric::kind::envelope(self, payload)
     }
 
     fn randomize_value(&self, x: f64, rng: &mut dyn RngCore) -> Result<Report> {
@@ -377,7 +377,7 @@ impl DistributionMetric {
         };
         payloads
             .into_iter()
-            .map(|payload| crate::metric::envelope(self, payload))
+            .map(|payload| crate::metric::kind::envelope(self, payload))
             .collect()
     }
 }
@@ -455,7 +455,7 @@ impl Kind for DistributionMetric {
         if first.is_zero() || last.is_zero() {
             return Vec::new();
         }
-        vec![crate::metric::likelihood_level(first.log_ratio(last))]
+        vec![crate::metric::kind::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -47,5 +47,4 @@ pub mod square_wave;
 pub use hierarchical::{Hierarchy, Level, BRANCHING};
 pub use square_wave::SquareWave;
 pub use crate::protocol::DistributionProtocol;
-pub(crate) use metric::FAMILY;
 pub use metric::{DistributionConfig, DistributionMetric, CHOOSE, DEFAULT_BINS, MAX_BINS};

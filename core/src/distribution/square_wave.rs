@@ -32,7 +32,7 @@
 //! Both steps run in `O(G + N)`: the channel is a constant plus a sliding
 //! window, so its products are prefix sums.
 
-use crate::privacy::{exp, exp_epsilon_safe};
+use crate::{number::exp, privacy::exp_epsilon_safe};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 
 /// The most EMS iterations.
@@ -77,7 +77,7 @@ impl SquareWave {
     pub(crate) fn new(epsilon: f64, bins: u64) -> Self {
         let inputs = bins * MIN_INPUTS.div_ceil(bins);
         let e = exp(epsilon);
-        let half_width = crate::privacy::clamp((epsilon * e - e + 1.0) / (2.0 * e * (e - 1.0 - epsilon)), 0.0, 0.5);
+        let half_width = crate::number::clamp((epsilon * e - e + 1.0) / (2.0 * e * (e - 1.0 - epsilon)), 0.0, 0.5);
         let window = ((2.0 * half_width * inputs as f64).round() as u64).clamp(1, inputs);
         let others = (inputs - 1) as f64;
         let outside =
@@ -192,7 +192,7 @@ impl SquareWave {
                 .map(|(&c, &o)| {
                     if c > 0.0 {
                         if check {
-                            likelihood += c * crate::privacy::ln(o);
+                            likelihood += c * crate::number::ln(o);
                         }
                         c / o
                     } else {

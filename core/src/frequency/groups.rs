@@ -8,7 +8,7 @@
 //! reports of each group, then each group's oracle counts.
 
 use super::channel::{in_group, of_group};
-use super::{FrequencyOracle, Likelihood};
+use crate::frequency::{channel::Likelihood, oracle::FrequencyOracle};
 use crate::error::{Error, Rejection, Result};
 use crate::report::Payload;
 use crate::rng::RngCore;
@@ -90,7 +90,7 @@ impl OracleGroups {
     #[cfg(feature = "aggregate")]
     pub(crate) fn report_fields(&self) -> crate::report::ReportFields {
         use crate::report::{Presence, ReportFields};
-        use crate::metric::Kind;
+        use crate::metric::kind::Kind;
         let fields = self.oracles.iter().map(Kind::report_fields).reduce(ReportFields::either).unwrap_or(ReportFields::NONE);
         ReportFields { cohort: Presence::Always, ..fields }
     }

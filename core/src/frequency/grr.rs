@@ -40,7 +40,7 @@ impl GeneralizedRandomizedResponse {
     /// the instantaneous step of longitudinal protocols is built this way.
     pub(crate) fn resampling(mu: f64, m: u64) -> Self {
         let others = (m - 1) as f64;
-        let change = Bernoulli::rounded_up(crate::privacy::clamp(mu, 0.0, 1.0) * others / m as f64).expect("a probability in [0, 1]");
+        let change = Bernoulli::rounded_up(crate::number::clamp(mu, 0.0, 1.0) * others / m as f64).expect("a probability in [0, 1]");
         GeneralizedRandomizedResponse { m, change }
     }
 

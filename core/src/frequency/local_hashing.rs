@@ -25,10 +25,10 @@
 //! needs no dictionary; the aggregator can score any candidate list.
 
 use super::channel::{ChannelOutputs, ceil_log2, Likelihood, Mechanism};
-use super::GeneralizedRandomizedResponse;
+use crate::frequency::grr::GeneralizedRandomizedResponse;
 use crate::error::{Rejection, Result};
 use crate::hash::bucket;
-use crate::privacy::exp;
+use crate::number::exp;
 use crate::report::Payload;
 use crate::rng::RngCore;
 use crate::text::text;

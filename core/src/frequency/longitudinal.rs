@@ -42,7 +42,7 @@
 //! never exceeds `ε_1` and is within 1e-12 of it (the channel tests).
 
 use super::channel::{ChannelOutputs, Likelihood, Mechanism};
-use super::{GeneralizedRandomizedResponse, FrequencyProtocol, LocalHashing, UnaryEncoding};
+use crate::{frequency::{grr::GeneralizedRandomizedResponse, local_hashing::LocalHashing, unary::UnaryEncoding}, protocol::FrequencyProtocol};
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::number::{exp, ln};
@@ -104,7 +104,7 @@ impl Longitudinal {
                 let qb = p * c + a * (1.0 - q) + e * (miss * c + a * q);
                 let qc = p * (1.0 - q) - e * miss * q;
                 let f = 2.0 * qc / (qb + (qb * qb + 4.0 * qa * qc).sqrt());
-                let flip = Bernoulli::rounded_up(crate::privacy::clamp(f, 0.0, 0.5)).expect("a probability");
+                let flip = Bernoulli::rounded_up(crate::number::clamp(f, 0.0, 0.5)).expect("a probability");
                 Chain::Unary { permanent, flip }
             }
             _ => return None,

@@ -20,16 +20,16 @@
 //! *realized* probabilities of the integer-threshold coins, so the estimator is
 //! exactly unbiased for the channel that actually runs.
 
-mod channel;
+pub(crate) mod channel;
 mod dbitflip;
 #[doc(hidden)]
 pub mod groups;
-mod grr;
+pub(crate) mod grr;
 pub(crate) mod hadamard;
 mod hadamard_rr;
-mod local_hashing;
+pub(crate) mod local_hashing;
 mod longitudinal;
-mod oracle;
+pub(crate) mod oracle;
 mod subset;
 mod unary;
 
@@ -43,7 +43,5 @@ pub use unary::UnaryEncoding;
 pub use crate::protocol::FrequencyProtocol;
 #[cfg(feature = "aggregate")]
 pub use channel::{Kernel, MemoChain};
-pub(crate) use groups::OracleGroups;
 pub use channel::{ChannelOutputs, Likelihood};
-pub(crate) use oracle::FAMILY;
 pub use oracle::{FrequencyConfig, FrequencyOracle, MAX_EPSILON, MIN_EPSILON};

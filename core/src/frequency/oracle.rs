@@ -10,13 +10,14 @@ use crate::error::{DomainKind, Error, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::ConfigObject;
 use crate::randomizer::Randomizer;
-use crate::metric::{ValueKind, parse_config, Family, Kind, Memo};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
-use crate::report::{Payload, Protocol, Report};
+use crate::{protocol::Protocol, report::{Payload, Report}};
 use super::channel::{ChannelOutputs, Likelihood, Mechanism};
 use super::longitudinal::Longitudinal;
-use super::{hadamard_rr, DBitFlip, GeneralizedRandomizedResponse, HadamardResponse, LocalHashing, SubsetSelection, UnaryEncoding};
+use super::hadamard_rr;
+use crate::frequency::{dbitflip::DBitFlip, grr::GeneralizedRandomizedResponse, hadamard::HadamardResponse, local_hashing::LocalHashing, subset::SubsetSelection, unary::UnaryEncoding};
 use crate::rng::{CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -392,7 +393,7 @@ impl FrequencyOracle {
     }
 
     fn envelope(&self, payload: Payload) -> Report {
-        crate::metric::envelope(self, payload)
+        crate::metric::kind::envelope(self, payload)
     }
 
     /// Checks that a report was made under this configuration and is well
@@ -567,7 +568,7 @@ impl Kind for FrequencyOracle {
             return Vec::new();
         }
         let ratio = self.likelihood(0, report).log_ratio(self.likelihood(self.domain.len() - 1, report));
-        vec![crate::metric::likelihood_level(ratio)]
+        vec![crate::metric::kind::likelihood_level(ratio)]
     }
     fn as_any(&self) -> &dyn Any {
         self

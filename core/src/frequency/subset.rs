@@ -15,7 +15,7 @@
 
 use super::channel::{ChannelOutputs, count_bits, validate_bits, Likelihood, Mechanism};
 use crate::error::{Rejection, Result};
-use crate::privacy::{exp, exp_epsilon_safe};
+use crate::{number::exp, privacy::exp_epsilon_safe};
 use crate::report::{BitVector, Payload};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 use crate::text::text;

@@ -44,7 +44,7 @@
 //! ranked by that estimate.
 
 use crate::error::{Rejection, Result};
-use crate::frequency::{GeneralizedRandomizedResponse, Likelihood, LocalHashing};
+use crate::frequency::{channel::Likelihood, grr::GeneralizedRandomizedResponse, local_hashing::LocalHashing};
 use crate::hash::{bucket, key64, mix64};
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};

@@ -7,13 +7,13 @@ use super::sfp::Fragments;
 use super::sketch::{Sketch, SketchKind};
 use crate::protocol::HeavyHitterProtocol;
 use crate::error::{Error, ExpectedValue, Requirement, Result};
-use crate::frequency::{Likelihood, MAX_EPSILON, MIN_EPSILON};
+use crate::frequency::{channel::Likelihood, oracle::{MAX_EPSILON, MIN_EPSILON}};
 use crate::hash::{fingerprint, key64};
 use crate::json::{ConfigObject, Field};
 use crate::randomizer::Randomizer;
-use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::ProtocolFamily;
-use crate::report::{Payload, Protocol, Report};
+use crate::{protocol::Protocol, report::{Payload, Report}};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -439,7 +439,7 @@ impl HeavyHitterMetric {
     }
 
     fn envelope(&self, payload: Payload) -> Report {
-        crate::metric::envelope(self, payload)
+        crate::metric::kind::envelope(self, payload)
     }
 
     fn randomize_once(&self, value: &str, rng: &mut dyn RngCore) -> Result<Report> {
@@ -542,7 +542,7 @@ impl Kind for HeavyHitterMetric {
     }
     #[cfg(feature = "aggregate")]
     fn neighbours(&self) -> [String; 2] {
-        crate::rappor::candidate_neighbours(self.candidates())
+        crate::rappor::metric::candidate_neighbours(self.candidates())
     }
     /// Which of the two neighbours the report supports, jointly: the
     /// whole ε is on "the first and not the second" (a report that

@@ -30,7 +30,6 @@ pub mod sketch;
 
 pub use crate::protocol::HeavyHitterProtocol;
 pub use discovery::Discovery;
-pub(crate) use metric::FAMILY;
 pub use metric::{HeavyHitterConfig, HeavyHitterMetric, SketchConfig, CHOOSE, MAX_CELLS, MAX_SFP_HASHES, MAX_TOP};
 pub use sfp::Fragments;
 pub use sketch::Sketch;

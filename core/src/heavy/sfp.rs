@@ -24,7 +24,7 @@
 use super::discovery::PAD;
 use super::sketch::Sketch;
 use crate::error::{Rejection, Result};
-use crate::frequency::Likelihood;
+use crate::frequency::channel::Likelihood;
 use crate::hash::key64;
 use crate::report::Payload;
 use crate::rng::{uniform_below, RngCore};

@@ -39,7 +39,7 @@
 
 use crate::error::{Rejection, Result};
 use crate::frequency::hadamard::walsh_hadamard;
-use crate::frequency::Likelihood;
+use crate::frequency::channel::Likelihood;
 use crate::hash::{bucket, key64};
 use crate::privacy::exp_epsilon_safe;
 use crate::report::{BitVector, Payload};

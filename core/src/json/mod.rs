@@ -9,12 +9,11 @@
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod parse;
-mod write;
+pub(crate) mod write;
 
 use crate::text::{put, text, Hex};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 use parse::Value;
-pub(crate) use write::{to_string, ToJson, Writer};
 pub use write::MAX_SAFE_INTEGER;
 
 /// Parses `text` as a JSON object; `None` if it is not one.
@@ -138,7 +137,7 @@ impl Field {
         match self {
             Field::Missing | Field::Null => "null".into(),
             Field::Bool(b) => ["boolean `", if *b { "true" } else { "false" }, "`"].concat(),
-            Field::Number(x, _) => ["floating point `", &crate::privacy::number_text(*x), "`"].concat(),
+            Field::Number(x, _) => ["floating point `", &crate::number::number_text(*x), "`"].concat(),
             Field::Text(s) => ["string ", &quoted(s)].concat(),
             Field::Object(_) => "map".into(),
             Field::List(_) => "sequence".into(),

@@ -7,12 +7,12 @@ use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field};
 use crate::randomizer::Randomizer;
-use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
-use crate::privacy::{clamp, exp_epsilon_safe, number_text, validate_epsilon};
+use crate::{number::{clamp, number_text}, privacy::{exp_epsilon_safe, validate_epsilon}};
 use crate::protocol::KeyValueProtocol;
-use crate::report::{BitVector, Payload, Protocol, Report};
+use crate::{protocol::Protocol, report::{BitVector, Payload, Report}};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -413,7 +413,7 @@ impl KeyValueMetric {
                 Payload::Bits(bits)
             }
         };
-        crate::metric::envelope(self, payload)
+        crate::metric::kind::envelope(self, payload)
     }
 
     /// The (key, +1?) pairs a valid report supports: GRR's one, UE's
@@ -529,7 +529,7 @@ impl KeyValueMetric {
                 })
                 .collect(),
         };
-        Some(payloads.into_iter().map(|payload| crate::metric::envelope(self, payload)).collect())
+        Some(payloads.into_iter().map(|payload| crate::metric::kind::envelope(self, payload)).collect())
     }
 
     /// The canonical text of a map (its memo key): key indices in order,
@@ -631,7 +631,7 @@ impl Kind for KeyValueMetric {
         self.filled().map(|pairs| {
             let pairs = pairs.iter().map(|&(k, value)| {
                 let label = self.keys.value_text(k as usize).expect("a key of the config");
-                text!(crate::json::to_string(&label).unwrap_or_default(), ":", number_text(value))
+                text!(crate::json::write::to_string(&label).unwrap_or_default(), ":", number_text(value))
             });
             text!("{", crate::text::join(pairs, ","), "}")
         })
@@ -651,7 +651,7 @@ impl Kind for KeyValueMetric {
         if first == 0.0 || last == 0.0 {
             return Vec::new();
         }
-        vec![crate::metric::likelihood_level((first / last).ln())]
+        vec![crate::metric::kind::likelihood_level((first / last).ln())]
     }
     /// Exact, from the realized `a`, `b`, `p`: a report's likelihood given a
     /// map, over its likelihood given a pair it does not depend on, is the

@@ -67,5 +67,4 @@
 pub mod metric;
 
 pub use crate::protocol::KeyValueProtocol;
-pub(crate) use metric::FAMILY;
 pub use metric::{KeyValueConfig, KeyValueMetric, PairChannel, CHOOSE, MAX_KEYS, MAX_PAD};

@@ -4,15 +4,15 @@
 
 use crate::domain::{Domain, DomainSpec};
 use crate::error::{Error, ExpectedValue, FieldProblem, Requirement, Result};
-use crate::frequency::{FrequencyConfig, FrequencyOracle, Likelihood, OracleGroups, MAX_EPSILON, MIN_EPSILON};
+use crate::frequency::{channel::Likelihood, groups::OracleGroups, oracle::{FrequencyConfig, FrequencyOracle, MAX_EPSILON, MIN_EPSILON}};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field};
 use crate::randomizer::Randomizer;
-use crate::metric::{parse_config, Family, Kind, Memo, ValueKind};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::protocol::{FrequencyProtocol, MarginalsProtocol};
-use crate::report::{Protocol, Report};
+use crate::{protocol::Protocol, report::Report};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -426,7 +426,7 @@ impl MarginalsMetric {
             return Err(Error::InvalidValue { expected: ExpectedValue::Object });
         }
         let set = set % self.sets.len();
-        Ok(crate::metric::envelope(self, self.groups.randomize(set, self.cell(set, event), rng)))
+        Ok(crate::metric::kind::envelope(self, self.groups.randomize(set, self.cell(set, event), rng)))
     }
 
     fn randomize_value(&self, text: &str, rng: &mut dyn RngCore) -> Result<Report> {
@@ -472,7 +472,7 @@ impl MarginalsMetric {
     #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`MarginalsMetric::likelihood`].")]
     #[cfg(feature = "aggregate")]
     pub fn channel_outputs(&self, rng: &mut dyn RngCore) -> Vec<Report> {
-        self.groups.channel_outputs(rng).into_iter().map(|payload| crate::metric::envelope(self, payload)).collect()
+        self.groups.channel_outputs(rng).into_iter().map(|payload| crate::metric::kind::envelope(self, payload)).collect()
     }
 
     /// An event as JSON text, from its values' indices.
@@ -550,7 +550,7 @@ impl Kind for MarginalsMetric {
         if first.is_zero() || last.is_zero() {
             return Vec::new();
         }
-        vec![crate::metric::likelihood_level(first.log_ratio(last))]
+        vec![crate::metric::kind::likelihood_level(first.log_ratio(last))]
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -46,5 +46,4 @@
 pub mod metric;
 
 pub use crate::protocol::MarginalsProtocol;
-pub(crate) use metric::FAMILY;
 pub use metric::{AttributeSpec, MarginalsConfig, MarginalsMetric, CHOOSE, DEFAULT_WAY, MAX_ATTRIBUTES, MAX_CELLS, MIN_ATTRIBUTES};

@@ -7,7 +7,7 @@
 use crate::report::ReportFields;
 use crate::error::{Error, ExpectedValue, Result};
 use crate::json::{ConfigObject, Field};
-use crate::privacy::number_text;
+use crate::number::number_text;
 use crate::protocol::Protocol;
 use crate::report::Report;
 use crate::rng::RngCore;
@@ -203,7 +203,7 @@ pub fn config_object(value: &serde_json::Value) -> Result<ConfigObject> {
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>> {
     let mut numbers = Vec::new();
     for v in text.split(',') {
-        numbers.push(crate::privacy::parse_number(v.trim()).ok_or(Error::InvalidValue { expected: ExpectedValue::Number })?);
+        numbers.push(crate::number::parse_number(v.trim()).ok_or(Error::InvalidValue { expected: ExpectedValue::Number })?);
     }
     Ok(numbers)
 }

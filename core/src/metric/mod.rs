@@ -19,10 +19,7 @@ pub mod registry;
 #[cfg(feature = "serde")]
 #[doc(hidden)]
 pub use kind::config_object;
-pub(crate) use kind::as_config;
 #[doc(hidden)]
 pub use kind::{envelope, id_of, parse_config, Family, Kind, Memo};
 pub use kind::{parse_numbers, ValueKind};
-#[cfg(feature = "aggregate")]
-pub(crate) use kind::likelihood_level;
 pub use registry::Metric;

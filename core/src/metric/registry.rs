@@ -8,7 +8,7 @@ use crate::json::{ConfigObject, Field};
 #[cfg(feature = "serde")]
 use super::kind::config_object;
 use super::kind::{id_of, parse_config, Family, Kind, ValueKind};
-use crate::report::{Protocol, Report};
+use crate::{protocol::Protocol, report::Report};
 use crate::settings::{ClientSettings, CLIENT_KEYS};
 use crate::rng::{CryptoRng, RngCore};
 use crate::text::text;
@@ -20,19 +20,19 @@ use std::sync::Arc;
 /// Each is there when its cargo feature is on.
 pub(crate) const FAMILIES: &[&Family] = &[
     #[cfg(feature = "rappor")]
-    &crate::rappor::FAMILY,
+    &crate::rappor::metric::FAMILY,
     #[cfg(feature = "heavy")]
-    &crate::heavy::FAMILY,
+    &crate::heavy::metric::FAMILY,
     #[cfg(feature = "distribution")]
-    &crate::distribution::FAMILY,
+    &crate::distribution::metric::FAMILY,
     #[cfg(feature = "key_value")]
-    &crate::key_value::FAMILY,
+    &crate::key_value::metric::FAMILY,
     #[cfg(feature = "marginals")]
-    &crate::marginals::FAMILY,
+    &crate::marginals::metric::FAMILY,
     #[cfg(feature = "numeric")]
     &crate::numeric::FAMILY,
     #[cfg(feature = "frequency")]
-    &crate::frequency::FAMILY,
+    &crate::frequency::oracle::FAMILY,
 ];
 
 /// A configured metric of any family.
@@ -141,7 +141,7 @@ impl Metric {
         }
         // Only frequency protocols take an instantaneous step (RAPPOR has its own).
         #[cfg(feature = "frequency")]
-        let frequency = std::ptr::eq(*family, &crate::frequency::FAMILY);
+        let frequency = std::ptr::eq(*family, &crate::frequency::oracle::FAMILY);
         #[cfg(not(feature = "frequency"))]
         let frequency = false;
         let foreign_step = !frequency && object.remove("instantaneous_epsilon");

@@ -1,7 +1,7 @@
 //! Wang et al.'s hybrid mechanism (ICDE 2019): piecewise or Duchi at random.
 
 use super::scalar::{Component, Scalar};
-use super::{Duchi, Piecewise};
+use crate::numeric::{duchi::Duchi, piecewise::Piecewise};
 use crate::rng::{uniform_below, Bernoulli, RngCore};
 
 /// The hybrid mechanism: with probability `α = 1 − e^{−ε/2}` (when
@@ -46,7 +46,7 @@ impl Hybrid {
     }
 
     fn from_parts(epsilon: f64, piecewise: Piecewise) -> Self {
-        let alpha = if epsilon > 0.61 { 1.0 - crate::privacy::exp(-0.5 * epsilon) } else { 0.0 };
+        let alpha = if epsilon > 0.61 { 1.0 - crate::number::exp(-0.5 * epsilon) } else { 0.0 };
         let duchi = Duchi::new(epsilon);
         let cells = piecewise.outputs();
         let b = duchi.bound();

@@ -53,10 +53,10 @@ use crate::error::{Error, ExpectedValue, Rejection, Requirement, Result};
 use crate::hash::fingerprint;
 use crate::json::{ConfigObject, Field, FromField};
 use crate::randomizer::Randomizer;
-use crate::metric::{ValueKind, parse_config, parse_numbers, Family, Kind, Memo};
+use crate::metric::kind::{Family, Kind, Memo, parse_config, parse_numbers, ValueKind};
 use crate::names::{Selection};
-use crate::privacy::{number_text, validate_epsilon};
-use crate::report::{Payload, Protocol, Report};
+use crate::{number::number_text, privacy::validate_epsilon};
+use crate::{protocol::Protocol, report::{Payload, Report}};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -193,13 +193,13 @@ fn round_to_grid(steps: u64, t: f64, rng: &mut dyn RngCore) -> u64 {
 fn grid_position(steps: u64, t: f64) -> (u64, f64) {
     let u = (t + 1.0) * 0.5 * steps as f64;
     let lower = (u.floor().max(0.0) as u64).min(steps - 1);
-    (lower, crate::privacy::clamp(u - lower as f64, 0.0, 1.0))
+    (lower, crate::number::clamp(u - lower as f64, 0.0, 1.0))
 }
 
 /// Maps a finite `x` into `t ∈ [−1, 1]`, clipping to `[lo, hi]`.
 fn to_unit(x: f64, [lo, hi]: [f64; 2]) -> f64 {
-    let clipped = crate::privacy::clamp(x, lo, hi);
-    crate::privacy::clamp(2.0 * ((clipped - lo) / (hi - lo)) - 1.0, -1.0, 1.0)
+    let clipped = crate::number::clamp(x, lo, hi);
+    crate::number::clamp(2.0 * ((clipped - lo) / (hi - lo)) - 1.0, -1.0, 1.0)
 }
 
 /// A configured numeric metric: the client's randomizer and the
@@ -508,7 +508,7 @@ impl NumericMetric {
         } else {
             Payload::Index(randomize(0, rng))
         };
-        Ok(crate::metric::envelope(self, payload))
+        Ok(crate::metric::kind::envelope(self, payload))
     }
 
     /// Checks that a report was made under this configuration and is well
@@ -638,7 +638,7 @@ impl Kind for NumericMetric {
             [first, last] if first > 0.0 && last > 0.0 => Some((first / last).ln()),
             _ => None,
         });
-        events.extend(ratios.sum::<Option<f64>>().map(crate::metric::likelihood_level));
+        events.extend(ratios.sum::<Option<f64>>().map(crate::metric::kind::likelihood_level));
         events
     }
     fn as_any(&self) -> &dyn Any {
@@ -691,7 +691,7 @@ impl NumericMetric {
         }
         let [lo, hi] = self.ranges[0];
         let s = self.granularity;
-        let u = crate::privacy::clamp((crate::privacy::clamp(x, lo, hi) - lo) / (hi - lo) * s as f64, 0.0, s as f64);
+        let u = crate::number::clamp((crate::number::clamp(x, lo, hi) - lo) / (hi - lo) * s as f64, 0.0, s as f64);
         let below = (u.floor() as u64).min(s);
         let fraction = ((u - below as f64) * ALPHA_STEPS as f64).floor() as u64;
         Ok(below + u64::from(fraction > alpha))
@@ -715,7 +715,7 @@ fn worst_case_variance(s: &dyn Scalar, scale: f64) -> f64 {
     let mut worst = f64::NEG_INFINITY;
     for i in 0..g {
         let (t0, t1, m0, m1) = (grid(i), grid(i + 1), s.second_moment(i), s.second_moment(i + 1));
-        let t = crate::privacy::clamp(scale * (m1 - m0) / (2.0 * (t1 - t0)), t0, t1);
+        let t = crate::number::clamp(scale * (m1 - m0) / (2.0 * (t1 - t0)), t0, t1);
         let u = (t - t0) / (t1 - t0);
         worst = worst.max(scale * ((1.0 - u) * m0 + u * m1) - t * t);
     }

@@ -44,7 +44,7 @@ impl Piecewise {
     /// The mechanism at a validated ε with the default grid. The public way
     /// to build one is [`crate::NumericMetric::new`].
     pub(crate) fn new(epsilon: f64) -> Self {
-        let half = crate::privacy::exp(0.5 * epsilon);
+        let half = crate::number::exp(0.5 * epsilon);
         let steps = ((64.0 * half).ceil() as u64).clamp(256, 1 << 20);
         Self::with_steps(epsilon, steps)
     }
@@ -53,7 +53,7 @@ impl Piecewise {
     /// use coarse ones; [`crate::NumericMetric::with_grid_steps`] checks
     /// `steps`).
     pub(crate) fn with_steps(epsilon: f64, steps: u64) -> Self {
-        let window = ((steps as f64 / crate::privacy::exp(0.5 * epsilon)).round() as u64).max(1);
+        let window = ((steps as f64 / crate::number::exp(0.5 * epsilon)).round() as u64).max(1);
         let e = exp_epsilon_safe(epsilon);
         let outside = Bernoulli::rounded_up(steps as f64 / (window as f64 * e + steps as f64)).expect("a probability");
         let q = outside.probability();

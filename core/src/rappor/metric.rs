@@ -6,10 +6,10 @@ use crate::error::{Error, Rejection, Requirement, Result};
 use crate::hash::{bucket, fingerprint, key64};
 use crate::json::ConfigObject;
 use crate::randomizer::Randomizer;
-use crate::metric::{ValueKind, Family, Kind, Memo};
+use crate::metric::kind::{Family, Kind, Memo, ValueKind};
 use crate::names::ProtocolFamily;
 use crate::privacy::epsilon_rounded_up;
-use crate::report::{BitVector, Payload, Protocol, Report, REPORT_VERSION};
+use crate::{protocol::Protocol, report::{BitVector, Payload, Report, REPORT_VERSION}};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::{text, Hex};
 use std::any::Any;
@@ -176,7 +176,7 @@ impl RapporMetric {
     /// See the example on [`RapporMetric`].
     pub fn epsilon_infinity(&self) -> f64 {
         let (f, _, _) = self.parameters();
-        epsilon_rounded_up(2.0 * self.hashes as f64 * crate::privacy::ln((1.0 - f / 2.0) / (f / 2.0)))
+        epsilon_rounded_up(2.0 * self.hashes as f64 * crate::number::ln((1.0 - f / 2.0) / (f / 2.0)))
     }
 
     /// `ε_1`, the guarantee of one report (PRR then IRR), rounded up.
@@ -193,7 +193,7 @@ impl RapporMetric {
     /// `2^-42` above it.
     pub fn report_epsilon(&self) -> f64 {
         let (one, zero) = self.report_bit_probabilities();
-        self.hashes as f64 * crate::privacy::ln(one * (1.0 - zero) / (zero * (1.0 - one)))
+        self.hashes as f64 * crate::number::ln(one * (1.0 - zero) / (zero * (1.0 - one)))
     }
 
     /// `(q*, p*)`: a report bit is 1 with `q*` where the Bloom bit is set and

@@ -41,5 +41,4 @@ pub mod metric;
 #[doc(hidden)]
 pub use metric::candidate_neighbours;
 pub use crate::protocol::OpenDomainProtocol;
-pub(crate) use metric::FAMILY;
 pub use metric::{RapporConfig, RapporMetric};
