@@ -40,9 +40,18 @@ export declare class Client<C extends Config = Config> {
    * worker and pages), which then behave as one device. `storage` defaults
    * to `indexedDBStorage()` where IndexedDB exists, a file in Node
    * (`~/.localdp/state.json`), else memory (said once on the console). It
-   * instantiates the wasm module first if need be (the web entries' `init()`).
+   * loads and instantiates the wasm module that serves the config first if
+   * need be ({@link Client.load}).
    */
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
+  /**
+   * Loads and instantiates the wasm module that serves `config` (from
+   * `localdp/client/web` and `localdp/client` in a bundler: the module of
+   * the config's family alone), after which `new Client(config)` is
+   * synchronous. Resolves at once where it is loaded (Node, or after the
+   * entry's `init()`, which loads every family).
+   */
+  static load(config: Config): Promise<void>;
 }
 
 /** `Client.open(config, options)`'s options. */
@@ -90,9 +99,14 @@ export interface CollectorError extends Error {
 }
 
 /**
- * The `Client` class over a wasm module's `ClientCore` class;
- * `indexedDBStorage` is `Client.open`'s default; `withMessage` gives the
- * core's errors their message; `init`, where the wasm is instantiated
- * asynchronously (the web bindings), is awaited by `Client.open`.
+ * The `Client` class over the wasm modules' `ClientCore` classes: `core`
+ * gives the one that serves a config, instantiated (or whose calls say what
+ * to call first), and `load` instantiates it first if need be;
+ * `defaultStorage` is `Client.open`'s default; `withMessage` gives the
+ * core's errors their message.
  */
-export declare function bindClient(core: typeof ClientCore, defaultStorage: () => SharedStorage | undefined, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;
+export declare function bindClient(
+  modules: { core(config: unknown): typeof ClientCore; load(config: unknown): Promise<typeof ClientCore> },
+  defaultStorage: () => SharedStorage | undefined,
+  withMessage: typeof import('./messages.mjs').withMessage,
+): typeof Client;

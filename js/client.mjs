@@ -90,18 +90,20 @@ function memoryStorage() {
 }
 
 /**
- * The `Client` class over a wasm module's `ClientCore` class.
- * @param {typeof import('./bindings.js').ClientCore} ClientCore
+ * The `Client` class over the wasm modules' `ClientCore` classes.
+ * @param {{ core(config: unknown): typeof import('./bindings.js').ClientCore,
+ *   load(config: unknown): Promise<typeof import('./bindings.js').ClientCore> }} modules
+ *   the `ClientCore` of the module that serves `config`: `core` gives one
+ *   already instantiated (or a module's whose calls say what to call
+ *   first), `load` instantiates one first if need be (the web bindings'
+ *   init; Node's load synchronously).
  * @param {() => import('./storage.mjs').SharedStorage | undefined} defaultStorage
  *   the storage of `Client.open` when none is given (IndexedDB in browsers,
  *   a file in Node); `undefined` where there is none: memory, said once.
  * @param {typeof import('./messages.mjs').withMessage} withMessage gives
  *   the core's errors their message.
- * @param {() => Promise<unknown>} [init] instantiates the wasm, where that is
- *   asynchronous (the web bindings' init; Node's load synchronously):
- *   `Client.open` awaits it first.
  */
-export function bindClient(ClientCore, defaultStorage, withMessage, init) {
+export function bindClient(modules, defaultStorage, withMessage) {
   /** `call()` on the core: what it throws, with its message. */
   function coreCall(call) {
     try {
@@ -248,6 +250,7 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
      */
     constructor(config, options) {
       // The config is checked first, before the options.
+      const ClientCore = modules.core(config);
       this.#core = coreCall(() => new ClientCore(config, newSecret()));
       const storage = option(options, 'storage');
       if (storage !== undefined && storage !== null) {
@@ -267,11 +270,11 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
      * exists, a file in Node (`~/.localdp/state.json`), else memory only,
      * said once with `console.warn`, and `persistent` is false). The client has
      * the members of `Client`, but `randomize` resolves to the report and
-     * `spent` is a promise. It instantiates the wasm module first if need
-     * be (the web bindings' `init()`).
+     * `spent` is a promise. It loads and instantiates the wasm module that
+     * serves the config first if need be (`Client.load`).
      */
     static async open(config, options) {
-      await init?.();
+      const ClientCore = await modules.load(config);
       const core = coreCall(() => new ClientCore(config, newSecret())); // the config is checked first
       let storage = option(options, 'storage');
       let persistent = true;
@@ -290,6 +293,16 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
       const client = new SharedClient(core, storage, persistent, now);
       await client.spent; // reads (or creates) the secret and state, counting resets
       return client;
+    }
+
+    /**
+     * `await Client.load(config)`: loads and instantiates the wasm module
+     * that serves `config` (on the web, `localdp/client/web`: the module of
+     * its family alone), after which `new Client(config)` is synchronous.
+     * Resolves at once where it is loaded (Node, or after `init()`).
+     */
+    static async load(config) {
+      await modules.load(config);
     }
 
     /** The resolved protocol (what `"auto"` chose). */

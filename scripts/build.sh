@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the npm package into dist/: two wasm modules (wasm-pack, opt-level
+# Builds the npm package into dist/: the wasm modules (wasm-pack, opt-level
 # s, then wasm-opt -Oz), the full one (wasm/full, `localdp-wasm`: client and
 # Aggregator) and the client's (wasm/client, `localdp-wasm-client`, over
-# localdp-core alone), each with its bindings for Node
+# localdp-core alone; one of every family, and one per family for the web,
+# client/web/families/FAMILY/, which `Client.open` loads by need), each with its bindings for Node
 # (CommonJS, loads synchronously) and for the web (an ES module with
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
 # entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
@@ -81,17 +82,6 @@ module() {
   cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
 }
 
-# The client module's families (cargo features): all of them, as shipped,
-# or those LOCALDP_CLIENT_FEATURES lists (comma-separated: what a page that
-# needs only those would load; scripts/size-families.sh), in which case the
-# build is the client's web files alone, for their sizes.
-client_features=${LOCALDP_CLIENT_FEATURES:-families}
-if [ "$client_features" != families ]; then
-  bindings web client/web localdp_client wasm/client --no-default-features --features "heap,$client_features"
-  optimize "$out/client/web/localdp_client_bg.wasm"
-  cp js/web/localdp.js "$out"/client/web/
-  node scripts/minify.mjs "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
-fi
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
 size() {
   local raw=0 gz=0 f
@@ -101,21 +91,48 @@ size() {
   done
   echo "$raw bytes raw, $gz bytes gzipped"
 }
-client_sizes() {
-  echo "client module ($client_features), localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
-  echo "what localdp/client/web loads (localdp.js, client.mjs, storage.mjs, messages.mjs, bindings.js, the wasm): $(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm})"
+# The families, each a cargo feature of the client module and a module of
+# its own that localdp/client/web loads for a config of that family alone
+# (js/client/web/families.js).
+families=(frequency numeric rappor heavy distribution key_value marginals)
+# What a page of the client loads from localdp/client/web: the entry's JS
+# (with the bindings of the module of every family, whose wasm it fetches
+# only on init()), and for FAMILY that family's bindings and wasm, or else
+# the module of every family.
+client_page() {
+  local web=$out/client/web
+  echo "$web"/{localdp.js,families.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
+  if [ $# -gt 0 ]; then echo "$web/families/$1"/{bindings.js,localdp_client_bg.wasm}; else echo "$web/localdp_client_bg.wasm"; fi
 }
-if [ "$client_features" != families ]; then
-  client_sizes
-  exit 0
-fi
+# What a page loads from localdp/client/web/FAMILY, the family's own entry.
+family_page() {
+  echo "$out/client/web/families/$1"/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm}
+}
+client_sizes() {
+  echo "client module (every family), localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
+  # shellcheck disable=SC2046
+  echo "what localdp/client/web loads after init() (every family): $(size $(client_page))"
+  local family
+  for family in "${families[@]}"; do
+    # shellcheck disable=SC2046
+    echo "a $family metric: localdp/client/web (Client.open) loads $(size $(client_page "$family")); localdp/client/web/$family $(size $(family_page "$family"))"
+  done
+}
 
 # The full module (client and Aggregator): `localdp`, `localdp/web`.
 module node web localdp wasm/full
 # The client module (randomization, memos, the ledger: localdp-core alone):
 # `localdp/client`, `localdp/client/web`.
 module client/node client/web localdp_client wasm/client
-node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts
+# Each family's client module for the web, an entry of its own
+# (`localdp/client/web/FAMILY`: js/web/localdp.js over its bindings), which
+# `localdp/client/web` imports for a config of that family.
+for family in "${families[@]}"; do
+  bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
+  optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
+  cp js/web/localdp.js js/web/localdp.d.ts "$out/client/web/families/$family/"
+done
+node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts "$out"/client/web/families/*/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each
 # module's Node ESM and bundler entries.
 cp -r js/node js/web js/bundler "$out/"
@@ -124,7 +141,8 @@ cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
 # Node entries stay as written).
-node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
+node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js} \
+  "$out"/client/web/families/*/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js} "$out"/client/web/families.js
 
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
 client_sizes
@@ -132,15 +150,22 @@ client_sizes
 # build made them (the package's own build only).
 if [ "$out" = dist ]; then
   rows=""
-  for f in localdp.js client.mjs storage.mjs messages.mjs bindings.js localdp_client_bg.wasm; do
-    rows+="| \`$f\` | $(wc -c < "$out/client/web/$f") | $(gzip -9c "$out/client/web/$f" | wc -c) |"$'\n'
+  # cells FILE...: the files' bytes summed, raw and gzipped, as table cells.
+  cells() {
+    local total
+    total=$(size "$@")
+    echo "${total%% bytes raw*} | $(echo "$total" | sed 's/.*, \([0-9]*\) bytes gzipped/\1/')"
+  }
+  for family in "${families[@]}"; do
+    # shellcheck disable=SC2046
+    rows+="| a \`$family\` metric | $(cells $(client_page "$family")) | $(cells $(family_page "$family")) |"$'\n'
   done
-  total=$(size "$out"/client/web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm})
-  rows+="| all of them | ${total%% bytes raw*} | $(echo "$total" | sed 's/.*, \([0-9]*\) bytes gzipped/\1/') |"$'\n'
+  # shellcheck disable=SC2046
+  rows+="| every family (\`init()\`) | $(cells $(client_page)) | | |"$'\n'
   ROWS=$rows node -e '
     const fs = require("fs");
     const text = fs.readFileSync("js/README.md", "utf8");
-    const table = "<!-- sizes: written by scripts/build.sh -->\n| file | raw | gzipped |\n|---|---|---|\n" + process.env.ROWS + "<!-- end of sizes -->";
+    const table = "<!-- sizes: written by scripts/build.sh -->\n| what the page randomizes | `localdp/client/web`, raw | gzipped | `localdp/client/web/FAMILY`, raw | gzipped |\n|---|--:|--:|--:|--:|\n" + process.env.ROWS + "<!-- end of sizes -->";
     fs.writeFileSync("js/README.md", text.replace(/<!-- sizes: written by scripts\/build.sh -->[^]*?<!-- end of sizes -->/, () => table));'
 fi
 if [ "$WASM_ROUTE" = stable ]; then

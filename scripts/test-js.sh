@@ -25,5 +25,6 @@ echo '{ "name": "localdp-scratch", "private": true, "type": "module" }' > packag
 npm install --no-audit --no-fund --silent "./$tarball"
 # playwright-core and vite resolve from the repository's node_modules above.
 LOCALDP_BUILT_ROUTE=$(cat "$root/target/dist.route" 2>/dev/null || true) \
-  LOCALDP_CLI=$root/target/release/localdp LOCALDP_WWW=$root/www ARTIFACTS=$root/target/artifacts \
+  LOCALDP_CLI=$root/target/release/localdp LOCALDP_WWW=$root/www LOCALDP_FUZZ_CONFIGS=$root/fuzz/corpus/config \
+  ARTIFACTS=$root/target/artifacts \
   node --test --test-timeout=300000 --test-reporter=spec ./*.test.mjs

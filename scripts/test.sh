@@ -61,7 +61,7 @@ for target in "" wasm32-unknown-unknown; do
   fi
 done
 # Each family is a cargo feature of localdp-core: a client of one family
-# alone (what scripts/size-families.sh measures) builds without the others.
+# alone (a module of the package: scripts/build.sh) builds without the others.
 for family in frequency numeric rappor heavy distribution key_value marginals; do
   cargo check --quiet -p localdp-core --lib --no-default-features --features "$family"
 done

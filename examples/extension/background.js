@@ -3,14 +3,17 @@
 // report to a localdp collector. The metric's config comes from
 // metrics.json, the same file the collector serves it from, so the two
 // cannot drift apart; the collector's address from settings.json.
-import init, { Client, chromeStorage } from './localdp/dist/client/web/localdp.js';
+// A service worker cannot import() a module later, so it imports the entry of
+// its metric's family (grr: frequency; localdp/client/web/FAMILY), which
+// setup.mjs copied with that family's wasm alone.
+import { Client, chromeStorage } from './localdp/dist/client/web/families/frequency/localdp.js';
 
 const METRIC = 'ui_language';
 
 /** The client and the collector's address, once per service worker start. */
 const ready = (async () => {
   const json = async (file) => (await fetch(chrome.runtime.getURL(file))).json();
-  const [metrics, settings] = await Promise.all([json('metrics.json'), json('settings.json'), init()]);
+  const [metrics, settings] = await Promise.all([json('metrics.json'), json('settings.json')]);
   const { config } = metrics.find((m) => m.name === METRIC);
   // chrome.storage.local is shared by the service worker and the extension's
   // pages (serialized with Web Locks), and survives the worker's restarts:

@@ -1,13 +1,15 @@
 // Makes a copy of this example extension in OUT, ready to load unpacked: the
-// extension's own files, the package's client build (`localdp/client/web`:
-// its ES modules and its .wasm, nothing else) under OUT/localdp/ in the
-// package's layout, and the collector's address in OUT/settings.json. This
-// folder itself is never written to.
+// extension's own files, the package's client build for the families that
+// metrics.json names (`localdp/client/web/FAMILY`: its ES modules and its
+// wasm, nothing else: an MV3 extension may load no remote code, so it ships
+// every module it loads) under OUT/localdp/ in the package's layout, and
+// the collector's address in OUT/settings.json. This folder itself is never
+// written to.
 //   node node_modules/localdp/examples/extension/setup.mjs OUT [--collector http://127.0.0.1:8080]
 // (in the repository, after `npm run build`: node examples/extension/setup.mjs OUT)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -29,25 +31,36 @@ if (existsSync(out)) {
 
 // The package this example ships in (the repository, or node_modules/localdp).
 const pkg = resolve(here, '../..');
-const exported = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).exports['./client/web'];
-const entry = join(pkg, typeof exported === 'string' ? exported : exported.default);
-if (!existsSync(entry)) {
-  console.error(`setup.mjs: no client build at ${entry} (in the repository, run npm run build first)`);
+const web = join(pkg, 'dist/client/web');
+if (!existsSync(join(web, 'families.js'))) {
+  console.error(`setup.mjs: no client build in ${web} (in the repository, run npm run build first)`);
   process.exit(1);
 }
 
-// The entry and every file it reaches through relative imports or `new URL(…, import.meta.url)`.
+// The entry of each family the metrics name (localdp/client/web/FAMILY:
+// families.js places a config as Client.open does).
+const { familyOf } = await import(pathToFileURL(join(web, 'families.js')));
+const entries = JSON.parse(readFileSync(join(here, 'metrics.json'), 'utf8')).map(({ name, config }) => {
+  const family = familyOf(config);
+  if (family === undefined) {
+    console.error(`setup.mjs: the config of metric ${name} names no protocol of any family`);
+    process.exit(1);
+  }
+  return join(web, 'families', family, 'localdp.js');
+});
+
+// The entries and every file they reach through relative imports or `new URL(…, import.meta.url)`.
 const files = new Set();
 const visit = (file) => {
   if (files.has(file)) return;
   files.add(file);
   if (!file.endsWith('.js') && !file.endsWith('.mjs')) return;
   const source = readFileSync(file, 'utf8');
-  const imports = /(?:from\s*|import\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
-  const assets = /new URL\(\s*['"]([^'":]+)['"]\s*,\s*import\.meta\.url/g;
+  const imports = /(?:from\s*|import\s*\(?\s*)['"`](\.{1,2}\/[^'"`]+)['"`]/g;
+  const assets = /new URL\(\s*['"`]([^'"`:]+)['"`]\s*,\s*import\.meta\.url/g;
   for (const [, path] of [...source.matchAll(imports), ...source.matchAll(assets)]) visit(join(dirname(file), path));
 };
-visit(entry);
+entries.forEach(visit);
 
 mkdirSync(out, { recursive: true });
 for (const name of ['manifest.json', 'background.js', 'metrics.json']) copyFileSync(join(here, name), join(out, name));

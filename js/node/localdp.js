@@ -7,4 +7,7 @@ const { withMessage } = require('./messages.cjs');
 const storage = require('./storage.cjs');
 const { fileStorage, defaultFileStorage } = require('./file-storage.cjs');
 
-module.exports = { ...bindings, ...storage, fileStorage, Client: bindClient(bindings.ClientCore, defaultFileStorage, withMessage) };
+// Every family's module, loaded.
+const modules = { core: () => bindings.ClientCore, load: async () => bindings.ClientCore };
+
+module.exports = { ...bindings, ...storage, fileStorage, Client: bindClient(modules, defaultFileStorage, withMessage) };

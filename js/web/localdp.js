@@ -9,4 +9,11 @@ import { indexedDBStorage } from './storage.mjs';
 export * from './bindings.js';
 export { default } from './bindings.js';
 export * from './storage.mjs';
-export const Client = bindClient(ClientCore, () => (globalThis.indexedDB ? indexedDBStorage() : undefined), withMessage, init);
+const modules = {
+  core: () => ClientCore,
+  async load() {
+    await init();
+    return ClientCore;
+  },
+};
+export const Client = bindClient(modules, () => (globalThis.indexedDB ? indexedDBStorage() : undefined), withMessage);

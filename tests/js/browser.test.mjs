@@ -1,7 +1,7 @@
 // The no-bundler ES module builds in headless Chromium: the full module in a
 // page and in a module Worker, with and without a strict
-// Content-Security-Policy, and the client module (`localdp/client/web`) in a
-// bare page under that policy.
+// Content-Security-Policy, and the client (`localdp/client/web`) in a bare
+// page under that policy, fetching the wasm of its config's family alone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -66,16 +66,29 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
     assert.equal(await page.evaluate(() => window.failure), undefined);
-    const { report, persistent, again } = await page.evaluate(() => window.result);
+    const { report, persistent, again, numeric } = await page.evaluate(() => window.result);
     assert.equal(report.version, 1);
     assert.ok(['grr', 'sue', 'oue', 'blh', 'olh', 'hr', 'hrr', 'ss'].includes(report.protocol));
     assert.match(report.domain, /^[0-9a-f]{16}$/);
     assert.equal(persistent, true);
     assert.equal(again, true, 'memoized in IndexedDB');
+    assert.equal(numeric, 'duchi', 'new Client after Client.load');
     assert.deepEqual(errors, []);
-    // Only the client module's files: no full module.
+    // Only the client's files, and of the wasm only the modules of the two
+    // families the page uses: no full module, no module of every family.
     const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();
-    assert.deepEqual(fromPackage, ['/localdp/client/web/bindings.js', '/localdp/client/web/client.mjs', '/localdp/client/web/localdp.js', '/localdp/client/web/localdp_client_bg.wasm', '/localdp/client/web/messages.mjs', '/localdp/client/web/storage.mjs']);
+    assert.deepEqual(fromPackage, [
+      '/localdp/client/web/bindings.js',
+      '/localdp/client/web/client.mjs',
+      '/localdp/client/web/families.js',
+      '/localdp/client/web/families/frequency/bindings.js',
+      '/localdp/client/web/families/frequency/localdp_client_bg.wasm',
+      '/localdp/client/web/families/numeric/bindings.js',
+      '/localdp/client/web/families/numeric/localdp_client_bg.wasm',
+      '/localdp/client/web/localdp.js',
+      '/localdp/client/web/messages.mjs',
+      '/localdp/client/web/storage.mjs',
+    ]);
     await page.screenshot({ path: join(ARTIFACTS, 'client-page-csp.png'), fullPage: true });
   } finally {
     await page.close();

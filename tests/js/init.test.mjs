@@ -56,3 +56,13 @@ test('localdp/client/web before init says what to call; after initSync it works'
   await web.default();
   assert.equal(client.randomize('a').protocol, 'grr');
 });
+
+test('localdp/client/web/FAMILY: the entry of one family, before init says what to call; after initSync it serves that family alone', async () => {
+  const numeric = await import('localdp/client/web/numeric');
+  const timing = { protocol: 'duchi', epsilon: 1, range: [0, 1] };
+  assert.throws(() => new numeric.Client(timing), NOT_INITIALIZED);
+  numeric.initSync({ module: readFileSync(join(packageDir, 'dist/client/web/families/numeric/localdp_client_bg.wasm')) });
+  assert.equal(new numeric.Client(timing).randomize(0.5).protocol, 'duchi');
+  assert.throws(() => new numeric.Client(config), (e) => e.code === 100 && e.key === 'protocol');
+  assert.equal(typeof numeric.chromeStorage, 'function');
+});

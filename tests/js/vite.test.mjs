@@ -1,7 +1,8 @@
 // Tiny Vite apps that import the package with a plain import build with no
 // Vite configuration, and the built apps run in Chromium: one with the full
-// module (`localdp`), one with the client module alone (`localdp/client`),
-// whose build carries only the client's wasm, a module worker that must
+// module (`localdp`), one with the client alone (`localdp/client`), whose
+// build carries only the client's wasm modules and whose page fetches only
+// the module of its config's family, a module worker (the same) that must
 // answer the first message it is sent (no entry awaits at top level: a
 // worker in Vite's default format, iife, refused to build with
 // [INVALID_TLA_FORMAT], and one in format es lost its first message), and
@@ -9,7 +10,8 @@
 // arrive.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +20,16 @@ import { chromium } from 'playwright-core';
 import { serve, startCollector, stopCollector, until, CHROMIUM, ARTIFACTS } from './helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/package.json'));
+
+/** The package's client wasm modules: the one of every family, and each family's. */
+const clientModules = new Map([
+  ['every family', join(packageDir, 'dist/client/web/localdp_client_bg.wasm')],
+  ...['frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals'].map((f) => [f, join(packageDir, `dist/client/web/families/${f}/localdp_client_bg.wasm`)]),
+].map(([name, file]) => [readFileSync(file).toString('base64'), name]));
+
+/** Which client module a built asset is (by its bytes: Vite copies them as they are), or undefined. */
+const clientModule = (file) => clientModules.get(readFileSync(file).toString('base64'));
 
 /**
  * Builds fixtures/NAME with Vite (with `config` added: none unless a test
@@ -31,7 +43,11 @@ async function buildApp(name, config = {}) {
   return app;
 }
 
-/** Builds fixtures/NAME (see buildApp), serves it, and returns `window.result` and the built assets. */
+/**
+ * Builds fixtures/NAME (see buildApp), serves it, and returns `window.result`,
+ * the wasm the build shipped and the wasm the page (and its workers) fetched,
+ * each named as a client module where it is one.
+ */
 async function buildAndRun(name, config = {}) {
   const app = await buildApp(name, config);
   const server = await serve({ '/': join(app, 'dist') });
@@ -39,13 +55,21 @@ async function buildAndRun(name, config = {}) {
   try {
     const page = await browser.newPage();
     const errors = [];
+    const wasm = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('requestfinished', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.endsWith('.wasm')) wasm.push(path);
+    });
     await page.goto(`${server.url}/`);
     await page.waitForFunction(() => window.result, null, { timeout: 20000 });
     assert.deepEqual(errors, []);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
-    return { result: await page.evaluate(() => window.result), assets: readdirSync(join(app, 'dist/assets')) };
+    const fetched = wasm.map((path) => clientModule(join(app, 'dist', path)) ?? path);
+    const assets = readdirSync(join(app, 'dist/assets'));
+    const shipped = assets.filter((a) => a.endsWith('.wasm')).map((a) => clientModule(join(app, 'dist/assets', a)) ?? a).sort();
+    return { result: await page.evaluate(() => window.result), shipped, fetched };
   } finally {
     await browser.close();
     await server.close();
@@ -62,12 +86,11 @@ test('a Vite build imports localdp and runs in Chromium', async () => {
   });
 });
 
-test('a Vite build imports localdp/client and ships only the client module', async () => {
-  const { result, assets } = await buildAndRun('vite-client');
+test('a Vite build imports localdp/client, ships only client modules, and the page fetches its family\'s alone', async () => {
+  const { result, shipped, fetched } = await buildAndRun('vite-client');
   assert.deepEqual(result, { protocol: 'olh', again: true });
-  const wasm = assets.filter((a) => a.endsWith('.wasm'));
-  assert.equal(wasm.length, 1, assets.join(' '));
-  assert.match(wasm[0], /^localdp_client_bg/);
+  assert.deepEqual(shipped, [...clientModules.values()].sort());
+  assert.deepEqual(fetched, ['frequency']);
 });
 
 test("the README's web quick start, built by Vite and served by the collector, reports", async () => {
@@ -96,9 +119,10 @@ test("the README's web quick start, built by Vite and served by the collector, r
 });
 
 test('a Vite module worker built with no configuration answers its first message', async () => {
-  const { result, assets } = await buildAndRun('vite-worker');
+  const { result, shipped, fetched } = await buildAndRun('vite-worker');
   assert.deepEqual(result, { protocol: 'olh', first: true });
-  assert.deepEqual(assets.filter((a) => a.endsWith('.wasm')).map((a) => a.replace(/-.*/, '')), ['localdp_client_bg']);
+  assert.deepEqual(shipped, [...clientModules.values()].sort());
+  assert.deepEqual(fetched, ['frequency']);
 });
 
 test('a Vite module worker in format es answers its first message', async () => {

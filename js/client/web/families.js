@@ -1,0 +1,30 @@
+// Which family's wasm module serves a config: localdp.js loads that module
+// alone. The family is the one that claims the config in the Rust registry
+// (core/src/metric/registry.rs): by its "protocol", whose names are disjoint
+// across families, but that frequency claims its own and "auto" without a
+// "range", numeric with one. Only a choice of module: the module's Rust
+// checks the config, and a config no family claims (no protocol, an unknown
+// one, not an object) goes to the module of every family, whose error names
+// what is wrong. tests/js/families.test.mjs holds the table to
+// the Rust registry's names, and each family's module to every family's.
+const FAMILY_OF = {
+  grr: 'frequency', sue: 'frequency', oue: 'frequency', blh: 'frequency', olh: 'frequency',
+  hr: 'frequency', hrr: 'frequency', ss: 'frequency', dbitflip: 'frequency',
+  duchi: 'numeric', laplace: 'numeric', piecewise: 'numeric', hybrid: 'numeric', one_bit_mean: 'numeric',
+  rappor: 'rappor',
+  cms: 'heavy', hcms: 'heavy', pem: 'heavy', treehist: 'heavy', sfp: 'heavy', heavy_hitters: 'heavy',
+  square_wave: 'distribution', hierarchical: 'distribution', distribution: 'distribution',
+  pckv_grr: 'key_value', pckv_ue: 'key_value', key_value: 'key_value',
+  marginals_oue: 'marginals', marginals_olh: 'marginals', marginals: 'marginals',
+};
+
+/** The family whose module serves `config`, or undefined (the module of every family). */
+export function familyOf(config) {
+  if (config === null || typeof config !== 'object' || !Object.hasOwn(config, 'protocol')) return undefined;
+  const { protocol } = config;
+  const ranged = Object.hasOwn(config, 'range');
+  if (protocol === 'auto') return ranged ? 'numeric' : 'frequency';
+  const family = typeof protocol === 'string' && Object.hasOwn(FAMILY_OF, protocol) ? FAMILY_OF[protocol] : undefined;
+  // Frequency claims its protocols without a "range", numeric with one.
+  return (family === 'frequency' && ranged) || (family === 'numeric' && !ranged) ? undefined : family;
+}

@@ -1,0 +1,185 @@
+// localdp/client/web loads the wasm module of a config's family alone
+// (js/client/web/families.js chooses it). This holds each family's module to
+// the module of every family on a corpus of configs, valid and invalid (the
+// fuzz corpus of configs among them): the same acceptance, the same error
+// codes and parameters, and the same reports and state from the same random
+// stream. A config placed in the wrong family, or a check that differs
+// between the two builds, fails here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const packageDir = dirname(require.resolve('localdp/package.json'));
+const web = join(packageDir, 'dist/client/web');
+const corpusDir = process.env.LOCALDP_FUZZ_CONFIGS;
+if (!corpusDir) throw new Error('LOCALDP_FUZZ_CONFIGS must point to fuzz/corpus/config (scripts/test-js.sh sets it)');
+
+// A seeded stream in place of crypto.getRandomValues, for this test alone:
+// the wasm reads the platform's CSPRNG through it (getrandom), so two
+// modules fed the same stream must draw the same coins.
+let state = 0;
+const reseed = (seed) => { state = seed >>> 0; };
+const next = () => {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return (t ^ (t >>> 14)) >>> 0;
+};
+Object.defineProperty(globalThis, 'crypto', {
+  configurable: true,
+  value: {
+    getRandomValues(array) {
+      const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 0xff;
+      return array;
+    },
+  },
+});
+
+const { familyOf } = await import(pathToFileURL(join(web, 'families.js')));
+const FAMILIES = ['frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals'];
+
+/** A module's ClientCore, instantiated from its bytes. */
+async function core(dir) {
+  const bindings = await import(pathToFileURL(join(dir, 'bindings.js')));
+  bindings.initSync({ module: readFileSync(join(dir, 'localdp_client_bg.wasm')) });
+  return bindings.ClientCore;
+}
+const every = await core(web);
+const family = Object.fromEntries(await Promise.all(FAMILIES.map(async (f) => [f, await core(join(web, 'families', f))])));
+
+const attributes = [
+  { name: 'browser', domain: ['Chrome', 'Firefox', 'Safari'] },
+  { name: 'os', domain: 3 },
+];
+const corpus = [
+  ...readdirSync(corpusDir).sort().map((name) => readFileSync(join(corpusDir, name), 'utf8')).map((text) => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text; // not JSON: the core's own error
+    }
+  }),
+  // Every family, each chooser and "auto" both ways.
+  { protocol: 'grr', epsilon: 1, domain: ['a', 'b', 'c'], memoize: true, budget: { epsilon: 4, window: '1d' } },
+  { protocol: 'auto', epsilon: 1, domain: 4 },
+  { protocol: 'auto', epsilon: 1, range: [0, 1] },
+  { protocol: 'auto', epsilon: 1, domain: 4, range: [0, 1] },
+  { protocol: 'hrr', epsilon: 2, domain: 16 },
+  { protocol: 'dbitflip', epsilon: 2, domain: 16, d: 4 },
+  { protocol: 'olh', epsilon: 4, instantaneous_epsilon: 1, domain: 8, memoize: true },
+  { protocol: 'one_bit_mean', epsilon: 1, range: [0, 10], memoize: true, granularity: 1 },
+  { protocol: 'rappor', bits: 32, hashes: 2, cohorts: 4 },
+  { protocol: 'rappor', bits: 32, hashes: 2, cohorts: 4, epsilon: 1 },
+  { protocol: 'heavy_hitters', epsilon: 2, max_length: 4 },
+  { protocol: 'treehist', epsilon: 2, max_length: 4 },
+  { protocol: 'cms', epsilon: 2, sketch: { hashes: 2, width: 8 }, candidates: ['a', 'b'] },
+  { protocol: 'distribution', epsilon: 1, range: [0, 1] },
+  { protocol: 'square_wave', epsilon: 1, range: [0, 1], bins: 8, memoize: true },
+  { protocol: 'key_value', epsilon: 1, keys: 8, range: [0, 1] },
+  { protocol: 'pckv_grr', epsilon: 1, keys: 8, range: [0, 1], pad: 2 },
+  { protocol: 'pckv_ue', epsilon: 1, keys: 8, range: [0, 1], pad: 2, memoize: true },
+  { protocol: 'marginals', epsilon: 2, way: 2, attributes },
+  { protocol: 'marginals_olh', epsilon: 2, way: 1, attributes, memoize: true },
+  // Invalid, inside a family: each family's checks.
+  { protocol: 'grr', epsilon: -1, domain: 4 },
+  { protocol: 'grr', epsilon: 1, domain: 1 },
+  { protocol: 'grr', epsilon: 1 },
+  { protocol: 'oue', epsilon: 1, domain: 4, range: [0, 1] },
+  { protocol: 'duchi', epsilon: 1, range: [1, 0] },
+  { protocol: 'duchi', epsilon: 1, range: [0, 1], instantaneous_epsilon: 0.5 },
+  { protocol: 'laplace', epsilon: 1, domain: 4 },
+  { protocol: 'rappor', bits: 0 },
+  { protocol: 'pem', epsilon: 2, max_length: 0 },
+  { protocol: 'square_wave', epsilon: 1, range: [0, 1], bins: 1 },
+  { protocol: 'pckv_ue', epsilon: 1, keys: 0, range: [0, 1] },
+  { protocol: 'marginals', epsilon: 2, way: 3, attributes },
+  { protocol: 'grr', epsilon: 1, domain: 4, memoize: 'yes' },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 0.5 } },
+  // Not placed in a family: the module of every family answers.
+  { epsilon: 1, domain: 4 },
+  { protocol: 'nope', epsilon: 1, domain: 4 },
+  { protocol: 7, epsilon: 1, domain: 4 },
+  { protocol: 'toString', epsilon: 1, domain: 4 },
+  [],
+  null,
+  'not a config',
+];
+
+/** A value of the config's kind (for an invalid config, anything). */
+function valueFor(config) {
+  const p = config?.protocol;
+  if (Array.isArray(config?.attributes)) return { browser: 'Firefox', os: 2 };
+  if (typeof config?.keys === 'number' || p === 'key_value') return { 1: 0.25, 3: 1 };
+  if (Array.isArray(config?.range) && !('domain' in config)) {
+    const mid = ([lo, hi]) => (lo + hi) / 2;
+    return Array.isArray(config.range[0]) ? config.range.map(mid) : mid(config.range);
+  }
+  if (Array.isArray(config?.domain)) return config.domain[config.domain.length - 1];
+  if (typeof config?.domain === 'number') return config.domain - 1;
+  return 'ab';
+}
+
+/** What a module does with the config: its error, or three reports and its state from seed 1. */
+function run(ClientCore, config) {
+  reseed(1);
+  const error = (e) => ({ error: { name: e.name, message: e.message, ...e } });
+  let client;
+  try {
+    client = new ClientCore(config, 'ab'.repeat(32));
+  } catch (e) {
+    return error(e);
+  }
+  const reports = [];
+  for (let i = 0; i < 3; i++) {
+    try {
+      reports.push(JSON.stringify(client.randomize(valueFor(config), 1_700_000_000_000 + i)));
+    } catch (e) {
+      reports.push(error(e));
+    }
+  }
+  return { protocol: client.protocol, epsilon: client.epsilon, id: client.id, reports, state: client.state };
+}
+
+test("the table places every protocol of the Rust registry in its family", async () => {
+  const { protocols } = await import('localdp');
+  const names = { frequency: 'frequency', numeric: 'numeric', openDomain: 'rappor', heavyHitter: 'heavy', distribution: 'distribution', keyValue: 'key_value', marginals: 'marginals' };
+  const listed = protocols();
+  assert.deepEqual(Object.keys(listed).sort(), Object.keys(names).sort());
+  for (const [key, list] of Object.entries(listed)) {
+    for (const protocol of list) {
+      const config = names[key] === 'numeric' ? { protocol, range: [0, 1] } : { protocol };
+      assert.equal(familyOf(config), names[key], protocol);
+    }
+  }
+});
+
+test('each family module answers its configs as the module of every family does', () => {
+  const placed = new Set();
+  for (const config of corpus) {
+    const chosen = familyOf(config);
+    const expected = run(every, config);
+    if (chosen === undefined) {
+      assert.ok('error' in expected, `${JSON.stringify(config)} is not placed, yet the module of every family accepts it`);
+      continue;
+    }
+    placed.add(chosen);
+    assert.deepEqual(run(family[chosen], config), expected, `${JSON.stringify(config)} in the ${chosen} module`);
+  }
+  assert.deepEqual([...placed].sort(), [...FAMILIES].sort(), 'the corpus reaches every family');
+});
+
+test('a family module refuses the configs of the other families', () => {
+  for (const config of corpus) {
+    const chosen = familyOf(config);
+    if (chosen === undefined || 'error' in run(every, config)) continue;
+    for (const other of FAMILIES.filter((f) => f !== chosen)) {
+      assert.ok('error' in run(family[other], config), `${JSON.stringify(config)} accepted by the ${other} module`);
+    }
+  }
+});
