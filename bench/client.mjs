@@ -1,6 +1,7 @@
 // Client throughput (a benchmark, not a test): randomize() calls per second
 // per protocol, for the package's client module (`localdp/client` in Node,
-// `localdp/client/web` in headless Chromium) beside an earlier build's full
+// `localdp/client/web` in headless Chromium: the module of every family, and
+// each config's family's module alone) beside an earlier build's full
 // module (its dist/node and dist/web), measured in one run with the same
 // code and inputs. Then `Client.open` on IndexedDB in Chromium (every report
 // a committed transaction), and two `Client.open`s of one storage taking
@@ -104,7 +105,7 @@ for (const config of shared) {
   sharedBefore.push(await alternating(ClientBefore, config, openN));
 }
 
-// Chromium: both ES module builds served from one origin, each loaded with init().
+// Chromium: both ES module builds served from one origin.
 const pkg = dirname(fileURLToPath(import.meta.resolve('localdp/package.json')));
 const clientWeb = `/pkg/${relative(pkg, fileURLToPath(import.meta.resolve('localdp/client/web')))}`;
 const server = await serve({ '/pkg/': pkg, '/before/': resolve(before) });
@@ -112,16 +113,26 @@ const browser = await chromium.launch(CHROMIUM);
 const version = browser.version();
 const page = await browser.newPage();
 await page.goto(`${server.url}/pkg/package.json`); // any document of the origin, to import the modules from
-const browserRates = (url) => page.evaluate(async ([url, source, configs, values, repeat]) => {
-  const module = await import(url);
-  await module.default();
-  return new Function(`return ${source}`)()(module.Client, configs, values, repeat);
-}, [url, rates.toString(), configs, values, repeat]);
-const webClient = await browserRates(clientWeb);
-const webBefore = await browserRates('/before/web/localdp.js');
+// With `byFamily`, each config's family module alone (`Client.load`), else
+// the module of every family (`init()`). Each in a fresh page: a page that
+// has called init() serves every config from the module of every family.
+const browserRates = async (url, byFamily) => {
+  const page = await browser.newPage();
+  await page.goto(`${server.url}/pkg/package.json`);
+  const result = await page.evaluate(async ([url, source, configs, values, repeat, byFamily]) => {
+    const module = await import(url);
+    if (byFamily) for (const config of configs) await module.Client.load(config);
+    else await module.default();
+    return new Function(`return ${source}`)()(module.Client, configs, values, repeat);
+  }, [url, rates.toString(), configs, values, repeat, byFamily]);
+  await page.close();
+  return result;
+};
+const webClient = await browserRates(clientWeb, true);
+const webEvery = await browserRates(clientWeb, false);
+const webBefore = await browserRates('/before/web/localdp.js', false);
 const opened = await page.evaluate(async ([url, config, count]) => {
   const module = await import(url);
-  await module.default();
   const client = await module.Client.open(config);
   const start = performance.now();
   for (let i = 0; i < count; i++) await client.randomize(i % config.domain);
@@ -133,12 +144,12 @@ await server.close();
 const fmt = (x) => (Number.isNaN(x) ? '—' : Math.round(x).toLocaleString('en-US'));
 console.log(`client reports/s (best of ${repeat}), d=${d}, n=${n}, ε=${epsilon}, one thread; Node ${process.version}, Chromium ${version}`);
 console.log(`before: ${before}`);
-console.log('| protocol | Node, before | Node, localdp/client | Chromium, before | Chromium, localdp/client/web |');
-console.log('|---|--:|--:|--:|--:|');
+console.log('| protocol | Node, before | Node, localdp/client | Chromium, before | Chromium, localdp/client/web, every family (`init()`) | Chromium, localdp/client/web, its family (`Client.load`) |');
+console.log('|---|--:|--:|--:|--:|--:|');
 configs.forEach((config, i) => {
-  console.log(`| ${config.protocol} | ${fmt(nodeBefore[i])} | ${fmt(nodeClient[i])} | ${fmt(webBefore[i])} | ${fmt(webClient[i])} |`);
+  console.log(`| ${config.protocol} | ${fmt(nodeBefore[i])} | ${fmt(nodeClient[i])} | ${fmt(webBefore[i])} | ${fmt(webEvery[i])} | ${fmt(webClient[i])} |`);
 });
-console.log(`| grr, \`Client.open\` (IndexedDB, awaited one by one, n=${openN}) | | | | ${fmt(opened)} |`);
+console.log(`| grr, \`Client.open\` (IndexedDB, awaited one by one, n=${openN}) | | | | | ${fmt(opened)} |`);
 console.log(`\ntwo contexts of one storage taking turns (each report loads the other's state), Node, n=${openN}, reports/s`);
 console.log('| metric | before | localdp/client |');
 console.log('|---|--:|--:|');
