@@ -13,6 +13,7 @@
 //! [`check_schema`] finds it before any row is counted.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES};
+use crate::error::type_error;
 use crate::{Error, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -114,10 +115,6 @@ fn plan(name: &str, data_type: &DataType) -> Result<Option<(&'static str, Read)>
     }
 }
 
-fn type_error(column: &'static str, expected: &'static str, found: &DataType) -> Error {
-    Error::ColumnType { column, expected, found: found.to_string() }
-}
-
 impl Width {
     fn data_type(self) -> DataType {
         match self {
@@ -179,8 +176,7 @@ pub fn conform(batch: &RecordBatch) -> Result<RecordBatch> {
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         let read = match plan(field.name(), field.data_type())? {
             None => None,
-            Some((name, Read::AsIs)) => list_without_null_items(name, column)?,
-            Some((name, read)) => Some(convert(name, column, read)?),
+            Some((name, read)) => convert(name, column, read)?,
         };
         match read {
             Some(new) => {
@@ -202,20 +198,10 @@ pub fn conform(batch: &RecordBatch) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
 }
 
-/// A list column of the schema's type whose items hold a null, with those
-/// rows null instead (`None`: nothing to change).
-fn list_without_null_items(name: &'static str, column: &ArrayRef) -> Result<Option<ArrayRef>> {
-    let Some(list) = column.as_list_opt::<i32>() else { return Ok(None) };
-    if list.values().null_count() == 0 {
-        return Ok(None);
-    }
-    let width = if list.values().data_type() == &DataType::UInt32 { Width::U32 } else { Width::U64 };
-    whole_lists(name, list, width).map(Some)
-}
-
-fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<ArrayRef> {
-    Ok(match read {
-        Read::AsIs => column.clone(),
+/// `column` read as `read` says (`None`: as it is).
+fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<Option<ArrayRef>> {
+    Ok(Some(match read {
+        Read::AsIs => return Ok(None),
         Read::Keys => rekeyed(column),
         Read::Numbers(width) => numbers(column, width),
         Read::List(width) => match column.data_type() {
@@ -235,7 +221,7 @@ fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<ArrayRef
             }
             Arc::new(BinaryArray::from(rows))
         }
-    })
+    }))
 }
 
 /// A dictionary's keys as `Int32` (a key outside the dictionary, or that
