@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The exception class `name` of `localdp._errors`.
 fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -343,11 +343,16 @@ fn parquet_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
         pyo3::exceptions::PyFileNotFoundError::new_err((2, what.to_string(), path.display().to_string()))
     };
     if path.is_dir() {
+        let os_error = |e: std::io::Error, at: &Path| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), at.display().to_string()));
         let mut files = Vec::new();
         let mut folders = vec![path.clone()];
+        // Each folder's real path: a link to a folder already read (a loop) is not read again.
+        let mut seen = std::collections::HashSet::new();
         while let Some(folder) = folders.pop() {
-            let entries = std::fs::read_dir(&folder)
-                .map_err(|e| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), folder.display().to_string())))?;
+            if !seen.insert(std::fs::canonicalize(&folder).map_err(|e| os_error(e, &folder))?) {
+                continue;
+            }
+            let entries = std::fs::read_dir(&folder).map_err(|e| os_error(e, &folder))?;
             for entry in entries {
                 let entry = entry.map_err(|e| PyOSError::new_err(e.to_string()))?;
                 let name = entry.file_name();
@@ -523,7 +528,8 @@ impl Aggregator {
     /// ``localdp.config``), with the file's reports added: what
     /// ``Aggregator(config).add_parquet(path)`` gives with the right config.
     /// ``path`` is anything ``add_parquet`` takes; the first file's config
-    /// is used. Raises ``ReadError`` for a file without a config.
+    /// is used. Raises ``ReadError`` for a file without a config, and
+    /// ``FileNotFoundError`` for an empty list.
     ///
     /// >>> import localdp, pyarrow as pa, pyarrow.parquet as pq, json, tempfile, os
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
@@ -536,8 +542,9 @@ impl Aggregator {
     #[staticmethod]
     fn from_parquet(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
         let files = open_parquet(py, path)?;
-        let config = files[0].config().ok_or_else(|| {
-            let source = files[0].path().display();
+        let first = files.first().ok_or_else(|| pyo3::exceptions::PyFileNotFoundError::new_err((2, "no Parquet file given")))?;
+        let config = first.config().ok_or_else(|| {
+            let source = first.path().display();
             raise(py, "ReadError", &format!("{source}: the file carries no localdp.config: give its config to Aggregator(config)"), &[])
         })?;
         let metric = Metric::from_json(config).map_err(|e| py_error(py, e))?;

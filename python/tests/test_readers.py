@@ -172,6 +172,23 @@ def test_a_file_that_fails_midway_counts_nothing_of_the_call(tmp_path):
     assert agg.add_parquet(good) == {"accepted": 3, "rejected": {**{r: 0 for r in agg.rejected}, "out_of_range": 1}}
 
 
+def test_from_parquet_of_no_file_raises_file_not_found():
+    for paths in [[], ()]:
+        with pytest.raises(FileNotFoundError, match="no Parquet file"):
+            localdp.Aggregator.from_parquet(paths)
+
+
+def test_a_folder_with_a_link_to_itself_is_read_once(tmp_path):
+    config = {"protocol": "grr", "epsilon": 1, "domain": 4}
+    table = pa.table({"id": [localdp.Client(config).id] * 2, "value": pa.array([1, 3], pa.uint64())})
+    table = table.replace_schema_metadata({"localdp.config": json.dumps(config)})
+    (tmp_path / "reports" / "day=1").mkdir(parents=True)
+    pq.write_table(table, tmp_path / "reports" / "day=1" / "part-0.parquet")
+    (tmp_path / "reports" / "day=1" / "loop").symlink_to(tmp_path / "reports", target_is_directory=True)
+    assert localdp.Aggregator(config).add_parquet(tmp_path / "reports")["accepted"] == 2
+    assert localdp.Aggregator.from_parquet(tmp_path / "reports").n == 2
+
+
 def test_add_many_refuses_text_and_add_json_lines_refuses_binary_files(tmp_path):
     config = {"protocol": "grr", "epsilon": 1, "domain": 4}
     line = json.dumps(localdp.Client(config, seed=1).randomize(1))
