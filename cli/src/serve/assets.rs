@@ -47,25 +47,34 @@ impl Encoding {
         out
     }
 
-    /// What `Accept-Encoding` allows, brotli first (a `q=0` refuses one).
+    /// What `Accept-Encoding` allows, brotli first: a coding listed with a
+    /// weight above 0 (`q=0`, or a weight that cannot be read, refuses it),
+    /// and one not listed as `*` is.
     fn negotiate(headers: &HeaderMap) -> Option<Encoding> {
-        let mut accepted = (false, false);
+        // Whether br, gzip and * are allowed, where listed.
+        let (mut br, mut gzip, mut star) = (None, None, None);
         for value in headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
             for item in value.split(',') {
                 let mut parts = item.split(';').map(str::trim);
                 let coding = parts.next().unwrap_or("").to_ascii_lowercase();
-                let refused = parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()).is_some_and(|q| q <= 0.0));
-                match coding.as_str() {
-                    "br" => accepted.0 |= !refused,
-                    "gzip" | "*" => accepted.1 |= !refused,
-                    _ => {}
-                }
+                let weight = parts.find_map(|p| p.strip_prefix("q=")).map_or(Some(1.0), |q| q.parse::<f32>().ok());
+                let allowed = weight.is_some_and(|q| q > 0.0);
+                let listed = match coding.as_str() {
+                    "br" => &mut br,
+                    "gzip" => &mut gzip,
+                    "*" => &mut star,
+                    _ => continue,
+                };
+                *listed = Some(listed.unwrap_or(false) || allowed);
             }
         }
-        match accepted {
-            (true, _) => Some(Encoding::Brotli),
-            (false, true) => Some(Encoding::Gzip),
-            _ => None,
+        let allows = |listed: Option<bool>| listed.or(star).unwrap_or(false);
+        if allows(br) {
+            Some(Encoding::Brotli)
+        } else if allows(gzip) {
+            Some(Encoding::Gzip)
+        } else {
+            None
         }
     }
 }
@@ -186,7 +195,22 @@ mod tests {
         assert_eq!(with("gzip"), Some(Encoding::Gzip));
         assert_eq!(with("br;q=0, gzip;q=0.5"), Some(Encoding::Gzip));
         assert_eq!(with("identity"), None);
-        assert_eq!(with("*"), Some(Encoding::Gzip));
         assert_eq!(Encoding::negotiate(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn accept_encoding_star_is_only_the_default_for_codings_not_listed() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+            Encoding::negotiate(&headers)
+        };
+        assert_eq!(with("*"), Some(Encoding::Brotli));
+        assert_eq!(with("gzip;q=0, *"), Some(Encoding::Brotli));
+        assert_eq!(with("br;q=0, *"), Some(Encoding::Gzip));
+        assert_eq!(with("br;q=0, gzip;q=0, *"), None);
+        assert_eq!(with("*;q=0, gzip"), Some(Encoding::Gzip));
+        assert_eq!(with("*;q=0"), None);
+        assert_eq!(with("gzip;q=0.000, identity"), None);
     }
 }
