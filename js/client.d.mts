@@ -39,7 +39,8 @@ export declare class Client<C extends Config = Config> {
    * number of contexts (tabs, iframes, Web Workers, an extension's service
    * worker and pages), which then behave as one device. `storage` defaults
    * to `indexedDBStorage()` where IndexedDB exists, a file in Node
-   * (`~/.localdp/state.json`), else memory (said once on the console). It
+   * (`~/.localdp/state.json`, where that folder can be created and written),
+   * else memory (said once on the console, with the reason). It
    * instantiates the wasm module first if need be (the web entries' `init()`).
    */
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
@@ -59,7 +60,7 @@ export interface SharedClient<C extends Config = Config> {
   readonly protocol: ProtocolFor<C>;
   /** ε of one report. */
   readonly epsilon: number;
-  /** False only without a storage and without IndexedDB (memory). */
+  /** False only without a storage, where there is no IndexedDB or (Node) no writable `~/.localdp` (memory). */
   readonly persistent: boolean;
   /** Resets counted by any context (corrupt or wiped state, memos under a lost secret), as of this client's last call. */
   readonly resets: number;
@@ -95,4 +96,4 @@ export interface CollectorError extends Error {
  * core's errors their message; `init`, where the wasm is instantiated
  * asynchronously (the web bindings), is awaited by `Client.open`.
  */
-export declare function bindClient(core: typeof ClientCore, defaultStorage: () => SharedStorage | undefined, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;
+export declare function bindClient(core: typeof ClientCore, defaultStorage: () => SharedStorage | string | undefined | Promise<SharedStorage | string>, withMessage: typeof import('./messages.mjs').withMessage, init?: () => Promise<unknown>): typeof Client;

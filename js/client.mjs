@@ -66,11 +66,11 @@ async function post(url, report) {
 
 let warnedMemoryOnly = false;
 
-/** Says once (on stderr in Node) that `Client.open` found no storage to keep its state in. */
-function warnMemoryOnly() {
+/** Says once (on stderr in Node) that `Client.open` found no storage to keep its state in, and why. */
+function warnMemoryOnly(why) {
   if (warnedMemoryOnly) return;
   warnedMemoryOnly = true;
-  console.warn('localdp: Client.open found no storage (no IndexedDB here), so memos and the privacy ledger last only as long as each client: every restart is a new device that spends its budget afresh. Pass { storage } (fileStorage(path) in Node, asyncStorage(store) elsewhere).');
+  console.warn(`localdp: Client.open found no storage (${why}), so memos and the privacy ledger last only as long as each client: every restart is a new device that spends its budget afresh. Pass { storage } (fileStorage(path) in Node, asyncStorage(store) elsewhere).`);
 }
 
 /**
@@ -92,9 +92,10 @@ function memoryStorage() {
 /**
  * The `Client` class over a wasm module's `ClientCore` class.
  * @param {typeof import('./bindings.js').ClientCore} ClientCore
- * @param {() => import('./storage.mjs').SharedStorage | undefined} defaultStorage
+ * @param {() => import('./storage.mjs').SharedStorage | string | undefined | Promise<import('./storage.mjs').SharedStorage | string>} defaultStorage
  *   the storage of `Client.open` when none is given (IndexedDB in browsers,
- *   a file in Node); `undefined` where there is none: memory, said once.
+ *   a file in Node); where there is none, why not (`undefined`: no
+ *   IndexedDB): memory, said once.
  * @param {typeof import('./messages.mjs').withMessage} withMessage gives
  *   the core's errors their message.
  * @param {() => Promise<unknown>} [init] instantiates the wasm, where that is
@@ -264,8 +265,9 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
      * Web Workers, an extension's service worker and pages), which then
      * behave as one device. `storage` is an adapter from `localdp`'s
      * storage functions (default: `indexedDBStorage()` where IndexedDB
-     * exists, a file in Node (`~/.localdp/state.json`), else memory only,
-     * said once with `console.warn`, and `persistent` is false). The client has
+     * exists, a file in Node (`~/.localdp/state.json`, where that folder
+     * can be created and written), else memory only, said once with
+     * `console.warn` with the reason, and `persistent` is false). The client has
      * the members of `Client`, but `randomize` resolves to the report and
      * `spent` is a promise. It instantiates the wasm module first if need
      * be (the web bindings' `init()`).
@@ -276,11 +278,11 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
       let storage = option(options, 'storage');
       let persistent = true;
       if (storage === undefined || storage === null) {
-        storage = defaultStorage();
-        persistent = storage !== undefined;
+        storage = await defaultStorage();
+        persistent = typeof storage === 'object';
         if (!persistent) {
+          warnMemoryOnly(storage ?? 'no IndexedDB here');
           storage = memoryStorage();
-          warnMemoryOnly();
         }
       } else if (typeof storage.update !== 'function') {
         throw new TypeError('options.storage of Client.open must be a storage adapter: indexedDBStorage(), asyncStorage(store), chromeStorage(), or fileStorage(path) in Node (Web Storage cannot keep two tabs apart)');
