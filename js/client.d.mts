@@ -31,7 +31,9 @@ export declare class Client<C extends Config = Config> {
    * `/api/metrics/{name}/reports`) with `fetch` and `keepalive`. Resolves to
    * the collector's answer; rejects with a {@link CollectorError} on a 4xx
    * or 5xx, and with a `TypeError` when the answer cannot be read (network,
-   * or a page on an origin the collector does not allow).
+   * or a page on an origin the collector does not allow). Both carry the
+   * report as `report`: its budget is spent, so post it again rather than
+   * call `send` again, which would randomize and spend anew.
    */
   send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
   /**
@@ -68,7 +70,7 @@ export interface SharedClient<C extends Config = Config> {
   readonly spent: Promise<number>;
   /** Resolves to the report once its memo and ledger entry are stored. */
   randomize(value: ValueFor<C>): Promise<Report>;
-  /** Randomizes `value` and posts the report to `url`, as `Client.send`. */
+  /** Randomizes `value` and posts the report to `url`, as `Client.send` (a failed post's error carries the report). */
   send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
 }
 
@@ -88,6 +90,8 @@ export interface CollectorError extends Error {
   status: number;
   /** The collector's JSON answer, when it was JSON. */
   answer: unknown;
+  /** The report that was posted (its budget spent): post it again rather than randomize again. */
+  report: Report;
 }
 
 /**

@@ -47,13 +47,17 @@ function pendingReport() {
  * to the collector's JSON answer; rejects on a 4xx or 5xx with an `Error`
  * named `CollectorError` whose message is the collector's reason, and on an
  * answer it cannot read (network, CORS) with a `TypeError` that says so.
+ * Either error carries `report` (its budget already spent), to post again
+ * as it is rather than randomize again.
  */
 async function post(url, report) {
   let response;
   try {
     response = await fetch(url, { method: 'POST', body: JSON.stringify(report), keepalive: true });
   } catch (cause) {
-    throw new TypeError(`the collector at ${url} could not be reached, or its answer could not be read (a page on another origin than the collector's needs \`localdp serve --allow-origin <the page's origin>\`)`, { cause });
+    const error = new TypeError(`the collector at ${url} could not be reached, or its answer could not be read (a page on another origin than the collector's needs \`localdp serve --allow-origin <the page's origin>\`)`, { cause });
+    error.report = report;
+    throw error;
   }
   const answer = await response.json().catch(() => undefined);
   if (response.ok) return answer;
@@ -61,6 +65,7 @@ async function post(url, report) {
   error.name = 'CollectorError';
   error.status = response.status;
   error.answer = answer;
+  error.report = report;
   throw error;
 }
 
@@ -180,7 +185,11 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
       return report;
     }
 
-    /** Randomizes `value` (as `randomize`) and posts the report to `url` (as `Client.send`). */
+    /**
+     * Randomizes `value` (as `randomize`) and posts the report to `url` (as
+     * `Client.send`: a failed post's error carries the report, already
+     * charged to the ledger, as `report`).
+     */
     async send(url, value) {
       return post(url, await this.randomize(value));
     }
@@ -338,7 +347,10 @@ export function bindClient(ClientCore, defaultStorage, withMessage, init) {
      * `CollectorError` (`status`, `answer`; its message the collector's
      * reason) on a 4xx or 5xx, with a `TypeError` when the answer cannot be
      * read (network, or a page on an origin the collector does not allow),
-     * and with what `randomize` throws.
+     * and with what `randomize` throws. Both errors of the post carry the
+     * report as `report`: its budget is spent, so post that report again
+     * (`JSON.stringify(error.report)`) rather than call `send` again,
+     * which would randomize and spend anew.
      */
     async send(url, value) {
       return post(url, this.randomize(value));
