@@ -189,18 +189,28 @@ mod tests {
         }
     }
 
+    /// The encoding chosen for a request with `Accept-Encoding: value`.
+    fn with(value: &str) -> Option<Encoding> {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+        Encoding::negotiate(&headers)
+    }
+
     #[test]
-    fn accept_encoding_prefers_brotli_and_honours_q_0() {
-        let with = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
-            Encoding::negotiate(&headers)
-        };
+    fn accept_encoding_prefers_brotli_honours_q_0_and_star_is_the_default_for_the_rest() {
         assert_eq!(with("gzip, deflate, br, zstd"), Some(Encoding::Brotli));
         assert_eq!(with("gzip"), Some(Encoding::Gzip));
         assert_eq!(with("br;q=0, gzip;q=0.5"), Some(Encoding::Gzip));
         assert_eq!(with("identity"), None);
         assert_eq!(Encoding::negotiate(&HeaderMap::new()), None);
+        // `*` is the default for codings not listed: it neither overrides a q=0 nor stops at gzip.
+        assert_eq!(with("*"), Some(Encoding::Brotli));
+        assert_eq!(with("gzip;q=0, *"), Some(Encoding::Brotli));
+        assert_eq!(with("br;q=0, *"), Some(Encoding::Gzip));
+        assert_eq!(with("br;q=0, gzip;q=0, *"), None);
+        assert_eq!(with("*;q=0, gzip"), Some(Encoding::Gzip));
+        assert_eq!(with("*;q=0"), None);
+        assert_eq!(with("gzip;q=0.000, identity"), None);
     }
 
     #[test]
@@ -235,21 +245,5 @@ mod tests {
         let again = assets.compressed(PathBuf::from("app.wasm"), Encoding::Brotli, 2, || b"changed".to_vec());
         assert_eq!(again.as_ref(), b"changed");
         assert_eq!(assets.compressed(PathBuf::from("app.wasm"), Encoding::Brotli, 2, || unreachable!()).as_ref(), b"changed");
-    }
-
-    #[test]
-    fn accept_encoding_star_is_only_the_default_for_codings_not_listed() {
-        let with = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
-            Encoding::negotiate(&headers)
-        };
-        assert_eq!(with("*"), Some(Encoding::Brotli));
-        assert_eq!(with("gzip;q=0, *"), Some(Encoding::Brotli));
-        assert_eq!(with("br;q=0, *"), Some(Encoding::Gzip));
-        assert_eq!(with("br;q=0, gzip;q=0, *"), None);
-        assert_eq!(with("*;q=0, gzip"), Some(Encoding::Gzip));
-        assert_eq!(with("*;q=0"), None);
-        assert_eq!(with("gzip;q=0.000, identity"), None);
     }
 }
