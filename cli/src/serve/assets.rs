@@ -86,8 +86,11 @@ impl Encoding {
 /// second for 390 KB of wasm).
 #[derive(Default)]
 pub(super) struct Assets {
-    compressed: Mutex<HashMap<(PathBuf, Encoding), (u64, Arc<OnceLock<Bytes>>)>>,
+    compressed: Mutex<HashMap<(PathBuf, Encoding), Slot>>,
 }
+
+/// The tag of the content a copy is made from, and the copy once made.
+type Slot = (u64, Arc<OnceLock<Bytes>>);
 
 impl Assets {
     /// The answer to a GET or HEAD of `file`, whose content is `bytes`;
