@@ -31,7 +31,9 @@ export declare class Client<C extends Config = Config> {
    * `/api/metrics/{name}/reports`) with `fetch` and `keepalive`. Resolves to
    * the collector's answer; rejects with a {@link CollectorError} on a 4xx
    * or 5xx, and with a `TypeError` when the answer cannot be read (network,
-   * or a page on an origin the collector does not allow).
+   * or a page on an origin the collector does not allow). Both carry the
+   * report as `report`: its budget is spent, so post it again rather than
+   * call `send` again, which would randomize and spend anew.
    */
   send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
   /**
@@ -39,9 +41,10 @@ export declare class Client<C extends Config = Config> {
    * number of contexts (tabs, iframes, Web Workers, an extension's service
    * worker and pages), which then behave as one device. `storage` defaults
    * to `indexedDBStorage()` where IndexedDB exists, a file in Node
-   * (`~/.localdp/state.json`), else memory (said once on the console). It
-   * loads and instantiates the wasm module that serves the config first if
-   * need be ({@link Client.load}).
+   * (`~/.localdp/state.json`, where that folder can be created and written),
+   * else memory (said once on the console, with the reason). It loads and
+   * instantiates the wasm module that serves the config first if need be
+   * ({@link Client.load}).
    */
   static open<C extends Config>(config: C, options?: OpenOptions | null): Promise<SharedClient<C>>;
   /**
@@ -68,7 +71,7 @@ export interface SharedClient<C extends Config = Config> {
   readonly protocol: ProtocolFor<C>;
   /** ε of one report. */
   readonly epsilon: number;
-  /** False only without a storage and without IndexedDB (memory). */
+  /** False only without a storage, where there is no IndexedDB or (Node) no writable `~/.localdp` (memory). */
   readonly persistent: boolean;
   /** Resets counted by any context (corrupt or wiped state, memos under a lost secret), as of this client's last call. */
   readonly resets: number;
@@ -76,7 +79,7 @@ export interface SharedClient<C extends Config = Config> {
   readonly spent: Promise<number>;
   /** Resolves to the report once its memo and ledger entry are stored. */
   randomize(value: ValueFor<C>): Promise<Report>;
-  /** Randomizes `value` and posts the report to `url`, as `Client.send`. */
+  /** Randomizes `value` and posts the report to `url`, as `Client.send` (a failed post's error carries the report). */
   send(url: string | URL, value: ValueFor<C>): Promise<CollectorAnswer>;
 }
 
@@ -96,6 +99,8 @@ export interface CollectorError extends Error {
   status: number;
   /** The collector's JSON answer, when it was JSON. */
   answer: unknown;
+  /** The report that was posted (its budget spent): post it again rather than randomize again. */
+  report: Report;
 }
 
 /**
@@ -107,6 +112,6 @@ export interface CollectorError extends Error {
  */
 export declare function bindClient(
   modules: { core(config: unknown): typeof ClientCore; load(config: unknown): Promise<typeof ClientCore> },
-  defaultStorage: () => SharedStorage | undefined,
+  defaultStorage: () => SharedStorage | string | undefined | Promise<SharedStorage | string>,
   withMessage: typeof import('./messages.mjs').withMessage,
 ): typeof Client;

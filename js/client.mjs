@@ -47,13 +47,17 @@ function pendingReport() {
  * to the collector's JSON answer; rejects on a 4xx or 5xx with an `Error`
  * named `CollectorError` whose message is the collector's reason, and on an
  * answer it cannot read (network, CORS) with a `TypeError` that says so.
+ * Either error carries `report` (its budget already spent), to post again
+ * as it is rather than randomize again.
  */
 async function post(url, report) {
   let response;
   try {
     response = await fetch(url, { method: 'POST', body: JSON.stringify(report), keepalive: true });
   } catch (cause) {
-    throw new TypeError(`the collector at ${url} could not be reached, or its answer could not be read (a page on another origin than the collector's needs \`localdp serve --allow-origin <the page's origin>\`)`, { cause });
+    const error = new TypeError(`the collector at ${url} could not be reached, or its answer could not be read (a page on another origin than the collector's needs \`localdp serve --allow-origin <the page's origin>\`)`, { cause });
+    error.report = report;
+    throw error;
   }
   const answer = await response.json().catch(() => undefined);
   if (response.ok) return answer;
@@ -61,16 +65,17 @@ async function post(url, report) {
   error.name = 'CollectorError';
   error.status = response.status;
   error.answer = answer;
+  error.report = report;
   throw error;
 }
 
 let warnedMemoryOnly = false;
 
-/** Says once (on stderr in Node) that `Client.open` found no storage to keep its state in. */
-function warnMemoryOnly() {
+/** Says once (on stderr in Node) that `Client.open` found no storage to keep its state in, and why. */
+function warnMemoryOnly(why) {
   if (warnedMemoryOnly) return;
   warnedMemoryOnly = true;
-  console.warn('localdp: Client.open found no storage (no IndexedDB here), so memos and the privacy ledger last only as long as each client: every restart is a new device that spends its budget afresh. Pass { storage } (fileStorage(path) in Node, asyncStorage(store) elsewhere).');
+  console.warn(`localdp: Client.open found no storage (${why}), so memos and the privacy ledger last only as long as each client: every restart is a new device that spends its budget afresh. Pass { storage } (fileStorage(path) in Node, asyncStorage(store) elsewhere).`);
 }
 
 /**
@@ -97,9 +102,10 @@ function memoryStorage() {
  *   already instantiated (or a module's whose calls say what to call
  *   first), `load` instantiates one first if need be (the web bindings'
  *   init; Node's load synchronously).
- * @param {() => import('./storage.mjs').SharedStorage | undefined} defaultStorage
+ * @param {() => import('./storage.mjs').SharedStorage | string | undefined | Promise<import('./storage.mjs').SharedStorage | string>} defaultStorage
  *   the storage of `Client.open` when none is given (IndexedDB in browsers,
- *   a file in Node); `undefined` where there is none: memory, said once.
+ *   a file in Node); where there is none, why not (`undefined`: no
+ *   IndexedDB): memory, said once.
  * @param {typeof import('./messages.mjs').withMessage} withMessage gives
  *   the core's errors their message.
  */
@@ -181,7 +187,11 @@ export function bindClient(modules, defaultStorage, withMessage) {
       return report;
     }
 
-    /** Randomizes `value` (as `randomize`) and posts the report to `url` (as `Client.send`). */
+    /**
+     * Randomizes `value` (as `randomize`) and posts the report to `url` (as
+     * `Client.send`: a failed post's error carries the report, already
+     * charged to the ledger, as `report`).
+     */
     async send(url, value) {
       return post(url, await this.randomize(value));
     }
@@ -267,8 +277,9 @@ export function bindClient(modules, defaultStorage, withMessage) {
      * Web Workers, an extension's service worker and pages), which then
      * behave as one device. `storage` is an adapter from `localdp`'s
      * storage functions (default: `indexedDBStorage()` where IndexedDB
-     * exists, a file in Node (`~/.localdp/state.json`), else memory only,
-     * said once with `console.warn`, and `persistent` is false). The client has
+     * exists, a file in Node (`~/.localdp/state.json`, where that folder
+     * can be created and written), else memory only, said once with
+     * `console.warn` with the reason, and `persistent` is false). The client has
      * the members of `Client`, but `randomize` resolves to the report and
      * `spent` is a promise. It loads and instantiates the wasm module that
      * serves the config first if need be (`Client.load`).
@@ -279,11 +290,11 @@ export function bindClient(modules, defaultStorage, withMessage) {
       let storage = option(options, 'storage');
       let persistent = true;
       if (storage === undefined || storage === null) {
-        storage = defaultStorage();
-        persistent = storage !== undefined;
+        storage = await defaultStorage();
+        persistent = typeof storage === 'object';
         if (!persistent) {
+          warnMemoryOnly(storage ?? 'no IndexedDB here');
           storage = memoryStorage();
-          warnMemoryOnly();
         }
       } else if (typeof storage.update !== 'function') {
         throw new TypeError('options.storage of Client.open must be a storage adapter: indexedDBStorage(), asyncStorage(store), chromeStorage(), or fileStorage(path) in Node (Web Storage cannot keep two tabs apart)');
@@ -349,7 +360,10 @@ export function bindClient(modules, defaultStorage, withMessage) {
      * `CollectorError` (`status`, `answer`; its message the collector's
      * reason) on a 4xx or 5xx, with a `TypeError` when the answer cannot be
      * read (network, or a page on an origin the collector does not allow),
-     * and with what `randomize` throws.
+     * and with what `randomize` throws. Both errors of the post carry the
+     * report as `report`: its budget is spent, so post that report again
+     * (`JSON.stringify(error.report)`) rather than call `send` again,
+     * which would randomize and spend anew.
      */
     async send(url, value) {
       return post(url, this.randomize(value));

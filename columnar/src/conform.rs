@@ -13,7 +13,7 @@
 //! [`check_schema`] finds it before any row is counted.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES};
-use crate::error::{Error, Result};
+use crate::error::{type_error, Error, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     ArrowDictionaryKeyType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
@@ -27,9 +27,13 @@ use arrow_buffer::{ArrowNativeType, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use std::sync::Arc;
 
-/// The largest float read as a whole number: above 2^53 a float no longer
-/// holds every integer, so it may be another number rounded.
-const EXACT_FLOAT: f64 = 9_007_199_254_740_992.0;
+/// The largest float of each width read as a whole number: 2^11, 2^24 and
+/// 2^53 for 16, 32 and 64 bits (their significands' bits, and one). Above
+/// it a float no longer holds every integer, so it may be another number
+/// rounded (a seed of 4,000,000,001 in a `Float32` column is 4,000,000,000).
+const EXACT_FLOAT16: f64 = 2_048.0;
+const EXACT_FLOAT32: f64 = 16_777_216.0;
+const EXACT_FLOAT64: f64 = 9_007_199_254_740_992.0;
 
 /// What the accepted types of each column are, for errors.
 const ID_TYPES: &str = "a string column (Utf8, LargeUtf8, Utf8View) or a dictionary of strings (a category)";
@@ -110,10 +114,6 @@ fn plan(name: &str, data_type: &DataType) -> Result<Option<(&'static str, Read)>
     }
 }
 
-fn type_error(column: &'static str, expected: &'static str, found: &DataType) -> Error {
-    Error::ColumnType { column, expected, found: found.to_string() }
-}
-
 impl Width {
     fn data_type(self) -> DataType {
         match self {
@@ -175,8 +175,7 @@ pub fn conform(batch: &RecordBatch) -> Result<RecordBatch> {
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
         let read = match plan(field.name(), field.data_type())? {
             None => None,
-            Some((name, Read::AsIs)) => list_without_null_items(name, column)?,
-            Some((name, read)) => Some(convert(name, column, read)?),
+            Some((name, read)) => convert(name, column, read)?,
         };
         match read {
             Some(new) => {
@@ -198,20 +197,10 @@ pub fn conform(batch: &RecordBatch) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new_with_options(schema, columns, &options)?)
 }
 
-/// A list column of the schema's type whose items hold a null, with those
-/// rows null instead (`None`: nothing to change).
-fn list_without_null_items(name: &'static str, column: &ArrayRef) -> Result<Option<ArrayRef>> {
-    let Some(list) = column.as_list_opt::<i32>() else { return Ok(None) };
-    if list.values().null_count() == 0 {
-        return Ok(None);
-    }
-    let width = if list.values().data_type() == &DataType::UInt32 { Width::U32 } else { Width::U64 };
-    whole_lists(name, list, width).map(Some)
-}
-
-fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<ArrayRef> {
-    Ok(match read {
-        Read::AsIs => column.clone(),
+/// `column` read as `read` says (`None`: as it is).
+fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<Option<ArrayRef>> {
+    Ok(Some(match read {
+        Read::AsIs => return Ok(None),
         Read::Keys => rekeyed(column),
         Read::Numbers(width) => numbers(column, width),
         Read::List(width) => match column.data_type() {
@@ -231,7 +220,7 @@ fn convert(name: &'static str, column: &ArrayRef, read: Read) -> Result<ArrayRef
             }
             Arc::new(BinaryArray::from(rows))
         }
-    })
+    }))
 }
 
 /// A dictionary's keys as `Int32` (a key outside the dictionary, or that
@@ -267,7 +256,7 @@ fn wide(column: &dyn Array) -> UInt64Array {
     fn whole<T: ArrowPrimitiveType>(column: &dyn Array, to_u64: impl Fn(T::Native) -> Option<u64>) -> UInt64Array {
         column.as_primitive::<T>().unary_opt(to_u64)
     }
-    let float = |x: f64| (x >= 0.0 && x <= EXACT_FLOAT && x.fract() == 0.0).then_some(x as u64);
+    let float = |x: f64, exact: f64| (x >= 0.0 && x <= exact && x.fract() == 0.0).then_some(x as u64);
     match column.data_type() {
         DataType::Int8 => whole::<Int8Type>(column, |v| u64::try_from(v).ok()),
         DataType::Int16 => whole::<Int16Type>(column, |v| u64::try_from(v).ok()),
@@ -277,9 +266,9 @@ fn wide(column: &dyn Array) -> UInt64Array {
         DataType::UInt16 => whole::<UInt16Type>(column, |v| Some(u64::from(v))),
         DataType::UInt32 => whole::<UInt32Type>(column, |v| Some(u64::from(v))),
         DataType::UInt64 => column.as_primitive::<UInt64Type>().clone(),
-        DataType::Float16 => whole::<Float16Type>(column, |v| float(f64::from(v))),
-        DataType::Float32 => whole::<Float32Type>(column, |v| float(f64::from(v))),
-        DataType::Float64 => whole::<Float64Type>(column, float),
+        DataType::Float16 => whole::<Float16Type>(column, |v| float(f64::from(v), EXACT_FLOAT16)),
+        DataType::Float32 => whole::<Float32Type>(column, |v| float(f64::from(v), EXACT_FLOAT32)),
+        DataType::Float64 => whole::<Float64Type>(column, |v| float(v, EXACT_FLOAT64)),
         _ => UInt64Array::new_null(column.len()),
     }
 }
@@ -328,8 +317,17 @@ mod tests {
 
     #[test]
     fn floats_above_two_to_the_53_are_not_whole_numbers() {
-        let column = arrow_array::Float64Array::from(vec![super::EXACT_FLOAT, super::EXACT_FLOAT * 2.0, -0.0]);
+        let column = arrow_array::Float64Array::from(vec![super::EXACT_FLOAT64, super::EXACT_FLOAT64 * 2.0, -0.0]);
         let read = super::wide(&column);
         assert_eq!(read.null_count(), 1);
+    }
+
+    #[test]
+    fn narrower_floats_are_whole_numbers_up_to_their_own_exact_limits() {
+        // A u32 seed in a Float32 column: 4,000,000,001 is stored as 4,000,000,000.
+        let column = arrow_array::Float32Array::from(vec![16_777_216.0, 33_554_432.0, 4_000_000_001.0, 7.0]);
+        assert_eq!(super::wide(&column).null_count(), 2);
+        let column = arrow_array::Float16Array::from_iter_values([2048, 4096].map(arrow_buffer::ArrowNativeType::usize_as));
+        assert_eq!(super::wide(&column).null_count(), 1);
     }
 }

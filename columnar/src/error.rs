@@ -76,3 +76,8 @@ pub enum Error {
 
 /// This crate's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// [`Error::ColumnType`]: `column` is of type `found`, not of the types `expected` names.
+pub(crate) fn type_error(column: &'static str, expected: &'static str, found: &arrow_schema::DataType) -> Error {
+    Error::ColumnType { column, expected, found: found.to_string() }
+}

@@ -2,7 +2,7 @@
 //! an aggregator.
 
 use crate::schema::{ATTRIBUTES, BITS, COHORT, ID, SEED, VALUE, VALUES, VERSION_KEY};
-use crate::{conform, error::{Error, Result}};
+use crate::{conform, error::{type_error, Error, Result}};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrowPrimitiveType, RecordBatch};
@@ -14,10 +14,6 @@ use localdp::{Aggregator, Rejection};
 /// Where an array has nulls, its validity bitmap (`None` when it has none).
 fn bitmap(nulls: Option<&NullBuffer>) -> Option<Bitmap<'_>> {
     nulls.filter(|n| n.null_count() > 0).map(|n| Bitmap { bytes: n.buffer().as_slice(), offset: n.offset() })
-}
-
-fn type_error(column: &'static str, expected: &'static str, found: &DataType) -> Error {
-    Error::ColumnType { column, expected, found: found.to_string() }
 }
 
 /// A primitive column, if the batch has it.

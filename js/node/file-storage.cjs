@@ -41,9 +41,23 @@ function fileStorage(path) {
   };
 }
 
-/** Where `Client.open` keeps its state in Node when no storage is given. */
-function defaultFileStorage() {
-  return fileStorage(join(homedir(), '.localdp', 'state.json'));
+/**
+ * Where `Client.open` keeps its state in Node when no storage is given:
+ * `~/.localdp/state.json`, once its folder is made and a file written in it
+ * (then removed); else why not (a read-only file system, a home folder that
+ * cannot be written): the client then keeps its state in memory.
+ */
+async function defaultFileStorage() {
+  const folder = join(homedir(), '.localdp');
+  const probe = join(folder, `.probe.${process.pid}.${randomBytes(6).toString('hex')}`);
+  try {
+    await fs.mkdir(folder, { recursive: true, mode: 0o700 });
+    await fs.writeFile(probe, '', { flag: 'wx', mode: 0o600 });
+    await fs.unlink(probe);
+  } catch (error) {
+    return `${folder} cannot be created or written (${error.code ?? error.message})`;
+  }
+  return fileStorage(join(folder, 'state.json'));
 }
 
 /** The file's object: `{}` when there is no file, `undefined` when it is not a JSON object. */

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The exception class `name` of `localdp._errors`.
 fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -102,11 +102,13 @@ impl ToPy for Option<String> {
 
 /// An error of `localdp-arrow` (a Parquet file or Arrow data that cannot
 /// be read as a whole): `OSError` for a file that cannot be opened,
-/// `localdp.ReadError` otherwise.
-fn read_error(py: Python<'_>, error: localdp_arrow::Error) -> PyErr {
-    match error {
-        localdp_arrow::Error::Io { path, source } => PyOSError::new_err((source.raw_os_error().unwrap_or(0), source.to_string(), path)),
-        other => raise(py, "ReadError", &other.to_string(), &[]),
+/// `localdp.ReadError` otherwise, naming the file (`source`) if it is one,
+/// and saying that nothing was counted (`Aggregator::adding` sees to it).
+fn read_error(py: Python<'_>, source: Option<&str>, error: localdp_arrow::Error) -> PyErr {
+    match (error, source) {
+        (localdp_arrow::Error::Io { path, source }, _) => PyOSError::new_err((source.raw_os_error().unwrap_or(0), source.to_string(), path)),
+        (other, Some(path)) => raise(py, "ReadError", &format!("{path}: {other}; nothing was counted"), &[]),
+        (other, None) => raise(py, "ReadError", &format!("{other}; nothing was counted"), &[]),
     }
 }
 
@@ -209,6 +211,7 @@ struct Aggregator {
 const REFUSALS_KEPT: usize = 100;
 
 /// A refused row or line: where it was and why (never its contents).
+#[derive(Clone)]
 struct Refusal {
     source: String,
     row: u64,
@@ -340,11 +343,16 @@ fn parquet_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
         pyo3::exceptions::PyFileNotFoundError::new_err((2, what.to_string(), path.display().to_string()))
     };
     if path.is_dir() {
+        let os_error = |e: std::io::Error, at: &Path| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), at.display().to_string()));
         let mut files = Vec::new();
         let mut folders = vec![path.clone()];
+        // Each folder's real path: a link to a folder already read (a loop) is not read again.
+        let mut seen = std::collections::HashSet::new();
         while let Some(folder) = folders.pop() {
-            let entries = std::fs::read_dir(&folder)
-                .map_err(|e| PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), folder.display().to_string())))?;
+            if !seen.insert(std::fs::canonicalize(&folder).map_err(|e| os_error(e, &folder))?) {
+                continue;
+            }
+            let entries = std::fs::read_dir(&folder).map_err(|e| os_error(e, &folder))?;
             for entry in entries {
                 let entry = entry.map_err(|e| PyOSError::new_err(e.to_string()))?;
                 let name = entry.file_name();
@@ -378,7 +386,7 @@ fn parquet_paths(paths: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 fn open_parquet(py: Python<'_>, paths: &Bound<'_, PyAny>) -> PyResult<Vec<localdp_arrow::ParquetFile>> {
     let mut files = Vec::new();
     for path in parquet_paths(paths)? {
-        let file = guard(py, || localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, e)))?;
+        let file = guard(py, || localdp_arrow::ParquetFile::open(&path).map_err(|e| read_error(py, Some(&path.display().to_string()), e)))?;
         check_schema(py, Some(&path.display().to_string()), file.schema())?;
         files.push(file);
     }
@@ -390,16 +398,21 @@ impl Aggregator {
         Aggregator { inner, config, other_configs: Vec::new(), refusals: Vec::new() }
     }
 
-    /// Runs `add` on the aggregator and its refusals with the interpreter
-    /// released, then returns what it accepted and rejected.
+    /// Runs `add` with the interpreter released, on a scratch aggregator
+    /// and a copy of the refusals, kept only if it succeeds (merging is
+    /// exact): a call that fails midway (a file that cannot be read) counts
+    /// nothing. Returns what it accepted and rejected.
     fn adding<'py>(
         &mut self,
         py: Python<'py>,
         add: impl FnOnce(&mut localdp::Aggregator, &mut Vec<Refusal>) -> PyResult<()> + Send,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (n, before) = (self.inner.n(), *self.inner.rejected());
-        let (inner, refusals) = (&mut self.inner, &mut self.refusals);
-        guard(py, || py.detach(|| add(inner, refusals)))?;
+        let mut scratch = localdp::Aggregator::new(self.inner.metric().clone());
+        let mut refusals = self.refusals.clone();
+        guard(py, || py.detach(|| add(&mut scratch, &mut refusals)))?;
+        guard(py, || self.inner.merge(&scratch).map_err(|e| py_error(py, e)))?;
+        self.refusals = refusals;
         added(py, &self.inner, n, &before)
     }
 
@@ -446,7 +459,7 @@ impl Aggregator {
                 let read = file
                     .for_each_batch(0..file.row_groups(), |row, batch| refusals.add_batch(aggregator, batch, row))
                     .and_then(|_| file.add_exported_rejections(aggregator));
-                read.map_err(|e| Python::attach(|py| read_error(py, e)))?;
+                read.map_err(|e| Python::attach(|py| read_error(py, Some(&source), e)))?;
             }
             Ok(())
         })
@@ -515,7 +528,8 @@ impl Aggregator {
     /// ``localdp.config``), with the file's reports added: what
     /// ``Aggregator(config).add_parquet(path)`` gives with the right config.
     /// ``path`` is anything ``add_parquet`` takes; the first file's config
-    /// is used. Raises ``ReadError`` for a file without a config.
+    /// is used. Raises ``ReadError`` for a file without a config, and
+    /// ``FileNotFoundError`` for an empty list.
     ///
     /// >>> import localdp, pyarrow as pa, pyarrow.parquet as pq, json, tempfile, os
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
@@ -528,8 +542,9 @@ impl Aggregator {
     #[staticmethod]
     fn from_parquet(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
         let files = open_parquet(py, path)?;
-        let config = files[0].config().ok_or_else(|| {
-            let source = files[0].path().display();
+        let first = files.first().ok_or_else(|| pyo3::exceptions::PyFileNotFoundError::new_err((2, "no Parquet file given")))?;
+        let config = first.config().ok_or_else(|| {
+            let source = first.path().display();
             raise(py, "ReadError", &format!("{source}: the file carries no localdp.config: give its config to Aggregator(config)"), &[])
         })?;
         let metric = Metric::from_json(config).map_err(|e| py_error(py, e))?;
@@ -702,7 +717,7 @@ impl Aggregator {
                         let mut row = 0;
                         for batch in reader {
                             let batch = batch.map_err(|e| {
-                                Python::attach(|py| read_error(py, localdp_arrow::Error::Arrow(e)))
+                                Python::attach(|py| read_error(py, None, localdp_arrow::Error::Arrow(e)))
                             })?;
                             refusals.add_batch(aggregator, &batch, row);
                             row += batch.num_rows() as u64;
@@ -725,7 +740,9 @@ impl Aggregator {
     /// anything is counted (``SchemaError``). Returns what this call
     /// accepted and rejected, as ``add_many``. A file that cannot be
     /// opened raises ``OSError`` (``FileNotFoundError`` for a pattern or
-    /// directory with no file); one that cannot be read, ``ReadError``.
+    /// directory with no file); one that cannot be read, ``ReadError``;
+    /// either way nothing of this call is counted. A directory's links to
+    /// folders are followed, each folder read once.
     ///
     /// >>> import localdp, pyarrow as pa, pyarrow.parquet as pq, tempfile, os
     /// >>> config = {"protocol": "grr", "epsilon": 1, "domain": 4}
@@ -822,7 +839,7 @@ impl Aggregator {
             this.note_config(Some(config));
         }
         let room = REFUSALS_KEPT.saturating_sub(this.refusals.len());
-        this.refusals.extend(other.refusals.iter().take(room).map(|r| Refusal { source: r.source.clone(), ..*r }));
+        this.refusals.extend(other.refusals.iter().take(room).cloned());
         Ok(())
     }
 

@@ -149,6 +149,46 @@ def test_a_file_with_a_column_that_cannot_be_used_names_the_file(tmp_path):
     assert agg.n == 0
 
 
+def test_a_file_that_fails_midway_counts_nothing_of_the_call(tmp_path):
+    config = {"protocol": "grr", "epsilon": 1, "domain": 4}
+    client = localdp.Client(config, seed=1)
+    table = pa.table({"id": [client.id] * 4, "value": pa.array([1, 2, 3, 9], pa.uint64())})
+    good, broken = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pq.write_table(table, good)
+    # Two row groups; the second one's pages zeroed (its footer intact, so
+    # the file opens and its first row group is read before the failure).
+    pq.write_table(table, broken, row_group_size=2)
+    data = bytearray(broken.read_bytes())
+    second = pq.ParquetFile(broken).metadata.row_group(1).column(0)
+    start = min(o for o in (second.dictionary_page_offset, second.data_page_offset) if o is not None)
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[start:footer] = bytes(footer - start)
+    broken.write_bytes(bytes(data))
+    agg = localdp.Aggregator(config)
+    with pytest.raises(localdp.ReadError, match=r"b\.parquet: .*; nothing was counted"):
+        agg.add_parquet([good, broken])
+    assert agg.n == 0 and sum(agg.rejected.values()) == 0 and agg.rejections() == []
+    # Still usable, and a later call counts as usual.
+    assert agg.add_parquet(good) == {"accepted": 3, "rejected": {**{r: 0 for r in agg.rejected}, "out_of_range": 1}}
+
+
+def test_from_parquet_of_no_file_raises_file_not_found():
+    for paths in [[], ()]:
+        with pytest.raises(FileNotFoundError, match="no Parquet file"):
+            localdp.Aggregator.from_parquet(paths)
+
+
+def test_a_folder_with_a_link_to_itself_is_read_once(tmp_path):
+    config = {"protocol": "grr", "epsilon": 1, "domain": 4}
+    table = pa.table({"id": [localdp.Client(config).id] * 2, "value": pa.array([1, 3], pa.uint64())})
+    table = table.replace_schema_metadata({"localdp.config": json.dumps(config)})
+    (tmp_path / "reports" / "day=1").mkdir(parents=True)
+    pq.write_table(table, tmp_path / "reports" / "day=1" / "part-0.parquet")
+    (tmp_path / "reports" / "day=1" / "loop").symlink_to(tmp_path / "reports", target_is_directory=True)
+    assert localdp.Aggregator(config).add_parquet(tmp_path / "reports")["accepted"] == 2
+    assert localdp.Aggregator.from_parquet(tmp_path / "reports").n == 2
+
+
 def test_add_many_refuses_text_and_add_json_lines_refuses_binary_files(tmp_path):
     config = {"protocol": "grr", "epsilon": 1, "domain": 4}
     line = json.dumps(localdp.Client(config, seed=1).randomize(1))

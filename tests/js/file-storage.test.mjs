@@ -110,6 +110,20 @@ console.log(JSON.stringify({ persistent: client.persistent, spent: await client.
   assert.deepEqual(JSON.parse((await node(code, { HOME: home })).stdout), { persistent: true, spent: 2 });
 });
 
+test('Client.open in Node keeps its state in memory, said once with why, where ~/.localdp cannot be made', async (t) => {
+  // HOME a regular file: mkdir fails (ENOTDIR) even as root, where a 0555 folder would not stop it.
+  const home = join(scratch(t), 'a-file');
+  writeFileSync(home, '');
+  const run = await node(`import { Client } from 'localdp';
+const clients = [await Client.open(${JSON.stringify(BUDGET)}), await Client.open(${JSON.stringify(MEMO)})];
+await clients[0].randomize(1);
+console.log(JSON.stringify({ persistent: clients.map((c) => c.persistent), spent: await clients[0].spent }));`, { HOME: home });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), { persistent: [false, false], spent: 1 });
+  assert.equal(run.stderr.match(/memos and the privacy ledger last only as long as each client/g)?.length, 1, run.stderr);
+  assert.ok(run.stderr.includes(`${join(home, '.localdp')} cannot be created or written (ENOTDIR)`), run.stderr);
+});
+
 test('a client without a storage (the web entry in Node) says so once on stderr', async () => {
   const run = await node(`import init, { Client } from 'localdp/web';
 import { readFileSync } from 'node:fs';

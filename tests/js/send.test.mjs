@@ -58,3 +58,26 @@ test('a pending report of Client.open throws when serialized: did you forget `aw
   assert.throws(() => JSON.stringify(pending), (e) => e instanceof TypeError && /did you forget `await`\?/.test(e.message));
   assert.equal(JSON.parse(JSON.stringify(await pending)).protocol, 'grr', 'the report itself serializes');
 });
+
+test('a failed send carries its report, to post again without spending budget again', async () => {
+  const budget = await open({ ...CONFIG, budget: { epsilon: 2, window: '1d' } });
+  const url = `${collector.url}/api/metrics/colors/reports`;
+  const before = await count();
+  const failures = await Promise.allSettled([
+    budget.send('http://127.0.0.1:1/api/metrics/colors/reports', 'red'), // cannot be reached: a TypeError
+    budget.send(`${collector.url}/api/metrics/nothing/reports`, 'blue'), // a 404: a CollectorError
+  ]);
+  const errors = failures.map((f) => f.reason);
+  assert.ok(errors[0] instanceof TypeError && errors[1].name === 'CollectorError', String(errors));
+  assert.equal(await budget.spent, 2, 'both reports were charged');
+  for (const error of errors) {
+    assert.equal(error.report.protocol, 'grr');
+    const answer = await (await fetch(url, { method: 'POST', body: JSON.stringify(error.report) })).json();
+    assert.equal(answer.accepted, 1);
+  }
+  assert.equal(await count(), before + 2);
+  assert.equal(await budget.spent, 2, 'posting again spends nothing');
+  // The synchronous Client's send too.
+  await assert.rejects(new Client(CONFIG).send('http://127.0.0.1:1/api/metrics/colors/reports', 'red'), (e) =>
+    e instanceof TypeError && e.report.protocol === 'grr');
+});

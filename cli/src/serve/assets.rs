@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Files smaller than this are sent as they are (compression saves little).
 const COMPRESS_FROM: usize = 1024;
@@ -47,35 +47,50 @@ impl Encoding {
         out
     }
 
-    /// What `Accept-Encoding` allows, brotli first (a `q=0` refuses one).
+    /// What `Accept-Encoding` allows, brotli first: a coding listed with a
+    /// weight above 0 (`q=0`, or a weight that cannot be read, refuses it),
+    /// and one not listed as `*` is.
     fn negotiate(headers: &HeaderMap) -> Option<Encoding> {
-        let mut accepted = (false, false);
+        // Whether br, gzip and * are allowed, where listed.
+        let (mut br, mut gzip, mut star) = (None, None, None);
         for value in headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
             for item in value.split(',') {
                 let mut parts = item.split(';').map(str::trim);
                 let coding = parts.next().unwrap_or("").to_ascii_lowercase();
-                let refused = parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()).is_some_and(|q| q <= 0.0));
-                match coding.as_str() {
-                    "br" => accepted.0 |= !refused,
-                    "gzip" | "*" => accepted.1 |= !refused,
-                    _ => {}
-                }
+                let weight = parts.find_map(|p| p.strip_prefix("q=")).map_or(Some(1.0), |q| q.parse::<f32>().ok());
+                let allowed = weight.is_some_and(|q| q > 0.0);
+                let listed = match coding.as_str() {
+                    "br" => &mut br,
+                    "gzip" => &mut gzip,
+                    "*" => &mut star,
+                    _ => continue,
+                };
+                *listed = Some(listed.unwrap_or(false) || allowed);
             }
         }
-        match accepted {
-            (true, _) => Some(Encoding::Brotli),
-            (false, true) => Some(Encoding::Gzip),
-            _ => None,
+        let allows = |listed: Option<bool>| listed.or(star).unwrap_or(false);
+        if allows(br) {
+            Some(Encoding::Brotli)
+        } else if allows(gzip) {
+            Some(Encoding::Gzip)
+        } else {
+            None
         }
     }
 }
 
 /// The compressed copies made so far, by file and encoding, with the tag
 /// of the content they were made from (a changed file is compressed again).
+/// Each is made once: the requests that come while it is being made wait
+/// for it rather than make their own (brotli at its best takes about a
+/// second for 390 KB of wasm).
 #[derive(Default)]
 pub(super) struct Assets {
-    compressed: Mutex<HashMap<(PathBuf, Encoding), (u64, Bytes)>>,
+    compressed: Mutex<HashMap<(PathBuf, Encoding), Slot>>,
 }
+
+/// The tag of the content a copy is made from, and the copy once made.
+type Slot = (u64, Arc<OnceLock<Bytes>>);
 
 impl Assets {
     /// The answer to a GET or HEAD of `file`, whose content is `bytes`;
@@ -96,7 +111,7 @@ impl Assets {
             match encoding {
                 None => (StatusCode::OK, bytes).into_response(),
                 Some(encoding) => {
-                    let body = self.compressed(file, encoding, tag, &bytes);
+                    let body = self.compressed(file, encoding, tag, || encoding.compress(&bytes));
                     let mut response = (StatusCode::OK, body).into_response();
                     response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding.name()));
                     response
@@ -115,17 +130,19 @@ impl Assets {
         response
     }
 
-    /// `bytes` (tagged `tag`) compressed with `encoding`, made once per content.
-    fn compressed(&self, file: PathBuf, encoding: Encoding, tag: u64, bytes: &[u8]) -> Bytes {
-        let key = (file, encoding);
-        if let Some((made_from, body)) = self.compressed.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            if *made_from == tag {
-                return body.clone();
+    /// The content tagged `tag` of `file` compressed with `encoding` by
+    /// `compress`, which runs once per content: concurrent requests wait
+    /// for the one that runs it.
+    fn compressed(&self, file: PathBuf, encoding: Encoding, tag: u64, compress: impl FnOnce() -> Vec<u8>) -> Bytes {
+        let slot = {
+            let mut compressed = self.compressed.lock().unwrap_or_else(|e| e.into_inner());
+            let (made_from, slot) = compressed.entry((file, encoding)).or_insert_with(|| (tag, Arc::default()));
+            if *made_from != tag {
+                (*made_from, *slot) = (tag, Arc::default());
             }
-        }
-        let body = Bytes::from(encoding.compress(bytes));
-        self.compressed.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (tag, body.clone()));
-        body
+            Arc::clone(slot)
+        };
+        slot.get_or_init(|| Bytes::from(compress())).clone()
     }
 }
 
@@ -175,18 +192,61 @@ mod tests {
         }
     }
 
+    /// The encoding chosen for a request with `Accept-Encoding: value`.
+    fn with(value: &str) -> Option<Encoding> {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
+        Encoding::negotiate(&headers)
+    }
+
     #[test]
-    fn accept_encoding_prefers_brotli_and_honours_q_0() {
-        let with = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap());
-            Encoding::negotiate(&headers)
-        };
+    fn accept_encoding_prefers_brotli_honours_q_0_and_star_is_the_default_for_the_rest() {
         assert_eq!(with("gzip, deflate, br, zstd"), Some(Encoding::Brotli));
         assert_eq!(with("gzip"), Some(Encoding::Gzip));
         assert_eq!(with("br;q=0, gzip;q=0.5"), Some(Encoding::Gzip));
         assert_eq!(with("identity"), None);
-        assert_eq!(with("*"), Some(Encoding::Gzip));
         assert_eq!(Encoding::negotiate(&HeaderMap::new()), None);
+        // `*` is the default for codings not listed: it neither overrides a q=0 nor stops at gzip.
+        assert_eq!(with("*"), Some(Encoding::Brotli));
+        assert_eq!(with("gzip;q=0, *"), Some(Encoding::Brotli));
+        assert_eq!(with("br;q=0, *"), Some(Encoding::Gzip));
+        assert_eq!(with("br;q=0, gzip;q=0, *"), None);
+        assert_eq!(with("*;q=0, gzip"), Some(Encoding::Gzip));
+        assert_eq!(with("*;q=0"), None);
+        assert_eq!(with("gzip;q=0.000, identity"), None);
+    }
+
+    #[test]
+    fn concurrent_requests_compress_a_file_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        const REQUESTS: usize = 8;
+        let assets = Assets::default();
+        let (started, compressions) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let barrier = std::sync::Barrier::new(REQUESTS);
+        let bodies: Vec<Bytes> = std::thread::scope(|scope| {
+            let requests: Vec<_> = (0..REQUESTS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        started.fetch_add(1, Ordering::SeqCst);
+                        assets.compressed(PathBuf::from("app.wasm"), Encoding::Brotli, 1, || {
+                            compressions.fetch_add(1, Ordering::SeqCst);
+                            // Still compressing when every request has started.
+                            while started.load(Ordering::SeqCst) < REQUESTS {
+                                std::thread::yield_now();
+                            }
+                            b"compressed".to_vec()
+                        })
+                    })
+                })
+                .collect();
+            requests.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(compressions.load(Ordering::SeqCst), 1);
+        assert!(bodies.iter().all(|b| b.as_ref() == b"compressed"));
+        // A changed file (another tag) is compressed again, once.
+        let again = assets.compressed(PathBuf::from("app.wasm"), Encoding::Brotli, 2, || b"changed".to_vec());
+        assert_eq!(again.as_ref(), b"changed");
+        assert_eq!(assets.compressed(PathBuf::from("app.wasm"), Encoding::Brotli, 2, || unreachable!()).as_ref(), b"changed");
     }
 }
