@@ -2,7 +2,7 @@
 // the same strings as every other storage (the secret, the reset count, each
 // metric's state: no raw value), shared by every process of the machine
 // that names it. Each update holds a lock file beside it (created with
-// O_EXCL, holding its owner's pid), reads the file, calls `fn`, and writes
+// O_EXCL, holding its owner's pid and host), reads the file, calls `fn`, and writes
 // the result to a temporary file that is flushed and renamed over the old
 // one: a reader sees the old file or the new, never a part, and no report is
 // released before its memo and ledger entry are on disk.
@@ -11,10 +11,19 @@
 const fs = require('node:fs/promises');
 const { randomBytes } = require('node:crypto');
 const { dirname, join } = require('node:path');
-const { homedir } = require('node:os');
+const { homedir, hostname } = require('node:os');
 
 /** How long an update waits for another process's lock before it gives up, in ms. */
 const LOCK_WAIT = 10_000;
+/**
+ * How old a lock (or breaker) file must be before it is broken when its
+ * holder cannot be checked, in ms: one of another host (a container with its
+ * own process ids, a machine sharing the folder), or one a crash left
+ * unwritten. A live holder updates in milliseconds.
+ */
+const STALE_AGE = 60_000;
+/** This host's name, in the lock files this process writes. */
+const HOST = hostname();
 
 /**
  * A storage in the file `path` (its directory is created, mode 0700; the
@@ -99,13 +108,14 @@ async function replace(path, content) {
 }
 
 /**
- * Takes the lock file `lockPath` (O_EXCL), waiting while a live process
- * holds it; resolves to its release. A lock whose process is gone (it
- * crashed) is broken, by one process at a time (the holder of
- * `lockPath.break`), after checking that it is still that lock.
+ * Takes the lock file `lockPath` (O_EXCL; it holds the owner's pid and
+ * host), waiting while a live process holds it; resolves to its release. A
+ * lock whose holder is gone (it crashed) is broken, by one process at a
+ * time (the holder of `lockPath.break`), after checking that it is still
+ * that lock.
  */
 async function lock(lockPath) {
-  const mine = `${process.pid} ${randomBytes(6).toString('hex')}`;
+  const mine = `${process.pid} ${HOST} ${randomBytes(6).toString('hex')}`;
   const deadline = Date.now() + LOCK_WAIT;
   for (let wait = 1; ; wait = Math.min(2 * wait, 50)) {
     if (await create(lockPath, mine)) return () => fs.unlink(lockPath);
@@ -130,15 +140,15 @@ async function create(path, content) {
   }
 }
 
-/** Deletes the lock file `lockPath` if the process it names has ended. */
+/** Deletes the lock file `lockPath` if its holder is gone. */
 async function breakStale(lockPath) {
   const held = await holder(lockPath);
-  if (held === undefined || alive(held.pid)) return;
+  if (held === undefined || !gone(held)) return;
   const breaker = `${lockPath}.break`;
-  if (!(await create(breaker, `${process.pid}`))) {
+  if (!(await create(breaker, `${process.pid} ${HOST} breaking`))) {
     // Another process is breaking it; a breaker left by a crash is removed.
     const breaking = await holder(breaker);
-    if (breaking !== undefined && !alive(breaking.pid)) await fs.rm(breaker, { force: true });
+    if (breaking !== undefined && gone(breaking)) await fs.rm(breaker, { force: true });
     return;
   }
   try {
@@ -149,17 +159,28 @@ async function breakStale(lockPath) {
   }
 }
 
-/** The pid a lock file names, with its whole content; `undefined` when it is gone or not yet written. */
+/** A lock file's content and age in ms; `undefined` when it is gone. */
 async function holder(path) {
-  let content;
   try {
-    content = await fs.readFile(path, 'utf8');
+    const [content, stat] = await Promise.all([fs.readFile(path, 'utf8'), fs.stat(path)]);
+    return { content, age: Date.now() - stat.mtimeMs };
   } catch (error) {
     if (error.code === 'ENOENT') return undefined;
     throw error;
   }
-  const pid = Number(content.split(' ')[0]);
-  return Number.isSafeInteger(pid) && pid > 0 ? { pid, content } : undefined;
+}
+
+/**
+ * Whether a lock file's holder is gone: its process has ended, where it
+ * names one of this host (or no host: written by a release before hosts
+ * were); else (another host's, whose processes this one cannot see, or a
+ * file a crash left unwritten) once the file is older than STALE_AGE.
+ */
+function gone({ content, age }) {
+  const [pid, host, ...rest] = content.split(' ');
+  const id = Number(pid);
+  const local = rest.length === 0 || host === HOST;
+  return Number.isSafeInteger(id) && id > 0 && local ? !alive(id) : age > STALE_AGE;
 }
 
 /** Whether process `pid` runs (EPERM: it does, as another user's). */

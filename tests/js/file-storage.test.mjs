@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,27 @@ test('a lock left by a process that is gone is broken; a live one is waited for'
   rmSync(`${path}.lock`);
   await pending;
   assert.equal(await client.spent, 2);
+});
+
+test("a lock of another host, or one a crash left empty, is waited for until it is a minute old, then broken", async (t) => {
+  const path = join(scratch(t), 'state.json');
+  const client = await Client.open(BUDGET, { storage: fileStorage(path) });
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  // Another host's process ids mean nothing here (a container, a shared folder): a dead one here may run there.
+  for (const held of [`${gone} another-host ab12cd`, '']) {
+    const spent = await client.spent;
+    writeFileSync(`${path}.lock`, held);
+    let done = false;
+    const pending = client.randomize(1).then(() => (done = true));
+    await fileStorage(join(dirname(path), 'other.json')).update(['k'], () => ({ k: 'v' }));
+    assert.equal(done, false, `waits for the lock ${JSON.stringify(held)}`);
+    assert.equal(readFileSync(`${path}.lock`, 'utf8'), held, 'the lock is not broken');
+    const old = new Date(Date.now() - 61_000);
+    utimesSync(`${path}.lock`, old, old);
+    await pending;
+    assert.equal(await client.spent, spent + 1);
+    assert.ok(!existsSync(`${path}.lock`));
+  }
 });
 
 test('a file that is not a JSON object is a reset, then overwritten', async (t) => {
