@@ -164,17 +164,28 @@ fn not_modified(request: &HeaderMap, etag: &str) -> bool {
 /// one (a hash without a digit is then only revalidated: the safe side).
 pub(super) fn content_hashed(name: &str) -> bool {
     let stem = name.rfind('.').map_or(name, |dot| &name[..dot]);
-    let looks_like_hash = |s: &str| {
+    let digit = |s: &str| s.bytes().any(|b| b.is_ascii_digit());
+    // webpack's and Parcel's: lowercase hex, 8 or more digits, with a letter and a digit.
+    let hex = |s: &str| {
         s.len() >= 8
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            && s.bytes().any(|b| b.is_ascii_digit())
-            && s.bytes().any(|b| b.is_ascii_alphabetic())
+            && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && digit(s)
+            && s.bytes().any(|b| b.is_ascii_lowercase())
     };
-    let dotted = stem.rsplit_once('.').is_some_and(|(_, hash)| !hash.contains('-') && looks_like_hash(hash));
-    let dashed = stem.len() > 9
-        && stem.is_char_boundary(stem.len() - 8)
-        && stem.as_bytes()[stem.len() - 9] == b'-'
-        && looks_like_hash(&stem[stem.len() - 8..]);
+    // Vite's and Rollup's: 8 of base64url, with upper and lower case and a digit
+    // (a word or a version, `prod2024`, `Settings`, has not all three).
+    let base64 = |s: &str| {
+        s.len() == 8
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && digit(s)
+            && s.bytes().any(|b| b.is_ascii_uppercase())
+            && s.bytes().any(|b| b.is_ascii_lowercase())
+    };
+    let dotted = stem.rsplit_once('.').is_some_and(|(_, hash)| hex(hash));
+    let dashed = stem.len() > 9 && stem.is_char_boundary(stem.len() - 8) && stem.as_bytes()[stem.len() - 9] == b'-' && {
+        let hash = &stem[stem.len() - 8..];
+        hex(hash) || base64(hash)
+    };
     dotted || dashed
 }
 
@@ -187,7 +198,19 @@ mod tests {
         for hashed in ["index-D4k9yZ1a.js", "index-D-4k_yZ1.js", "vendor-3f9a1c2b.css", "main.3f9a1c2b4d5e6f7a.js"] {
             assert!(content_hashed(hashed), "{hashed}");
         }
-        for plain in ["index.html", "app.js", "my-settings.js", "dashboard-Settings.js", "jquery-3.7.1.min.js", "metrics.json", "localdp_bg.wasm", "a-12345678"] {
+        for plain in [
+            "index.html",
+            "app.js",
+            "my-settings.js",
+            "dashboard-Settings.js",
+            "jquery-3.7.1.min.js",
+            "metrics.json",
+            "localdp_bg.wasm",
+            "a-12345678",
+            "config-prod2024.json",
+            "app.v2024rc1.js",
+            "release-20241201.js",
+        ] {
             assert!(!content_hashed(plain), "{plain}");
         }
     }
