@@ -109,3 +109,36 @@ fn intervals_of_detected_candidates_cover_95_percent() {
     let absent = binomial_critical(1e-6, RUNS as usize, 0.05);
     assert!(o.collections_with_absent_above_zero <= absent, "{o:?}: at most {absent} collections");
 }
+
+/// A configuration whose halves cannot fit every candidate (a half of 2
+/// cohorts of 8 bits observes 8 rows, against 40 candidates) or hold few
+/// reports: every candidate estimated has a finite frequency, a finite,
+/// positive standard error and a share of at most 1 plus 10 standard
+/// errors; none is a number from a singular solve. Over 100 seeded
+/// collections each of 3, 30 and 2,000 devices.
+#[test]
+fn halves_that_cannot_fit_every_candidate_give_finite_estimates() {
+    let config = r#""protocol":"rappor","bits":8,"hashes":2,"cohorts":2,"f":0.5,"p":0.5,"q":0.75"#;
+    let (values, _) = population(1, 30, 10);
+    let candidates: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    let metric = Metric::from_json(&format!(r#"{{{config},"candidates":[{}]}}"#, candidates.join(","))).unwrap();
+    let metric = metric.mechanism::<RapporMetric>().unwrap().clone();
+    for n in [3, 30, 2000] {
+        let (values, counts) = population(n, 30, 10);
+        for seed in 0..100 {
+            let mut rng = SimulationRng::seed_from_u64(seed);
+            let mut aggregator = RapporAggregator::new(metric.clone());
+            for (value, &count) in values.iter().zip(&counts) {
+                for _ in 0..count {
+                    aggregator.add(&metric.randomize(value, &mut rng).unwrap()).unwrap();
+                }
+            }
+            for e in aggregator.estimate().unwrap().estimates {
+                assert!(
+                    e.frequency.is_finite() && e.std_error.is_finite() && e.std_error > 0.0 && e.frequency <= 1.0 + 10.0 * e.std_error,
+                    "n {n}, seed {seed}: {e:?}"
+                );
+            }
+        }
+    }
+}

@@ -10,6 +10,11 @@ use localdp_core::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
+/// The most candidates fitted jointly by least squares (an `O(c³)` solve, run
+/// twice per estimate); with more, each half fits the candidates the other
+/// selected.
+const JOINT_FIT: usize = 1024;
+
 /// One candidate's estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CandidateEstimate {
@@ -182,18 +187,23 @@ impl Aggregate for RapporAggregator {
                 continue;
             }
             // Least squares on every candidate, so that no undetected one
-            // leaves its Bloom bits to the detected (falls back to the
-            // selected ones where the candidates outnumber what the half
-            // can tell apart).
+            // leaves its Bloom bits to the detected; on the selected ones
+            // alone where the half cannot tell every candidate apart (or
+            // there are more than JOINT_FIT of them).
             let all: Vec<usize> = (0..c).collect();
-            let (beta, covariance) = match least_squares(&design, &all, &target, &estimating, m * k) {
-                (beta, covariance) if beta.iter().all(|b| b.is_finite()) => {
-                    (selected.iter().map(|&v| beta[v]).collect(), selected.iter().map(|&v| covariance[v]).collect())
-                }
-                _ => least_squares(&design, &selected, &target, &estimating, m * k),
-            };
+            let fit = (c <= JOINT_FIT)
+                .then(|| least_squares(&design, &all, &target, &estimating))
+                .flatten()
+                .map(|(beta, variance)| {
+                    (selected.iter().map(|&v| beta[v]).collect(), selected.iter().map(|&v| variance[v]).collect())
+                })
+                .or_else(|| least_squares(&design, &selected, &target, &estimating));
+            let Some((beta, variance)) = fit else { continue };
             for (s, &v) in selected.iter().enumerate() {
-                by_half[v][(h + 1) % halves] = Some((beta[s], covariance[s]));
+                // A count without a finite, positive variance estimates nothing.
+                if beta[s].is_finite() && variance[s].is_finite() && variance[s] > 0.0 {
+                    by_half[v][(h + 1) % halves] = Some((beta[s], variance[s]));
+                }
             }
         }
         let mut estimates = Vec::new();
@@ -281,36 +291,61 @@ fn lasso(design: &[Vec<(usize, f64)>], target: &[f64], weight: &[f64], c: usize)
 }
 
 /// Weighted least squares on the selected candidates: the counts and their
-/// variances, scaled by the residual variance.
+/// variances, scaled by the residual variance; `None` where the rows of
+/// nonzero weight cannot tell them apart: no more of them than candidates,
+/// or normal equations singular or nearly so (candidates whose Bloom bits
+/// coincide in every cohort, or that the rounding of a solve could not
+/// separate). `XᵀW²X` is summed row by row over the few candidates each row
+/// holds, so the work is that of the `s × s` solve.
 fn least_squares(
     design: &[Vec<(usize, f64)>],
     selected: &[usize],
     target: &[f64],
     weight: &[f64],
-    rows: usize,
-) -> (Vec<f64>, Vec<f64>) {
+) -> Option<(Vec<f64>, Vec<f64>)> {
     use nalgebra::{DMatrix, DVector};
     let s = selected.len();
-    let mut x = DMatrix::<f64>::zeros(rows, s);
+    let observed = weight.iter().filter(|&&w| w > 0.0).count();
+    if s == 0 || observed <= s {
+        return None;
+    }
+    // Each row's selected candidates, with their weighted coefficients.
+    let mut rows = vec![Vec::new(); target.len()];
     for (col, &v) in selected.iter().enumerate() {
         for &(r, coefficient) in &design[v] {
-            x[(r, col)] += weight[r] * coefficient;
+            if weight[r] > 0.0 {
+                rows[r].push((col, weight[r] * coefficient));
+            }
         }
     }
-    let y = DVector::from_iterator(rows, target.iter().zip(weight).map(|(t, w)| t * w));
-    // The normal equations by Cholesky: candidates whose Bloom bits coincide
-    // in every cohort cannot be told apart, and are reported with no estimate.
-    let Some(cholesky) = (x.transpose() * &x).cholesky() else {
-        return (vec![f64::NAN; s], vec![f64::NAN; s]);
-    };
-    let beta = cholesky.solve(&(x.transpose() * &y));
-    let residual = &y - &x * &beta;
-    // Rows of weight 0 (the other half's cohorts) carry no observation.
-    let observed = weight.iter().filter(|&&w| w > 0.0).count();
-    let dof = observed.saturating_sub(s).max(1) as f64;
-    let sigma2 = residual.norm_squared() / dof;
+    let mut normal = DMatrix::<f64>::zeros(s, s);
+    let mut moment = DVector::<f64>::zeros(s);
+    for (r, entries) in rows.iter().enumerate() {
+        let y = weight[r] * target[r];
+        for &(a, xa) in entries {
+            moment[a] += xa * y;
+            for &(b, xb) in entries {
+                normal[(a, b)] += xa * xb;
+            }
+        }
+    }
+    let largest = normal.diagonal().max();
+    let cholesky = normal.cholesky()?;
+    // A pivot far below the largest diagonal entry: nearly singular, and a
+    // solve would return numbers, not estimates.
+    if !(cholesky.l_dirty().diagonal().min().powi(2) > 1e-10 * largest) {
+        return None;
+    }
+    let beta = cholesky.solve(&moment);
+    let residual: f64 = rows
+        .iter()
+        .enumerate()
+        .filter(|&(r, _)| weight[r] > 0.0)
+        .map(|(r, entries)| (weight[r] * target[r] - entries.iter().map(|&(a, xa)| xa * beta[a]).sum::<f64>()).powi(2))
+        .sum();
+    let sigma2 = residual / (observed - s) as f64;
     let inverse = cholesky.inverse();
-    (beta.iter().copied().collect(), (0..s).map(|i| sigma2 * inverse[(i, i)]).collect())
+    Some((beta.iter().copied().collect(), (0..s).map(|i| sigma2 * inverse[(i, i)]).collect()))
 }
 
 /// `Φ^{-1}(p)` by bisection on `erfc`.
