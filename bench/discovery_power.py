@@ -27,15 +27,6 @@ DISTINCT, USERS, ZIPF = 12_000, 200_000, 1.1
 CONFIG = {"protocol": "heavy_hitters", "epsilon": 4, "top": 20, "max_length": 16}
 
 
-def zipf(n, d, s):
-    """Fixed counts of a Zipf(s) population of n devices over d values."""
-    weights = [1 / r ** s for r in range(1, d + 1)]
-    total = sum(weights)
-    counts = [int(n * w / total) for w in weights]
-    counts[0] += n - sum(counts)
-    return counts
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
@@ -45,7 +36,7 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
     heavy_hitters.DISTINCT = DISTINCT
     values = heavy_hitters.population()
-    counts = zipf(USERS, DISTINCT, ZIPF)
+    counts = peers.zipf(USERS, DISTINCT, ZIPF)
     share = {v: c / USERS for v, c in zip(values, counts)}
     truth = values[:10]
     recalls, unheld, covered, listed = [], 0, 0, 0

@@ -34,6 +34,15 @@ def rerun_in_venv(script, modules, packages=PACKAGES):
         sys.exit(subprocess.run([python, script, *sys.argv[1:]], env=env).returncode)
 
 
+def zipf(n, d, s):
+    """Fixed counts of a Zipf(s) population of n devices over d values."""
+    weights = [1 / r ** s for r in range(1, d + 1)]
+    total = sum(weights)
+    counts = [int(n * w / total) for w in weights]
+    counts[0] += n - sum(counts)
+    return counts
+
+
 def collections(cli, config, values, counts, seeds):
     """For each seed: every value `v` held `c` times (`counts`) randomized
     by the release CLI `cli` under `config`, then aggregated by it. Yields

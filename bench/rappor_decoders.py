@@ -74,10 +74,7 @@ def design(candidates):
 
 
 def population(n):
-    weights = [1 / r ** ZIPF for r in range(1, HELD + 1)]
-    total = sum(weights)
-    counts = [int(n * w / total) for w in weights]
-    counts[0] += n - sum(counts)
+    counts = peers.zipf(n, HELD, ZIPF)
     values = [f"/held/{i}" for i in range(HELD)] + [f"/absent/{i}" for i in range(ABSENT)]
     return values, counts + [0] * ABSENT
 
