@@ -25,6 +25,8 @@ mod assets;
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
 mod dashboard;
+#[path = "serve/copy.rs"]
+pub(crate) mod copy;
 #[path = "serve/database.rs"]
 mod database;
 #[path = "serve/export.rs"]

@@ -171,23 +171,20 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     }
 }
 
-/// Keeps posting one-report bodies of `metric` to `server` from `clients`
-/// threads until `stop`; counts the 200s in `acked` and returns every
-/// status seen with its Retry-After.
-fn load(server: std::net::SocketAddr, body: Arc<String>, stop: Arc<AtomicBool>, acked: Arc<AtomicUsize>) -> std::thread::JoinHandle<Vec<(u16, Option<String>)>> {
+/// Keeps posting `body` (`per` reports of "colors") to `server` on one
+/// keep-alive connection until `stop` (or the connection fails); counts the
+/// reports of the 200s in `acked` and returns every status seen with its
+/// Retry-After.
+fn load(server: std::net::SocketAddr, (body, per): (Arc<String>, usize), stop: Arc<AtomicBool>, acked: Arc<AtomicUsize>) -> std::thread::JoinHandle<Vec<(u16, Option<String>)>> {
     std::thread::spawn(move || {
         let mut seen = Vec::new();
+        let Ok(mut connection) = Connection::open(server) else { return seen };
         while !stop.load(Ordering::SeqCst) {
-            let Ok(mut connection) = Connection::open(server) else { break };
-            match connection.request("POST", "/api/metrics/colors/reports", body.as_bytes()) {
-                Ok(response) => {
-                    if response.status == 200 {
-                        acked.fetch_add(1, Ordering::SeqCst);
-                    }
-                    seen.push((response.status, response.header("retry-after").map(str::to_string)));
-                }
-                Err(_) => break,
+            let Ok(response) = connection.request("POST", "/api/metrics/colors/reports", body.as_bytes()) else { break };
+            if response.status == 200 {
+                acked.fetch_add(per, Ordering::SeqCst);
             }
+            seen.push((response.status, response.header("retry-after").map(str::to_string)));
         }
         seen
     })
@@ -199,19 +196,22 @@ fn two_collectors_under_load_one_killed_lose_nothing_acknowledged_and_store_noth
     let scratch = Scratch::new("pg-kill");
     let url = cluster.url("collector");
     let (mut a, b) = (start_on(&scratch, &url), start_on(&scratch, &url));
-    let body = Arc::new(reports(&scratch, "colors", 1, 3).remove(0));
+    // Bodies of 500 reports: a group's transaction is mostly inserts, so
+    // the kill lands in one (a build that answered before the commit would
+    // lose what it answered).
+    let body = (Arc::new(array(&reports(&scratch, "colors", 500, 3))), 500);
     let stop = Arc::new(AtomicBool::new(false));
     let (acked_a, acked_b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let mut threads = Vec::new();
-    for _ in 0..3 {
-        threads.push(load(a.address, Arc::clone(&body), Arc::clone(&stop), Arc::clone(&acked_a)));
-        threads.push(load(b.address, Arc::clone(&body), Arc::clone(&stop), Arc::clone(&acked_b)));
+    for _ in 0..4 {
+        threads.push(load(a.address, (Arc::clone(&body.0), body.1), Arc::clone(&stop), Arc::clone(&acked_a)));
+        threads.push(load(b.address, (Arc::clone(&body.0), body.1), Arc::clone(&stop), Arc::clone(&acked_b)));
     }
-    assert!(Cluster::until(Duration::from_secs(30), || acked_a.load(Ordering::SeqCst) >= 300));
+    assert!(Cluster::until(Duration::from_secs(30), || acked_a.load(Ordering::SeqCst) >= 20_000));
     a.signal("KILL");
     a.wait(Duration::from_secs(10)).expect("killed");
     let killed_at = acked_a.load(Ordering::SeqCst);
-    assert!(Cluster::until(Duration::from_secs(30), || acked_b.load(Ordering::SeqCst) >= 300));
+    assert!(Cluster::until(Duration::from_secs(30), || acked_b.load(Ordering::SeqCst) >= killed_at + 20_000));
     stop.store(true, Ordering::SeqCst);
     for thread in threads {
         thread.join().unwrap();
@@ -222,7 +222,7 @@ fn two_collectors_under_load_one_killed_lose_nothing_acknowledged_and_store_noth
     assert_eq!(acked_a, killed_at);
     let stored: usize = cluster.psql("collector", "SELECT count(*) FROM localdp.reports").parse().unwrap();
     assert!(stored >= acked_a + acked_b, "stored {stored}, acknowledged {acked_a} + {acked_b}");
-    assert!(stored <= acked_a + acked_b + 3, "stored {stored}: at most the 3 posts in flight at A unanswered");
+    assert!(stored <= acked_a + acked_b + 4 * 500, "stored {stored}: at most the 4 posts in flight at A unanswered");
     // The states count exactly what is stored: B's estimate, once it has
     // read A's last state, counts every stored report.
     assert!(Cluster::until(Duration::from_secs(10), || b.get("/api/metrics/colors").json()["n"] == stored));
@@ -233,10 +233,10 @@ fn the_database_restarted_under_load_is_503_with_retry_after_and_the_collector_r
     let cluster = Cluster::start("restart");
     let scratch = Scratch::new("pg-restart");
     let server = start_on(&scratch, &cluster.url("collector"));
-    let body = Arc::new(reports(&scratch, "colors", 1, 5).remove(0));
+    let body = (Arc::new(reports(&scratch, "colors", 1, 5).remove(0)), 1);
     let stop = Arc::new(AtomicBool::new(false));
     let acked = Arc::new(AtomicUsize::new(0));
-    let threads: Vec<_> = (0..3).map(|_| load(server.address, Arc::clone(&body), Arc::clone(&stop), Arc::clone(&acked))).collect();
+    let threads: Vec<_> = (0..3).map(|_| load(server.address, (Arc::clone(&body.0), 1), Arc::clone(&stop), Arc::clone(&acked))).collect();
     assert!(Cluster::until(Duration::from_secs(30), || acked.load(Ordering::SeqCst) >= 200));
     cluster.restart(Duration::from_secs(2));
     let after = acked.load(Ordering::SeqCst);
@@ -255,4 +255,42 @@ fn the_database_restarted_under_load_is_503_with_retry_after_and_the_collector_r
     assert!((acked..=acked + 3).contains(&stored), "stored {stored}, acknowledged {acked}\n{}", server.log());
     // And the estimate counts what is stored (the state, read back).
     assert_eq!(server.get("/api/metrics/colors").json()["n"], stored);
+}
+
+#[test]
+fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
+    let cluster = Cluster::start("copy");
+    let scratch = Scratch::new("pg-copy");
+    let work = workload(&scratch, 200);
+    let mut sqlite = Server::start(&scratch, &[]);
+    post_all(&[&sqlite], &work);
+    let expected = estimates(&sqlite);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+    sqlite.signal("TERM");
+    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    let from = scratch.path("reports.sqlite");
+    let copy = || {
+        std::process::Command::new(common::cli::BIN)
+            .args(["store", "copy", "--from", from.to_str().unwrap(), "--to", &cluster.url("collector")])
+            .output()
+            .unwrap()
+    };
+    let first = copy();
+    let said = String::from_utf8_lossy(&first.stderr).to_string();
+    assert!(first.status.success(), "{said}");
+    assert!(said.contains("metric \"colors\": 200 reports, 1 rejections counted"), "{said}");
+    assert!(said.contains("5 metrics, 1000 reports moved from"), "{said}");
+    assert!(!said.contains(pg::PASSWORD), "{said}");
+    // Run again: refused, nothing stored twice.
+    let again = copy();
+    let refused = String::from_utf8_lossy(&again.stderr).to_string();
+    assert!(!again.status.success());
+    assert!(refused.contains("already holds reports") && refused.contains("nothing was copied"), "{refused}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    // A collector on the copy answers as the SQLite one did.
+    let copied = start_on(&scratch, &cluster.url("collector"));
+    assert_eq!(estimates(&copied), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        assert_eq!(&copied.export(name, &[]), lines);
+    }
 }

@@ -110,6 +110,19 @@ pub struct Item<'a> {
     pub batch: Option<&'a BatchId>,
 }
 
+/// A metric to copy in: its registration, its reports page by page
+/// (`pages(after)`: the next reports with ids past `after`, none at the
+/// end), rejection counts, batch ids and aggregate state.
+pub struct Copied<'a> {
+    pub name: String,
+    pub randomizer: String,
+    pub config: String,
+    pub pages: Box<dyn FnMut(i64) -> StoreResult<Vec<(i64, String)>> + 'a>,
+    pub rejected: RejectionCounts,
+    pub batches: Vec<(String, i64, Option<String>)>,
+    pub state: Aggregator,
+}
+
 /// A connected PostgreSQL store.
 pub struct PgStore {
     /// Drives the pool's connections (one worker thread).
@@ -397,6 +410,96 @@ impl PgStore {
                 .await
                 .map_err(db)?;
             Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    /// Copies metrics in one transaction (`localdp store copy`): all of
+    /// them, or nothing. A metric already holding reports or rejections
+    /// here is refused (a copy run twice stores nothing twice). Their
+    /// states go to this process's slot, merged with what it holds. Per
+    /// metric, the reports moved.
+    pub fn copy(&mut self, metrics: Vec<Copied<'_>>) -> StoreResult<Vec<u64>> {
+        let slot = self.slot;
+        self.runtime.block_on(async {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(db)?;
+            let mut moved = Vec::with_capacity(metrics.len());
+            for mut metric in metrics {
+                let row = transaction
+                    .query_one(
+                        "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
+                         ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id, randomizer, \
+                         ((SELECT count(*) FROM localdp.reports WHERE metric = localdp.metrics.id) \
+                         + (SELECT coalesce(sum(count), 0) FROM localdp.rejections WHERE metric = localdp.metrics.id))::bigint",
+                        &[&metric.name, &metric.randomizer, &metric.config],
+                    )
+                    .await
+                    .map_err(db)?;
+                let (key, randomizer, held): (i64, String, i64) = (row.get(0), row.get(1), row.get(2));
+                if held > 0 {
+                    return Err(format!("metric {:?} already holds reports in {}: nothing was copied", metric.name, self.shown));
+                }
+                if randomizer != metric.randomizer {
+                    transaction
+                        .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &metric.randomizer, &metric.config])
+                        .await
+                        .map_err(db)?;
+                }
+                let insert = transaction
+                    .prepare("INSERT INTO localdp.reports (metric, report) SELECT $1, unnest($2::text[])")
+                    .await
+                    .map_err(db)?;
+                let (mut after, mut count) = (0, 0u64);
+                loop {
+                    let page = (metric.pages)(after)?;
+                    let Some(&(last, _)) = page.last() else { break };
+                    let texts: Vec<&str> = page.iter().map(|(_, text)| text.as_str()).collect();
+                    transaction.execute(&insert, &[&key, &texts]).await.map_err(db)?;
+                    count += page.len() as u64;
+                    after = last;
+                }
+                for reason in Rejection::ALL {
+                    let n = metric.rejected.get(reason);
+                    if n > 0 {
+                        transaction
+                            .execute(
+                                "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3)",
+                                &[&key, &reason.as_str(), &(n as i64)],
+                            )
+                            .await
+                            .map_err(db)?;
+                    }
+                }
+                for (id, size, shuffler) in &metric.batches {
+                    transaction
+                        .execute(
+                            "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4)",
+                            &[&key, id, size, shuffler],
+                        )
+                        .await
+                        .map_err(db)?;
+                }
+                let held = transaction
+                    .query_opt("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE", &[&key, &slot])
+                    .await
+                    .map_err(db)?;
+                if let Some(row) = held {
+                    let held = Aggregator::from_bytes(metric.state.metric().clone(), row.get::<_, &[u8]>(0))
+                        .map_err(|e| format!("database: a stored state of {:?}: {e}", metric.name))?;
+                    metric.state.merge(&held).map_err(|e| format!("database: {e}"))?;
+                }
+                transaction
+                    .execute(
+                        "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
+                         ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
+                        &[&key, &slot, &metric.state.to_bytes()],
+                    )
+                    .await
+                    .map_err(db)?;
+                moved.push(count);
+            }
+            transaction.commit().await.map_err(db)?;
+            Ok(moved)
         })
     }
 

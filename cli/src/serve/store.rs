@@ -304,6 +304,22 @@ impl Store {
         Ok((signed, unsigned))
     }
 
+    /// Every stored metric: key, name, randomizer and config.
+    pub fn metrics(&self) -> StoreResult<Vec<(i64, String, String, String)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT id, name, randomizer, config FROM metrics ORDER BY id").map_err(db)?;
+        let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+    }
+
+    /// Every stored batch id of a metric, with its size and shuffler.
+    pub fn batches(&self, key: i64) -> StoreResult<Vec<(String, i64, Option<String>)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT id, size, shuffler FROM batches WHERE metric = ?1").map_err(db)?;
+        let rows = statement.query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+    }
+
     /// The row id of a metric's newest stored report (0 if none): an export
     /// reads up to it, so reports stored meanwhile are not half-included.
     pub fn last_report(&self, key: i64) -> StoreResult<i64> {
