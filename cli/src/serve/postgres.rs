@@ -27,7 +27,7 @@
 //! (`sslmode=require`) is refused at start.
 
 use super::collector::fold;
-use super::store::{BatchId, StoreResult};
+use super::store::{rejection_counts, BatchId, StoreResult};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
@@ -315,17 +315,7 @@ impl PgStore {
                 .query("SELECT reason, count FROM localdp.rejections WHERE metric = $1", &[&key])
                 .await
                 .map_err(db)?;
-            let mut counts = RejectionCounts::default();
-            for row in rows {
-                let (reason, count): (String, i64) = (row.get(0), row.get(1));
-                let reason = Rejection::ALL
-                    .into_iter()
-                    .find(|r| r.as_str() == reason)
-                    .ok_or_else(|| format!("database: unknown rejection reason {reason:?}"))?;
-                let count = u64::try_from(count).map_err(|_| format!("database: a negative count of {reason} rejections"))?;
-                counts.add(reason, count).map_err(|e| format!("database: {e}"))?;
-            }
-            Ok(counts)
+            rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))
         })
     }
 
