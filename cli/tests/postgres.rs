@@ -294,3 +294,36 @@ fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
         assert_eq!(&copied.export(name, &[]), lines);
     }
 }
+
+/// A shuffler killed after a collector acknowledged its batch, but before
+/// it dropped the batch from its outbox, sends it again at its next start,
+/// here to the other collector on the database: stored once.
+#[test]
+fn a_batch_sent_again_after_a_shuffler_crash_is_stored_once_across_collectors() {
+    let cluster = Cluster::start("resend");
+    let scratch = Scratch::new("pg-resend");
+    let shufflers = scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n"));
+    let args = ["--shuffler-token-file", shufflers.to_str().unwrap()];
+    let url = cluster.url("collector");
+    let start = || Server::try_start_on(&scratch, &url, &args).unwrap_or_else(|log| panic!("{log}"));
+    let (a, b) = (start(), start());
+    let body = array(&reports(&scratch, "colors", 3, 11));
+    let auth = format!("Bearer {SHUFFLER_TOKEN}");
+    let headers = [("Localdp-Batch", "acknowledged"), ("Authorization", auth.as_str())];
+    let first = a.request("POST", "/api/metrics/colors/reports", &headers, Some(body.as_bytes()));
+    assert_eq!(first.status, 200, "{}", first.text());
+    // The shuffler's file, made by a first start, then the batch put back in
+    // its outbox as a kill after the acknowledgement leaves it.
+    let token = ["--token-file", shufflers.to_str().unwrap(), "--batch", "5"];
+    drop(Server::start_shuffler(&scratch, &b, "shuffle.sqlite", &token));
+    let file = rusqlite::Connection::open(scratch.path("shuffle.sqlite")).unwrap();
+    file.execute("INSERT INTO outbox (id, metric, size, body) VALUES ('acknowledged', 'colors', 3, ?1)", [&body]).unwrap();
+    drop(file);
+    let shuffler = Server::start_shuffler(&scratch, &b, "shuffle.sqlite", &token);
+    let sent = shuffler.log_containing("colors: forwarded a shuffled batch of 3 reports");
+    assert!(sent.contains("colors: forwarded a shuffled batch of 3 reports"), "{sent}");
+    let duplicate = b.log_containing("sent again; stored once");
+    assert!(duplicate.contains("colors: a shuffled batch of 3 reports was sent again; stored once"), "{duplicate}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "3");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
+}
