@@ -155,9 +155,9 @@ enum Command {
     /// work per report, and with a target error the users and the ε it
     /// needs (closed forms: docs/choosing-epsilon.md).
     Plan(plan::PlanArgs),
-    /// Run the collector: an HTTP server that stores reports in SQLite, keeps
-    /// each metric's running estimate, and serves the demo page. Prints its
-    /// URL as the first line of stdout.
+    /// Run the collector: an HTTP server that stores reports in SQLite or
+    /// PostgreSQL, keeps each metric's running estimate, and serves the demo
+    /// page. Prints its URL as the first line of stdout.
     Serve(serve::ServeArgs),
     /// Run a shuffler between the pages and the collector: it takes the
     /// collector's report posts, holds the reports on disk, and forwards each

@@ -1,7 +1,8 @@
-//! `localdp serve`: the collector. Stores every accepted report in SQLite,
-//! keeps a running aggregate per metric so an estimate never re-reads a
-//! report (and caches each estimate until something new is committed),
-//! rebuilds the aggregates from the database at start, and serves the demo
+//! `localdp serve`: the collector. Stores every accepted report in SQLite or
+//! PostgreSQL (`serve/database.rs`), keeps a running aggregate per metric
+//! so an estimate never re-reads a report (and caches each estimate until
+//! something new is committed), rebuilds the aggregates from the database
+//! at start (on PostgreSQL, reads the collectors' states), and serves the demo
 //! page, the npm package's web build and the operator's dashboard
 //! (`serve/dashboard.rs`, built in). `docs/collector.md` lists the
 //! endpoints and their JSON.

@@ -158,6 +158,8 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     let refused = |url: &str| Server::try_start_on(&scratch, url, &[]).err().expect("refused at start");
     let wrong = refused(&format!("postgres://{}:not-the-password@127.0.0.1:{}/collector", pg::USER, cluster.port));
     assert!(wrong.contains("refused user \"localdp\" (wrong password or no such user)"), "{wrong}");
+    // With the server's own words.
+    assert!(wrong.contains("password authentication failed for user \"localdp\""), "{wrong}");
     assert!(!wrong.contains("not-the-password"), "{wrong}");
     let missing = refused(&cluster.url("nosuchdb"));
     assert!(missing.contains("the database \"nosuchdb\" does not exist"), "{missing}");
@@ -166,7 +168,9 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     assert!(unreachable.contains("cannot reach the server"), "{unreachable}");
     let tls = refused(&format!("{}?sslmode=require", cluster.url("collector")));
     assert!(tls.contains("sslmode=require: this build has no TLS"), "{tls}");
-    for log in [&missing, &unreachable, &tls] {
+    let malformed = refused(&format!("postgres://{}:{}@127.0.0.1:not-a-port/collector", pg::USER, pg::PASSWORD));
+    assert!(malformed.contains("--db: not a PostgreSQL URL: invalid connection string"), "{malformed}");
+    for log in [&missing, &unreachable, &tls, &malformed] {
         assert!(!log.contains(pg::PASSWORD), "{log}");
     }
 }

@@ -171,15 +171,15 @@ fn connect_error(shown: &str, config: &Config, e: &PoolError) -> String {
     let user = config.get_user().unwrap_or("?");
     let database = config.get_dbname().unwrap_or(user);
     match e {
-        PoolError::Backend(e) => match e.code() {
-            Some(c) if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+        PoolError::Backend(e) => match (e.code(), explain(e)) {
+            (Some(c), e) if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
                 format!("{shown}: the server refused user {user:?} (wrong password or no such user): {e}")
             }
-            Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+            (Some(c), e) if *c == SqlState::INVALID_CATALOG_NAME => {
                 format!("{shown}: the database {database:?} does not exist on the server (create it first): {e}")
             }
-            Some(_) => format!("{shown}: {e}"),
-            None => format!("{shown}: cannot reach the server: {e}"),
+            (Some(_), e) => format!("{shown}: {e}"),
+            (None, e) => format!("{shown}: cannot reach the server: {e}"),
         },
         PoolError::Timeout(_) => format!("{shown}: cannot reach the server: no connection within {} s", TIMEOUT.as_secs()),
         other => format!("{shown}: {other}"),
@@ -198,15 +198,24 @@ fn unavailable(e: &tokio_postgres::Error) -> bool {
     }
 }
 
+/// An error with its cause (tokio-postgres's own text is only its kind,
+/// e.g. "db error"; the cause is the server's message).
+fn explain(e: &tokio_postgres::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
 fn db(e: tokio_postgres::Error) -> String {
-    format!("database: {e}")
+    format!("database: {}", explain(&e))
 }
 
 impl PgStore {
     /// Connects, migrates the schema, and takes a free slot.
     pub fn open(url: &str) -> StoreResult<PgStore> {
         // The parser's errors never quote the URL.
-        let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {e}"))?;
+        let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
         let shown = shown(&config);
         if matches!(config.get_ssl_mode(), SslMode::Require) {
             return Err(format!(
@@ -603,7 +612,7 @@ async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreR
 }
 
 async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (bool, String)> {
-    let pg = |e: tokio_postgres::Error| (unavailable(&e), e.to_string());
+    let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
     let batch_id = transaction
         .prepare_cached(
