@@ -48,9 +48,7 @@ impl Cluster {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("pw"), PASSWORD).unwrap();
-        // A free port: bound, then let go (the cluster takes it at once).
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let cluster = Cluster { dir, port, bin: bin() };
+        let mut cluster = Cluster { dir, port: 0, bin: bin() };
         if root() {
             let owned = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&cluster.dir).status().unwrap();
             assert!(owned.success());
@@ -60,13 +58,28 @@ impl Cluster {
             "-D", data.to_str().unwrap(), "-U", USER, "--pwfile", cluster.dir.join("pw").to_str().unwrap(),
             "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C",
         ]);
-        cluster.pg_ctl("start");
+        // A free port: bound, then let go; taken meanwhile (by a test
+        // starting beside this one), another.
+        for attempt in 1.. {
+            cluster.port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let started = cluster.command("pg_ctl").args(cluster.start_args()).current_dir(&cluster.dir).output().unwrap();
+            if started.status.success() {
+                break;
+            }
+            assert!(attempt < 5, "pg_ctl start failed 5 times: {}", std::fs::read_to_string(cluster.dir.join("log")).unwrap_or_default());
+        }
         cluster.psql("postgres", "CREATE DATABASE collector");
         cluster
     }
 
-    /// Runs one of the cluster's programs as its owner; panics with its
-    /// output if it fails.
+    fn start_args(&self) -> Vec<String> {
+        let data = self.dir.join("data").display().to_string();
+        let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", self.port, self.dir.display());
+        let log = self.dir.join("log").display().to_string();
+        vec!["-D".into(), data, "-o".into(), options, "-l".into(), log, "-w".into(), "start".into()]
+    }
+
+    /// One of the cluster's programs, run as its owner.
     fn command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
         if root() {
@@ -78,6 +91,8 @@ impl Cluster {
         }
     }
 
+    /// Runs one of the cluster's programs as its owner; panics with its
+    /// output if it fails.
     fn run(&self, program: &str, args: &[&str]) -> Output {
         let output = self.command(program).args(args).current_dir(&self.dir).output().unwrap();
         assert!(
@@ -89,26 +104,14 @@ impl Cluster {
         output
     }
 
-    fn pg_ctl(&self, action: &str) {
-        let data = self.dir.join("data");
-        let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", self.port, self.dir.display());
-        let log = self.dir.join("log");
-        match action {
-            "start" => self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]),
-            _ => self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]),
-        };
-    }
-
-    /// Stops the server at once (as a crash would) and starts it again
-    /// after `down`.
+    /// Stops the server at once (as a crash would) and starts it again on
+    /// its port after `down`.
     pub fn restart(&self, down: Duration) {
-        self.pg_ctl("stop");
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
         std::thread::sleep(down);
-        self.pg_ctl("start");
-    }
-
-    pub fn stop(&self) {
-        self.pg_ctl("stop");
+        let args = self.start_args();
+        self.run("pg_ctl", &args.iter().map(String::as_str).collect::<Vec<_>>());
     }
 
     /// Runs SQL over the Unix socket; its output (unaligned, tuples only).
