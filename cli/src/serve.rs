@@ -200,7 +200,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .name("localdp-others".into())
             .spawn(move || {
                 let keys: Vec<_> = metrics.iter().map(|m| (m.key, &*m.metric)).collect();
-                refresher.run(&keys, |index, others| metrics[index].set_others(others));
+                refresher.run(&keys, |index, others, batches| metrics[index].set_others(others, batches));
             })
             .map_err(|e| e.to_string())?;
     }

@@ -148,7 +148,13 @@ fn a_batch_id_is_stored_once_across_collectors() {
     assert_eq!(again.json()["duplicate"], true);
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "30");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
-    assert!(Cluster::until(Duration::from_secs(10), || b.get("/api/metrics/colors").json()["n"] == 30));
+    // Both count it, and its batch, once (B reads them with A's state).
+    for server in [&a, &b] {
+        assert!(Cluster::until(Duration::from_secs(10), || {
+            let metric = server.get("/api/metrics/colors").json();
+            metric["n"] == 30 && metric["shuffled"]["batches"] == 1
+        }));
+    }
 }
 
 #[test]

@@ -116,6 +116,15 @@ struct BatchCounts {
 }
 
 impl BatchCounts {
+    /// The counts of these batches (sizes and shufflers).
+    fn of(sizes: Vec<(u64, String)>) -> BatchCounts {
+        let mut counts = BatchCounts::default();
+        for (size, shuffler) in sizes {
+            counts.add(size, &shuffler);
+        }
+        counts
+    }
+
     fn add(&mut self, size: u64, shuffler: &str) {
         self.smallest = if self.batches == 0 { size } else { self.smallest.min(size) };
         self.batches += 1;
@@ -318,11 +327,8 @@ impl Collected {
             Some((own, others)) => (own, Some(others)),
             None => (Self::replay(&spec, &metric, key, store)?, None),
         };
-        let mut batches = BatchCounts::default();
         let (sizes, unsigned) = store.batch_sizes(key)?;
-        for (size, shuffler) in sizes {
-            batches.add(size, &shuffler);
-        }
+        let batches = BatchCounts::of(sizes);
         if unsigned > 0 {
             eprintln!(
                 "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
@@ -380,14 +386,19 @@ impl Collected {
         *self.totals.lock().expect("no panics while holding the lock") = state;
     }
 
-    /// The other collectors' states, merged, as read now (PostgreSQL).
-    pub fn set_others(&self, others: Aggregator) {
-        let _totals = self.totals.lock().expect("no panics while holding the lock");
-        *self.others.lock().expect("no panics while holding the lock") = Some(others);
+    /// The other collectors' states, merged, and every collector's stored
+    /// batches, as read now (PostgreSQL).
+    pub fn set_others(&self, others: Aggregator, batches: Vec<(u64, String)>) {
+        {
+            let _totals = self.totals.lock().expect("no panics while holding the lock");
+            *self.others.lock().expect("no panics while holding the lock") = Some(others);
+        }
+        *self.batches.lock().expect("no panics while holding the lock") = BatchCounts::of(batches);
     }
 
     /// Counts a shuffled batch of `size` accepted reports from the shuffler
-    /// token `shuffler` (its fingerprint), once stored.
+    /// token `shuffler` (its fingerprint), once stored (SQLite; on
+    /// PostgreSQL the batches are read with the other collectors' states).
     pub fn count_batch(&self, size: u64, shuffler: &str) {
         self.batches.lock().expect("no panics while holding the lock").add(size, shuffler);
     }

@@ -367,22 +367,7 @@ impl PgStore {
     }
 
     pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
-        self.run(async {
-            let rows = self
-                .client()
-                .await?
-                .query("SELECT size, shuffler FROM localdp.batches WHERE metric = $1 AND size > 0", &[&key])
-                .await
-                .map_err(db)?;
-            let (mut signed, mut unsigned) = (Vec::new(), 0);
-            for row in rows {
-                match (row.get::<_, i64>(0) as u64, row.get::<_, Option<String>>(1)) {
-                    (size, Some(shuffler)) => signed.push((size, shuffler)),
-                    (_, None) => unsigned += 1,
-                }
-            }
-            Ok((signed, unsigned))
-        })
+        self.run(async { batch_sizes(&self.client().await?, key).await })
     }
 
     pub fn last_report(&self, key: i64) -> StoreResult<i64> {
@@ -517,10 +502,11 @@ pub struct Refresher {
 }
 
 impl Refresher {
-    /// Every [`REFRESH`]: `each(index, others)` with the merged states of
-    /// the other slots, per `(key, metric)`. A failed read is logged and
+    /// Every [`REFRESH`]: `each(index, others, batches)` with the merged
+    /// states of the other slots and every collector's stored batches (as
+    /// `batch_sizes` lists them), per `(key, metric)`. A failed read is logged and
     /// tried again at the next turn (the last states read stay).
-    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator)) {
+    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<(u64, String)>)) {
         let started = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
         let started = started.and_then(|runtime| {
             let pool = runtime.block_on(async { pool(&self.config, 1) })?;
@@ -540,7 +526,7 @@ impl Refresher {
                 let client = pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
                 let mut out = Vec::with_capacity(metrics.len());
                 for (key, metric) in metrics {
-                    out.push(states(&client, *key, metric, self.slot).await?.1);
+                    out.push((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0));
                 }
                 Ok::<_, String>(out)
             });
@@ -550,8 +536,8 @@ impl Refresher {
                         eprintln!("localdp serve: the other collectors' states are read again");
                         failing = false;
                     }
-                    for (index, others) in others.into_iter().enumerate() {
-                        each(index, others);
+                    for (index, (others, batches)) in others.into_iter().enumerate() {
+                        each(index, others, batches);
                     }
                 }
                 Err(e) if !failing => {
@@ -594,6 +580,24 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
             .map_err(db)?;
     }
     transaction.commit().await.map_err(db)
+}
+
+/// The sizes and shufflers of a metric's stored batches that held an
+/// accepted report, and how many of those have no shuffler (the SQLite
+/// store's `batch_sizes`).
+async fn batch_sizes(client: &Object, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+    let rows = client
+        .query("SELECT size, shuffler FROM localdp.batches WHERE metric = $1 AND size > 0", &[&key])
+        .await
+        .map_err(db)?;
+    let (mut signed, mut unsigned) = (Vec::new(), 0);
+    for row in rows {
+        match (row.get::<_, i64>(0) as u64, row.get::<_, Option<String>>(1)) {
+            (size, Some(shuffler)) => signed.push((size, shuffler)),
+            (_, None) => unsigned += 1,
+        }
+    }
+    Ok((signed, unsigned))
 }
 
 async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreResult<(Aggregator, Aggregator)> {

@@ -191,8 +191,9 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
             metrics[append.metric].absorb(&append.parsed, &append.rejected);
         }
         // A batch whose reports were all rejected hides no one: its id is
-        // stored (a retry is a duplicate), but it is not counted.
-        if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty()) {
+        // stored (a retry is a duplicate), but it is not counted. (On
+        // PostgreSQL, every collector's batches are read with the states.)
+        if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty() && !replaced) {
             metrics[append.metric].count_batch(append.reports.len() as u64, &batch.shuffler);
         }
         let t = &mut tally[append.metric];
