@@ -117,3 +117,18 @@ need_browser() {
     apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null && apt-get clean
   fi
 }
+
+# The collector's PostgreSQL tests (cli/tests/postgres.rs) start throwaway
+# clusters of their own with Debian's server binaries
+# (/usr/lib/postgresql/N/bin), as the user postgres when run as root; the
+# package's own cluster is not used.
+need_postgres() {
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq && apt-get install -y -qq postgresql >/dev/null && apt-get clean
+    else
+      echo "setup: the collector's tests need PostgreSQL's server (apt-get install postgresql, as root)" >&2
+      exit 1
+    fi
+  fi
+}

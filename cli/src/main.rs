@@ -155,9 +155,9 @@ enum Command {
     /// work per report, and with a target error the users and the ε it
     /// needs (closed forms: docs/choosing-epsilon.md).
     Plan(plan::PlanArgs),
-    /// Run the collector: an HTTP server that stores reports in SQLite, keeps
-    /// each metric's running estimate, and serves the demo page. Prints its
-    /// URL as the first line of stdout.
+    /// Run the collector: an HTTP server that stores reports in SQLite or
+    /// PostgreSQL, keeps each metric's running estimate, and serves the demo
+    /// page. Prints its URL as the first line of stdout.
     Serve(serve::ServeArgs),
     /// Run a shuffler between the pages and the collector: it takes the
     /// collector's report posts, holds the reports on disk, and forwards each
@@ -165,6 +165,26 @@ enum Command {
     /// cannot tell who sent which (docs/shuffler.md). Prints its URL as the
     /// first line of stdout.
     Shuffle(shuffle::ShuffleArgs),
+    /// The collector's stores.
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Copy a collector's SQLite database into PostgreSQL, in one
+    /// transaction: every report, rejection count and batch id, and the
+    /// aggregate states the collectors there read. Refuses a metric that
+    /// already holds reports there (nothing is stored twice); says what it
+    /// moved.
+    Copy {
+        /// The SQLite file (`localdp serve --db FILE`); not in use.
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// The PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE).
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -229,6 +249,7 @@ fn main() -> ExitCode {
         }
         Command::Serve(args) => serve::run(args),
         Command::Shuffle(args) => shuffle::run(args),
+        Command::Store(StoreCommand::Copy { from, to }) => serve::copy::run(&from, &to),
         Command::Plan(args) => plan::run(&args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),

@@ -1,7 +1,8 @@
-//! `localdp serve`: the collector. Stores every accepted report in SQLite,
-//! keeps a running aggregate per metric so an estimate never re-reads a
-//! report (and caches each estimate until something new is committed),
-//! rebuilds the aggregates from the database at start, and serves the demo
+//! `localdp serve`: the collector. Stores every accepted report in SQLite or
+//! PostgreSQL (`serve/database.rs`), keeps a running aggregate per metric
+//! so an estimate never re-reads a report (and caches each estimate until
+//! something new is committed), rebuilds the aggregates from the database
+//! at start (on PostgreSQL, reads the collectors' states), and serves the demo
 //! page, the npm package's web build and the operator's dashboard
 //! (`serve/dashboard.rs`, built in). `docs/collector.md` lists the
 //! endpoints and their JSON.
@@ -25,6 +26,10 @@ mod assets;
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
 mod dashboard;
+#[path = "serve/copy.rs"]
+pub(crate) mod copy;
+#[path = "serve/database.rs"]
+mod database;
 #[path = "serve/export.rs"]
 mod export;
 #[path = "serve/intake.rs"]
@@ -33,6 +38,8 @@ pub(crate) mod intake;
 pub(crate) mod limits;
 #[path = "serve/parquet.rs"]
 mod parquet;
+#[path = "serve/postgres.rs"]
+mod postgres;
 #[path = "serve/response.rs"]
 pub(crate) mod response;
 #[path = "serve/store.rs"]
@@ -62,7 +69,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::{BatchId, Store};
+use database::{Database, Unstored};
+use store::BatchId;
 use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;
 use response::{api_headers, json, retry_later};
@@ -74,7 +82,9 @@ pub struct ServeArgs {
     /// TCP port; 0 picks a free one (the URL printed first says which).
     #[arg(long, default_value_t = 8080)]
     port: u16,
-    /// The SQLite database of stored reports (created if missing).
+    /// The database of stored reports: a SQLite file (created if missing),
+    /// or a PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE),
+    /// which several collectors can share.
     #[arg(long, default_value = "localdp.sqlite")]
     db: PathBuf,
     /// The metrics: a JSON array of {"name", "title", "unit", "config"}, each
@@ -146,7 +156,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let specs = collector::read_metrics_file(&metrics_file)?;
     let telemetry = Arc::new(Telemetry::new(specs.len()));
     let front = Arc::new(args.front.front("localdp serve", Arc::clone(&telemetry))?);
-    let mut store = Store::open(&args.db)?;
+    let mut store = Database::open(&args.db)?;
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -157,7 +167,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     eprintln!(
         "localdp serve: {} ({} metrics from {}, rebuilt in {} ms)",
-        args.db.display(),
+        store.describe(&args.db),
         metrics.len(),
         metrics_file.display(),
         started.elapsed().as_millis()
@@ -184,6 +194,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
     let min_users = metrics.iter().map(|m| localdp::plan::min_users(&m.metric)).collect();
     let metrics = Arc::new(metrics);
+    if let Some(refresher) = store.refresher() {
+        let metrics = Arc::clone(&metrics);
+        std::thread::Builder::new()
+            .name("localdp-others".into())
+            .spawn(move || {
+                let keys: Vec<_> = metrics.iter().map(|m| (m.key, &*m.metric)).collect();
+                refresher.run(&keys, |index, others, batches| metrics[index].set_others(others, batches));
+            })
+            .map_err(|e| e.to_string())?;
+    }
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
@@ -509,6 +529,12 @@ async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<BatchId>
                     StatusCode::OK,
                     json!({"accepted": 0, "rejected": RejectionCounts::default(), "duplicate": true}),
                 );
+            }
+            (true, Ok(Err(Unstored::Unavailable))) => {
+                // The writer logged the database error; the database may be
+                // back in a moment.
+                let error = "the database is unavailable; nothing of the batch was stored or counted; retry after 1 s";
+                return retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1);
             }
             _ => {
                 // The writer logged the database error.

@@ -7,7 +7,7 @@
 //! and never stored. A body that is not JSON, or JSON that is neither an
 //! object nor an array, counts nothing (it is not a report).
 
-use super::store::Store;
+use super::database::Database;
 use localdp::{
     Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
@@ -84,11 +84,15 @@ pub struct Collected {
     pub metric: Arc<Metric>,
     /// Its key in the database.
     pub key: i64,
-    /// Everything accepted and rejected so far (and on disk): the accepted
-    /// reports added one by one, the rejection counts restored from the
-    /// database at start and added to per batch. The one place they are
-    /// counted.
+    /// Everything this collector accepted and rejected so far (and on
+    /// disk): on SQLite, the accepted reports added one by one, the
+    /// rejection counts restored from the database at start and added to per
+    /// batch; on PostgreSQL, its aggregate state as last committed. The one
+    /// place they are counted.
     totals: Mutex<Aggregator>,
+    /// On PostgreSQL, the other collectors' states, merged, as read last
+    /// (every `postgres::REFRESH`); `None` on SQLite. Locked after `totals`.
+    others: Mutex<Option<Aggregator>>,
     /// The last estimate computed per post-processing, with the accepted
     /// and rejected counts it covers: while they are unchanged (nothing new
     /// was committed; they only grow) it is the estimate.
@@ -112,6 +116,15 @@ struct BatchCounts {
 }
 
 impl BatchCounts {
+    /// The counts of these batches (sizes and shufflers).
+    fn of(sizes: Vec<(u64, String)>) -> BatchCounts {
+        let mut counts = BatchCounts::default();
+        for (size, shuffler) in sizes {
+            counts.add(size, &shuffler);
+        }
+        counts
+    }
+
     fn add(&mut self, size: u64, shuffler: &str) {
         self.smallest = if self.batches == 0 { size } else { self.smallest.min(size) };
         self.batches += 1;
@@ -267,11 +280,77 @@ pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
     Ok(batch)
 }
 
+/// Adds validated reports and rejection counts to an aggregate (`name`
+/// names the metric in the log).
+pub fn fold(aggregator: &mut Aggregator, reports: &[Report], rejected: &RejectionCounts, name: &str) {
+    for report in reports {
+        // `validate` made the same check: this cannot fail (and would be
+        // counted as a rejection if it did, never lost).
+        if let Err(e) = aggregator.add(report) {
+            eprintln!("{name}: a stored report was refused by the aggregate: {e}");
+        }
+    }
+    if rejected.total() > 0 {
+        let mut counts = *aggregator.rejected();
+        add_counts(&mut counts, rejected, name);
+        aggregator.restore_rejected(counts);
+    }
+}
+
+/// Adds rejection counts to others.
+fn add_counts(counts: &mut RejectionCounts, more: &RejectionCounts, name: &str) {
+    for reason in Rejection::ALL {
+        // Past 2^53 rejections: counted nowhere, and said so.
+        if let Err(e) = counts.add(reason, more.get(reason)) {
+            eprintln!("{name}: rejections not counted: {e}");
+        }
+    }
+}
+
+/// Accepted reports and rejections of this collector's aggregate and the
+/// others' (if any), together.
+fn merged_counts(totals: &Aggregator, others: Option<&Aggregator>, name: &str) -> (u64, RejectionCounts) {
+    let (mut n, mut rejected) = (totals.n(), *totals.rejected());
+    if let Some(others) = others {
+        n += others.n();
+        add_counts(&mut rejected, others.rejected(), name);
+    }
+    (n, rejected)
+}
+
 impl Collected {
     /// The metric's running aggregate and batch counts, rebuilt from the
-    /// database. Fails if a stored report no longer validates under the
-    /// config.
-    pub fn rebuild(spec: MetricSpec, metric: Metric, key: i64, store: &Store) -> Result<Collected, String> {
+    /// database (on PostgreSQL, read from the collectors' states). Fails if
+    /// a stored report (or state) no longer validates under the config.
+    pub fn rebuild(spec: MetricSpec, metric: Metric, key: i64, store: &Database) -> Result<Collected, String> {
+        let (aggregator, others) = match store.states(key, &metric)? {
+            Some((own, others)) => (own, Some(others)),
+            None => (Self::replay(&spec, &metric, key, store)?, None),
+        };
+        let (sizes, unsigned) = store.batch_sizes(key)?;
+        let batches = BatchCounts::of(sizes);
+        if unsigned > 0 {
+            eprintln!(
+                "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
+                 (--shuffler-token-file) are not counted as shuffled: any token holder could post them \
+                 (their reports are counted, as reports posted directly)",
+                spec.name
+            );
+        }
+        Ok(Collected {
+            spec,
+            metric: Arc::new(metric),
+            key,
+            totals: Mutex::new(aggregator),
+            others: Mutex::new(others),
+            estimates: Mutex::new(Vec::new()),
+            batches: Mutex::new(batches),
+            central: Mutex::new(None),
+        })
+    }
+
+    /// The aggregate of every stored report, added again (SQLite).
+    fn replay(spec: &MetricSpec, metric: &Metric, key: i64, store: &Database) -> Result<Aggregator, String> {
         let mut aggregator = Aggregator::new(metric.clone());
         let mut stale = RejectionCounts::default();
         let mut first = None;
@@ -292,55 +371,34 @@ impl Collected {
             ));
         }
         aggregator.restore_rejected(store.rejections(key)?);
-        let mut batches = BatchCounts::default();
-        let (sizes, unsigned) = store.batch_sizes(key)?;
-        for (size, shuffler) in sizes {
-            batches.add(size, &shuffler);
-        }
-        if unsigned > 0 {
-            eprintln!(
-                "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
-                 (--shuffler-token-file) are not counted as shuffled: any token holder could post them \
-                 (their reports are counted, as reports posted directly)",
-                spec.name
-            );
-        }
-        Ok(Collected {
-            spec,
-            metric: Arc::new(metric),
-            key,
-            totals: Mutex::new(aggregator),
-            estimates: Mutex::new(Vec::new()),
-            batches: Mutex::new(batches),
-            central: Mutex::new(None),
-        })
+        Ok(aggregator)
     }
 
     /// Adds a stored batch (its validated reports and its rejections) to
     /// the running aggregate: `O(reports)` under the lock.
     pub fn absorb(&self, reports: &[Report], rejected: &RejectionCounts) {
-        let mut totals = self.totals.lock().expect("no panics while holding the lock");
-        for report in reports {
-            // `validate` made the same check: this cannot fail (and would be
-            // counted as a rejection if it did, never lost).
-            if let Err(e) = totals.add(report) {
-                eprintln!("{}: a stored report was refused by the aggregate: {e}", self.spec.name);
-            }
+        fold(&mut self.totals.lock().expect("no panics while holding the lock"), reports, rejected, &self.spec.name);
+    }
+
+    /// This collector's aggregate as committed (PostgreSQL: the state the
+    /// transaction wrote), in place of the one before.
+    pub fn replace(&self, state: Aggregator) {
+        *self.totals.lock().expect("no panics while holding the lock") = state;
+    }
+
+    /// The other collectors' states, merged, and every collector's stored
+    /// batches, as read now (PostgreSQL).
+    pub fn set_others(&self, others: Aggregator, batches: Vec<(u64, String)>) {
+        {
+            let _totals = self.totals.lock().expect("no panics while holding the lock");
+            *self.others.lock().expect("no panics while holding the lock") = Some(others);
         }
-        if rejected.total() > 0 {
-            let mut counts = *totals.rejected();
-            for reason in Rejection::ALL {
-                // Past 2^53 rejections: counted nowhere, and said so.
-                if let Err(e) = counts.add(reason, rejected.get(reason)) {
-                    eprintln!("{}: rejections not counted: {e}", self.spec.name);
-                }
-            }
-            totals.restore_rejected(counts);
-        }
+        *self.batches.lock().expect("no panics while holding the lock") = BatchCounts::of(batches);
     }
 
     /// Counts a shuffled batch of `size` accepted reports from the shuffler
-    /// token `shuffler` (its fingerprint), once stored.
+    /// token `shuffler` (its fingerprint), once stored (SQLite; on
+    /// PostgreSQL the batches are read with the other collectors' states).
     pub fn count_batch(&self, size: u64, shuffler: &str) {
         self.batches.lock().expect("no panics while holding the lock").add(size, shuffler);
     }
@@ -375,31 +433,28 @@ impl Collected {
     /// Accepted reports and rejections so far, read together.
     pub fn counts(&self) -> (u64, RejectionCounts) {
         let totals = self.totals.lock().expect("no panics while holding the lock");
-        (totals.n(), *totals.rejected())
+        let others = self.others.lock().expect("no panics while holding the lock");
+        merged_counts(&totals, others.as_ref(), &self.spec.name)
     }
 
     /// Accepted reports so far.
     pub fn n(&self) -> u64 {
-        self.totals.lock().expect("no panics while holding the lock").n()
+        self.counts().0
     }
 
     /// Rejected reports so far, by reason.
     pub fn rejected(&self) -> RejectionCounts {
-        *self.totals.lock().expect("no panics while holding the lock").rejected()
+        self.counts().1
     }
 
     /// The estimate's text if the one computed last still holds.
     pub fn cached(&self, post: PostProcessing) -> Option<Arc<str>> {
-        let totals = self.totals.lock().expect("no panics while holding the lock");
-        self.lookup(&totals, post)
+        self.lookup(self.counts(), post)
     }
 
-    fn lookup(&self, totals: &Aggregator, post: PostProcessing) -> Option<Arc<str>> {
+    fn lookup(&self, (n, rejected): (u64, RejectionCounts), post: PostProcessing) -> Option<Arc<str>> {
         let estimates = self.estimates.lock().expect("no panics while holding the lock");
-        estimates
-            .iter()
-            .find(|c| c.post == post && c.n == totals.n() && c.rejected == *totals.rejected())
-            .map(|c| Arc::clone(&c.text))
+        estimates.iter().find(|c| c.post == post && c.n == n && c.rejected == rejected).map(|c| Arc::clone(&c.text))
     }
 
     /// The estimate over everything stored, as the text `localdp aggregate
@@ -412,10 +467,18 @@ impl Collected {
     pub fn estimate(&self, post: PostProcessing) -> Result<Arc<str>, (Error, u64, RejectionCounts)> {
         let aggregator = {
             let totals = self.totals.lock().expect("no panics while holding the lock");
-            if let Some(text) = self.lookup(&totals, post) {
+            let others = self.others.lock().expect("no panics while holding the lock");
+            if let Some(text) = self.lookup(merged_counts(&totals, others.as_ref(), &self.spec.name), post) {
                 return Ok(text);
             }
-            totals.clone()
+            let mut aggregator = totals.clone();
+            if let Some(others) = others.as_ref() {
+                // The same config (the states were read for it): cannot fail.
+                if let Err(e) = aggregator.merge(others) {
+                    eprintln!("{}: the other collectors' states are not counted: {e}", self.spec.name);
+                }
+            }
+            aggregator
         };
         let (n, rejected) = (aggregator.n(), *aggregator.rejected());
         let estimate = aggregator.estimate(post).map_err(|e| (e, n, rejected))?;
@@ -455,6 +518,7 @@ mod tests {
         let collected = Collected {
             spec,
             totals: Mutex::new(Aggregator::new(metric.clone())),
+            others: Mutex::default(),
             estimates: Mutex::new(Vec::new()),
             metric: Arc::new(metric),
             key: 0,

@@ -108,6 +108,20 @@ pub fn open(path: &Path, schema: &str, version: i64, program: &str) -> StoreResu
     Ok(connection)
 }
 
+/// Rejection counts from stored `(reason, count)` rows (either store's).
+pub fn rejection_counts(rows: impl IntoIterator<Item = (String, i64)>) -> StoreResult<RejectionCounts> {
+    let mut counts = RejectionCounts::default();
+    for (reason, count) in rows {
+        let reason = Rejection::ALL
+            .into_iter()
+            .find(|r| r.as_str() == reason)
+            .ok_or_else(|| format!("database: unknown rejection reason {reason:?}"))?;
+        let count = u64::try_from(count).map_err(|_| format!("database: a negative count of {reason} rejections"))?;
+        counts.add(reason, count).map_err(|e| format!("database: {e}"))?;
+    }
+    Ok(counts)
+}
+
 impl Store {
     /// Opens (or creates) the database and takes its exclusive lock.
     pub fn open(path: &Path) -> StoreResult<Store> {
@@ -190,17 +204,7 @@ impl Store {
         let rows = statement
             .query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
             .map_err(db)?;
-        let mut counts = RejectionCounts::default();
-        for row in rows {
-            let (reason, count) = row.map_err(db)?;
-            let reason = Rejection::ALL
-                .into_iter()
-                .find(|r| r.as_str() == reason)
-                .ok_or_else(|| format!("database: unknown rejection reason {reason:?}"))?;
-            let count = u64::try_from(count).map_err(|_| format!("database: a negative count of {reason} rejections"))?;
-            counts.add(reason, count).map_err(|e| format!("database: {e}"))?;
-        }
-        Ok(counts)
+        rejection_counts(rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)?)
     }
 
     /// Names and report counts of stored metrics not in `configured`.
@@ -302,6 +306,22 @@ impl Store {
             }
         }
         Ok((signed, unsigned))
+    }
+
+    /// Every stored metric: key, name, randomizer and config.
+    pub fn metrics(&self) -> StoreResult<Vec<(i64, String, String, String)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT id, name, randomizer, config FROM metrics ORDER BY id").map_err(db)?;
+        let rows = statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+    }
+
+    /// Every stored batch id of a metric, with its size and shuffler.
+    pub fn batches(&self, key: i64) -> StoreResult<Vec<(String, i64, Option<String>)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut statement = self.connection.prepare("SELECT id, size, shuffler FROM batches WHERE metric = ?1").map_err(db)?;
+        let rows = statement.query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
     }
 
     /// The row id of a metric's newest stored report (0 if none): an export

@@ -15,7 +15,8 @@
 //! commits (an exclusive-locked SQLite file has one connection).
 
 use super::collector::Collected;
-use super::store::{BatchId, Store};
+use super::database::{Database, Item, Unstored};
+use super::store::BatchId;
 use super::telemetry::Telemetry;
 use localdp::{RejectionCounts, Report};
 use std::io::Write;
@@ -45,8 +46,8 @@ pub struct Append {
     pub batch: Option<BatchId>,
     /// `Ok(true)` once committed and counted, `Ok(false)` if its batch id
     /// was stored before (nothing of it is stored or counted again); `Err`
-    /// if nothing of it was.
-    pub reply: oneshot::Sender<Result<bool, ()>>,
+    /// if nothing of it was, and why.
+    pub reply: oneshot::Sender<Result<bool, Unstored>>,
 }
 
 /// A page of a metric's stored reports.
@@ -76,7 +77,7 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn start(store: Store, metrics: Arc<Vec<Collected>>, telemetry: Arc<Telemetry>) -> std::io::Result<Writer> {
+    pub fn start(store: Database, metrics: Arc<Vec<Collected>>, telemetry: Arc<Telemetry>) -> std::io::Result<Writer> {
         let (queue, jobs) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("localdp-writer".into())
@@ -103,7 +104,7 @@ impl Writer {
     }
 }
 
-fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mpsc::Receiver<Job>) {
+fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: &mpsc::Receiver<Job>) {
     let mut stopping = false;
     loop {
         // The first job: wait for it (once stopping, only take what is queued).
@@ -139,24 +140,46 @@ fn run(mut store: Store, metrics: &[Collected], telemetry: &Telemetry, jobs: &mp
 }
 
 /// Stores a group in one transaction, then counts and answers it.
-fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
+fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
     let started = Instant::now();
-    let stored = store.append_group(
-        group.iter().map(|a| (metrics[a.metric].key, &a.reports[..], &a.rejected, a.batch.as_ref())),
-    );
+    let items: Vec<Item> = group
+        .iter()
+        .map(|a| {
+            let m = &metrics[a.metric];
+            Item {
+                key: m.key,
+                metric: &m.metric,
+                name: &m.spec.name,
+                reports: &a.reports,
+                parsed: &a.parsed,
+                rejected: &a.rejected,
+                batch: a.batch.as_ref(),
+            }
+        })
+        .collect();
+    let stored = store.append_group(&items);
+    drop(items);
     telemetry.commit.observe_duration(started.elapsed());
     telemetry.group.observe(group.len() as f64);
-    let stored = match stored {
+    let (stored, states) = match stored {
         Ok(stored) => stored,
-        Err(e) => {
+        Err((why, e)) => {
             let reports: usize = group.iter().map(|a| a.reports.len() + a.rejected.total() as usize).sum();
             eprintln!("database error, {} batches of {reports} reports not counted: {e}", group.len());
             for append in group {
-                let _ = append.reply.send(Err(()));
+                let _ = append.reply.send(Err(why));
             }
             return;
         }
     };
+    // On PostgreSQL, this collector's states as committed replace its
+    // aggregates (they count the group); on SQLite the group is added.
+    let replaced = states.is_some();
+    for (key, state) in states.into_iter().flatten() {
+        if let Some(metric) = metrics.iter().find(|m| m.key == key) {
+            metric.replace(state);
+        }
+    }
     // Per metric: accepted, rejected, requests (one log line each).
     let mut tally = vec![(0usize, 0u64, 0usize); metrics.len()];
     for (append, &new) in group.iter().zip(&stored) {
@@ -164,10 +187,13 @@ fn commit(store: &mut Store, metrics: &[Collected], telemetry: &Telemetry, group
             eprintln!("{}: a shuffled batch of {} reports was sent again; stored once", metrics[append.metric].spec.name, append.reports.len());
             continue;
         }
-        metrics[append.metric].absorb(&append.parsed, &append.rejected);
+        if !replaced {
+            metrics[append.metric].absorb(&append.parsed, &append.rejected);
+        }
         // A batch whose reports were all rejected hides no one: its id is
-        // stored (a retry is a duplicate), but it is not counted.
-        if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty()) {
+        // stored (a retry is a duplicate), but it is not counted. (On
+        // PostgreSQL, every collector's batches are read with the states.)
+        if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty() && !replaced) {
             metrics[append.metric].count_batch(append.reports.len() as u64, &batch.shuffler);
         }
         let t = &mut tally[append.metric];

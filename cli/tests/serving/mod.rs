@@ -94,10 +94,18 @@ impl Server {
         Server::launch(scratch, &args, None).unwrap_or_else(|log| panic!("the shuffler did not start:\n{log}"))
     }
 
+    /// Starts the server on the database `db` (a file or a URL).
+    pub fn try_start_on(scratch: &Scratch, db: &str, extra: &[&str]) -> Result<Server, String> {
+        Server::spawn_on(scratch, db, extra, None)
+    }
+
     fn spawn(scratch: &Scratch, extra: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
-        let db = scratch.path("reports.sqlite");
+        Server::spawn_on(scratch, scratch.path("reports.sqlite").to_str().unwrap(), extra, file_limit_kib)
+    }
+
+    fn spawn_on(scratch: &Scratch, db: &str, extra: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
         let metrics = scratch.path("metrics.json");
-        let mut args: Vec<&str> = vec!["serve", "--port", "0", "--db", db.to_str().unwrap()];
+        let mut args: Vec<&str> = vec!["serve", "--port", "0", "--db", db];
         if !extra.contains(&"--www") {
             args.extend(["--metrics", metrics.to_str().unwrap()]);
         }

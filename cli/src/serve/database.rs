@@ -1,0 +1,118 @@
+//! The collector's database, whichever it is: a SQLite file (`store.rs`,
+//! one collector) or PostgreSQL (`postgres.rs`, `--db postgres://…`, any
+//! number of collectors). The writer and the start only talk to this.
+
+pub use super::postgres::{Item, Unstored};
+use super::postgres::{self, PgStore, Refresher};
+use super::store::{Store, StoreResult};
+use localdp::{Aggregator, Metric, RejectionCounts};
+use std::path::Path;
+
+pub enum Database {
+    Sqlite(Store),
+    Postgres(PgStore),
+}
+
+/// A group stored: per batch, stored (`true`) or a duplicate; and, on
+/// PostgreSQL, this collector's new aggregate state of each metric touched
+/// (by key), which replaces the one in memory. On SQLite (`None`) the
+/// stored batches are added to the aggregates in memory.
+pub type Stored = (Vec<bool>, Option<Vec<(i64, Aggregator)>>);
+
+impl Database {
+    /// `--db`: a `postgres://` or `postgresql://` URL, else a SQLite file.
+    pub fn open(db: &Path) -> StoreResult<Database> {
+        match db.to_str().filter(|db| postgres::is_url(db)) {
+            Some(url) => PgStore::open(url).map(Database::Postgres),
+            None => Store::open(db).map(Database::Sqlite),
+        }
+    }
+
+    /// What the log names: the file, or the URL without its password.
+    pub fn describe(&self, db: &Path) -> String {
+        match self {
+            Database::Sqlite(_) => db.display().to_string(),
+            Database::Postgres(pg) => pg.describe(),
+        }
+    }
+
+    pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
+        match self {
+            Database::Sqlite(s) => s.register(name, randomizer, config),
+            Database::Postgres(p) => p.register(name, randomizer, config),
+        }
+    }
+
+    /// On PostgreSQL, this collector's aggregate state of a metric and the
+    /// other collectors' merged (read, not rebuilt from the reports);
+    /// `None` on SQLite, where the aggregate is rebuilt with [`Database::replay`].
+    pub fn states(&self, key: i64, metric: &Metric) -> StoreResult<Option<(Aggregator, Aggregator)>> {
+        match self {
+            Database::Sqlite(_) => Ok(None),
+            Database::Postgres(p) => p.states(key, metric).map(Some),
+        }
+    }
+
+    /// Calls `each` on every stored report of a metric, oldest first
+    /// (SQLite only: PostgreSQL keeps states).
+    pub fn replay(&self, key: i64, each: impl FnMut(&str)) -> StoreResult<()> {
+        match self {
+            Database::Sqlite(s) => s.replay(key, each),
+            Database::Postgres(_) => Ok(()),
+        }
+    }
+
+    pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
+        match self {
+            Database::Sqlite(s) => s.rejections(key),
+            Database::Postgres(p) => p.rejections(key),
+        }
+    }
+
+    pub fn unconfigured(&self, configured: &[&str]) -> StoreResult<Vec<(String, u64)>> {
+        match self {
+            Database::Sqlite(s) => s.unconfigured(configured),
+            Database::Postgres(p) => p.unconfigured(configured),
+        }
+    }
+
+    /// Stores a group in one transaction, all or nothing; else why not.
+    pub fn append_group(&mut self, batches: &[Item<'_>]) -> Result<Stored, (Unstored, String)> {
+        match self {
+            Database::Sqlite(s) => s
+                .append_group(batches.iter().map(|b| (b.key, b.reports, b.rejected, b.batch)))
+                .map(|stored| (stored, None))
+                .map_err(|e| (Unstored::Failed, e.to_string())),
+            Database::Postgres(p) => p.append_group(batches).map(|(stored, states)| (stored, Some(states))),
+        }
+    }
+
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+        match self {
+            Database::Sqlite(s) => s.batch_sizes(key),
+            Database::Postgres(p) => p.batch_sizes(key),
+        }
+    }
+
+    pub fn last_report(&self, key: i64) -> StoreResult<i64> {
+        match self {
+            Database::Sqlite(s) => s.last_report(key),
+            Database::Postgres(p) => p.last_report(key),
+        }
+    }
+
+    pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+        match self {
+            Database::Sqlite(s) => s.page(key, after, upto, limit),
+            Database::Postgres(p) => p.page(key, after, upto, limit),
+        }
+    }
+
+    /// On PostgreSQL, what keeps the other collectors' states read.
+    pub fn refresher(&self) -> Option<Refresher> {
+        match self {
+            Database::Sqlite(_) => None,
+            Database::Postgres(p) => Some(p.refresher()),
+        }
+    }
+}

@@ -1,0 +1,696 @@
+//! The collector's store on PostgreSQL (`--db postgres://…`): the tables of
+//! the SQLite store (`store.rs`), in a schema of their own (`localdp`),
+//! shared by every collector on the database, plus one aggregate state per
+//! collector and metric:
+//!
+//! ```sql
+//! localdp.migrations (version, applied)               -- the migrations applied, one row each
+//! localdp.metrics    (id, name UNIQUE, randomizer, config)
+//! localdp.reports    (id, metric → metrics.id, report)
+//! localdp.rejections (metric, reason, count)
+//! localdp.batches    (metric, id, size, shuffler)      -- one per (metric, id), across all collectors
+//! localdp.states     (metric, slot, state)             -- a collector's aggregate (`Aggregator::to_bytes`)
+//! ```
+//!
+//! A collector takes a free *slot* at start (a session advisory lock, held
+//! while it runs; a killed collector's slot is freed with its connection)
+//! and, in the transaction of each group's reports, rewrites its slot's
+//! state with them added. The state row is read `FOR UPDATE` in that
+//! transaction, so even two processes on one slot add up. What a collector
+//! estimates is its own state (current) merged with the other slots'
+//! states, read again every [`REFRESH`]: an estimate misses at most what
+//! the others acknowledged in the last [`REFRESH`] (plus one read). A
+//! restarted collector reads the states, not the reports.
+//!
+//! A commit returns once PostgreSQL has flushed it (`synchronous_commit`
+//! as the server has it; `on` by default). No TLS: a URL that asks for it
+//! (`sslmode=require`) is refused at start.
+
+use super::collector::fold;
+use super::store::{rejection_counts, BatchId, StoreResult};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
+use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
+use std::time::Duration;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Config, NoTls};
+
+/// How often a collector reads the other collectors' states again: the
+/// staleness of what they acknowledged, in its estimates.
+pub const REFRESH: Duration = Duration::from_secs(1);
+/// Connecting, and waiting for a pooled connection, give up after this.
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections per collector (the writer, exports and the start's reads).
+const POOL_SIZE: usize = 4;
+/// Collectors on one database at most (slots).
+const SLOTS: i32 = 1024;
+/// The first key of this program's advisory locks ("ldp"); the second is
+/// the slot, or -1 for migrations.
+const LOCKS: i32 = 0x6c_6470;
+
+/// The migrations, in order: version `i + 1` is `MIGRATIONS[i]`. A database
+/// migrated further than this build knows is refused.
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE localdp.metrics (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    randomizer TEXT NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE localdp.reports (
+    id BIGSERIAL PRIMARY KEY,
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    report TEXT NOT NULL
+);
+CREATE INDEX reports_by_metric ON localdp.reports(metric, id);
+CREATE TABLE localdp.rejections (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    reason TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    PRIMARY KEY (metric, reason)
+);
+CREATE TABLE localdp.batches (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    id TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    shuffler TEXT,
+    PRIMARY KEY (metric, id)
+);
+CREATE TABLE localdp.states (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    slot INTEGER NOT NULL,
+    state BYTEA NOT NULL,
+    PRIMARY KEY (metric, slot)
+);
+"];
+
+/// Whether `--db` names a PostgreSQL database rather than a SQLite file.
+pub fn is_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// Why a group was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unstored {
+    /// The database cannot be reached, or asked for a retry (a restart, a
+    /// deadlock): the same batch may be sent again shortly.
+    Unavailable,
+    /// Anything else.
+    Failed,
+}
+
+/// A batch of a group, as the store needs it.
+pub struct Item<'a> {
+    pub key: i64,
+    pub metric: &'a Metric,
+    pub name: &'a str,
+    pub reports: &'a [String],
+    pub parsed: &'a [Report],
+    pub rejected: &'a RejectionCounts,
+    pub batch: Option<&'a BatchId>,
+}
+
+/// A metric to copy in: its registration, its reports page by page
+/// (`pages(after)`: the next reports with ids past `after`, none at the
+/// end), rejection counts, batch ids and aggregate state.
+pub struct Copied<'a> {
+    pub name: String,
+    pub randomizer: String,
+    pub config: String,
+    pub pages: Box<dyn FnMut(i64) -> StoreResult<Vec<(i64, String)>> + 'a>,
+    pub rejected: RejectionCounts,
+    pub batches: Vec<(String, i64, Option<String>)>,
+    pub state: Aggregator,
+}
+
+/// A connected PostgreSQL store.
+pub struct PgStore {
+    /// Drives the pool's connections (one worker thread).
+    runtime: tokio::runtime::Runtime,
+    pool: Pool,
+    config: Config,
+    /// Holds the advisory lock of `slot` for as long as it is open (one of
+    /// the pool's connections, never handed out). If it is lost (the server
+    /// restarted), another collector may take the slot too: their states
+    /// still add up, each read `FOR UPDATE` where it is rewritten.
+    _lock: Object,
+    slot: i32,
+    /// `user@host:port/dbname`: the URL without its password.
+    shown: String,
+}
+
+/// The URL without its password, for messages.
+fn shown(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(host)) => host.clone(),
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or("?"),
+        config.get_dbname().or(config.get_user()).unwrap_or("?")
+    )
+}
+
+fn pool(config: &Config, size: usize) -> StoreResult<Pool> {
+    let manager = Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+    Pool::builder(manager)
+        .max_size(size)
+        .runtime(Runtime::Tokio1)
+        .create_timeout(Some(TIMEOUT))
+        .wait_timeout(Some(TIMEOUT))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// What failed at connecting, named: the password (or user), the
+/// database, or reaching the server. Never the password itself.
+fn connect_error(shown: &str, config: &Config, e: &PoolError) -> String {
+    let user = config.get_user().unwrap_or("?");
+    let database = config.get_dbname().unwrap_or(user);
+    match e {
+        PoolError::Backend(e) => match (e.code(), explain(e)) {
+            (Some(c), e) if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+                format!("{shown}: the server refused user {user:?} (wrong password or no such user): {e}")
+            }
+            (Some(c), e) if *c == SqlState::INVALID_CATALOG_NAME => {
+                format!("{shown}: the database {database:?} does not exist on the server (create it first): {e}")
+            }
+            (Some(_), e) => format!("{shown}: {e}"),
+            (None, e) => format!("{shown}: cannot reach the server: {e}"),
+        },
+        PoolError::Timeout(_) => format!("{shown}: cannot reach the server: no connection within {} s", TIMEOUT.as_secs()),
+        other => format!("{shown}: {other}"),
+    }
+}
+
+/// Whether a failed statement is worth a retry (the server went away or
+/// restarts, a deadlock or serialization failure) rather than a bug.
+fn unavailable(e: &tokio_postgres::Error) -> bool {
+    match e.code() {
+        None => true,
+        Some(code) => {
+            let code = code.code();
+            code.starts_with("08") || code.starts_with("57P") || code == "40001" || code == "40P01"
+        }
+    }
+}
+
+/// An error with its cause (tokio-postgres's own text is only its kind,
+/// e.g. "db error"; the cause is the server's message).
+fn explain(e: &tokio_postgres::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
+fn db(e: tokio_postgres::Error) -> String {
+    format!("database: {}", explain(&e))
+}
+
+impl PgStore {
+    /// Connects, migrates the schema, and takes a free slot.
+    pub fn open(url: &str) -> StoreResult<PgStore> {
+        // The parser's errors never quote the URL.
+        let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
+        let shown = shown(&config);
+        if matches!(config.get_ssl_mode(), SslMode::Require) {
+            return Err(format!(
+                "{shown}: sslmode=require: this build has no TLS for PostgreSQL; connect over a Unix socket, \
+                 loopback or a TLS tunnel, with sslmode=prefer or disable"
+            ));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("localdp serve");
+        }
+        config.connect_timeout(TIMEOUT);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("localdp-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let pool = runtime.block_on(async { pool(&config, POOL_SIZE) })?;
+        let (lock, slot) = runtime.block_on(async {
+            let mut lock = pool.get().await.map_err(|e| connect_error(&shown, &config, &e))?;
+            migrate(&mut lock).await.map_err(|e| format!("{shown}: {e}"))?;
+            for slot in 0..SLOTS {
+                let row = lock.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &slot]).await.map_err(db)?;
+                if row.get::<_, bool>(0) {
+                    return Ok((lock, slot));
+                }
+            }
+            Err(format!("{shown}: {SLOTS} collectors run on this database already"))
+        })?;
+        Ok(PgStore { runtime, pool, config, _lock: lock, slot, shown })
+    }
+
+    /// `postgres://user@host:port/dbname (slot N)`.
+    pub fn describe(&self) -> String {
+        format!("{} (collector slot {})", self.shown, self.slot)
+    }
+
+    fn run<T>(&self, work: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
+        self.runtime.block_on(work)
+    }
+
+    async fn client(&self) -> StoreResult<Object> {
+        self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
+    }
+
+    pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
+        self.run(async {
+            let client = self.client().await?;
+            let existing = client
+                .query_opt("SELECT id, randomizer FROM localdp.metrics WHERE name = $1", &[&name])
+                .await
+                .map_err(db)?;
+            match existing {
+                None => {
+                    let row = client
+                        .query_one(
+                            "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
+                             ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id",
+                            &[&name, &randomizer, &config],
+                        )
+                        .await
+                        .map_err(db)?;
+                    Ok(row.get(0))
+                }
+                Some(row) => {
+                    let (key, stored): (i64, String) = (row.get(0), row.get(1));
+                    if stored != randomizer {
+                        let held = client
+                            .query_one(
+                                "SELECT (SELECT count(*) FROM localdp.reports WHERE metric = $1), \
+                                 (SELECT coalesce(sum(count), 0)::bigint FROM localdp.rejections WHERE metric = $1)",
+                                &[&key],
+                            )
+                            .await
+                            .map_err(db)?;
+                        let (reports, rejected): (i64, i64) = (held.get(0), held.get(1));
+                        if reports + rejected > 0 {
+                            return Err(format!(
+                                "metric {name:?}: its config changed (randomizer {stored} when its {reports} stored \
+                                 reports and {rejected} rejections were counted, {randomizer} now); restore the old \
+                                 config, rename the metric, or use another --db"
+                            ));
+                        }
+                    }
+                    client
+                        .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &randomizer, &config])
+                        .await
+                        .map_err(db)?;
+                    Ok(key)
+                }
+            }
+        })
+    }
+
+    /// This collector's state of a metric (empty if it has none) and the
+    /// other slots' states merged.
+    pub fn states(&self, key: i64, metric: &Metric) -> StoreResult<(Aggregator, Aggregator)> {
+        self.run(async { states(&self.client().await?, key, metric, self.slot).await })
+    }
+
+    pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
+        self.run(async {
+            let rows = self
+                .client()
+                .await?
+                .query("SELECT reason, count FROM localdp.rejections WHERE metric = $1", &[&key])
+                .await
+                .map_err(db)?;
+            rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))
+        })
+    }
+
+    /// Names and report counts of stored metrics not in `configured`
+    /// (counted for those only).
+    pub fn unconfigured(&self, configured: &[&str]) -> StoreResult<Vec<(String, u64)>> {
+        self.run(async {
+            let client = self.client().await?;
+            let rows = client.query("SELECT id, name FROM localdp.metrics ORDER BY name", &[]).await.map_err(db)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, name): (i64, String) = (row.get(0), row.get(1));
+                if !configured.contains(&name.as_str()) {
+                    let count = client
+                        .query_one("SELECT count(*) FROM localdp.reports WHERE metric = $1", &[&key])
+                        .await
+                        .map_err(db)?;
+                    out.push((name, count.get::<_, i64>(0) as u64));
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Stores a group in one transaction (as the SQLite store does), and
+    /// rewrites this collector's state of each metric it touches. Per
+    /// batch: stored (`true`) or a duplicate; and the new states, by
+    /// metric key.
+    pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (Unstored, String)> {
+        self.runtime.block_on(async {
+            let mut client = self
+                .pool
+                .get()
+                .await
+                .map_err(|e| (Unstored::Unavailable, connect_error(&self.shown, &self.config, &e)))?;
+            append(&mut client, items, self.slot).await.map_err(|(retry, e)| {
+                (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)
+            })
+        })
+    }
+
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+        self.run(async { batch_sizes(&self.client().await?, key).await })
+    }
+
+    pub fn last_report(&self, key: i64) -> StoreResult<i64> {
+        self.run(async {
+            let row = self
+                .client()
+                .await?
+                .query_one("SELECT coalesce(max(id), 0)::bigint FROM localdp.reports WHERE metric = $1", &[&key])
+                .await
+                .map_err(db)?;
+            Ok(row.get(0))
+        })
+    }
+
+    pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+        self.run(async {
+            let rows = self
+                .client()
+                .await?
+                .query(
+                    "SELECT id, report FROM localdp.reports WHERE metric = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4",
+                    &[&key, &after, &upto, &(limit as i64)],
+                )
+                .await
+                .map_err(db)?;
+            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+    }
+
+    /// Copies metrics in one transaction (`localdp store copy`): all of
+    /// them, or nothing. A metric already holding reports or rejections
+    /// here is refused (a copy run twice stores nothing twice). Their
+    /// states go to this process's slot, merged with what it holds. Per
+    /// metric, the reports moved.
+    pub fn copy(&mut self, metrics: Vec<Copied<'_>>) -> StoreResult<Vec<u64>> {
+        let slot = self.slot;
+        self.runtime.block_on(async {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(db)?;
+            let mut moved = Vec::with_capacity(metrics.len());
+            for mut metric in metrics {
+                let row = transaction
+                    .query_one(
+                        "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
+                         ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id, randomizer, \
+                         ((SELECT count(*) FROM localdp.reports WHERE metric = localdp.metrics.id) \
+                         + (SELECT coalesce(sum(count), 0) FROM localdp.rejections WHERE metric = localdp.metrics.id))::bigint",
+                        &[&metric.name, &metric.randomizer, &metric.config],
+                    )
+                    .await
+                    .map_err(db)?;
+                let (key, randomizer, held): (i64, String, i64) = (row.get(0), row.get(1), row.get(2));
+                if held > 0 {
+                    return Err(format!("metric {:?} already holds reports in {}: nothing was copied", metric.name, self.shown));
+                }
+                if randomizer != metric.randomizer {
+                    transaction
+                        .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &metric.randomizer, &metric.config])
+                        .await
+                        .map_err(db)?;
+                }
+                let insert = transaction
+                    .prepare("INSERT INTO localdp.reports (metric, report) SELECT $1, unnest($2::text[])")
+                    .await
+                    .map_err(db)?;
+                let (mut after, mut count) = (0, 0u64);
+                loop {
+                    let page = (metric.pages)(after)?;
+                    let Some(&(last, _)) = page.last() else { break };
+                    let texts: Vec<&str> = page.iter().map(|(_, text)| text.as_str()).collect();
+                    transaction.execute(&insert, &[&key, &texts]).await.map_err(db)?;
+                    count += page.len() as u64;
+                    after = last;
+                }
+                for reason in Rejection::ALL {
+                    let n = metric.rejected.get(reason);
+                    if n > 0 {
+                        transaction
+                            .execute(
+                                "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3)",
+                                &[&key, &reason.as_str(), &(n as i64)],
+                            )
+                            .await
+                            .map_err(db)?;
+                    }
+                }
+                for (id, size, shuffler) in &metric.batches {
+                    transaction
+                        .execute(
+                            "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4)",
+                            &[&key, id, size, shuffler],
+                        )
+                        .await
+                        .map_err(db)?;
+                }
+                let held = transaction
+                    .query_opt("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE", &[&key, &slot])
+                    .await
+                    .map_err(db)?;
+                if let Some(row) = held {
+                    let held = Aggregator::from_bytes(metric.state.metric().clone(), row.get::<_, &[u8]>(0))
+                        .map_err(|e| format!("database: a stored state of {:?}: {e}", metric.name))?;
+                    metric.state.merge(&held).map_err(|e| format!("database: {e}"))?;
+                }
+                transaction
+                    .execute(
+                        "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
+                         ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
+                        &[&key, &slot, &metric.state.to_bytes()],
+                    )
+                    .await
+                    .map_err(db)?;
+                moved.push(count);
+            }
+            transaction.commit().await.map_err(db)?;
+            Ok(moved)
+        })
+    }
+
+    /// What reads the other collectors' states every [`REFRESH`], on a
+    /// thread and a connection of its own.
+    pub fn refresher(&self) -> Refresher {
+        Refresher { config: self.config.clone(), shown: self.shown.clone(), slot: self.slot }
+    }
+}
+
+/// Reads the other collectors' states of the given metrics, again and again.
+pub struct Refresher {
+    config: Config,
+    shown: String,
+    slot: i32,
+}
+
+impl Refresher {
+    /// Every [`REFRESH`]: `each(index, others, batches)` with the merged
+    /// states of the other slots and every collector's stored batches (as
+    /// `batch_sizes` lists them), per `(key, metric)`. A failed read is logged and
+    /// tried again at the next turn (the last states read stay).
+    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<(u64, String)>)) {
+        let started = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
+        let started = started.and_then(|runtime| {
+            let pool = runtime.block_on(async { pool(&self.config, 1) })?;
+            Ok((runtime, pool))
+        });
+        let (runtime, pool) = match started {
+            Ok(started) => started,
+            Err(e) => {
+                eprintln!("localdp serve: the other collectors' states cannot be read: {e}");
+                return;
+            }
+        };
+        let mut failing = false;
+        loop {
+            std::thread::sleep(REFRESH);
+            let read = runtime.block_on(async {
+                let client = pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
+                let mut out = Vec::with_capacity(metrics.len());
+                for (key, metric) in metrics {
+                    out.push((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0));
+                }
+                Ok::<_, String>(out)
+            });
+            match read {
+                Ok(others) => {
+                    if failing {
+                        eprintln!("localdp serve: the other collectors' states are read again");
+                        failing = false;
+                    }
+                    for (index, (others, batches)) in others.into_iter().enumerate() {
+                        each(index, others, batches);
+                    }
+                }
+                Err(e) if !failing => {
+                    eprintln!("localdp serve: the other collectors' states could not be read (estimates count what was read last): {e}");
+                    failing = true;
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Creates the schema and applies the migrations this build knows that the
+/// database has not had, under a lock (collectors starting together).
+async fn migrate(client: &mut Object) -> StoreResult<()> {
+    let transaction = client.transaction().await.map_err(db)?;
+    transaction
+        .batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({LOCKS}, -1); CREATE SCHEMA IF NOT EXISTS localdp; \
+             CREATE TABLE IF NOT EXISTS localdp.migrations (version INTEGER PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now());"
+        ))
+        .await
+        .map_err(db)?;
+    let found: i32 = transaction
+        .query_one("SELECT coalesce(max(version), 0) FROM localdp.migrations", &[])
+        .await
+        .map_err(db)?
+        .get(0);
+    if found as usize > MIGRATIONS.len() {
+        return Err(format!(
+            "made by a newer localdp (schema localdp at migration {found}, this build knows {})",
+            MIGRATIONS.len()
+        ));
+    }
+    for (version, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        transaction.batch_execute(sql).await.map_err(db)?;
+        transaction
+            .execute("INSERT INTO localdp.migrations (version) VALUES ($1)", &[&(version as i32 + 1)])
+            .await
+            .map_err(db)?;
+    }
+    transaction.commit().await.map_err(db)
+}
+
+/// The sizes and shufflers of a metric's stored batches that held an
+/// accepted report, and how many of those have no shuffler (the SQLite
+/// store's `batch_sizes`).
+async fn batch_sizes(client: &Object, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+    let rows = client
+        .query("SELECT size, shuffler FROM localdp.batches WHERE metric = $1 AND size > 0", &[&key])
+        .await
+        .map_err(db)?;
+    let (mut signed, mut unsigned) = (Vec::new(), 0);
+    for row in rows {
+        match (row.get::<_, i64>(0) as u64, row.get::<_, Option<String>>(1)) {
+            (size, Some(shuffler)) => signed.push((size, shuffler)),
+            (_, None) => unsigned += 1,
+        }
+    }
+    Ok((signed, unsigned))
+}
+
+async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreResult<(Aggregator, Aggregator)> {
+    let rows = client.query("SELECT slot, state FROM localdp.states WHERE metric = $1", &[&key]).await.map_err(db)?;
+    let (mut own, mut others) = (Aggregator::new(metric.clone()), Aggregator::new(metric.clone()));
+    for row in rows {
+        let state = Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(1))
+            .map_err(|e| format!("database: a stored aggregate state does not fit the metric's config: {e}"))?;
+        if row.get::<_, i32>(0) == slot {
+            own = state;
+        } else {
+            others.merge(&state).map_err(|e| format!("database: {e}"))?;
+        }
+    }
+    Ok((own, others))
+}
+
+async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (bool, String)> {
+    let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
+    let transaction = client.transaction().await.map_err(pg)?;
+    let batch_id = transaction
+        .prepare_cached(
+            "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4) ON CONFLICT (metric, id) DO NOTHING",
+        )
+        .await.map_err(pg)?;
+    let mut stored = Vec::with_capacity(items.len());
+    let (mut keys, mut texts): (Vec<i64>, Vec<&str>) = (Vec::new(), Vec::new());
+    for item in items {
+        let new = match item.batch {
+            Some(batch) => {
+                transaction.execute(&batch_id, &[&item.key, &batch.id, &(item.reports.len() as i64), &batch.shuffler]).await.map_err(pg)? == 1
+            }
+            None => true,
+        };
+        stored.push(new);
+        if new {
+            keys.extend(std::iter::repeat_n(item.key, item.reports.len()));
+            texts.extend(item.reports.iter().map(String::as_str));
+        }
+    }
+    if !texts.is_empty() {
+        // One statement for the group's reports, in order.
+        let insert = transaction
+            .prepare_cached("INSERT INTO localdp.reports (metric, report) SELECT * FROM unnest($1::bigint[], $2::text[])")
+            .await.map_err(pg)?;
+        transaction.execute(&insert, &[&keys, &texts]).await.map_err(pg)?;
+    }
+    // Per metric, in key order (collectors lock shared rows in one order):
+    // the rejections summed, then this slot's state with the batches added.
+    let mut touched: Vec<i64> = items.iter().zip(&stored).filter(|(_, &new)| new).map(|(item, _)| item.key).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let count = transaction
+        .prepare_cached(
+            "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3) \
+             ON CONFLICT (metric, reason) DO UPDATE SET count = localdp.rejections.count + excluded.count",
+        )
+        .await.map_err(pg)?;
+    let read = transaction.prepare_cached("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE").await.map_err(pg)?;
+    let write = transaction
+        .prepare_cached(
+            "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
+             ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
+        )
+        .await.map_err(pg)?;
+    let mut states = Vec::with_capacity(touched.len());
+    for key in touched {
+        let batches: Vec<&Item> = items.iter().zip(&stored).filter(|(item, &new)| new && item.key == key).map(|(item, _)| item).collect();
+        let mut sums = [0u64; Rejection::ALL.len()];
+        for item in &batches {
+            for (sum, reason) in sums.iter_mut().zip(Rejection::ALL) {
+                *sum += item.rejected.get(reason);
+            }
+        }
+        for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
+            if n > 0 {
+                transaction.execute(&count, &[&key, &reason.as_str(), &(n as i64)]).await.map_err(pg)?;
+            }
+        }
+        let metric = batches[0].metric;
+        let mut state = match transaction.query_opt(&read, &[&key, &slot]).await.map_err(pg)? {
+            // One that does not read back fails the group: nothing of it
+            // is stored, nothing is lost.
+            Some(row) => Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(0))
+                .map_err(|e| (false, format!("this collector's stored state of {} is unreadable: {e}", batches[0].name)))?,
+            None => Aggregator::new(metric.clone()),
+        };
+        for item in &batches {
+            fold(&mut state, item.parsed, item.rejected, item.name);
+        }
+        transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
+        states.push((key, state));
+    }
+    transaction.commit().await.map_err(pg)?;
+    Ok((stored, states))
+}

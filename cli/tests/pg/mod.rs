@@ -1,0 +1,151 @@
+//! A throwaway PostgreSQL cluster for a test: Debian's `postgresql`
+//! binaries (`scripts/setup.sh` installs them), `initdb` in a scratch
+//! folder as an unprivileged user (`postgres` when the tests run as root,
+//! else the current user), listening on a free loopback port and a Unix
+//! socket in that folder. Dropped: stopped (`immediate`) and removed.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// The user and password every cluster has (scram-sha-256 over TCP).
+pub const USER: &str = "localdp";
+pub const PASSWORD: &str = "s3cret-Pw-9";
+
+pub struct Cluster {
+    pub dir: PathBuf,
+    pub port: u16,
+    bin: PathBuf,
+}
+
+/// The newest installed PostgreSQL's binaries.
+fn bin() -> PathBuf {
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is installed (scripts/setup.sh: apt-get install postgresql)")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin)| bin.join("initdb").exists())
+        .collect();
+    found.sort();
+    found.pop().expect("a /usr/lib/postgresql/N/bin/initdb").1
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { geteuid() == 0 }
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+impl Cluster {
+    /// Makes and starts a cluster with one database, `collector`.
+    pub fn start(name: &str) -> Cluster {
+        let dir = std::env::temp_dir().join(format!("localdp-pg-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pw"), PASSWORD).unwrap();
+        let mut cluster = Cluster { dir, port: 0, bin: bin() };
+        if root() {
+            let owned = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&cluster.dir).status().unwrap();
+            assert!(owned.success());
+        }
+        let data = cluster.dir.join("data");
+        cluster.run("initdb", &[
+            "-D", data.to_str().unwrap(), "-U", USER, "--pwfile", cluster.dir.join("pw").to_str().unwrap(),
+            "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C",
+        ]);
+        // A free port: bound, then let go; taken meanwhile (by a test
+        // starting beside this one), another.
+        for attempt in 1.. {
+            cluster.port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let started = cluster.command("pg_ctl").args(cluster.start_args()).current_dir(&cluster.dir).output().unwrap();
+            if started.status.success() {
+                break;
+            }
+            assert!(attempt < 5, "pg_ctl start failed 5 times: {}", std::fs::read_to_string(cluster.dir.join("log")).unwrap_or_default());
+        }
+        cluster.psql("postgres", "CREATE DATABASE collector");
+        cluster
+    }
+
+    fn start_args(&self) -> Vec<String> {
+        let data = self.dir.join("data").display().to_string();
+        let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", self.port, self.dir.display());
+        let log = self.dir.join("log").display().to_string();
+        vec!["-D".into(), data, "-o".into(), options, "-l".into(), log, "-w".into(), "start".into()]
+    }
+
+    /// One of the cluster's programs, run as its owner.
+    fn command(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        if root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&path);
+            c
+        } else {
+            Command::new(&path)
+        }
+    }
+
+    /// Runs one of the cluster's programs as its owner; panics with its
+    /// output if it fails.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let output = self.command(program).args(args).current_dir(&self.dir).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// Stops the server at once (as a crash would) and starts it again on
+    /// its port after `down`.
+    pub fn restart(&self, down: Duration) {
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
+        std::thread::sleep(down);
+        let args = self.start_args();
+        self.run("pg_ctl", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+
+    /// Runs SQL over the Unix socket; its output (unaligned, tuples only).
+    pub fn psql(&self, database: &str, sql: &str) -> String {
+        let port = self.port.to_string();
+        let output = self.run("psql", &[
+            "-h", self.dir.to_str().unwrap(), "-p", &port, "-U", USER, "-d", database, "-X", "-A", "-t", "-v",
+            "ON_ERROR_STOP=1", "-c", sql,
+        ]);
+        String::from_utf8(output.stdout).unwrap().trim_end().to_string()
+    }
+
+    /// The URL of a database of this cluster, over TCP with the password.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// Waits until `check` holds, for up to `limit`.
+    pub fn until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if check() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        check()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = self.command("pg_ctl").args(["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

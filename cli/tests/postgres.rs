@@ -1,0 +1,339 @@
+//! The collector on PostgreSQL (`--db postgres://…`), against a real
+//! throwaway cluster per test (`tests/pg`): the same answers as on SQLite,
+//! one answer from several collectors on one database, a batch id stored
+//! once across them, a restart that reads states instead of reports, and
+//! the faults: a SIGKILLed collector, the database restarted under load, and
+//! URLs that cannot work.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+mod common;
+mod pg;
+mod serving;
+
+use pg::Cluster;
+use serving::*;
+
+/// The shuffler's token file's one token.
+const SHUFFLER_TOKEN: &str = "shuffler-token-0123456789abcdef";
+
+/// Per metric: seeded reports, and one that is rejected (a wrong version).
+fn workload(scratch: &Scratch, count: usize) -> Vec<(&'static str, Vec<String>)> {
+    METRICS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let mut lines = reports(scratch, name, count, 40 + i as u64);
+            let wrong = edit(&lines[0], |o| {
+                o.insert("version".into(), serde_json::json!(99));
+            });
+            lines.insert(1, wrong);
+            (*name, lines)
+        })
+        .collect()
+}
+
+/// Posts every metric's lines in chunks of 25, chunk `i` to `servers[i % len]`.
+fn post_all(servers: &[&Server], work: &[(&str, Vec<String>)]) {
+    for (name, lines) in work {
+        for (i, chunk) in lines.chunks(25).enumerate() {
+            let response = servers[i % servers.len()].post_reports(name, &array(chunk));
+            assert_eq!(response.status, 200, "{}", response.text());
+        }
+    }
+}
+
+fn start_on(scratch: &Scratch, db: &str) -> Server {
+    Server::try_start_on(scratch, db, &[]).unwrap_or_else(|log| panic!("the collector did not start:\n{log}"))
+}
+
+/// Every metric's estimate (both post-processings of the frequency ones)
+/// from `server`.
+fn estimates(server: &Server) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, _) in METRICS {
+        let posts: &[&str] = if *name == "latency" { &["none"] } else { &["none", "project"] };
+        for post in posts {
+            let response = server.estimate(name, post);
+            assert_eq!(response.status, 200, "{}", response.text());
+            out.push(response.text());
+        }
+    }
+    out
+}
+
+#[test]
+fn estimates_and_exports_are_the_same_bytes_on_sqlite_postgresql_and_two_collectors() {
+    let cluster = Cluster::start("same");
+    cluster.psql("postgres", "CREATE DATABASE pair");
+    let scratch = Scratch::new("pg-same");
+    let work = workload(&scratch, 400);
+    let sqlite = Server::start(&scratch, &[]);
+    let mut one = start_on(&scratch, &cluster.url("collector"));
+    let (a, b) = (start_on(&scratch, &cluster.url("pair")), start_on(&scratch, &cluster.url("pair")));
+    post_all(&[&sqlite], &work);
+    post_all(&[&one], &work);
+    post_all(&[&a, &b], &work);
+    let expected = estimates(&sqlite);
+    // The CLI's estimate of the same reports is the SQLite collector's.
+    let (name, lines) = &work[0];
+    assert_eq!(expected[0], cli_estimate(&scratch, name, lines, "none"));
+    assert_eq!(estimates(&one), expected);
+    // Each of two collectors counts the other's reports within a refresh
+    // (1 s; 10 s allowed here for a loaded machine).
+    for server in [&a, &b] {
+        assert!(Cluster::until(Duration::from_secs(10), || estimates(server) == expected), "{}", server.log());
+    }
+    // Exports: the same lines in the same order from one collector; from
+    // two, the same lines (in the order they were committed).
+    for (name, _) in METRICS {
+        assert_eq!(one.export(name, &[]), sqlite.export(name, &[]));
+        let mut pair = a.export(name, &[]);
+        let mut alone = sqlite.export(name, &[]);
+        pair.sort();
+        alone.sort();
+        assert_eq!(pair, alone);
+        let parquet = |s: &Server| s.get(&format!("/api/metrics/{name}/reports.parquet")).body;
+        assert_eq!(parquet(&one), parquet(&sqlite));
+    }
+    // A restart reads the collector's state: the same estimates, and no
+    // report is read back.
+    one.signal("KILL");
+    one.wait(Duration::from_secs(10));
+    let again = start_on(&scratch, &cluster.url("collector"));
+    assert_eq!(estimates(&again), expected);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.states"), METRICS.len().to_string());
+}
+
+#[test]
+fn the_schema_is_versioned_and_kept_in_its_own_schema() {
+    let cluster = Cluster::start("schema");
+    let scratch = Scratch::new("pg-schema");
+    drop(start_on(&scratch, &cluster.url("collector")));
+    assert_eq!(cluster.psql("collector", "SELECT version FROM localdp.migrations"), "1");
+    let tables = cluster.psql(
+        "collector",
+        "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
+         WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
+    );
+    assert_eq!(tables, "localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    // A database migrated further than this build knows is refused.
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 2, this build knows 1)"), "{log}");
+}
+
+#[test]
+fn a_batch_id_is_stored_once_across_collectors() {
+    let cluster = Cluster::start("batch");
+    let scratch = Scratch::new("pg-batch");
+    let shufflers = scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n"));
+    let args = ["--shuffler-token-file", shufflers.to_str().unwrap()];
+    let url = cluster.url("collector");
+    let start = || Server::try_start_on(&scratch, &url, &args).unwrap_or_else(|log| panic!("{log}"));
+    let (a, b) = (start(), start());
+    let lines = reports(&scratch, "colors", 30, 7);
+    let body = array(&lines);
+    let auth = format!("Bearer {SHUFFLER_TOKEN}");
+    let send = |server: &Server| {
+        server.request("POST", "/api/metrics/colors/reports", &[("Localdp-Batch", "b-1"), ("Authorization", &auth)], Some(body.as_bytes()))
+    };
+    let first = send(&a);
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.json()["accepted"], 30);
+    let again = send(&b);
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert_eq!(again.json()["duplicate"], true);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "30");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
+    // Both count it, and its batch, once (B reads them with A's state).
+    for server in [&a, &b] {
+        assert!(Cluster::until(Duration::from_secs(10), || {
+            let metric = server.get("/api/metrics/colors").json();
+            metric["n"] == 30 && metric["shuffled"]["batches"] == 1
+        }));
+    }
+}
+
+#[test]
+fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password() {
+    let cluster = Cluster::start("urls");
+    let scratch = Scratch::new("pg-urls");
+    let refused = |url: &str| Server::try_start_on(&scratch, url, &[]).err().expect("refused at start");
+    let wrong = refused(&format!("postgres://{}:not-the-password@127.0.0.1:{}/collector", pg::USER, cluster.port));
+    assert!(wrong.contains("refused user \"localdp\" (wrong password or no such user)"), "{wrong}");
+    // With the server's own words.
+    assert!(wrong.contains("password authentication failed for user \"localdp\""), "{wrong}");
+    assert!(!wrong.contains("not-the-password"), "{wrong}");
+    let missing = refused(&cluster.url("nosuchdb"));
+    assert!(missing.contains("the database \"nosuchdb\" does not exist"), "{missing}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let unreachable = refused(&format!("postgres://{}:{}@127.0.0.1:{closed}/collector", pg::USER, pg::PASSWORD));
+    assert!(unreachable.contains("cannot reach the server"), "{unreachable}");
+    let tls = refused(&format!("{}?sslmode=require", cluster.url("collector")));
+    assert!(tls.contains("sslmode=require: this build has no TLS"), "{tls}");
+    let malformed = refused(&format!("postgres://{}:{}@127.0.0.1:not-a-port/collector", pg::USER, pg::PASSWORD));
+    assert!(malformed.contains("--db: not a PostgreSQL URL: invalid connection string"), "{malformed}");
+    for log in [&missing, &unreachable, &tls, &malformed] {
+        assert!(!log.contains(pg::PASSWORD), "{log}");
+    }
+}
+
+/// Keeps posting `body` (`per` reports of "colors") to `server` on one
+/// keep-alive connection until `stop` (or the connection fails); counts the
+/// reports of the 200s in `acked` and returns every status seen with its
+/// Retry-After.
+fn load(server: std::net::SocketAddr, (body, per): (Arc<String>, usize), stop: Arc<AtomicBool>, acked: Arc<AtomicUsize>) -> std::thread::JoinHandle<Vec<(u16, Option<String>)>> {
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let Ok(mut connection) = Connection::open(server) else { return seen };
+        while !stop.load(Ordering::SeqCst) {
+            let Ok(response) = connection.request("POST", "/api/metrics/colors/reports", body.as_bytes()) else { break };
+            if response.status == 200 {
+                acked.fetch_add(per, Ordering::SeqCst);
+            }
+            seen.push((response.status, response.header("retry-after").map(str::to_string)));
+        }
+        seen
+    })
+}
+
+#[test]
+fn two_collectors_under_load_one_killed_lose_nothing_acknowledged_and_store_nothing_twice() {
+    let cluster = Cluster::start("kill");
+    let scratch = Scratch::new("pg-kill");
+    let url = cluster.url("collector");
+    let (mut a, b) = (start_on(&scratch, &url), start_on(&scratch, &url));
+    // Bodies of 500 reports: a group's transaction is mostly inserts, so
+    // the kill lands in one (a build that answered before the commit would
+    // lose what it answered).
+    let body = (Arc::new(array(&reports(&scratch, "colors", 500, 3))), 500);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (acked_a, acked_b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut threads = Vec::new();
+    for _ in 0..4 {
+        threads.push(load(a.address, (Arc::clone(&body.0), body.1), Arc::clone(&stop), Arc::clone(&acked_a)));
+        threads.push(load(b.address, (Arc::clone(&body.0), body.1), Arc::clone(&stop), Arc::clone(&acked_b)));
+    }
+    assert!(Cluster::until(Duration::from_secs(30), || acked_a.load(Ordering::SeqCst) >= 20_000));
+    a.signal("KILL");
+    a.wait(Duration::from_secs(10)).expect("killed");
+    let killed_at = acked_a.load(Ordering::SeqCst);
+    assert!(Cluster::until(Duration::from_secs(30), || acked_b.load(Ordering::SeqCst) >= killed_at + 20_000));
+    stop.store(true, Ordering::SeqCst);
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // Every acknowledged report is stored once; a post that A took but
+    // never answered may be stored too (it was committed, the answer lost).
+    let (acked_a, acked_b) = (acked_a.load(Ordering::SeqCst), acked_b.load(Ordering::SeqCst));
+    assert_eq!(acked_a, killed_at);
+    let stored: usize = cluster.psql("collector", "SELECT count(*) FROM localdp.reports").parse().unwrap();
+    assert!(stored >= acked_a + acked_b, "stored {stored}, acknowledged {acked_a} + {acked_b}");
+    assert!(stored <= acked_a + acked_b + 4 * 500, "stored {stored}: at most the 4 posts in flight at A unanswered");
+    // The states count exactly what is stored: B's estimate, once it has
+    // read A's last state, counts every stored report.
+    assert!(Cluster::until(Duration::from_secs(10), || b.get("/api/metrics/colors").json()["n"] == stored));
+}
+
+#[test]
+fn the_database_restarted_under_load_is_503_with_retry_after_and_the_collector_recovers() {
+    let cluster = Cluster::start("restart");
+    let scratch = Scratch::new("pg-restart");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let body = (Arc::new(reports(&scratch, "colors", 1, 5).remove(0)), 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..3).map(|_| load(server.address, (Arc::clone(&body.0), 1), Arc::clone(&stop), Arc::clone(&acked))).collect();
+    assert!(Cluster::until(Duration::from_secs(30), || acked.load(Ordering::SeqCst) >= 200));
+    cluster.restart(Duration::from_secs(2));
+    let after = acked.load(Ordering::SeqCst);
+    // It recovers by itself: posts are stored again.
+    assert!(Cluster::until(Duration::from_secs(30), || acked.load(Ordering::SeqCst) >= after + 200), "{}", server.log());
+    stop.store(true, Ordering::SeqCst);
+    let seen: Vec<(u16, Option<String>)> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    // The outage was answered 503 with Retry-After, and nothing else failed.
+    let refused: Vec<_> = seen.iter().filter(|(status, _)| *status != 200).collect();
+    assert!(!refused.is_empty(), "the outage was seen");
+    assert!(refused.iter().all(|(status, retry)| *status == 503 && retry.as_deref() == Some("1")), "{refused:?}");
+    // Every 200 was committed; a commit cut off by the crash may have
+    // been stored unanswered (at most one per client).
+    let acked = acked.load(Ordering::SeqCst);
+    let stored: usize = cluster.psql("collector", "SELECT count(*) FROM localdp.reports").parse().unwrap();
+    assert!((acked..=acked + 3).contains(&stored), "stored {stored}, acknowledged {acked}\n{}", server.log());
+    // And the estimate counts what is stored (the state, read back).
+    assert_eq!(server.get("/api/metrics/colors").json()["n"], stored);
+}
+
+#[test]
+fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
+    let cluster = Cluster::start("copy");
+    let scratch = Scratch::new("pg-copy");
+    let work = workload(&scratch, 200);
+    let mut sqlite = Server::start(&scratch, &[]);
+    post_all(&[&sqlite], &work);
+    let expected = estimates(&sqlite);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+    sqlite.signal("TERM");
+    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    let from = scratch.path("reports.sqlite");
+    let copy = || {
+        std::process::Command::new(common::cli::BIN)
+            .args(["store", "copy", "--from", from.to_str().unwrap(), "--to", &cluster.url("collector")])
+            .output()
+            .unwrap()
+    };
+    let first = copy();
+    let said = String::from_utf8_lossy(&first.stderr).to_string();
+    assert!(first.status.success(), "{said}");
+    assert!(said.contains("metric \"colors\": 200 reports, 1 rejections counted"), "{said}");
+    assert!(said.contains("5 metrics, 1000 reports moved from"), "{said}");
+    assert!(!said.contains(pg::PASSWORD), "{said}");
+    // Run again: refused, nothing stored twice.
+    let again = copy();
+    let refused = String::from_utf8_lossy(&again.stderr).to_string();
+    assert!(!again.status.success());
+    assert!(refused.contains("already holds reports") && refused.contains("nothing was copied"), "{refused}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    // A collector on the copy answers as the SQLite one did.
+    let copied = start_on(&scratch, &cluster.url("collector"));
+    assert_eq!(estimates(&copied), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        assert_eq!(&copied.export(name, &[]), lines);
+    }
+}
+
+/// A shuffler killed after a collector acknowledged its batch, but before
+/// it dropped the batch from its outbox, sends it again at its next start,
+/// here to the other collector on the database: stored once.
+#[test]
+fn a_batch_sent_again_after_a_shuffler_crash_is_stored_once_across_collectors() {
+    let cluster = Cluster::start("resend");
+    let scratch = Scratch::new("pg-resend");
+    let shufflers = scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n"));
+    let args = ["--shuffler-token-file", shufflers.to_str().unwrap()];
+    let url = cluster.url("collector");
+    let start = || Server::try_start_on(&scratch, &url, &args).unwrap_or_else(|log| panic!("{log}"));
+    let (a, b) = (start(), start());
+    let body = array(&reports(&scratch, "colors", 3, 11));
+    let auth = format!("Bearer {SHUFFLER_TOKEN}");
+    let headers = [("Localdp-Batch", "acknowledged"), ("Authorization", auth.as_str())];
+    let first = a.request("POST", "/api/metrics/colors/reports", &headers, Some(body.as_bytes()));
+    assert_eq!(first.status, 200, "{}", first.text());
+    // The shuffler's file, made by a first start, then the batch put back in
+    // its outbox as a kill after the acknowledgement leaves it.
+    let token = ["--token-file", shufflers.to_str().unwrap(), "--batch", "5"];
+    drop(Server::start_shuffler(&scratch, &b, "shuffle.sqlite", &token));
+    let file = rusqlite::Connection::open(scratch.path("shuffle.sqlite")).unwrap();
+    file.execute("INSERT INTO outbox (id, metric, size, body) VALUES ('acknowledged', 'colors', 3, ?1)", [&body]).unwrap();
+    drop(file);
+    let shuffler = Server::start_shuffler(&scratch, &b, "shuffle.sqlite", &token);
+    let sent = shuffler.log_containing("colors: forwarded a shuffled batch of 3 reports");
+    assert!(sent.contains("colors: forwarded a shuffled batch of 3 reports"), "{sent}");
+    let duplicate = b.log_containing("sent again; stored once");
+    assert!(duplicate.contains("colors: a shuffled batch of 3 reports was sent again; stored once"), "{duplicate}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "3");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
+}
