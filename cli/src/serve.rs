@@ -32,6 +32,8 @@ pub(crate) mod copy;
 mod database;
 #[path = "serve/export.rs"]
 mod export;
+#[path = "serve/fold.rs"]
+pub(crate) mod fold;
 #[path = "serve/intake.rs"]
 pub(crate) mod intake;
 #[path = "serve/limits.rs"]
@@ -69,7 +71,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use database::{Database, Unstored};
+use database::Database;
+use crate::serve::postgres::Unstored;
 use store::BatchId;
 use telemetry::{Counted, LimitedCounts, Route, Telemetry};
 use tokio::sync::Semaphore;

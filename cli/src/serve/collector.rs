@@ -8,6 +8,7 @@
 //! object nor an array, counts nothing (it is not a report).
 
 use super::database::Database;
+use super::fold::{add_counts, fold};
 use localdp::{
     Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
@@ -278,33 +279,6 @@ pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
         }
     }
     Ok(batch)
-}
-
-/// Adds validated reports and rejection counts to an aggregate (`name`
-/// names the metric in the log).
-pub fn fold(aggregator: &mut Aggregator, reports: &[Report], rejected: &RejectionCounts, name: &str) {
-    for report in reports {
-        // `validate` made the same check: this cannot fail (and would be
-        // counted as a rejection if it did, never lost).
-        if let Err(e) = aggregator.add(report) {
-            eprintln!("{name}: a stored report was refused by the aggregate: {e}");
-        }
-    }
-    if rejected.total() > 0 {
-        let mut counts = *aggregator.rejected();
-        add_counts(&mut counts, rejected, name);
-        aggregator.restore_rejected(counts);
-    }
-}
-
-/// Adds rejection counts to others.
-fn add_counts(counts: &mut RejectionCounts, more: &RejectionCounts, name: &str) {
-    for reason in Rejection::ALL {
-        // Past 2^53 rejections: counted nowhere, and said so.
-        if let Err(e) = counts.add(reason, more.get(reason)) {
-            eprintln!("{name}: rejections not counted: {e}");
-        }
-    }
 }
 
 /// Accepted reports and rejections of this collector's aggregate and the

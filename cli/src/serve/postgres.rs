@@ -26,7 +26,7 @@
 //! as the server has it; `on` by default). No TLS: a URL that asks for it
 //! (`sslmode=require`) is refused at start.
 
-use super::collector::fold;
+use super::fold::fold;
 use super::store::{rejection_counts, BatchId, StoreResult};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};

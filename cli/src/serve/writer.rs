@@ -15,7 +15,8 @@
 //! commits (an exclusive-locked SQLite file has one connection).
 
 use super::collector::Collected;
-use super::database::{Database, Item, Unstored};
+use super::database::Database;
+use crate::serve::postgres::{Item, Unstored};
 use super::store::BatchId;
 use super::telemetry::Telemetry;
 use localdp::{RejectionCounts, Report};
