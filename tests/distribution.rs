@@ -24,11 +24,6 @@ fn load_times(n: usize) -> Vec<f64> {
     population(n, |u| 800.0 * libm::exp(0.6 * normal_quantile(u)))
 }
 
-/// A smooth shape: normal, mean 2500, standard deviation 700.
-fn smooth(n: usize) -> Vec<f64> {
-    population(n, |u| 2500.0 + 700.0 * normal_quantile(u))
-}
-
 /// Two modes: 60% normal (600, 120), 40% normal (2400, 400).
 fn two_modes(n: usize) -> Vec<f64> {
     population(n, |u| if u < 0.6 { 600.0 + 120.0 * normal_quantile(u / 0.6) } else { 2400.0 + 400.0 * normal_quantile((u - 0.6) / 0.4) })
@@ -88,19 +83,16 @@ fn bin_shares(metric: &DistributionMetric, values: &[f64]) -> Vec<f64> {
 /// α = 1e-6/37 per count; and the intervals are not vacuous (the median's
 /// narrower than a fifth of the range). For the tree, whose estimate is
 /// unbiased, the bins' mean estimates are within `z·√(se²/R)` of the truth
-/// too. Three shapes: the page-load times (a steep low tail, R = 500), a
-/// smooth one and one with two modes (R = 300 each). The lower end is 444
+/// too. Two shapes: the page-load times (a steep low tail, R = 500) and
+/// two modes (R = 300); a smooth shape passes with either interval, before
+/// or after the bias bound, so it is measured by
+/// `bench/square_wave_coverage.py` and not here. The lower end is 444
 /// covers of 500 (260 of 300): one bin that covers 86% fails with
 /// probability 0.96 (83%: 0.95), one at 84% (as Square Wave's third bin did
 /// before its margin bounded EMS's bias) 0.999 (80%: 0.998).
 #[test]
 fn square_wave_intervals_cover_over_500_collections() {
     intervals_cover(DistributionProtocol::SquareWave, &load_times(5000), 500);
-}
-
-#[test]
-fn square_wave_intervals_cover_on_a_smooth_shape() {
-    intervals_cover(DistributionProtocol::SquareWave, &smooth(5000), 300);
 }
 
 #[test]
