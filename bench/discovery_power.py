@@ -15,25 +15,15 @@ that nobody holds, and the true values whose 95% interval covers their
 share; then the means. Needs only the release CLI (built if missing).
 """
 
-import argparse
-import subprocess
-from pathlib import Path
-
 import heavy_hitters
 import peers
 
-ROOT = Path(__file__).resolve().parent.parent
 DISTINCT, USERS, ZIPF = 12_000, 200_000, 1.1
 CONFIG = {"protocol": "heavy_hitters", "epsilon": 4, "top": 20, "max_length": 16}
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--cli", type=Path, default=ROOT / "target" / "release" / "localdp")
-    args = parser.parse_args()
-    if not args.cli.exists():
-        subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
+    args = peers.arguments(20)
     heavy_hitters.DISTINCT = DISTINCT
     values = heavy_hitters.population()
     counts = peers.zipf(USERS, DISTINCT, ZIPF)

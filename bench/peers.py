@@ -1,5 +1,6 @@
 """The Python LDP libraries the benchmarks compare with, in a throwaway venv."""
 
+import argparse
 import importlib
 import json
 import os
@@ -7,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # pure-ldp imports scikit-learn and statsmodels (its RAPPOR) without
 # declaring them and calls np.zeros(None), which numpy 2 refuses; pure-ldp and
@@ -61,3 +64,15 @@ def collections(cli, config, values, counts, seeds):
             estimate = subprocess.run([cli, "aggregate", "--config", work / "config.json", "--format", "json",
                                        work / "reports.jsonl"], capture_output=True, check=True, text=True).stdout
             yield seed, work / "reports.jsonl", json.loads(estimate)
+
+
+def arguments(runs):
+    """The seeded-collection benchmarks' arguments: `--runs` (default
+    `runs`) and `--cli`, the release CLI (built if missing)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--cli", type=Path, default=ROOT / "target" / "release" / "localdp")
+    args = parser.parse_args()
+    if not args.cli.exists():
+        subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
+    return args

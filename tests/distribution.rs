@@ -11,16 +11,22 @@ use localdp::{
     Metric, Payload, PostProcessing, Randomizer, SimulationRng,
 };
 
-/// A fixed population of `n` page-load times (ms): log-normal, median 800,
-/// σ = 0.6 in logs, clipped to the range by the metric. Value `i` is the
-/// `(i + 1/2)/n` quantile, so the population is the same in every run.
+/// A fixed population of `n` values: value `i` is `quantile((i + 1/2)/n)`,
+/// so the population is the same in every run.
+fn population(n: usize, quantile: impl Fn(f64) -> f64) -> Vec<f64> {
+    (0..n).map(|i| quantile((i as f64 + 0.5) / n as f64)).collect()
+}
+
+/// Page-load times (ms): log-normal, median 800, σ = 0.6 in logs, clipped
+/// to the range by the metric. On `[0, 5000]` its low tail rises steeply
+/// (from 0.3% to 13% of the values within two bins of 32).
 fn load_times(n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let u = (i as f64 + 0.5) / n as f64;
-            800.0 * libm::exp(0.6 * normal_quantile(u))
-        })
-        .collect()
+    population(n, |u| 800.0 * libm::exp(0.6 * normal_quantile(u)))
+}
+
+/// Two modes: 60% normal (600, 120), 40% normal (2400, 400).
+fn two_modes(n: usize) -> Vec<f64> {
+    population(n, |u| if u < 0.6 { 600.0 + 120.0 * normal_quantile(u / 0.6) } else { 2400.0 + 400.0 * normal_quantile((u - 0.6) / 0.4) })
 }
 
 /// `Φ^{-1}(u)` by bisection on `erfc`.
@@ -68,46 +74,55 @@ fn bin_shares(metric: &DistributionMetric, values: &[f64]) -> Vec<f64> {
     shares
 }
 
-/// Over 500 seeded collections of 5,000 page-load times (ε = 1, 32 bins),
-/// the 95% intervals of p50, p90, p95 and p99, of every bin and of the mean
-/// cover the population's own values 95% of the time: each count of covers
-/// is within the exact two-sided acceptance region of Binomial(500, 0.95)
-/// (only its lower end for the tree's conservative p95 and p99; Square
-/// Wave's bins on average), α = 1e-6/37 per count; and the intervals are
-/// not vacuous (the median's narrower than a fifth of the range). For the
-/// tree, whose estimate is unbiased, the bins' mean estimates are within
-/// `z·√(se²/R)` of the truth too.
+/// Over seeded collections of 5,000 values (ε = 1, 32 bins), the 95%
+/// intervals of p50, p90, p95 and p99, of every bin and of the mean cover
+/// the population's own values 95% of the time: each count of covers is
+/// within the exact two-sided acceptance region of Binomial(R, 0.95), or,
+/// where an interval is conservative by design, at least its lower end
+/// (Square Wave's, which add a bound on EMS's bias; the tree's p95 and p99),
+/// α = 1e-6/37 per count; and the intervals are not vacuous (the median's
+/// narrower than a fifth of the range). For the tree, whose estimate is
+/// unbiased, the bins' mean estimates are within `z·√(se²/R)` of the truth
+/// too. Two shapes: the page-load times (a steep low tail, R = 500) and
+/// two modes (R = 300); a smooth shape passes with either interval, before
+/// or after the bias bound, so it is measured by
+/// `bench/square_wave_coverage.py` and not here. The lower end is 444
+/// covers of 500 (260 of 300): one bin that covers 86% fails with
+/// probability 0.96 (83%: 0.95), one at 84% (as Square Wave's third bin did
+/// before its margin bounded EMS's bias) 0.999 (80%: 0.998).
 #[test]
 fn square_wave_intervals_cover_over_500_collections() {
-    intervals_cover_over_500_collections(DistributionProtocol::SquareWave);
+    intervals_cover(DistributionProtocol::SquareWave, &load_times(5000), 500);
+}
+
+#[test]
+fn square_wave_intervals_cover_on_two_modes() {
+    intervals_cover(DistributionProtocol::SquareWave, &two_modes(5000), 300);
 }
 
 #[test]
 fn hierarchical_intervals_cover_over_500_collections() {
-    intervals_cover_over_500_collections(DistributionProtocol::Hierarchical);
+    intervals_cover(DistributionProtocol::Hierarchical, &load_times(5000), 500);
 }
 
-fn intervals_cover_over_500_collections(protocol: DistributionProtocol) {
-    const RUNS: usize = 500;
-    const USERS: usize = 5000;
-    let values = load_times(USERS);
-    let mut sorted = values.clone();
+fn intervals_cover(protocol: DistributionProtocol, values: &[f64], runs: usize) {
+    let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     {
         let metric = metric(protocol, 1.0, 32);
-        let truth = bin_shares(&metric, &values);
+        let truth = bin_shares(&metric, values);
         // The mean's target: the bins' midpoints, weighted by their shares.
         let true_mean: f64 = truth.iter().enumerate().map(|(b, f)| f * 0.5 * (metric.edge(b as u64) + metric.edge(b as u64 + 1))).sum();
         let mut rng = SimulationRng::seed_from_u64(500 + protocol as u64);
         let (mut quantiles, mut bins, mut mean, mut median_width) = ([0usize; 4], vec![0usize; truth.len()], 0usize, 0.0);
         let (mut sums, mut variances) = (vec![0.0; truth.len()], vec![0.0; truth.len()]);
-        for _ in 0..RUNS {
-            let estimate = collect(&metric, &values, &mut rng);
+        for _ in 0..runs {
+            let estimate = collect(&metric, values, &mut rng);
             for (covered, q) in quantiles.iter_mut().zip(&estimate.quantiles) {
                 let t = true_quantile(&sorted, q.q);
                 *covered += usize::from(q.ci95[0] <= t && t <= q.ci95[1]);
             }
-            median_width += (estimate.quantiles[0].ci95[1] - estimate.quantiles[0].ci95[0]) / RUNS as f64;
+            median_width += (estimate.quantiles[0].ci95[1] - estimate.quantiles[0].ci95[0]) / runs as f64;
             for (b, bin) in estimate.histogram.iter().enumerate() {
                 bins[b] += usize::from(bin.ci95[0] <= truth[b] && truth[b] <= bin.ci95[1]);
                 sums[b] += bin.frequency;
@@ -118,39 +133,40 @@ fn intervals_cover_over_500_collections(protocol: DistributionProtocol) {
         }
         let rate = |c: usize, of: usize| c as f64 / of as f64;
         println!("{protocol}: p50/p90/p95/p99 {:?}, bins {:?}, mean {:.3}, median width {median_width:.0} ms",
-            quantiles.map(|c| rate(c, RUNS)), bins.iter().map(|&c| rate(c, RUNS)).collect::<Vec<_>>(), rate(mean, RUNS));
+            quantiles.map(|c| rate(c, runs)), bins.iter().map(|&c| rate(c, runs)).collect::<Vec<_>>(), rate(mean, runs));
         let alpha = 1e-6 / (quantiles.len() + bins.len() + 1) as f64;
+        let least = *common::binomial_acceptance(runs, 0.95, alpha).start();
+        let square_wave = protocol == DistributionProtocol::SquareWave;
+        // Square Wave's margins add a bound on EMS's bias, and the tree's
+        // p95 and p99 intervals are wide where F is flat: covering too
+        // often is no alarm, too rarely is.
+        let at_least = |what: String, c: usize| assert!(c >= least, "{what}: {c} of {runs} covered, fewer than {least}");
         for (i, &c) in quantiles.iter().enumerate() {
             let what = format!("{protocol}: quantile {i}");
-            if protocol == DistributionProtocol::Hierarchical && i >= 2 {
-                // The tree's p95 and p99 intervals are conservative (its
-                // band is wide in the tail, where F is flat): covering
-                // them too often is no alarm, too rarely is.
-                let least = *common::binomial_acceptance(RUNS, 0.95, alpha).start();
-                assert!(c >= least, "{what}: {c} of {RUNS} covered, fewer than {least}");
+            if square_wave || i >= 2 {
+                at_least(what, c);
             } else {
-                common::assert_coverage(&what, c, RUNS, alpha);
+                common::assert_coverage(&what, c, runs, alpha);
             }
         }
-        if protocol == DistributionProtocol::Hierarchical {
-            for (b, &c) in bins.iter().enumerate() {
-                common::assert_coverage(&format!("{protocol}: bin {b}"), c, RUNS, alpha);
+        for (b, &c) in bins.iter().enumerate() {
+            let what = format!("{protocol}: bin {b}");
+            if square_wave {
+                at_least(what, c);
+            } else {
+                common::assert_coverage(&what, c, runs, alpha);
             }
+        }
+        if square_wave {
+            at_least(format!("{protocol}: mean"), mean);
         } else {
-            // Square Wave's EMS smooths: a bin's interval covers from 84%
-            // (the steep low tail) to 99%, 95% only on average over the
-            // bins. The average count goes through the same band: a run's
-            // average over the bins varies at most as much as one cover
-            // (a conservative stand-in, not an exact binomial count).
-            let average = (bins.iter().sum::<usize>() as f64 / bins.len() as f64).round() as usize;
-            common::assert_coverage(&format!("{protocol}: bins on average"), average, RUNS, alpha);
+            common::assert_coverage(&format!("{protocol}: mean"), mean, runs, alpha);
         }
-        common::assert_coverage(&format!("{protocol}: mean"), mean, RUNS, alpha);
         assert!(median_width < 1000.0, "{protocol}: the median's interval is {median_width} ms wide");
         if protocol == DistributionProtocol::Hierarchical {
             let z = common::z_critical(1e-6, truth.len());
             for b in 0..truth.len() {
-                let (average, se) = (sums[b] / RUNS as f64, (variances[b] / RUNS as f64 / RUNS as f64).sqrt());
+                let (average, se) = (sums[b] / runs as f64, (variances[b] / runs as f64 / runs as f64).sqrt());
                 assert!((average - truth[b]).abs() <= z * se, "bin {b}: mean estimate {average}, truth {}", truth[b]);
             }
         }

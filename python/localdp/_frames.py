@@ -27,7 +27,9 @@ import math
 
 from ._errors import ConfigError
 
-# A bin's interval is symmetric: its standard error is the half-width over z.
+# A bin's interval is symmetric: its standard error is the half-width over z
+# (Square Wave's half-width also holds a bound on EMS's bias: then the
+# standard error that would give the same interval).
 _Z95 = 1.959963984540054
 
 
