@@ -132,11 +132,12 @@ test("the packed package's README is js/README.md, stands alone, and it ships th
     const file = /\/blob\/main\/([^#]+)/.exec(link)?.[1];
     if (file) assert.ok(existsSync(join(root, file)), `${link}: no ${file} in the repository`);
   }
-  // The sizes are the build's, and name every file a page loads.
+  // The sizes are the build's, and give what a page of each family loads.
   const sizes = /<!-- sizes: written by scripts\/build.sh -->([^]*?)<!-- end of sizes -->/.exec(readme)?.[1] ?? '';
-  for (const file of ['localdp.js', 'client.mjs', 'storage.mjs', 'messages.mjs', 'bindings.js', 'localdp_client_bg.wasm']) {
-    assert.match(sizes, new RegExp(`\\| \`${file}\` \\| \\d+ \\| \\d+ \\|`), file);
+  for (const family of ['frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals']) {
+    assert.match(sizes, new RegExp(`\\| a \`${family}\` metric \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+ \\|`), family);
   }
+  assert.match(sizes, /\| every family \(`init\(\)`\) \| \d+ \| \d+ \|/);
   assert.ok(existsSync(join(installed, 'examples/extension/setup.mjs')));
 });
 
