@@ -48,6 +48,15 @@ const entries = JSON.parse(readFileSync(join(here, 'metrics.json'), 'utf8')).map
   }
   return join(web, 'families', family, 'localdp.js');
 });
+// background.js imports the entry of its metric's family: the one shipped.
+const background = readFileSync(join(here, 'background.js'), 'utf8');
+for (const entry of entries) {
+  const path = relative(pkg, entry);
+  if (!background.includes(`./localdp/${path}`)) {
+    console.error(`setup.mjs: metrics.json needs ${path}; make background.js import './localdp/${path}'`);
+    process.exit(1);
+  }
+}
 
 // The entries and every file they reach through relative imports or `new URL(…, import.meta.url)`.
 const files = new Set();

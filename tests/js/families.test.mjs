@@ -101,6 +101,9 @@ const corpus = [
   { protocol: 'marginals', epsilon: 2, way: 3, attributes },
   { protocol: 'grr', epsilon: 1, domain: 4, memoize: 'yes' },
   { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 0.5 } },
+  // Read as the core reads them, through their JSON: no "range" here.
+  { protocol: 'auto', epsilon: 1, domain: 4, range: undefined },
+  { protocol: 'auto', epsilon: 1, domain: 4, range: { toJSON: () => undefined } },
   // Not placed in a family: the module of every family answers.
   { epsilon: 1, domain: 4 },
   { protocol: 'nope', epsilon: 1, domain: 4 },

@@ -20,9 +20,17 @@ const FAMILY_OF = {
 
 /** The family whose module serves `config`, or undefined (the module of every family). */
 export function familyOf(config) {
-  if (config === null || typeof config !== 'object' || !Object.hasOwn(config, 'protocol')) return undefined;
-  const { protocol } = config;
-  const ranged = Object.hasOwn(config, 'range');
+  // The object as the core reads it (wasm/client/src/convert.rs): its JSON,
+  // so a key that is undefined, or that toJSON drops, is absent here too.
+  let object;
+  try {
+    object = config !== null && typeof config === 'object' ? JSON.parse(JSON.stringify(config)) : undefined;
+  } catch {
+    return undefined;
+  }
+  if (object === null || typeof object !== 'object' || !Object.hasOwn(object, 'protocol')) return undefined;
+  const { protocol } = object;
+  const ranged = Object.hasOwn(object, 'range');
   if (protocol === 'auto') return ranged ? 'numeric' : 'frequency';
   const family = typeof protocol === 'string' && Object.hasOwn(FAMILY_OF, protocol) ? FAMILY_OF[protocol] : undefined;
   // Frequency claims its protocols without a "range", numeric with one.

@@ -32,16 +32,23 @@ let everyFamily; // the promise of init(), once asked for
 const families = new Map(); // family → the promise of its module's ClientCore, instantiated
 const instantiated = new Map(); // family → its ClientCore, once instantiated
 
-/** Instantiates the module of every family (once; later calls return the same promise). */
+/**
+ * Instantiates the module of every family (once; later calls return the same
+ * promise, but after a failure, which a later call may retry).
+ */
 export default function initEveryFamily(options) {
-  everyFamily ??= init(options);
+  everyFamily ??= init(options).catch((error) => {
+    everyFamily = undefined;
+    throw error;
+  });
   return everyFamily;
 }
 
 /** Instantiates the module of every family from its bytes or a compiled `WebAssembly.Module`, synchronously. */
 function initEveryFamilySync(options) {
-  everyFamily ??= Promise.resolve(initSync(options));
-  return everyFamily;
+  const exports = initSync(options);
+  everyFamily ??= Promise.resolve(exports);
+  return exports;
 }
 export { initEveryFamilySync as initSync };
 
@@ -55,19 +62,25 @@ const modules = {
       return ClientCore;
     }
     if (!families.has(family)) {
-      families.set(family, FAMILY_MODULES[family]().then(
+      const loading = FAMILY_MODULES[family]().then(
         async (module) => {
           await module.default();
           instantiated.set(family, module.ClientCore);
           return module.ClientCore;
         },
-        // No import() here (a service worker): the module of every family.
-        async () => {
-          console.warn(`localdp: this context cannot import() the ${family} module, so it loads every family's; import localdp/client/web/${family} instead to load only its own`);
+        async (error) => {
+          // A service worker may not import(): the module of every family. Elsewhere the failure is the answer.
+          if (!(typeof ServiceWorkerGlobalScope === 'function' && globalThis instanceof ServiceWorkerGlobalScope)) throw error;
+          console.warn(`localdp: a service worker cannot import() the ${family} module, so it loads every family's; import localdp/client/web/${family} instead to load only its own`);
           await initEveryFamily();
           return ClientCore;
         },
-      ));
+      );
+      // A failed load (a network error) is not kept: the next call tries again.
+      families.set(family, loading.catch((error) => {
+        families.delete(family);
+        throw error;
+      }));
     }
     return families.get(family);
   },
