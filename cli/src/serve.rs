@@ -508,8 +508,9 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         }
     };
     let response = ingest(&app, index, received.batch, batch).await;
-    if response.status() == StatusCode::INTERNAL_SERVER_ERROR {
-        // Nothing of it was counted: nor is it against the client's limits.
+    if matches!(response.status(), StatusCode::INTERNAL_SERVER_ERROR | StatusCode::SERVICE_UNAVAILABLE) {
+        // Nothing of it was counted: nor is it against the client's limits
+        // (a client retrying through a database's outage is not then 429).
         app.front.refund(&received.taken);
     }
     response
@@ -536,7 +537,7 @@ async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<BatchId>
             (true, Ok(Err(Unstored::Unavailable))) => {
                 // The writer logged the database error; the database may be
                 // back in a moment.
-                let error = "the database is unavailable; nothing of the batch was stored or counted; retry after 1 s";
+                let error = "the database is unavailable; the batch was not acknowledged; retry after 1 s";
                 return retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1);
             }
             _ => {

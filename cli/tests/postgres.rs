@@ -176,7 +176,10 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     assert!(tls.contains("sslmode=require: this build has no TLS"), "{tls}");
     let malformed = refused(&format!("postgres://{}:{}@127.0.0.1:not-a-port/collector", pg::USER, pg::PASSWORD));
     assert!(malformed.contains("--db: not a PostgreSQL URL: invalid connection string"), "{malformed}");
-    for log in [&missing, &unreachable, &tls, &malformed] {
+    // A typo of the scheme is not taken for a SQLite file's path (whose error named it, password and all).
+    let typo = refused(&format!("postgress://{}:{}@127.0.0.1:{}/collector", pg::USER, pg::PASSWORD, cluster.port));
+    assert!(typo.contains("--db: a URL must be postgres://"), "{typo}");
+    for log in [&missing, &unreachable, &tls, &malformed, &typo] {
         assert!(!log.contains(pg::PASSWORD), "{log}");
     }
 }
@@ -265,6 +268,30 @@ fn the_database_restarted_under_load_is_503_with_retry_after_and_the_collector_r
     assert!((acked..=acked + 3).contains(&stored), "stored {stored}, acknowledged {acked}\n{}", server.log());
     // And the estimate counts what is stored (the state, read back).
     assert_eq!(server.get("/api/metrics/colors").json()["n"], stored);
+}
+
+/// A server that stops answering without closing its connections (SIGSTOP,
+/// as behind a network partition): a post is answered 503 with
+/// Retry-After once the group's transaction times out (10 s; the test
+/// allows 40), not when TCP gives up, and posts are stored again once the
+/// server answers.
+#[test]
+fn a_database_that_stops_answering_is_503_within_the_timeout_and_the_collector_recovers() {
+    let cluster = Cluster::start("silent");
+    let scratch = Scratch::new("pg-silent");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    let post = || server.post("/api/metrics/colors/reports", body.as_bytes());
+    assert_eq!(post().status, 200);
+    cluster.signal_all("STOP");
+    let started = std::time::Instant::now();
+    let answer = post();
+    let waited = started.elapsed();
+    cluster.signal_all("CONT");
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    assert_eq!(answer.header("retry-after"), Some("1"));
+    assert!(waited < Duration::from_secs(40), "answered after {waited:?}");
+    assert!(Cluster::until(Duration::from_secs(30), || post().status == 200), "{}", server.log());
 }
 
 #[test]

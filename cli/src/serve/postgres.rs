@@ -40,6 +40,10 @@ use tokio_postgres::{Config, NoTls};
 pub const REFRESH: Duration = Duration::from_secs(1);
 /// Connecting, and waiting for a pooled connection, give up after this.
 const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a group's transaction may take before its posts are answered
+/// 503 (the transaction is dropped, so the server rolls it back unless its
+/// commit had already arrived).
+const APPEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections per collector (the writer, exports and the start's reads).
 const POOL_SIZE: usize = 4;
 /// Collectors on one database at most (slots).
@@ -227,6 +231,11 @@ impl PgStore {
             config.application_name("localdp serve");
         }
         config.connect_timeout(TIMEOUT);
+        // A connection whose server went silent fails within TIMEOUT.
+        config.keepalives(true);
+        config.keepalives_idle(TIMEOUT);
+        #[cfg(target_os = "linux")]
+        config.tcp_user_timeout(TIMEOUT);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("localdp-postgres")
@@ -360,9 +369,13 @@ impl PgStore {
                 .get()
                 .await
                 .map_err(|e| (Unstored::Unavailable, connect_error(&self.shown, &self.config, &e)))?;
-            append(&mut client, items, self.slot).await.map_err(|(retry, e)| {
-                (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)
-            })
+            // A server that stops answering (a partition, a failover that
+            // drops packets) is unavailable after APPEND_TIMEOUT, not after
+            // TCP gives up minutes later: every post waits on this group.
+            match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot)).await {
+                Ok(appended) => appended.map_err(|(retry, e)| (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)),
+                Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.shown, APPEND_TIMEOUT.as_secs()))),
+            }
         })
     }
 
@@ -618,6 +631,9 @@ async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreR
 async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (bool, String)> {
     let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
+    // Acknowledged means on the server's disk, whatever the role's or the
+    // server's default (a shared server may run with it off).
+    transaction.batch_execute("SET LOCAL synchronous_commit = on").await.map_err(pg)?;
     let batch_id = transaction
         .prepare_cached(
             "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4) ON CONFLICT (metric, id) DO NOTHING",

@@ -114,6 +114,19 @@ impl Cluster {
         self.run("pg_ctl", &args.iter().map(String::as_str).collect::<Vec<_>>());
     }
 
+    /// Sends `signal` (`STOP`, `CONT`) to every process of the server: a
+    /// stopped server keeps its connections open and answers nothing, as
+    /// one behind a network partition does.
+    pub fn signal_all(&self, signal: &str) {
+        let pids = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).unwrap();
+        let postmaster = pids.lines().next().unwrap().trim().to_string();
+        let signal = format!("-{signal}");
+        for (program, args) in [("kill", [signal.as_str(), &postmaster].as_slice()), ("pkill", &[&signal, "-P", &postmaster])] {
+            let status = Command::new(program).args(args).status().unwrap();
+            assert!(status.success(), "{program} {args:?}: {status}");
+        }
+    }
+
     /// Runs SQL over the Unix socket; its output (unaligned, tuples only).
     pub fn psql(&self, database: &str, sql: &str) -> String {
         let port = self.port.to_string();
