@@ -449,13 +449,13 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 /// a `Localdp-Batch` header, a shuffled batch (which needs a shuffler token,
 /// [`authorize_batch`]), stored once however often it is sent.
 async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
-    let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
+    let Some(index) = app.find(&post.name) else { return intake::discard(post.body, unknown_metric(&app, &post.name)).await };
     let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
         None => None,
         Some(Some(id)) => Some(id.to_string()),
         Some(None) => {
             let error = "the Localdp-Batch header is 1 to 64 letters, digits, '_' or '-'; nothing was counted";
-            return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
+            return intake::discard(post.body, json(StatusCode::BAD_REQUEST, json!({ "error": error }))).await;
         }
     };
     // Only a shuffler token may say that reports came shuffled: the central
@@ -464,7 +464,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         None => None,
         Some(id) => match authorize_batch(&app, &post.headers) {
             Ok(shuffler) => Some(BatchId { id, shuffler }),
-            Err(refused) => return refused,
+            Err(refused) => return intake::discard(post.body, refused).await,
         },
     };
     let received = match app.front.receive(&app.metrics[index].metric, post).await {

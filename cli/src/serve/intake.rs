@@ -175,20 +175,20 @@ impl Front {
     /// reports, and takes them from the per-source report limit, all or
     /// none: a refused request counts nothing.
     pub async fn receive(&self, metric: &Arc<Metric>, post: Post) -> Result<Received, Refusal> {
-        let Post { name, peer, headers, body } = post;
+        let Post { name, peer, headers, mut body } = post;
         let source = Source::of(limits::client_address(peer, &headers, self.trust_proxy));
         if let Some(limits) = &self.limits {
             if let Err(refused) = limits.take_request(source, Instant::now()) {
-                return Err(Refusal::Requests(too_many(limits, refused)));
+                return Err(Refusal::Requests(discard(body, too_many(limits, refused)).await));
             }
         }
         let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|length| length > self.max_body as u64) {
-            return Err(Refusal::Body(too_large(self.max_body)));
+            return Err(Refusal::Body(discard(body, too_large(self.max_body)).await));
         }
-        let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(body, self.max_body)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(ReadError::TooLarge)) => return Err(Refusal::Body(too_large(self.max_body))),
+        let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(&mut body, self.max_body)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => return Err(Refusal::Body(discard(body, too_large(self.max_body)).await)),
             Ok(Err(ReadError::Failed(e))) => {
                 return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": format!("could not read the body: {e}")}))))
             }
@@ -294,11 +294,12 @@ pub async fn own_host(State(front): State<Arc<Front>>, request: Request, next: N
     if host.into_iter().chain(authority).all(|h| front.names.admits(h)) {
         return next.run(request).await;
     }
-    json(
+    let refused = json(
         StatusCode::MISDIRECTED_REQUEST,
         json!({"error": "this collector does not answer to the host this request names (Host); \
                          a name a proxy forwards is added with --host NAME"}),
-    )
+    );
+    discard(request.into_body(), refused).await
 }
 
 /// What a route lets another origin do: post reports, or read.
@@ -385,7 +386,7 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
         // Readable by the page, so that it can show why (and not retry).
         allow_origin(response.headers_mut(), &origin, Grant::Read);
         response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
-        return response;
+        return discard(request.into_body(), response).await;
     }
     let mut response = next.run(request).await;
     let out = response.headers_mut();
@@ -462,9 +463,9 @@ enum ReadError {
 
 /// The body, refused as soon as it grows past `limit` (a body without a
 /// Content-Length, e.g. chunked, is measured as it arrives).
-async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError> {
+async fn read_limited(body: &mut Body, limit: usize) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+    while let Some(frame) = next_frame(body).await {
         let frame = frame.map_err(|e| ReadError::Failed(e.to_string()))?;
         if let Ok(data) = frame.into_data() {
             if bytes.len() + data.len() > limit {
@@ -476,3 +477,37 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError
     Ok(bytes)
 }
 
+
+async fn next_frame(body: &mut Body) -> Option<Result<http_body::Frame<axum::body::Bytes>, axum::Error>> {
+    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
+}
+
+/// How much of a refused request's body [`discard`] reads at most.
+pub const DISCARD: u64 = 16 << 20;
+
+/// Answers `response` to a request refused before its body was read, once
+/// the body has been read and thrown away (at most [`DISCARD`] bytes,
+/// within [`BODY_TIMEOUT`]): a proxy in front (nginx) sends the whole body
+/// before it reads the answer, and a server that answers and closes while
+/// the body is still coming makes it answer 502 instead. A longer or
+/// slower body is not waited for: the answer then closes the connection.
+pub async fn discard(mut body: Body, mut response: Response) -> Response {
+    let read = async {
+        if body.size_hint().lower() > DISCARD {
+            return false;
+        }
+        let mut left = DISCARD;
+        while let Some(frame) = next_frame(&mut body).await {
+            let Ok(frame) = frame else { return false };
+            if let Ok(data) = frame.into_data() {
+                let Some(rest) = left.checked_sub(data.len() as u64) else { return false };
+                left = rest;
+            }
+        }
+        true
+    };
+    if !matches!(tokio::time::timeout(BODY_TIMEOUT, read).await, Ok(true)) {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
