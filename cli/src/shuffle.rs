@@ -30,6 +30,7 @@
 //! hour, while the other metrics' batches go on. A batch is dropped only
 //! when the collector's own answer says it rejected every report of it.
 
+use crate::serve::logging::{log_error, log_info, log_warn};
 use crate::serve::access::{fingerprint, Tokens};
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
@@ -346,7 +347,7 @@ impl App {
             return Err(unknown());
         }
         let unreachable = |why: String| {
-            eprintln!("localdp shuffle: could not learn metric {name:?} from the collector: {why}");
+            log_warn!("localdp shuffle: could not learn metric {name:?} from the collector: {why}");
             let error = "the collector could not be asked for this metric's config; nothing was counted; retry later";
             retry_later(StatusCode::BAD_GATEWAY, json!({ "error": error, "retry_after": 5 }), 5)
         };
@@ -365,7 +366,7 @@ impl App {
             .map_err(|e| e.to_string())
             .and_then(|d| Metric::from_json(d.config.get()).map_err(|e| e.to_string()))
             .map_err(unreachable)?;
-        eprintln!("localdp shuffle: metric {name:?}: {} ε={}", metric.protocol().name(), metric.epsilon());
+        log_info!("localdp shuffle: metric {name:?}: {} ε={}", metric.protocol().name(), metric.epsilon());
         let metric = Arc::new(metric);
         self.metrics.lock().expect("no panics while holding the lock").insert(name.to_string(), Arc::clone(&metric));
         Ok(metric)
@@ -388,10 +389,11 @@ impl App {
 /// batches not yet acknowledged stay in the file for the next start.
 pub fn run(args: ShuffleArgs) -> Result<(), String> {
     crate::serve::abort_on_panic();
+    crate::serve::logging::set_format(args.front.log_format);
     let mut collector = Collector::parse(&args.forward)?;
     if let Some(file) = &args.token_file {
         let token = Tokens::read(file, "--token-file")?;
-        eprintln!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
+        log_info!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
         let value = [&b"Bearer "[..], token.first()].concat();
         let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
         value.set_sensitive(true);
@@ -402,7 +404,7 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     }
     let front = Arc::new(args.front.front("localdp shuffle", Arc::new(Telemetry::new(0)))?);
     if !args.front.limits_reports() {
-        eprintln!(
+        log_info!(
             "localdp shuffle: no --reports-per-minute: one sender may fill a batch with its own reports, and the \
              central ε shown assumes the others of a batch come from distinct honest users (docs/shuffler.md)"
         );
@@ -411,7 +413,7 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     let database = |e: rusqlite::Error| format!("database: {e}");
     let parked = held.unpark().map_err(database)?;
     let (waiting, unsent) = (held.held().map_err(database)?, held.outbox().map_err(database)?.len());
-    eprintln!(
+    log_info!(
         "localdp shuffle: {} ({} reports held, {unsent} batches to send again, {parked} of them parked before), forwarding to http://{}{} in batches of {}{}",
         args.db.display(),
         waiting.iter().map(|(_, n)| n).sum::<u64>(),
@@ -436,7 +438,7 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(serve(app, args.front.bind, args.port))?;
-    eprintln!("localdp shuffle: stopped");
+    log_info!("localdp shuffle: stopped");
     Ok(())
 }
 
@@ -488,7 +490,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             Ok(())
         });
         if let Err(e) = held.await {
-            eprintln!("{name}: {accepted} reports not held: {e}");
+            log_error!("{name}: {accepted} reports not held: {e}");
             app.front.refund(&received.taken);
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be stored; nothing of them was counted"}));
         }
@@ -509,8 +511,8 @@ async fn forward(app: Arc<App>) {
             unparked = Instant::now();
             match app.with_held(|held| held.unpark()).await {
                 Ok(0) => {}
-                Ok(n) => eprintln!("localdp shuffle: {n} parked batches are sent again"),
-                Err(e) => eprintln!("localdp shuffle: {e}"),
+                Ok(n) => log_info!("localdp shuffle: {n} parked batches are sent again"),
+                Err(e) => log_error!("localdp shuffle: {e}"),
             }
         }
         form_due(&app).await;
@@ -521,10 +523,10 @@ async fn forward(app: Arc<App>) {
                     retry |= !deliver(&app, batch).await;
                 }
             }
-            Err(e) => eprintln!("localdp shuffle: {e}"),
+            Err(e) => log_error!("localdp shuffle: {e}"),
         }
         if retry {
-            eprintln!("localdp shuffle: batches not acknowledged are sent again in {} ms", pause.as_millis());
+            log_info!("localdp shuffle: batches not acknowledged are sent again in {} ms", pause.as_millis());
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(MAX_BACKOFF);
             continue;
@@ -544,7 +546,7 @@ async fn forward(app: Arc<App>) {
 async fn form_due(app: &Arc<App>) {
     let held = match app.with_held(|held| held.held()).await {
         Ok(held) => held,
-        Err(e) => return eprintln!("localdp shuffle: {e}"),
+        Err(e) => return log_error!("localdp shuffle: {e}"),
     };
     for (metric, n) in held {
         let late = {
@@ -574,7 +576,7 @@ async fn form_due(app: &Arc<App>) {
             })
             .await;
         if let Err(e) = formed {
-            eprintln!("localdp shuffle: a batch could not be formed: {e}");
+            log_error!("localdp shuffle: a batch could not be formed: {e}");
         }
     }
 }
@@ -627,7 +629,7 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
     let (status, body) = match app.collector.request(Method::POST, &path, Some(&batch)).await {
         Ok(answer) => answer,
         Err(e) => {
-            eprintln!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
+            log_warn!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
             return false;
         }
     };
@@ -635,11 +637,11 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
     let id = batch.id.clone();
     let done = match outcome(status, &body) {
         Outcome::Retry => {
-            eprintln!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
+            log_warn!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
             return false;
         }
         Outcome::Parked => {
-            eprintln!(
+            log_info!(
                 "{}: a batch of {} reports is parked ({}): kept, and sent again at the next start and every {} min",
                 batch.metric,
                 batch.size,
@@ -649,7 +651,7 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
             return match app.with_held(move |held| held.park(&id)).await {
                 Ok(()) => true,
                 Err(e) => {
-                    eprintln!("{}: a batch could not be parked: {e}", batch.metric);
+                    log_error!("{}: a batch could not be parked: {e}", batch.metric);
                     false
                 }
             };
@@ -658,10 +660,10 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
         Outcome::Stored => format!("forwarded a shuffled batch of {} reports", batch.size),
     };
     match app.with_held(move |held| held.sent(&id)).await {
-        Ok(()) => eprintln!("{}: {done}", batch.metric),
+        Ok(()) => log_info!("{}: {done}", batch.metric),
         // Sent again at the next start (or the next round): the collector
         // stores it once.
-        Err(e) => eprintln!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
+        Err(e) => log_error!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
     }
     true
 }

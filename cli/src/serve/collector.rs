@@ -7,6 +7,7 @@
 //! and never stored. A body that is not JSON, or JSON that is neither an
 //! object nor an array, counts nothing (it is not a report).
 
+use crate::serve::logging::{log_error, log_warn};
 use super::store::Store;
 use localdp::{
     Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
@@ -298,7 +299,7 @@ impl Collected {
             batches.add(size, &shuffler);
         }
         if unsigned > 0 {
-            eprintln!(
+            log_warn!(
                 "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
                  (--shuffler-token-file) are not counted as shuffled: any token holder could post them \
                  (their reports are counted, as reports posted directly)",
@@ -324,7 +325,7 @@ impl Collected {
             // `validate` made the same check: this cannot fail (and would be
             // counted as a rejection if it did, never lost).
             if let Err(e) = totals.add(report) {
-                eprintln!("{}: a stored report was refused by the aggregate: {e}", self.spec.name);
+                log_error!("{}: a stored report was refused by the aggregate: {e}", self.spec.name);
             }
         }
         if rejected.total() > 0 {
@@ -332,7 +333,7 @@ impl Collected {
             for reason in Rejection::ALL {
                 // Past 2^53 rejections: counted nowhere, and said so.
                 if let Err(e) = counts.add(reason, rejected.get(reason)) {
-                    eprintln!("{}: rejections not counted: {e}", self.spec.name);
+                    log_error!("{}: rejections not counted: {e}", self.spec.name);
                 }
             }
             totals.restore_rejected(counts);

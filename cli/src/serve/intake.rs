@@ -4,8 +4,9 @@
 //! per-source limits, the body's size and time limits, the validation of its
 //! reports against the metric (`collector::validate`), and the answer.
 
+use crate::serve::logging::{log_info};
 use super::access::{self, Grant, Names, Origins};
-use super::collector::{self, Batch, BodyError};
+use super::collector::{self, Batch};
 use super::limits::{self, Limits, Refused, Source};
 use super::response::{json, retry_later};
 use super::telemetry::{Route, Telemetry};
@@ -61,6 +62,10 @@ pub struct FrontArgs {
     /// otherwise any sender picks its own address.
     #[arg(long)]
     trust_proxy: bool,
+    /// Log lines (stderr) as text (`TIME LEVEL message`) or as JSON, one
+    /// object per line (`{"ts", "level", "msg"}`).
+    #[arg(long, value_enum, default_value_t = super::logging::Format::Text)]
+    pub log_format: super::logging::Format,
 }
 
 impl FrontArgs {
@@ -75,7 +80,7 @@ impl FrontArgs {
         let limits = Limits::new(self.requests_per_minute, self.reports_per_minute);
         if let Some(limits) = &limits {
             let per = |n: u32| if n == 0 { "no limit".to_string() } else { format!("{n}/min") };
-            eprintln!(
+            log_info!(
                 "{program}: per client address{}: requests {}, reports {}",
                 if self.trust_proxy { " (from X-Forwarded-For)" } else { "" },
                 per(limits.requests_per_minute),
@@ -175,7 +180,7 @@ impl Front {
     /// reports, and takes them from the per-source report limit, all or
     /// none: a refused request counts nothing.
     pub async fn receive(&self, metric: &Arc<Metric>, post: Post) -> Result<Received, Refusal> {
-        let Post { name, peer, headers, mut body } = post;
+        let Post { peer, headers, mut body, .. } = post;
         let source = Source::of(limits::client_address(peer, &headers, self.trust_proxy));
         if let Some(limits) = &self.limits {
             if let Err(refused) = limits.take_request(source, Instant::now()) {
@@ -199,7 +204,6 @@ impl Front {
         };
         // A beacon's few hundred bytes are validated right here; a large batch
         // off the async workers.
-        let size = body.len();
         let validated = if body.len() <= VALIDATE_INLINE {
             collector::validate(metric, &body)
         } else {
@@ -211,14 +215,7 @@ impl Front {
         };
         let batch = match validated {
             Ok(batch) => batch,
-            Err(e) => {
-                let what = match e {
-                    BodyError::NotJson(_) => "not JSON",
-                    BodyError::NotReports => "not a report or an array",
-                };
-                eprintln!("{name}: refused a body of {size} bytes ({what})");
-                return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()}))));
-            }
+            Err(e) => return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})))),
         };
         let posted = batch.reports.len() as u64 + batch.rejected.total();
         if let Some(limits) = &self.limits {
@@ -373,7 +370,7 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
         // Another page's beacon: refused before its body is read. A beacon
         // never shows its answer, so the operator is told (counts only).
         if let Some(refused) = front.telemetry.origin_refused() {
-            eprintln!(
+            log_info!(
                 "localdp serve: report posts refused for their page's origin (not in --allow-origin) so far: {refused}; \
                  each was a 403, counted in /metrics as localdp_http_requests_total{{route=\"reports\",status=\"403\"}}"
             );
