@@ -108,6 +108,13 @@ pub struct ServeArgs {
     /// They read nothing. Without it, no batch is taken.
     #[arg(long, value_name = "FILE")]
     shuffler_token_file: Option<PathBuf>,
+    /// Reports one shuffler token's batches (`Localdp-Batch`) may carry
+    /// per minute; more are answered 429 with Retry-After. Batches of a
+    /// shuffler token are exempt from --requests-per-minute and
+    /// --reports-per-minute (the shuffler is one address for all its
+    /// senders, whom it limits itself). 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    shuffler_reports_per_minute: u32,
     #[command(flatten)]
     front: FrontArgs,
     /// On SIGTERM or SIGINT, keep taking requests this long with /readyz
@@ -141,7 +148,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
     let specs = collector::read_metrics_file(&metrics_file)?;
     let telemetry = Arc::new(Telemetry::new(specs.len()));
-    let front = Arc::new(args.front.front("localdp serve", Arc::clone(&telemetry))?);
+    let mut front = args.front.front("localdp serve", Arc::clone(&telemetry))?;
+    front.batches = Limits::new(0, args.shuffler_reports_per_minute);
+    let front = Arc::new(front);
     let mut store = Store::open(&args.db)?;
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
@@ -545,7 +554,8 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             Err(refused) => return intake::discard(post.body, refused).await,
         },
     };
-    let received = match app.front.receive(&app.metrics[index].metric, post).await {
+    let shuffler = batch.as_ref().map(|b| b.shuffler.clone());
+    let received = match app.front.receive(&app.metrics[index].metric, post, shuffler.as_deref()).await {
         Ok(received) => received,
         Err(refusal) => {
             let limited = &app.telemetry.limited[index];

@@ -35,14 +35,14 @@ use crate::serve::access::{fingerprint, Tokens};
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
 use crate::serve::store::{self, StoreResult};
-use crate::serve::telemetry::Telemetry;
+use crate::serve::telemetry::{family, Telemetry};
 use crate::serve::response::{json, retry_later};
 use crate::serve::signals;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, Method, Request, StatusCode};
 use axum::middleware::from_fn_with_state;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use localdp::rng::{RngCore, UniformBelow};
@@ -52,6 +52,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -233,6 +234,13 @@ impl Held {
         rows.collect()
     }
 
+    /// The batches formed and not yet acknowledged: (waiting, parked).
+    fn batches(&self) -> rusqlite::Result<(u64, u64)> {
+        self.connection.query_row("SELECT count(*) - coalesce(sum(parked), 0), coalesce(sum(parked), 0) FROM outbox", [], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+        })
+    }
+
     /// Parks a batch the collector would not take as it is.
     fn park(&mut self, id: &str) -> rusqlite::Result<()> {
         self.connection.execute("UPDATE outbox SET parked = 1 WHERE id = ?1", [id]).map(|_| ())
@@ -280,7 +288,8 @@ impl Collector {
     }
 
     /// One request on a fresh connection: the status and body of the answer.
-    async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<(StatusCode, Vec<u8>), String> {
+    /// The answer's status and body, and its `Retry-After` (in seconds).
+    async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<Answer, String> {
         let exchange = async {
             let stream = tokio::net::TcpStream::connect(&self.authority).await.map_err(|e| e.to_string())?;
             let (mut sender, connection) =
@@ -303,8 +312,13 @@ impl Collector {
             let request = request.body(body).map_err(|e| e.to_string())?;
             let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
             let status = response.status();
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+                .map(|seconds| Duration::from_secs(seconds.min(MAX_RETRY_AFTER.as_secs())));
             let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20).await.map_err(|e| e.to_string())?;
-            Ok((status, body.to_vec()))
+            Ok(Answer { status, body: body.to_vec(), retry_after })
         };
         tokio::time::timeout(COLLECTOR_TIMEOUT, exchange)
             .await
@@ -312,6 +326,16 @@ impl Collector {
     }
 }
 
+/// An answer of the collector.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
+    /// `Retry-After` in seconds (up to [`MAX_RETRY_AFTER`]).
+    retry_after: Option<Duration>,
+}
+
+/// The longest `Retry-After` of the collector's that is honoured as it is.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 /// How long one request to the collector may take.
 const COLLECTOR_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest pause between two rounds that left a batch to retry.
@@ -320,6 +344,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const PARKED_RETRY: Duration = Duration::from_secs(3600);
 
 struct App {
+    /// Batches acknowledged, and attempts that were not (`/metrics`).
+    forwarded: AtomicU64,
+    errors: AtomicU64,
+    /// When the process started, and `--db` (`/metrics`).
+    started: std::time::SystemTime,
+    db: PathBuf,
     front: Arc<Front>,
     collector: Collector,
     /// The metrics learnt from the collector, by name.
@@ -351,7 +381,7 @@ impl App {
             let error = "the collector could not be asked for this metric's config; nothing was counted; retry later";
             retry_later(StatusCode::BAD_GATEWAY, json!({ "error": error, "retry_after": 5 }), 5)
         };
-        let (status, body) =
+        let Answer { status, body, .. } =
             self.collector.request(Method::GET, &format!("/api/metrics/{name}"), None).await.map_err(unreachable)?;
         match status {
             StatusCode::OK => {}
@@ -433,6 +463,10 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         held: Mutex::new(held),
         since: Mutex::new(waiting.into_iter().map(|(metric, _)| (metric, now)).collect()),
         wake: tokio::sync::Notify::new(),
+        forwarded: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        started: std::time::SystemTime::now(),
+        db: args.db.clone(),
         batch: args.batch,
         max_wait: args.max_wait.zip(args.min_batch),
     });
@@ -452,6 +486,7 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
     let router = Router::new()
         .route("/api/metrics/{name}/reports", post(post_reports))
         .route("/healthz", get(|| async { json(StatusCode::OK, json!({"status": "ok"})) }))
+        .route("/metrics", get(prometheus))
         .fallback(|| async { json(StatusCode::NOT_FOUND, json!({"error": "no such endpoint (a shuffler takes report posts only)"})) })
         .layer(from_fn_with_state(Arc::clone(&app.front), intake::cors))
         .layer(from_fn_with_state(Arc::clone(&app.front), intake::own_host))
@@ -465,6 +500,39 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         .map_err(|e| e.to_string())
 }
 
+/// `GET /metrics`: Prometheus text: the reports held, the batches waiting
+/// and parked, the batches forwarded and the failed attempts, and the
+/// process (as the collector's).
+async fn prometheus(State(app): State<Arc<App>>) -> Response {
+    let Ok((held, (waiting, parked))) = app.with_held(|held| Ok((held.held()?, held.batches()?))).await else {
+        return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the shuffler's file could not be read"}));
+    };
+    let mut out = String::new();
+    family(&mut out, "localdp_shuffler_reports_held", "gauge", "Reports held until their batch is formed, per metric.");
+    for (metric, n) in held {
+        out.push_str(&format!("localdp_shuffler_reports_held{{metric=\"{metric}\"}} {n}\n"));
+    }
+    family(&mut out, "localdp_shuffler_batches_waiting", "gauge", "Batches formed and not yet acknowledged by the collector.");
+    out.push_str(&format!("localdp_shuffler_batches_waiting {waiting}\n"));
+    family(&mut out, "localdp_shuffler_batches_parked", "gauge", "Batches the collector would not take as they are (sent again hourly and at start).");
+    out.push_str(&format!("localdp_shuffler_batches_parked {parked}\n"));
+    family(&mut out, "localdp_shuffler_batches_forwarded_total", "counter", "Batches the collector acknowledged, since start.");
+    out.push_str(&format!("localdp_shuffler_batches_forwarded_total {}\n", app.forwarded.load(Ordering::Relaxed)));
+    family(
+        &mut out,
+        "localdp_shuffler_forward_errors_total",
+        "counter",
+        "Attempts to forward a batch that were not acknowledged (no answer, 5xx, 429, …), since start.",
+    );
+    out.push_str(&format!("localdp_shuffler_forward_errors_total {}\n", app.errors.load(Ordering::Relaxed)));
+    crate::serve::telemetry::render_process(&mut out, app.started, &app.db);
+    let mut response = (StatusCode::OK, out).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// `POST /api/metrics/{name}/reports`: the collector's, with the
 /// collector's checks and answers; the accepted reports are held (on disk
 /// before the answer), the rejected ones only counted in the answer.
@@ -474,7 +542,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         Ok(metric) => metric,
         Err(response) => return response,
     };
-    let received = match app.front.receive(&metric, post).await {
+    let received = match app.front.receive(&metric, post, None).await {
         Ok(received) => received,
         Err(refusal) => return refusal.response(),
     };
@@ -517,17 +585,28 @@ async fn forward(app: Arc<App>) {
         }
         form_due(&app).await;
         let mut retry = false;
+        // The collector's Retry-After: the batches left wait for it too
+        // (they would be refused the same way).
+        let mut wait = None;
         match app.with_held(|held| held.outbox()).await {
             Ok(outbox) => {
                 for batch in outbox {
-                    retry |= !deliver(&app, batch).await;
+                    if let Err(asked) = deliver(&app, batch).await {
+                        retry = true;
+                        wait = asked;
+                        if wait.is_some() {
+                            break;
+                        }
+                    }
                 }
             }
             Err(e) => log_error!("localdp shuffle: {e}"),
         }
         if retry {
-            log_info!("localdp shuffle: batches not acknowledged are sent again in {} ms", pause.as_millis());
-            tokio::time::sleep(pause).await;
+            let next = wait.unwrap_or(pause);
+            let why = if wait.is_some() { " (the collector's Retry-After)" } else { "" };
+            log_info!("localdp shuffle: batches not acknowledged are sent again in {} ms{why}", next.as_millis());
+            tokio::time::sleep(next).await;
             pause = (pause * 2).min(MAX_BACKOFF);
             continue;
         }
@@ -623,14 +702,23 @@ fn outcome(status: StatusCode, body: &[u8]) -> Outcome {
 
 /// Sends a batch once; drops it if the collector acknowledged it (or
 /// rejected all of it), parks it if the collector will not take it as it
-/// is. `false` if it is to be sent again next round.
-async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
+/// is. `Err` if it is to be sent again next round, with the collector's
+/// `Retry-After` if it gave one.
+async fn deliver(app: &Arc<App>, batch: Outgoing) -> Result<(), Option<Duration>> {
+    let delivered = attempt(app, batch).await;
+    let counter = if delivered.is_ok() { &app.forwarded } else { &app.errors };
+    counter.fetch_add(1, Ordering::Relaxed);
+    delivered
+}
+
+/// [`deliver`]'s one attempt.
+async fn attempt(app: &Arc<App>, batch: Outgoing) -> Result<(), Option<Duration>> {
     let path = format!("/api/metrics/{}/reports", batch.metric);
-    let (status, body) = match app.collector.request(Method::POST, &path, Some(&batch)).await {
+    let Answer { status, body, retry_after } = match app.collector.request(Method::POST, &path, Some(&batch)).await {
         Ok(answer) => answer,
         Err(e) => {
             log_warn!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
-            return false;
+            return Err(None);
         }
     };
     let why = || format!("answered {status}: {}", String::from_utf8_lossy(&body).trim());
@@ -638,7 +726,7 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
     let done = match outcome(status, &body) {
         Outcome::Retry => {
             log_warn!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
-            return false;
+            return Err(retry_after);
         }
         Outcome::Parked => {
             log_info!(
@@ -648,13 +736,10 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
                 why(),
                 PARKED_RETRY.as_secs() / 60
             );
-            return match app.with_held(move |held| held.park(&id)).await {
-                Ok(()) => true,
-                Err(e) => {
-                    log_error!("{}: a batch could not be parked: {e}", batch.metric);
-                    false
-                }
-            };
+            return app.with_held(move |held| held.park(&id)).await.map_err(|e| {
+                log_error!("{}: a batch could not be parked: {e}", batch.metric);
+                None
+            });
         }
         Outcome::Rejected => format!("the collector rejected every report of a batch of {} ({})", batch.size, why()),
         Outcome::Stored => format!("forwarded a shuffled batch of {} reports", batch.size),
@@ -665,7 +750,7 @@ async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
         // stores it once.
         Err(e) => log_error!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
     }
-    true
+    Ok(())
 }
 
 #[cfg(test)]

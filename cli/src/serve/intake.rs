@@ -93,6 +93,7 @@ impl FrontArgs {
             names: Names::new(self.bind, &self.hosts)?,
             limits,
             trust_proxy: self.trust_proxy,
+            batches: None,
             telemetry,
         })
     }
@@ -110,6 +111,9 @@ pub struct Front {
     pub limits: Option<Limits>,
     /// `--trust-proxy`.
     pub trust_proxy: bool,
+    /// The collector's `--shuffler-reports-per-minute`: the limit of the
+    /// shuffled batches of each shuffler token (exempt from `limits`).
+    pub batches: Option<Limits>,
     /// Counts the report posts refused for their origin.
     pub telemetry: Arc<Telemetry>,
 }
@@ -152,6 +156,8 @@ pub struct Taken {
     source: Source,
     /// Reports posted (accepted and rejected).
     posted: u64,
+    /// Taken from [`Front::batches`].
+    batch: bool,
 }
 
 /// A report post answered before anything of it was stored.
@@ -178,11 +184,17 @@ impl Front {
     /// Reads a report post's body for the metric `name` (the per-source
     /// request limit first, then the size and time limits), validates its
     /// reports, and takes them from the per-source report limit, all or
-    /// none: a refused request counts nothing.
-    pub async fn receive(&self, metric: &Arc<Metric>, post: Post) -> Result<Received, Refusal> {
+    /// none: a refused request counts nothing. A shuffled batch of the
+    /// shuffler token `shuffler` (its fingerprint) is limited per token by
+    /// [`Front::batches`] instead: the shuffler is one address for all of
+    /// its senders, whom it limits itself.
+    pub async fn receive(&self, metric: &Arc<Metric>, post: Post, shuffler: Option<&str>) -> Result<Received, Refusal> {
         let Post { peer, headers, mut body, .. } = post;
-        let source = Source::of(limits::client_address(peer, &headers, self.trust_proxy));
-        if let Some(limits) = &self.limits {
+        let (source, limits) = match shuffler {
+            Some(fingerprint) => (Source::shuffler(fingerprint), &self.batches),
+            None => (Source::of(limits::client_address(peer, &headers, self.trust_proxy)), &self.limits),
+        };
+        if let Some(limits) = limits {
             if let Err(refused) = limits.take_request(source, Instant::now()) {
                 return Err(Refusal::Requests(discard(body, too_many(limits, refused)).await));
             }
@@ -218,19 +230,19 @@ impl Front {
             Err(e) => return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})))),
         };
         let posted = batch.reports.len() as u64 + batch.rejected.total();
-        if let Some(limits) = &self.limits {
+        if let Some(limits) = limits {
             if let Err(refused) = limits.take_reports(source, posted, Instant::now()) {
                 return Err(Refusal::Reports(too_many(limits, refused), posted));
             }
         }
-        Ok(Received { batch, taken: Taken { source, posted } })
+        Ok(Received { batch, taken: Taken { source, posted, batch: shuffler.is_some() } })
     }
 
     /// Gives back what a received post took from the per-source limits: it
     /// could not be stored, and a failure of the server's is not the
     /// client's spending.
     pub fn refund(&self, taken: &Taken) {
-        if let Some(limits) = &self.limits {
+        if let Some(limits) = if taken.batch { &self.batches } else { &self.limits } {
             limits.refund(taken.source, taken.posted, Instant::now());
         }
     }

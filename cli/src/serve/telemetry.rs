@@ -242,10 +242,6 @@ impl Telemetry {
     /// The exposition; `counts` in the metrics' order.
     pub fn render(&self, counts: &[Counted<'_>], sources: usize) -> String {
         let mut out = String::with_capacity(8192);
-        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-        };
         family(
             &mut out,
             "localdp_reports_accepted_total",
@@ -325,13 +321,15 @@ impl Telemetry {
     }
 }
 
+/// A family's `# HELP` and `# TYPE` lines.
+pub fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
 /// The build, the process and the database, as `/metrics` shows them
 /// (the process figures where the system tells them: Linux's /proc).
 pub fn render_process(out: &mut String, started: SystemTime, db: &Path) {
-    let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-    };
     family(out, "localdp_build_info", "gauge", "The running build: its version (always 1).");
     let _ = writeln!(out, "localdp_build_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
     family(out, "process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds.");
