@@ -384,10 +384,10 @@ fn page_size() -> u64 {
 }
 
 #[cfg(unix)]
-fn max_fds() -> Option<u64> {
+fn max_fds() -> Option<libc::rlim_t> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit fills the struct it is given.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit.rlim_cur as u64)
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit.rlim_cur)
 }
 
 #[cfg(not(unix))]
