@@ -266,7 +266,9 @@ struct Collector {
     /// The path before `/api/…`, without a trailing slash.
     prefix: String,
     /// `Authorization` for batches (`--token-file`).
-    authorization: Option<HeaderValue>,
+    authorization: std::sync::RwLock<Option<HeaderValue>>,
+    /// `--token-file`, read again on SIGHUP.
+    token_file: Option<PathBuf>,
 }
 
 impl Collector {
@@ -284,10 +286,23 @@ impl Collector {
         } else {
             format!("{authority}:80")
         };
-        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: None })
+        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: Default::default(), token_file: None })
     }
 
     /// One request on a fresh connection: the status and body of the answer.
+    /// Reads `--token-file` (at start, and again on SIGHUP): its first token
+    /// goes with each batch from now on.
+    fn read_token(&self) -> Result<(), String> {
+        let Some(file) = &self.token_file else { return Ok(()) };
+        let token = Tokens::read(file, "--token-file")?;
+        log_info!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
+        let value = [&b"Bearer "[..], token.first()].concat();
+        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
+        value.set_sensitive(true);
+        *self.authorization.write().expect("no panics while holding the lock") = Some(value);
+        Ok(())
+    }
+
     /// The answer's status and body, and its `Retry-After` (in seconds).
     async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<Answer, String> {
         let exchange = async {
@@ -302,7 +317,7 @@ impl Collector {
             let body = match batch {
                 Some(batch) => {
                     request = request.header(header::CONTENT_TYPE, "application/json").header(BATCH_HEADER, &batch.id);
-                    if let Some(authorization) = &self.authorization {
+                    if let Some(authorization) = self.authorization.read().expect("no panics while holding the lock").clone() {
                         request = request.header(header::AUTHORIZATION, authorization);
                     }
                     Body::from(batch.body.clone())
@@ -421,14 +436,8 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     crate::serve::abort_on_panic();
     crate::serve::logging::set_format(args.front.log_format);
     let mut collector = Collector::parse(&args.forward)?;
-    if let Some(file) = &args.token_file {
-        let token = Tokens::read(file, "--token-file")?;
-        log_info!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
-        let value = [&b"Bearer "[..], token.first()].concat();
-        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
-        value.set_sensitive(true);
-        collector.authorization = Some(value);
-    }
+    collector.token_file = args.token_file.clone();
+    collector.read_token()?;
     if args.min_batch.is_some_and(|m| m > args.batch) {
         return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
     }
@@ -481,6 +490,7 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let (first, _second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    reload_on_hangup(&app)?;
     crate::serve::print_url(address);
     tokio::spawn(forward(Arc::clone(&app)));
     let router = Router::new()
@@ -498,6 +508,28 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         })
         .await
         .map_err(|e| e.to_string())
+}
+
+/// SIGHUP reads `--token-file` again (a token replaced at the collector);
+/// a file that does not read keeps the token, and the log says why.
+#[cfg(unix)]
+fn reload_on_hangup(app: &Arc<App>) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
+    let app = Arc::clone(app);
+    tokio::spawn(async move {
+        while hangup.recv().await.is_some() {
+            if let Err(e) = app.collector.read_token() {
+                log_error!("localdp shuffle: SIGHUP: the old token is kept: {e}");
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn reload_on_hangup(_: &Arc<App>) -> Result<(), String> {
+    Ok(())
 }
 
 /// `GET /metrics`: Prometheus text: the reports held, the batches waiting

@@ -641,3 +641,28 @@ fn the_shuffler_serves_metrics_of_what_it_holds_parks_and_fails_to_forward() {
     assert_eq!(value(&text, "localdp_shuffler_batches_waiting"), 1.0);
     assert!(!text.contains("localdp_shuffler_reports_held{"), "{text}");
 }
+
+#[test]
+fn sighup_makes_the_shuffler_read_its_token_file_again() {
+    const NEXT: &str = "next-shuffler-token-0123456789abcdef";
+    let scratch = scratch("shuffler-hup");
+    // The collector takes both tokens while the shuffler's is rotated.
+    scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n{NEXT}\n"));
+    let collector = serve(&scratch, &[]);
+    let own = scratch.file("own-token", &format!("{SHUFFLER_TOKEN}\n"));
+    let shuffler = Server::start_shuffler(&scratch, &collector, "shuffle.sqlite", &["--token-file", own.to_str().unwrap(), "--batch", "2"]);
+    let pair = |a: u64| format!("[{},{}]", mark(a), mark(a + 1));
+    assert_eq!(shuffler.post_reports("marks", &pair(0)).json()["accepted"], json!(2));
+    eventually("the first batch", || described(&collector, "marks")["n"] == json!(2));
+    std::fs::write(&own, format!("{NEXT}\n")).unwrap();
+    shuffler.signal("HUP");
+    logged(&shuffler, "batches are sent with the shuffler token");
+    eventually("the new token read", || shuffler.log().matches("batches are sent with the shuffler token").count() == 2);
+    assert_eq!(shuffler.post_reports("marks", &pair(2)).json()["accepted"], json!(2));
+    eventually("the second batch", || described(&collector, "marks")["n"] == json!(4));
+    let senders = described(&collector, "marks")["shuffled"]["shufflers"].clone();
+    let senders = senders.as_array().unwrap();
+    assert_eq!(senders.len(), 2, "{senders:?}");
+    assert!(senders.iter().all(|s| s["batches"] == json!(1)), "{senders:?}");
+    assert!(senders.iter().any(|s| s["fingerprint"] == json!(SHUFFLER_FINGERPRINT)), "{senders:?}");
+}
