@@ -232,7 +232,14 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
     print_url(address);
     log_info!("localdp serve: the operator's dashboard is http://{address}/dashboard");
-    reload_on_hangup(app)?;
+    // SIGHUP reads the token files again (`--token-file`,
+    // `--shuffler-token-file`); a file that does not read keeps the old
+    // tokens, and the log says why.
+    let reloaded = Arc::clone(app);
+    on_hangup(move || match reloaded.keys.reload() {
+        Ok(keys) => log_info!("localdp serve: SIGHUP: token files read again: {}", keys.describe()),
+        Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
+    })?;
     tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
     // Set by the second signal.
     let (stop_now, now) = tokio::sync::watch::channel(false);
@@ -316,27 +323,22 @@ async fn log_refusals(telemetry: Arc<Telemetry>) {
     }
 }
 
-/// SIGHUP reads the token files again (`--token-file`,
-/// `--shuffler-token-file`); connections and requests carry on. A file
-/// that does not read keeps the old tokens, and the log says why.
+/// Runs `reload` at each SIGHUP (the handler is installed by the call):
+/// connections and requests carry on.
 #[cfg(unix)]
-fn reload_on_hangup(app: &Arc<App>) -> Result<(), String> {
+pub(crate) fn on_hangup(reload: impl Fn() + Send + 'static) -> Result<(), String> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
-    let app = Arc::clone(app);
     tokio::spawn(async move {
         while hangup.recv().await.is_some() {
-            match app.keys.reload() {
-                Ok(keys) => log_info!("localdp serve: SIGHUP: token files read again: {}", keys.describe()),
-                Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
-            }
+            reload();
         }
     });
     Ok(())
 }
 
 #[cfg(not(unix))]
-fn reload_on_hangup(_: &Arc<App>) -> Result<(), String> {
+pub(crate) fn on_hangup(_: impl Fn() + Send + 'static) -> Result<(), String> {
     Ok(())
 }
 

@@ -490,7 +490,14 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let (first, _second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
-    reload_on_hangup(&app)?;
+    // SIGHUP reads `--token-file` again (a token rotated at the collector);
+    // a file that does not read keeps the token, and the log says why.
+    let reloaded = Arc::clone(&app);
+    crate::serve::on_hangup(move || {
+        if let Err(e) = reloaded.collector.read_token() {
+            log_error!("localdp shuffle: SIGHUP: the old token is kept: {e}");
+        }
+    })?;
     crate::serve::print_url(address);
     tokio::spawn(forward(Arc::clone(&app)));
     let router = Router::new()
@@ -508,28 +515,6 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         })
         .await
         .map_err(|e| e.to_string())
-}
-
-/// SIGHUP reads `--token-file` again (a token replaced at the collector);
-/// a file that does not read keeps the token, and the log says why.
-#[cfg(unix)]
-fn reload_on_hangup(app: &Arc<App>) -> Result<(), String> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
-    let app = Arc::clone(app);
-    tokio::spawn(async move {
-        while hangup.recv().await.is_some() {
-            if let Err(e) = app.collector.read_token() {
-                log_error!("localdp shuffle: SIGHUP: the old token is kept: {e}");
-            }
-        }
-    });
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn reload_on_hangup(_: &Arc<App>) -> Result<(), String> {
-    Ok(())
 }
 
 /// `GET /metrics`: Prometheus text: the reports held, the batches waiting

@@ -447,6 +447,7 @@ fn json_logs_sum_up_commits_and_refusals() {
     let server = Server::start(&scratch, &["--log-format", "json"]);
     let lines = reports(&scratch, "colors", 1, 3);
     let mut connection = Connection::open(server.address).unwrap();
+    let started = Instant::now();
     for _ in 0..300 {
         assert_eq!(connection.request("POST", "/api/metrics/colors/reports", lines[0].as_bytes()).unwrap().status, 200);
         assert_eq!(connection.request("POST", "/api/metrics/colors/reports", b"not json").unwrap().status, 400);
@@ -460,9 +461,10 @@ fn json_logs_sum_up_commits_and_refusals() {
         assert!(["info", "warn", "error"].contains(&line["level"].as_str().unwrap()), "{line}");
         commit_lines += line["msg"].as_str().unwrap().starts_with("colors: ") as usize;
     }
-    // 300 commits (one client, one at a time) within 10 s: one line at
-    // once, the rest summed up later; no line per commit, none per refusal.
-    assert!((1..=2).contains(&commit_lines), "{commit_lines} lines:\n{log}");
+    // 300 commits (one client, one at a time): one line at once, then at
+    // most one per 10 s; no line per commit, none per refusal.
+    let most = 2 + started.elapsed().as_secs() as usize / 10;
+    assert!((1..=most).contains(&commit_lines), "{commit_lines} lines:\n{log}");
     assert!(!log.contains("not JSON"), "{log}");
 }
 
