@@ -5,7 +5,7 @@
 # and the npm dev tools (binaryen's wasm-opt, vite, playwright-core);
 # `wasm_compiler` picks the compiler of everything built for wasm (a route:
 # see there; docs/building.md) and installs it if it must; `need_browser`
-# adds Debian's Chromium and chromedriver.
+# adds Debian's Chromium and chromedriver; `need_nginx` Debian's nginx.
 
 need_rust() {
   if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then . "$HOME/.cargo/env"; fi
@@ -110,6 +110,14 @@ wasm_compiler() {
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$toolchain/../lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/rust-lld"
   [ -x "$CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" ] || { echo "setup: no rust-lld at $CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER" >&2; exit 1; }
   export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER
+}
+
+# Debian's nginx, with curl and openssl: cli/tests/proxy.rs runs the
+# deployment recipe (examples/deploy/) behind it.
+need_nginx() {
+  if [ ! -x /usr/sbin/nginx ] || ! command -v curl >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq nginx-light curl openssl >/dev/null && apt-get clean
+  fi
 }
 
 need_browser() {

@@ -7,7 +7,8 @@
 #  1. native Rust, the whole workspace: the library's unit, exact-channel,
 #     statistical (optimized test profile), aggregator and golden tests; the
 #     CLI's (cli/tests/): its forms, the collector (`localdp serve` on a free
-#     port; on PostgreSQL, throwaway clusters of Debian's postgresql) and
+#     port; on PostgreSQL, throwaway clusters of Debian's postgresql; behind
+#     Debian's nginx as examples/deploy/ sets it up) and
 #     `--plot`; the doc examples, and the API docs with warnings
 #     denied (a broken link fails); localdp-core's dependencies (no serde,
 #     nalgebra or async crate); each family's client alone (a cargo
@@ -42,6 +43,7 @@ node --test tests/layers.test.mjs
 
 need_rust
 need_postgres
+need_nginx
 # The Python extension (python/) is tested by pytest, below.
 cargo test --workspace --all-targets --exclude localdp-datafusion --exclude localdp-python
 cargo test --workspace --doc --quiet --exclude localdp-datafusion --exclude localdp-python

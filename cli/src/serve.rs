@@ -38,6 +38,8 @@ pub(crate) mod fold;
 pub(crate) mod intake;
 #[path = "serve/limits.rs"]
 pub(crate) mod limits;
+#[path = "serve/logging.rs"]
+pub(crate) mod logging;
 #[path = "serve/parquet.rs"]
 mod parquet;
 #[path = "serve/postgres.rs"]
@@ -51,7 +53,7 @@ pub(crate) mod telemetry;
 #[path = "serve/writer.rs"]
 mod writer;
 
-use access::Tokens;
+use crate::serve::logging::{log_error, log_info, log_warn};
 use app::{authorize, authorize_batch, unknown_metric, App, ESTIMATES_WAITING};
 use axum::extract::{Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
@@ -119,8 +121,20 @@ pub struct ServeArgs {
     /// They read nothing. Without it, no batch is taken.
     #[arg(long, value_name = "FILE")]
     shuffler_token_file: Option<PathBuf>,
+    /// Reports one shuffler token's batches (`Localdp-Batch`) may carry
+    /// per minute; more are answered 429 with Retry-After. Batches of a
+    /// shuffler token are exempt from --requests-per-minute and
+    /// --reports-per-minute (the shuffler is one address for all its
+    /// senders, whom it limits itself). 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    shuffler_reports_per_minute: u32,
     #[command(flatten)]
     front: FrontArgs,
+    /// On SIGTERM or SIGINT, keep taking requests this long with /readyz
+    /// answering 503 before the listener closes, so that a load balancer
+    /// that polls it stops sending first.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    shutdown_delay: f64,
     /// The δ of the central (ε, δ) shown per metric for the shuffled batches
     /// received (`localdp shuffle`), in (1e-200, 1).
     #[arg(long, value_name = "DELTA", default_value_t = 1e-6)]
@@ -135,30 +149,21 @@ const DRAIN: Duration = Duration::from_secs(30);
 /// [`DRAIN`], or until a second signal), and what is queued is stored.
 pub fn run(args: ServeArgs) -> Result<(), String> {
     abort_on_panic();
+    logging::set_format(args.front.log_format);
     let max_estimates = match args.max_estimates {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    let tokens = args.token_file.as_deref().map(|file| Tokens::read(file, "--token-file")).transpose()?;
-    let shufflers = args.shuffler_token_file.as_deref().map(|file| Tokens::read(file, "--shuffler-token-file")).transpose()?;
-    if let Some(shufflers) = &shufflers {
-        if tokens.as_ref().is_some_and(|readers| readers.shares_a_token_with(shufflers)) {
-            return Err("a token is in both --token-file and --shuffler-token-file: a reader could then post \
-                        shuffled batches; give the shuffler tokens of its own"
-                .into());
-        }
-        let fingerprints = shufflers.fingerprints();
-        if (1..fingerprints.len()).any(|i| fingerprints[..i].contains(&fingerprints[i])) {
-            return Err("--shuffler-token-file: two tokens have the same fingerprint (or are the same token); \
-                        the dashboard could not tell their batches apart"
-                .into());
-        }
-        eprintln!("localdp serve: shuffled batches are taken from the shuffler tokens {}", fingerprints.join(", "));
+    let keys = app::KeyFiles::open(args.token_file.clone(), args.shuffler_token_file.clone())?;
+    if let Some(shufflers) = &keys.current().shufflers {
+        log_info!("localdp serve: shuffled batches are taken from the shuffler tokens {}", shufflers.fingerprints().join(", "));
     }
     let metrics_file = args.metrics.clone().unwrap_or_else(|| args.www.join("metrics.json"));
     let specs = collector::read_metrics_file(&metrics_file)?;
     let telemetry = Arc::new(Telemetry::new(specs.len()));
-    let front = Arc::new(args.front.front("localdp serve", Arc::clone(&telemetry))?);
+    let mut front = args.front.front("localdp serve", Arc::clone(&telemetry))?;
+    front.batches = Limits::new(0, args.shuffler_reports_per_minute);
+    let front = Arc::new(front);
     let mut store = Database::open(&args.db)?;
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
@@ -168,7 +173,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         let key = store.register(&spec.name, &metric.id(), spec.config.get())?;
         metrics.push(Collected::rebuild(spec, metric, key, &store)?);
     }
-    eprintln!(
+    log_info!(
         "localdp serve: {} ({} metrics from {}, rebuilt in {} ms)",
         store.describe(&args.db),
         metrics.len(),
@@ -176,7 +181,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         started.elapsed().as_millis()
     );
     for m in &metrics {
-        eprintln!(
+        log_info!(
             "  {}: {} ε={} n={} rejected={}",
             m.spec.name,
             m.metric.protocol().name(),
@@ -187,11 +192,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     let names: Vec<&str> = metrics.iter().map(|m| m.spec.name.as_str()).collect();
     for (name, count) in store.unconfigured(&names)? {
-        eprintln!("localdp serve: the database also holds {count} reports of metric {name:?}, not configured (kept, not served)");
+        log_info!("localdp serve: the database also holds {count} reports of metric {name:?}, not configured (kept, not served)");
     }
     if !(args.central_delta > localdp::accounting::MIN_DELTA && args.central_delta < 1.0) {
         return Err(format!("--central-delta {}: a δ is in (1e-200, 1)", args.central_delta));
     }
+    let shutdown_delay = Duration::try_from_secs_f64(args.shutdown_delay)
+        .ok()
+        .filter(|d| *d <= Duration::from_secs(3600))
+        .ok_or_else(|| format!("--shutdown-delay {}: seconds, from 0 to 3600", args.shutdown_delay))?;
     let www = existing_dir(&args.www, "no demo page: --www");
     let pkg = existing_dir(&args.pkg, "the demo needs the npm package's web build (npm run build): --pkg");
     let turns = (0..metrics.len()).map(|_| Arc::default()).collect();
@@ -217,12 +226,14 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         www,
         pkg,
         assets: Default::default(),
-        tokens,
-        shufflers,
+        keys,
         computing: Arc::new(Semaphore::new(max_estimates)),
         admitted: Arc::new(Semaphore::new(max_estimates + ESTIMATES_WAITING)),
         turns,
         central_delta: args.central_delta,
+        shutdown_delay,
+        started: std::time::SystemTime::now(),
+        db: args.db.clone(),
         draining: AtomicBool::new(false),
     });
 
@@ -232,7 +243,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     app.writer.stop();
     drop(runtime);
     served?;
-    eprintln!("localdp serve: stopped");
+    log_info!("localdp serve: stopped");
     Ok(())
 }
 
@@ -243,16 +254,43 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
     print_url(address);
-    eprintln!("localdp serve: the operator's dashboard is http://{address}/dashboard");
+    log_info!("localdp serve: the operator's dashboard is http://{address}/dashboard");
+    // SIGHUP reads the token files again (`--token-file`,
+    // `--shuffler-token-file`); a file that does not read keeps the old
+    // tokens, and the log says why.
+    let reloaded = Arc::clone(app);
+    on_hangup(move || match reloaded.keys.reload() {
+        Ok(keys) => log_info!("localdp serve: SIGHUP: token files read again: {}", keys.describe()),
+        Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
+    })?;
+    tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
+    // Set by the second signal.
+    let (stop_now, now) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        if second.await.is_ok() {
+            let _ = stop_now.send(true);
+        }
+    });
     let stopping = Arc::new(tokio::sync::Notify::new());
     let stop = {
         let app = Arc::clone(app);
         let stopping = Arc::clone(&stopping);
+        let mut now = now.clone();
         async move {
             let _ = first.await;
             app.draining.store(true, Ordering::SeqCst);
+            if !app.shutdown_delay.is_zero() {
+                log_info!(
+                    "localdp serve: stopping: /readyz answers 503; the listener closes in {} s (a second signal stops now)",
+                    app.shutdown_delay.as_secs_f64()
+                );
+                tokio::select! {
+                    _ = tokio::time::sleep(app.shutdown_delay) => {}
+                    _ = now.wait_for(|&now| now) => {}
+                }
+            }
             let in_flight = app.telemetry.in_flight.load(Ordering::SeqCst);
-            eprintln!(
+            log_info!(
                 "localdp serve: stopping: {in_flight} requests in flight, draining (at most {} s; a second signal stops now)",
                 DRAIN.as_secs()
             );
@@ -263,19 +301,68 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
     let server = axum::serve(listener, service).with_graceful_shutdown(stop);
     let deadline = async {
         stopping.notified().await;
+        let mut now = now.clone();
         tokio::select! {
             _ = tokio::time::sleep(DRAIN) => "the drain took too long",
-            _ = second => "a second signal",
+            _ = now.wait_for(|&now| now) => "a second signal",
         }
     };
     tokio::select! {
         served = server => served.map_err(|e| e.to_string()),
         why = deadline => {
+            // What is queued is still stored (`run`), but these requests
+            // are not answered: not a clean stop.
             let left = app.telemetry.in_flight.load(Ordering::SeqCst);
-            eprintln!("localdp serve: stopping now ({why}): {left} requests in flight are not answered");
-            Ok(())
+            Err(format!("stopped now ({why}): {left} requests in flight were not answered"))
         }
     }
+}
+
+/// Every [`logging::EVERY`], a line with the answers of 400 and above
+/// since the last one, by status (none when there were none): refusals
+/// are counted in /metrics and summed up in the log, never a line each.
+async fn log_refusals(telemetry: Arc<Telemetry>) {
+    let mut logged = std::collections::BTreeMap::new();
+    let mut tick = tokio::time::interval(logging::EVERY);
+    loop {
+        tick.tick().await;
+        let now = telemetry.refusals();
+        let new: Vec<String> = now
+            .iter()
+            .filter_map(|(&status, &n)| {
+                let new = n - logged.get(&status).copied().unwrap_or(0);
+                let reason = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+                (new > 0).then(|| format!("{new} × {status} {reason}"))
+            })
+            .collect();
+        if !new.is_empty() {
+            log_info!(
+                "localdp serve: refused in the last {} s: {} (localdp_http_requests_total by route and status)",
+                logging::EVERY.as_secs(),
+                new.join(", ")
+            );
+        }
+        logged = now;
+    }
+}
+
+/// Runs `reload` at each SIGHUP (the handler is installed by the call):
+/// connections and requests carry on.
+#[cfg(unix)]
+pub(crate) fn on_hangup(reload: impl Fn() + Send + 'static) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
+    tokio::spawn(async move {
+        while hangup.recv().await.is_some() {
+            reload();
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(crate) fn on_hangup(_: impl Fn() + Send + 'static) -> Result<(), String> {
+    Ok(())
 }
 
 /// Native panics unwind (so that localdp-arrow can refuse a damaged Parquet
@@ -303,7 +390,7 @@ fn existing_dir(dir: &Path, missing: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir.to_path_buf())
     } else {
-        eprintln!("localdp serve: {missing} {} not found", dir.display());
+        log_warn!("localdp serve: {missing} {} not found", dir.display());
         None
     }
 }
@@ -350,7 +437,9 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/metrics/{name}/estimate", get(estimate))
         .route("/api/metrics/{name}/export", get(export::export))
         .route("/api/metrics/{name}/reports.parquet", get(parquet::reports_parquet))
-        .route("/healthz", get(healthz))
+        .route("/healthz", get(readyz))
+        .route("/readyz", get(readyz))
+        .route("/livez", get(livez))
         .route("/metrics", get(prometheus))
         .route("/dashboard", get(dashboard::page))
         .route("/dashboard/", get(dashboard::page))
@@ -472,13 +561,13 @@ async fn show_metric(State(app): State<Arc<App>>, UrlPath(name): UrlPath<String>
 /// a `Localdp-Batch` header, a shuffled batch (which needs a shuffler token,
 /// [`authorize_batch`]), stored once however often it is sent.
 async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
-    let Some(index) = app.find(&post.name) else { return unknown_metric(&app, &post.name) };
+    let Some(index) = app.find(&post.name) else { return intake::discard(post.body, unknown_metric(&app, &post.name)).await };
     let batch_id = match post.headers.get(intake::BATCH_HEADER).map(|v| v.to_str().ok().filter(|id| collector::valid_name(id))) {
         None => None,
         Some(Some(id)) => Some(id.to_string()),
         Some(None) => {
             let error = "the Localdp-Batch header is 1 to 64 letters, digits, '_' or '-'; nothing was counted";
-            return json(StatusCode::BAD_REQUEST, json!({ "error": error }));
+            return intake::discard(post.body, json(StatusCode::BAD_REQUEST, json!({ "error": error }))).await;
         }
     };
     // Only a shuffler token may say that reports came shuffled: the central
@@ -487,10 +576,11 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         None => None,
         Some(id) => match authorize_batch(&app, &post.headers) {
             Ok(shuffler) => Some(BatchId { id, shuffler }),
-            Err(refused) => return refused,
+            Err(refused) => return intake::discard(post.body, refused).await,
         },
     };
-    let received = match app.front.receive(&app.metrics[index].metric, post).await {
+    let shuffler = batch.as_ref().map(|b| b.shuffler.clone());
+    let received = match app.front.receive(&app.metrics[index].metric, post, shuffler.as_deref()).await {
         Ok(received) => received,
         Err(refusal) => {
             let limited = &app.telemetry.limited[index];
@@ -519,7 +609,6 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
 /// Stores (with the other batches queued meanwhile, in one transaction)
 /// and counts a validated batch; answers once it is on disk.
 async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<BatchId>) -> Response {
-    let name = &app.metrics[index].spec.name;
     let Batch { reports, parsed, rejected, described } = batch;
     let accepted = reports.len();
     if accepted > 0 || rejected.total() > 0 {
@@ -548,8 +637,6 @@ async fn ingest(app: &App, index: usize, batch: Batch, batch_id: Option<BatchId>
                 );
             }
         }
-    } else {
-        eprintln!("{name}: 0 accepted, 0 rejected");
     }
     intake::answer(accepted, rejected, &described)
 }
@@ -618,15 +705,26 @@ fn busy() -> Response {
     retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1)
 }
 
-/// `GET /healthz`: 200 while the collector takes reports; 503 once it is
-/// stopping (draining) or if its database writer has stopped.
-async fn healthz(State(app): State<Arc<App>>) -> Response {
+/// `GET /readyz` (and its older name `/healthz`), readiness: 200 while
+/// the collector takes reports; 503 once it is stopping (from the signal
+/// on, before the listener closes: `--shutdown-delay`) or if its database
+/// writer has stopped.
+async fn readyz(State(app): State<Arc<App>>) -> Response {
     if app.draining.load(Ordering::SeqCst) {
         json(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "draining"}))
-    } else if !app.writer.alive() {
-        json(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "failing", "error": "the database writer stopped"}))
     } else {
+        livez(State(app)).await
+    }
+}
+
+/// `GET /livez`, liveness: 200 while the process can do its work, draining
+/// included; 503 only if its database writer has stopped (a restart is
+/// then what helps).
+async fn livez(State(app): State<Arc<App>>) -> Response {
+    if app.writer.alive() {
         json(StatusCode::OK, json!({"status": "ok"}))
+    } else {
+        json(StatusCode::SERVICE_UNAVAILABLE, json!({"status": "failing", "error": "the database writer stopped"}))
     }
 }
 
@@ -646,7 +744,8 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
         })
         .collect();
     let sources = app.front.limits.as_ref().map_or(0, Limits::tracked);
-    let text = app.telemetry.render(&counts, sources);
+    let mut text = app.telemetry.render(&counts, sources);
+    telemetry::render_process(&mut text, app.started, &app.db);
     let mut response = (StatusCode::OK, text).into_response();
     let out = response.headers_mut();
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));

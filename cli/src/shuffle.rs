@@ -30,18 +30,19 @@
 //! hour, while the other metrics' batches go on. A batch is dropped only
 //! when the collector's own answer says it rejected every report of it.
 
+use crate::serve::logging::{log_error, log_info, log_warn};
 use crate::serve::access::{fingerprint, Tokens};
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
 use crate::serve::store::{self, StoreResult};
-use crate::serve::telemetry::Telemetry;
+use crate::serve::telemetry::{family, Telemetry};
 use crate::serve::response::{json, retry_later};
 use crate::serve::signals;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, Method, Request, StatusCode};
 use axum::middleware::from_fn_with_state;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use localdp::rng::{RngCore, UniformBelow};
@@ -51,6 +52,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -232,6 +234,13 @@ impl Held {
         rows.collect()
     }
 
+    /// The batches formed and not yet acknowledged: (waiting, parked).
+    fn batches(&self) -> rusqlite::Result<(u64, u64)> {
+        self.connection.query_row("SELECT count(*) - coalesce(sum(parked), 0), coalesce(sum(parked), 0) FROM outbox", [], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+        })
+    }
+
     /// Parks a batch the collector would not take as it is.
     fn park(&mut self, id: &str) -> rusqlite::Result<()> {
         self.connection.execute("UPDATE outbox SET parked = 1 WHERE id = ?1", [id]).map(|_| ())
@@ -257,7 +266,9 @@ struct Collector {
     /// The path before `/api/…`, without a trailing slash.
     prefix: String,
     /// `Authorization` for batches (`--token-file`).
-    authorization: Option<HeaderValue>,
+    authorization: std::sync::RwLock<Option<HeaderValue>>,
+    /// `--token-file`, read again on SIGHUP.
+    token_file: Option<PathBuf>,
 }
 
 impl Collector {
@@ -275,11 +286,25 @@ impl Collector {
         } else {
             format!("{authority}:80")
         };
-        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: None })
+        Ok(Collector { authority, prefix: path.trim_end_matches('/').to_string(), authorization: Default::default(), token_file: None })
     }
 
     /// One request on a fresh connection: the status and body of the answer.
-    async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<(StatusCode, Vec<u8>), String> {
+    /// Reads `--token-file` (at start, and again on SIGHUP): its first token
+    /// goes with each batch from now on.
+    fn read_token(&self) -> Result<(), String> {
+        let Some(file) = &self.token_file else { return Ok(()) };
+        let token = Tokens::read(file, "--token-file")?;
+        log_info!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
+        let value = [&b"Bearer "[..], token.first()].concat();
+        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
+        value.set_sensitive(true);
+        *self.authorization.write().expect("no panics while holding the lock") = Some(value);
+        Ok(())
+    }
+
+    /// The answer's status and body, and its `Retry-After` (in seconds).
+    async fn request(&self, method: Method, path: &str, batch: Option<&Outgoing>) -> Result<Answer, String> {
         let exchange = async {
             let stream = tokio::net::TcpStream::connect(&self.authority).await.map_err(|e| e.to_string())?;
             let (mut sender, connection) =
@@ -292,7 +317,7 @@ impl Collector {
             let body = match batch {
                 Some(batch) => {
                     request = request.header(header::CONTENT_TYPE, "application/json").header(BATCH_HEADER, &batch.id);
-                    if let Some(authorization) = &self.authorization {
+                    if let Some(authorization) = self.authorization.read().expect("no panics while holding the lock").clone() {
                         request = request.header(header::AUTHORIZATION, authorization);
                     }
                     Body::from(batch.body.clone())
@@ -302,8 +327,13 @@ impl Collector {
             let request = request.body(body).map_err(|e| e.to_string())?;
             let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
             let status = response.status();
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+                .map(|seconds| Duration::from_secs(seconds.min(MAX_RETRY_AFTER.as_secs())));
             let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20).await.map_err(|e| e.to_string())?;
-            Ok((status, body.to_vec()))
+            Ok(Answer { status, body: body.to_vec(), retry_after })
         };
         tokio::time::timeout(COLLECTOR_TIMEOUT, exchange)
             .await
@@ -311,6 +341,16 @@ impl Collector {
     }
 }
 
+/// An answer of the collector.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
+    /// `Retry-After` in seconds (up to [`MAX_RETRY_AFTER`]).
+    retry_after: Option<Duration>,
+}
+
+/// The longest `Retry-After` of the collector's that is honoured as it is.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 /// How long one request to the collector may take.
 const COLLECTOR_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest pause between two rounds that left a batch to retry.
@@ -319,6 +359,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 const PARKED_RETRY: Duration = Duration::from_secs(3600);
 
 struct App {
+    /// Batches acknowledged, and attempts that were not (`/metrics`).
+    forwarded: AtomicU64,
+    errors: AtomicU64,
+    /// When the process started, and `--db` (`/metrics`).
+    started: std::time::SystemTime,
+    db: PathBuf,
     front: Arc<Front>,
     collector: Collector,
     /// The metrics learnt from the collector, by name.
@@ -346,11 +392,11 @@ impl App {
             return Err(unknown());
         }
         let unreachable = |why: String| {
-            eprintln!("localdp shuffle: could not learn metric {name:?} from the collector: {why}");
+            log_warn!("localdp shuffle: could not learn metric {name:?} from the collector: {why}");
             let error = "the collector could not be asked for this metric's config; nothing was counted; retry later";
             retry_later(StatusCode::BAD_GATEWAY, json!({ "error": error, "retry_after": 5 }), 5)
         };
-        let (status, body) =
+        let Answer { status, body, .. } =
             self.collector.request(Method::GET, &format!("/api/metrics/{name}"), None).await.map_err(unreachable)?;
         match status {
             StatusCode::OK => {}
@@ -365,7 +411,7 @@ impl App {
             .map_err(|e| e.to_string())
             .and_then(|d| Metric::from_json(d.config.get()).map_err(|e| e.to_string()))
             .map_err(unreachable)?;
-        eprintln!("localdp shuffle: metric {name:?}: {} ε={}", metric.protocol().name(), metric.epsilon());
+        log_info!("localdp shuffle: metric {name:?}: {} ε={}", metric.protocol().name(), metric.epsilon());
         let metric = Arc::new(metric);
         self.metrics.lock().expect("no panics while holding the lock").insert(name.to_string(), Arc::clone(&metric));
         Ok(metric)
@@ -388,21 +434,16 @@ impl App {
 /// batches not yet acknowledged stay in the file for the next start.
 pub fn run(args: ShuffleArgs) -> Result<(), String> {
     crate::serve::abort_on_panic();
+    crate::serve::logging::set_format(args.front.log_format);
     let mut collector = Collector::parse(&args.forward)?;
-    if let Some(file) = &args.token_file {
-        let token = Tokens::read(file, "--token-file")?;
-        eprintln!("localdp shuffle: batches are sent with the shuffler token {}", fingerprint(token.first()));
-        let value = [&b"Bearer "[..], token.first()].concat();
-        let mut value = HeaderValue::from_bytes(&value).map_err(|e| e.to_string())?;
-        value.set_sensitive(true);
-        collector.authorization = Some(value);
-    }
+    collector.token_file = args.token_file.clone();
+    collector.read_token()?;
     if args.min_batch.is_some_and(|m| m > args.batch) {
         return Err(format!("--min-batch {} is larger than --batch {}", args.min_batch.unwrap_or(0), args.batch));
     }
     let front = Arc::new(args.front.front("localdp shuffle", Arc::new(Telemetry::new(0)))?);
     if !args.front.limits_reports() {
-        eprintln!(
+        log_info!(
             "localdp shuffle: no --reports-per-minute: one sender may fill a batch with its own reports, and the \
              central ε shown assumes the others of a batch come from distinct honest users (docs/shuffler.md)"
         );
@@ -411,7 +452,7 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
     let database = |e: rusqlite::Error| format!("database: {e}");
     let parked = held.unpark().map_err(database)?;
     let (waiting, unsent) = (held.held().map_err(database)?, held.outbox().map_err(database)?.len());
-    eprintln!(
+    log_info!(
         "localdp shuffle: {} ({} reports held, {unsent} batches to send again, {parked} of them parked before), forwarding to http://{}{} in batches of {}{}",
         args.db.display(),
         waiting.iter().map(|(_, n)| n).sum::<u64>(),
@@ -431,12 +472,16 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         held: Mutex::new(held),
         since: Mutex::new(waiting.into_iter().map(|(metric, _)| (metric, now)).collect()),
         wake: tokio::sync::Notify::new(),
+        forwarded: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        started: std::time::SystemTime::now(),
+        db: args.db.clone(),
         batch: args.batch,
         max_wait: args.max_wait.zip(args.min_batch),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(serve(app, args.front.bind, args.port))?;
-    eprintln!("localdp shuffle: stopped");
+    log_info!("localdp shuffle: stopped");
     Ok(())
 }
 
@@ -445,11 +490,20 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let (first, _second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    // SIGHUP reads `--token-file` again (a token rotated at the collector);
+    // a file that does not read keeps the token, and the log says why.
+    let reloaded = Arc::clone(&app);
+    crate::serve::on_hangup(move || {
+        if let Err(e) = reloaded.collector.read_token() {
+            log_error!("localdp shuffle: SIGHUP: the old token is kept: {e}");
+        }
+    })?;
     crate::serve::print_url(address);
     tokio::spawn(forward(Arc::clone(&app)));
     let router = Router::new()
         .route("/api/metrics/{name}/reports", post(post_reports))
         .route("/healthz", get(|| async { json(StatusCode::OK, json!({"status": "ok"})) }))
+        .route("/metrics", get(prometheus))
         .fallback(|| async { json(StatusCode::NOT_FOUND, json!({"error": "no such endpoint (a shuffler takes report posts only)"})) })
         .layer(from_fn_with_state(Arc::clone(&app.front), intake::cors))
         .layer(from_fn_with_state(Arc::clone(&app.front), intake::own_host))
@@ -463,6 +517,39 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         .map_err(|e| e.to_string())
 }
 
+/// `GET /metrics`: Prometheus text: the reports held, the batches waiting
+/// and parked, the batches forwarded and the failed attempts, and the
+/// process (as the collector's).
+async fn prometheus(State(app): State<Arc<App>>) -> Response {
+    let Ok((held, (waiting, parked))) = app.with_held(|held| Ok((held.held()?, held.batches()?))).await else {
+        return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the shuffler's file could not be read"}));
+    };
+    let mut out = String::new();
+    family(&mut out, "localdp_shuffler_reports_held", "gauge", "Reports held until their batch is formed, per metric.");
+    for (metric, n) in held {
+        out.push_str(&format!("localdp_shuffler_reports_held{{metric=\"{metric}\"}} {n}\n"));
+    }
+    family(&mut out, "localdp_shuffler_batches_waiting", "gauge", "Batches formed and not yet acknowledged by the collector.");
+    out.push_str(&format!("localdp_shuffler_batches_waiting {waiting}\n"));
+    family(&mut out, "localdp_shuffler_batches_parked", "gauge", "Batches the collector would not take as they are (sent again hourly and at start).");
+    out.push_str(&format!("localdp_shuffler_batches_parked {parked}\n"));
+    family(&mut out, "localdp_shuffler_batches_forwarded_total", "counter", "Batches the collector acknowledged, since start.");
+    out.push_str(&format!("localdp_shuffler_batches_forwarded_total {}\n", app.forwarded.load(Ordering::Relaxed)));
+    family(
+        &mut out,
+        "localdp_shuffler_forward_errors_total",
+        "counter",
+        "Attempts to forward a batch that were not acknowledged (no answer, 5xx, 429, …), since start.",
+    );
+    out.push_str(&format!("localdp_shuffler_forward_errors_total {}\n", app.errors.load(Ordering::Relaxed)));
+    crate::serve::telemetry::render_process(&mut out, app.started, &app.db);
+    let mut response = (StatusCode::OK, out).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// `POST /api/metrics/{name}/reports`: the collector's, with the
 /// collector's checks and answers; the accepted reports are held (on disk
 /// before the answer), the rejected ones only counted in the answer.
@@ -472,7 +559,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         Ok(metric) => metric,
         Err(response) => return response,
     };
-    let received = match app.front.receive(&metric, post).await {
+    let received = match app.front.receive(&metric, post, None).await {
         Ok(received) => received,
         Err(refusal) => return refusal.response(),
     };
@@ -488,7 +575,7 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
             Ok(())
         });
         if let Err(e) = held.await {
-            eprintln!("{name}: {accepted} reports not held: {e}");
+            log_error!("{name}: {accepted} reports not held: {e}");
             app.front.refund(&received.taken);
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be stored; nothing of them was counted"}));
         }
@@ -509,23 +596,34 @@ async fn forward(app: Arc<App>) {
             unparked = Instant::now();
             match app.with_held(|held| held.unpark()).await {
                 Ok(0) => {}
-                Ok(n) => eprintln!("localdp shuffle: {n} parked batches are sent again"),
-                Err(e) => eprintln!("localdp shuffle: {e}"),
+                Ok(n) => log_info!("localdp shuffle: {n} parked batches are sent again"),
+                Err(e) => log_error!("localdp shuffle: {e}"),
             }
         }
         form_due(&app).await;
         let mut retry = false;
+        // The collector's Retry-After: the batches left wait for it too
+        // (they would be refused the same way).
+        let mut wait = None;
         match app.with_held(|held| held.outbox()).await {
             Ok(outbox) => {
                 for batch in outbox {
-                    retry |= !deliver(&app, batch).await;
+                    if let Err(asked) = deliver(&app, batch).await {
+                        retry = true;
+                        wait = asked;
+                        if wait.is_some() {
+                            break;
+                        }
+                    }
                 }
             }
-            Err(e) => eprintln!("localdp shuffle: {e}"),
+            Err(e) => log_error!("localdp shuffle: {e}"),
         }
         if retry {
-            eprintln!("localdp shuffle: batches not acknowledged are sent again in {} ms", pause.as_millis());
-            tokio::time::sleep(pause).await;
+            let next = wait.unwrap_or(pause);
+            let why = if wait.is_some() { " (the collector's Retry-After)" } else { "" };
+            log_info!("localdp shuffle: batches not acknowledged are sent again in {} ms{why}", next.as_millis());
+            tokio::time::sleep(next).await;
             pause = (pause * 2).min(MAX_BACKOFF);
             continue;
         }
@@ -544,7 +642,7 @@ async fn forward(app: Arc<App>) {
 async fn form_due(app: &Arc<App>) {
     let held = match app.with_held(|held| held.held()).await {
         Ok(held) => held,
-        Err(e) => return eprintln!("localdp shuffle: {e}"),
+        Err(e) => return log_error!("localdp shuffle: {e}"),
     };
     for (metric, n) in held {
         let late = {
@@ -574,7 +672,7 @@ async fn form_due(app: &Arc<App>) {
             })
             .await;
         if let Err(e) = formed {
-            eprintln!("localdp shuffle: a batch could not be formed: {e}");
+            log_error!("localdp shuffle: a batch could not be formed: {e}");
         }
     }
 }
@@ -621,49 +719,55 @@ fn outcome(status: StatusCode, body: &[u8]) -> Outcome {
 
 /// Sends a batch once; drops it if the collector acknowledged it (or
 /// rejected all of it), parks it if the collector will not take it as it
-/// is. `false` if it is to be sent again next round.
-async fn deliver(app: &Arc<App>, batch: Outgoing) -> bool {
+/// is. `Err` if it is to be sent again next round, with the collector's
+/// `Retry-After` if it gave one.
+async fn deliver(app: &Arc<App>, batch: Outgoing) -> Result<(), Option<Duration>> {
+    let delivered = attempt(app, batch).await;
+    let counter = if delivered.is_ok() { &app.forwarded } else { &app.errors };
+    counter.fetch_add(1, Ordering::Relaxed);
+    delivered
+}
+
+/// [`deliver`]'s one attempt.
+async fn attempt(app: &Arc<App>, batch: Outgoing) -> Result<(), Option<Duration>> {
     let path = format!("/api/metrics/{}/reports", batch.metric);
-    let (status, body) = match app.collector.request(Method::POST, &path, Some(&batch)).await {
+    let Answer { status, body, retry_after } = match app.collector.request(Method::POST, &path, Some(&batch)).await {
         Ok(answer) => answer,
         Err(e) => {
-            eprintln!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
-            return false;
+            log_warn!("{}: a batch of {} reports was not acknowledged ({e})", batch.metric, batch.size);
+            return Err(None);
         }
     };
     let why = || format!("answered {status}: {}", String::from_utf8_lossy(&body).trim());
     let id = batch.id.clone();
     let done = match outcome(status, &body) {
         Outcome::Retry => {
-            eprintln!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
-            return false;
+            log_warn!("{}: a batch of {} reports was not acknowledged ({})", batch.metric, batch.size, why());
+            return Err(retry_after);
         }
         Outcome::Parked => {
-            eprintln!(
+            log_info!(
                 "{}: a batch of {} reports is parked ({}): kept, and sent again at the next start and every {} min",
                 batch.metric,
                 batch.size,
                 why(),
                 PARKED_RETRY.as_secs() / 60
             );
-            return match app.with_held(move |held| held.park(&id)).await {
-                Ok(()) => true,
-                Err(e) => {
-                    eprintln!("{}: a batch could not be parked: {e}", batch.metric);
-                    false
-                }
-            };
+            return app.with_held(move |held| held.park(&id)).await.map_err(|e| {
+                log_error!("{}: a batch could not be parked: {e}", batch.metric);
+                None
+            });
         }
         Outcome::Rejected => format!("the collector rejected every report of a batch of {} ({})", batch.size, why()),
         Outcome::Stored => format!("forwarded a shuffled batch of {} reports", batch.size),
     };
     match app.with_held(move |held| held.sent(&id)).await {
-        Ok(()) => eprintln!("{}: {done}", batch.metric),
+        Ok(()) => log_info!("{}: {done}", batch.metric),
         // Sent again at the next start (or the next round): the collector
         // stores it once.
-        Err(e) => eprintln!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
+        Err(e) => log_error!("{}: a forwarded batch could not be dropped: {e}", batch.metric),
     }
-    true
+    Ok(())
 }
 
 #[cfg(test)]

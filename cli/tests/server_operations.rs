@@ -19,13 +19,25 @@ mod serving;
 use serving::*;
 
 #[test]
-fn healthz_answers_ok() {
+fn healthz_answers_ok_and_metrics_describe_the_process() {
     let scratch = Scratch::new("healthz");
     let server = Server::start(&scratch, &[]);
     let response = server.get("/healthz");
     assert_eq!(response.status, 200);
     assert_eq!(response.json(), json!({"status": "ok"}));
     assert_eq!(response.header("cache-control"), Some("no-store"));
+    let text = server.get("/metrics").text();
+    let (_, samples) = parse_prometheus(&text);
+    assert_eq!(sample(&samples, "localdp_build_info", &[("version", env!("CARGO_PKG_VERSION"))]), 1.0);
+    let started = sample(&samples, "process_start_time_seconds", &[]);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    assert!(now - 120.0 < started && started <= now, "{started}");
+    assert!(sample(&samples, "process_resident_memory_bytes", &[]) > 1e6);
+    assert!(sample(&samples, "process_open_fds", &[]) >= 3.0);
+    assert!(sample(&samples, "process_cpu_seconds_total", &[]) > 0.0);
+    // The database holds its schema; the write-ahead log may be empty.
+    assert!(sample(&samples, "localdp_database_bytes", &[("file", "database")]) > 0.0);
+    assert!(sample(&samples, "localdp_database_bytes", &[("file", "wal")]) >= 0.0);
 }
 
 /// One sample line: name, labels, value.
@@ -336,9 +348,124 @@ fn a_second_signal_stops_at_once() {
     server.signal("TERM");
     assert!(server.wait(Duration::from_millis(300)).is_none());
     server.signal("INT");
-    assert!(server.wait(Duration::from_secs(10)).expect("stops on the second signal").success());
+    // Not a clean stop: a supervisor is told (exit status 1).
+    let status = server.wait(Duration::from_secs(10)).expect("stops on the second signal");
+    assert_eq!(status.code(), Some(1));
     let log = server.log_containing("stopped");
-    assert!(log.contains("stopping now (a second signal): 1 requests in flight are not answered"), "{log}");
+    assert!(log.contains("stopped now (a second signal): 1 requests in flight were not answered"), "{log}");
+}
+
+#[test]
+fn readiness_turns_503_while_the_listener_still_takes_connections() {
+    let scratch = Scratch::new("readiness");
+    let mut server = Server::start(&scratch, &["--shutdown-delay", "2"]);
+    for path in ["/readyz", "/livez", "/healthz"] {
+        assert_eq!(server.get(path).json(), json!({"status": "ok"}), "{path}");
+    }
+    server.signal("TERM");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while server.get("/readyz").status != 503 {
+        assert!(Instant::now() < deadline, "/readyz never turned 503");
+    }
+    // New connections are still taken and answered: a load balancer sees
+    // the 503 (and a report sent meanwhile is counted).
+    assert_eq!(server.get("/readyz").json(), json!({"status": "draining"}));
+    assert_eq!(server.get("/healthz").status, 503);
+    assert_eq!(server.get("/livez").json(), json!({"status": "ok"}));
+    let lines = reports(&scratch, "colors", 3, 5);
+    assert_eq!(server.post_reports("colors", &array(&lines)).json()["accepted"], json!(3));
+    let status = server.wait(Duration::from_secs(10)).expect("stops after the delay");
+    assert!(status.success());
+    assert!(TcpStream::connect(server.address).is_err());
+}
+
+#[test]
+fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
+    const OLD: &str = "old-reader-token-0123456789abcdef";
+    const NEW: &str = "new-reader-token-0123456789abcdef";
+    let scratch = Scratch::new("sighup");
+    let tokens = scratch.file("tokens.txt", &format!("{OLD}\n"));
+    let server = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
+    let pool = reports(&scratch, "colors", 50, 9);
+    let stop = AtomicBool::new(false);
+    let (posted, failed) = (AtomicUsize::new(0), Mutex::new(Vec::new()));
+    let reader = |token: &str| server.request("GET", "/api/metrics", &[("Authorization", &format!("Bearer {token}"))], None).status;
+    /// Stops the clients however the scope ends (a failed assertion too).
+    struct Stop<'a>(&'a AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    std::thread::scope(|scope| {
+        let _stop = Stop(&stop);
+        for client in 0..4 {
+            let (stop, posted, failed, pool) = (&stop, &posted, &failed, &pool);
+            scope.spawn(move || {
+                // Keep-alive connections that live across the reloads.
+                let mut connection = Connection::open(server.address).unwrap();
+                let mut i = client;
+                while !stop.load(Ordering::Relaxed) {
+                    match connection.request("POST", "/api/metrics/colors/reports", pool[i % pool.len()].as_bytes()) {
+                        Ok(r) if r.status == 200 => {
+                            posted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        other => failed.lock().unwrap().push(format!("{other:?}")),
+                    }
+                    i += 4;
+                }
+            });
+        }
+        assert_eq!(reader(OLD), 200);
+        assert_eq!(reader(NEW), 401);
+        // Both tokens, then the new one alone.
+        std::fs::write(&tokens, format!("{OLD}\n{NEW}\n")).unwrap();
+        server.signal("HUP");
+        server.log_containing("2 reader tokens");
+        assert_eq!((reader(OLD), reader(NEW)), (200, 200));
+        std::fs::write(&tokens, format!("{NEW}\n")).unwrap();
+        server.signal("HUP");
+        server.log_containing("token files read again: 1 reader tokens");
+        assert_eq!((reader(OLD), reader(NEW)), (401, 200));
+        // A file that does not read keeps the tokens.
+        std::fs::write(&tokens, "# none\n").unwrap();
+        server.signal("HUP");
+        assert!(server.log_containing("the old tokens are kept").contains("no token in it"));
+        assert_eq!(reader(NEW), 200);
+    });
+    assert!(failed.lock().unwrap().is_empty(), "{:?}", failed.lock().unwrap());
+    let posted = posted.load(Ordering::Relaxed);
+    assert!(posted > 0);
+    let listed = server.request("GET", "/api/metrics/colors", &[("Authorization", &format!("Bearer {NEW}"))], None).json();
+    assert_eq!(listed["n"], json!(posted));
+    assert!(!server.log().contains(OLD) && !server.log().contains(NEW));
+}
+
+#[test]
+fn json_logs_sum_up_commits_and_refusals() {
+    let scratch = Scratch::new("json-log");
+    let server = Server::start(&scratch, &["--log-format", "json"]);
+    let lines = reports(&scratch, "colors", 1, 3);
+    let mut connection = Connection::open(server.address).unwrap();
+    let started = Instant::now();
+    for _ in 0..300 {
+        assert_eq!(connection.request("POST", "/api/metrics/colors/reports", lines[0].as_bytes()).unwrap().status, 200);
+        assert_eq!(connection.request("POST", "/api/metrics/colors/reports", b"not json").unwrap().status, 400);
+    }
+    let log = server.log_containing("\"colors: ");
+    let mut commit_lines = 0;
+    for line in log.lines() {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let ts = line["ts"].as_str().unwrap();
+        assert!(ts.len() == 24 && ts.ends_with('Z') && ts.as_bytes()[10] == b'T', "{ts}");
+        assert!(["info", "warn", "error"].contains(&line["level"].as_str().unwrap()), "{line}");
+        commit_lines += line["msg"].as_str().unwrap().starts_with("colors: ") as usize;
+    }
+    // 300 commits (one client, one at a time): one line at once, then at
+    // most one per 10 s; no line per commit, none per refusal.
+    let most = 2 + started.elapsed().as_secs() as usize / 10;
+    assert!((1..=most).contains(&commit_lines), "{commit_lines} lines:\n{log}");
+    assert!(!log.contains("not JSON"), "{log}");
 }
 
 /// What the load clients sent and what was acknowledged, as multisets of

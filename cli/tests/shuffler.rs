@@ -568,3 +568,101 @@ fn a_killed_shuffler_loses_no_acknowledged_report_and_forwards_none_twice() {
         collector.log().matches("was sent again; stored once").count()
     );
 }
+
+#[test]
+fn a_shuffler_tokens_batches_have_their_own_limit_not_the_per_source_ones() {
+    let scratch = scratch("batch-limits");
+    let collector = serve(
+        &scratch,
+        &["--requests-per-minute", "2", "--reports-per-minute", "10", "--shuffler-reports-per-minute", "100"],
+    );
+    let batch = |n: u64| format!("[{}]", (0..n).map(mark).collect::<Vec<_>>().join(","));
+    // A batch of 50 from the shuffler's one address: over the per-source
+    // limit of 10 (a post of 50 never fits there), within the shuffler's.
+    for id in ["b1", "b2"] {
+        let stored = post_batch(&collector, id, &batch(50));
+        assert_eq!(stored.status, 200, "{}", stored.text());
+    }
+    // Its own limit: 100 reports a minute, then 429 with Retry-After.
+    let limited = post_batch(&collector, "b3", &batch(50));
+    assert_eq!(limited.status, 429, "{}", limited.text());
+    assert!(limited.header("retry-after").unwrap().parse::<u64>().unwrap() >= 1);
+    assert_eq!(limited.json()["per_minute"], json!(100));
+    // The per-source limits still hold for posts without a shuffler token
+    // (the same address): 10 reports a minute.
+    let direct = collector.post_reports("marks", &batch(11));
+    assert_eq!(direct.status, 413, "{}", direct.text());
+    assert_eq!(collector.post_reports("marks", &batch(10)).status, 200);
+    assert_eq!(described(&collector, "marks")["n"], json!(110));
+}
+
+#[test]
+fn the_shuffler_waits_as_long_as_the_collectors_retry_after() {
+    let scratch = scratch("retry-after");
+    // 600 reports a minute for the shuffler's batches (10 a second): the
+    // second batch of 310 is 20 reports short, Retry-After: 2.
+    let collector = serve(&scratch, &["--shuffler-reports-per-minute", "600"]);
+    let shuffler = shuffle(&scratch, &collector, &["--batch", "310"]);
+    let body = format!("[{}]", (0..620).map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(shuffler.post_reports("marks", &body).json()["accepted"], json!(620));
+    eventually("both batches", || described(&collector, "marks")["n"] == json!(620));
+    logged(&shuffler, "ms (the collector's Retry-After)");
+    // One 429, not one per doubling pause (0.5 s, then 1 s: two more).
+    let metrics = read(&collector, "/metrics").text();
+    let refused = metrics.lines().find(|l| l.starts_with("localdp_http_requests_total{route=\"reports\",status=\"429\"}"));
+    assert_eq!(refused, Some("localdp_http_requests_total{route=\"reports\",status=\"429\"} 1"), "{metrics}");
+}
+
+#[test]
+fn the_shuffler_serves_metrics_of_what_it_holds_parks_and_fails_to_forward() {
+    let scratch = scratch("shuffler-metrics");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle(&scratch, &collector, &["--batch", "3"]);
+    let value = |text: &str, series: &str| -> f64 {
+        let line = text.lines().find(|l| l.strip_prefix(series).is_some_and(|rest| rest.starts_with(' ')));
+        line.unwrap_or_else(|| panic!("no {series} in\n{text}")).rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let body = format!("[{}]", (0..4).map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(shuffler.post_reports("marks", &body).json()["accepted"], json!(4));
+    eventually("a batch forwarded", || value(&shuffler.get("/metrics").text(), "localdp_shuffler_batches_forwarded_total") == 1.0);
+    let text = shuffler.get("/metrics").text();
+    assert_eq!(value(&text, "localdp_shuffler_reports_held{metric=\"marks\"}"), 1.0);
+    assert_eq!(value(&text, "localdp_shuffler_batches_waiting"), 0.0);
+    assert_eq!(value(&text, "localdp_shuffler_batches_parked"), 0.0);
+    assert_eq!(value(&text, "localdp_shuffler_forward_errors_total"), 0.0);
+    assert!(value(&text, "process_start_time_seconds") > 0.0);
+    assert!(value(&text, "localdp_database_bytes{file=\"database\"}") > 0.0);
+    // A collector that is gone: the batch waits, and each attempt is an error.
+    drop(collector);
+    let more = format!("[{}]", (4..6).map(mark).collect::<Vec<_>>().join(","));
+    assert_eq!(shuffler.post_reports("marks", &more).json()["accepted"], json!(2));
+    eventually("a failed attempt", || value(&shuffler.get("/metrics").text(), "localdp_shuffler_forward_errors_total") >= 1.0);
+    let text = shuffler.get("/metrics").text();
+    assert_eq!(value(&text, "localdp_shuffler_batches_waiting"), 1.0);
+    assert!(!text.contains("localdp_shuffler_reports_held{"), "{text}");
+}
+
+#[test]
+fn sighup_makes_the_shuffler_read_its_token_file_again() {
+    const NEXT: &str = "next-shuffler-token-0123456789abcdef";
+    let scratch = scratch("shuffler-hup");
+    // The collector takes both tokens while the shuffler's is rotated.
+    scratch.file("shufflers", &format!("{SHUFFLER_TOKEN}\n{NEXT}\n"));
+    let collector = serve(&scratch, &[]);
+    let own = scratch.file("own-token", &format!("{SHUFFLER_TOKEN}\n"));
+    let shuffler = Server::start_shuffler(&scratch, &collector, "shuffle.sqlite", &["--token-file", own.to_str().unwrap(), "--batch", "2"]);
+    let pair = |a: u64| format!("[{},{}]", mark(a), mark(a + 1));
+    assert_eq!(shuffler.post_reports("marks", &pair(0)).json()["accepted"], json!(2));
+    eventually("the first batch", || described(&collector, "marks")["n"] == json!(2));
+    std::fs::write(&own, format!("{NEXT}\n")).unwrap();
+    shuffler.signal("HUP");
+    logged(&shuffler, "batches are sent with the shuffler token");
+    eventually("the new token read", || shuffler.log().matches("batches are sent with the shuffler token").count() == 2);
+    assert_eq!(shuffler.post_reports("marks", &pair(2)).json()["accepted"], json!(2));
+    eventually("the second batch", || described(&collector, "marks")["n"] == json!(4));
+    let senders = described(&collector, "marks")["shuffled"]["shufflers"].clone();
+    let senders = senders.as_array().unwrap();
+    assert_eq!(senders.len(), 2, "{senders:?}");
+    assert!(senders.iter().all(|s| s["batches"] == json!(1)), "{senders:?}");
+    assert!(senders.iter().any(|s| s["fingerprint"] == json!(SHUFFLER_FINGERPRINT)), "{senders:?}");
+}

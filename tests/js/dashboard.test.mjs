@@ -7,7 +7,7 @@
 // large. Its screenshot goes to ARTIFACTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -35,10 +35,10 @@ let scratch;
 /** `count` values drawn in a fixed cycle from `values`. */
 const cycle = (values, count) => Array.from({ length: count }, (_, i) => values[i % values.length]);
 
-/** Seeded reports of `values` for metric `name` (the CLI's randomizer). */
-function randomized(name, values, seed) {
+/** Seeded reports of `values` for metric `name` of `metrics` (the CLI's randomizer). */
+function randomized(name, values, seed, metrics = METRICS) {
   const config = join(scratch, `${name}.json`);
-  writeFileSync(config, JSON.stringify(METRICS.find((m) => m.name === name).config));
+  writeFileSync(config, JSON.stringify(metrics.find((m) => m.name === name).config));
   return cli(['randomize', '--config', config, '--seed', String(seed)], values.map((v) => `${v}\n`).join(''))
     .trim().split('\n');
 }
@@ -127,6 +127,47 @@ test('without tokens, the dashboard says so and shows everything', async () => {
     assert.equal(await page.locator('#sign-out').isVisible(), false);
     assert.equal(await page.locator('article.metric').count(), METRICS.length);
     assert.equal(await page.evaluate(() => sessionStorage.length + localStorage.length), 0);
+  } finally {
+    await page.close();
+    await stopCollector(open);
+  }
+});
+
+test('the demo\'s metrics: every card draws its estimate', async () => {
+  const www = process.env.LOCALDP_WWW ?? new URL('../../www', import.meta.url).pathname;
+  const demo = JSON.parse(readFileSync(join(www, 'metrics.json'), 'utf8'));
+  const values = {
+    browser: cycle(['Chrome', 'Chrome', 'Safari', 'Firefox'], 600),
+    feature: cycle(['Search', 'Reports', 'API'], 600),
+    load_time: cycle([300, 800, 1200, 2500], 2000),
+    device: cycle(['{"browser":"Chrome","os":"Windows","device":"desktop"}', '{"browser":"Safari","os":"iOS","device":"mobile"}'], 600),
+    referrer: cycle(['/', '/', '/', '/blog', '/blog', '/docs'], 6000),
+    features_used: cycle(['{"Search":20}', '{"Search":40,"Reports":90}', '{"Alerts":5}'], 600),
+  };
+  assert.deepEqual(demo.map((m) => m.name).sort(), Object.keys(values).sort(), 'a value list for each of the demo\'s metrics');
+  const open = await startCollector([
+    '--db', join(scratch, 'demo.sqlite'), '--metrics', join(www, 'metrics.json'), '--www', join(scratch, 'no-demo'),
+    '--max-body', String(8 << 20),
+  ]);
+  const page = await browser.newPage();
+  try {
+    for (const [i, m] of demo.entries()) {
+      const reports = randomized(m.name, values[m.name], 20 + i, demo);
+      const response = await fetch(`${open.url}/api/metrics/${m.name}/reports`, { method: 'POST', body: `[${reports.join(',')}]` });
+      assert.equal(response.status, 200, await response.text());
+    }
+    await page.goto(`${open.url}/dashboard`);
+    await page.waitForSelector('body[data-state="ready"]');
+    for (const m of demo) {
+      await page.waitForSelector(`article[data-metric="${m.name}"][data-n="${values[m.name].length}"]`, { timeout: 15000 });
+    }
+    // Every estimate drawn (a card's n and plot are set together): a card
+    // that cannot draw says "Cannot draw this estimate: …", a failed
+    // estimate "Estimate: STATUS, …", both as .error.
+    assert.deepEqual(await page.locator('article.metric .plot .error').allTextContents(), []);
+    assert.equal(await page.getByText('Cannot draw').count(), 0, await page.locator('main').textContent());
+    assert.equal(await page.getByText('No reports yet.').count(), 0);
+    await page.screenshot({ path: join(ARTIFACTS, 'operator-dashboard-demo.png'), fullPage: true });
   } finally {
     await page.close();
     await stopCollector(open);
@@ -307,6 +348,8 @@ test('the dashboard: token login, n, estimates with intervals, rejections, 429s,
     assert.equal(await fact(page, 'browser', 'limited').textContent(), 'none');
 
     await page.screenshot({ path: join(ARTIFACTS, 'operator-dashboard.png'), fullPage: true });
+    // One card of every family, each drawn.
+    assert.equal(await page.getByText('Cannot draw').count(), 0, await page.locator('main').textContent());
 
     // 8. Signing out forgets the token.
     await page.click('#sign-out');

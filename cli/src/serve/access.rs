@@ -3,6 +3,7 @@
 //! pages may call the collector (`--allow-origin`) and the names it answers
 //! to (`--bind`, `--host`).
 
+use crate::serve::logging::{log_warn};
 use axum::http::{header, HeaderMap};
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -35,7 +36,7 @@ impl Tokens {
                 return Err(at(&format!("line {}: a token is printable ASCII without spaces", i + 1)));
             }
             if token.len() < 16 {
-                eprintln!("localdp: {flag} line {}: a token of {} characters is easy to guess; use 32 random ones", i + 1, token.len());
+                log_warn!("localdp: {flag} line {}: a token of {} characters is easy to guess; use 32 random ones", i + 1, token.len());
             }
             tokens.push(token.as_bytes().to_vec());
         }

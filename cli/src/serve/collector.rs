@@ -9,6 +9,7 @@
 
 use super::database::Database;
 use super::fold::{add_counts, fold};
+use crate::serve::logging::{log_error, log_warn};
 use localdp::{
     Aggregator, Error, FrequencyOracle, Metric, NumericMetric, PostProcessing, RapporMetric, Rejection,
     RejectionCounts, Report,
@@ -304,7 +305,7 @@ impl Collected {
         let (sizes, unsigned) = store.batch_sizes(key)?;
         let batches = BatchCounts::of(sizes);
         if unsigned > 0 {
-            eprintln!(
+            log_warn!(
                 "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
                  (--shuffler-token-file) are not counted as shuffled: any token holder could post them \
                  (their reports are counted, as reports posted directly)",
@@ -449,7 +450,7 @@ impl Collected {
             if let Some(others) = others.as_ref() {
                 // The same config (the states were read for it): cannot fail.
                 if let Err(e) = aggregator.merge(others) {
-                    eprintln!("{}: the other collectors' states are not counted: {e}", self.spec.name);
+                    log_error!("{}: the other collectors' states are not counted: {e}", self.spec.name);
                 }
             }
             aggregator

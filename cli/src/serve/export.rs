@@ -2,6 +2,7 @@
 //! Lines, and the pages of stored reports that it and the Parquet export
 //! (`serve/parquet.rs`) stream.
 
+use crate::serve::logging::{log_error};
 use super::app::{authorize, unknown_metric, App};
 use super::response::json;
 use super::writer::{self, Job};
@@ -29,7 +30,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     let first = match export_page(&app, key, 0, None).await {
         Ok(page) => page,
         Err(e) => {
-            eprintln!("{name}: export failed: {e}");
+            log_error!("{name}: export failed: {e}");
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
         }
     };
@@ -50,7 +51,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             page = match export_page(&shared, key, last, Some(page.upto)).await {
                 Ok(next) => next,
                 Err(e) => {
-                    eprintln!("{}: export failed: {e}", shared.metrics[index].spec.name);
+                    log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
                     let _ = lines.send(Err(std::io::Error::other(e))).await;
                     break;
                 }

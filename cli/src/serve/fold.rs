@@ -2,6 +2,7 @@
 //! collector's running aggregate and PostgreSQL's per-collector states
 //! both do.
 
+use crate::serve::logging::log_error;
 use localdp::{Aggregator, Rejection, RejectionCounts, Report};
 
 /// Adds validated reports and rejection counts to an aggregate (`name`
@@ -11,7 +12,7 @@ pub fn fold(aggregator: &mut Aggregator, reports: &[Report], rejected: &Rejectio
         // `validate` made the same check: this cannot fail (and would be
         // counted as a rejection if it did, never lost).
         if let Err(e) = aggregator.add(report) {
-            eprintln!("{name}: a stored report was refused by the aggregate: {e}");
+            log_error!("{name}: a stored report was refused by the aggregate: {e}");
         }
     }
     if rejected.total() > 0 {
@@ -26,7 +27,7 @@ pub fn add_counts(counts: &mut RejectionCounts, more: &RejectionCounts, name: &s
     for reason in Rejection::ALL {
         // Past 2^53 rejections: counted nowhere, and said so.
         if let Err(e) = counts.add(reason, more.get(reason)) {
-            eprintln!("{name}: rejections not counted: {e}");
+            log_error!("{name}: rejections not counted: {e}");
         }
     }
 }

@@ -4,8 +4,9 @@
 //! per-source limits, the body's size and time limits, the validation of its
 //! reports against the metric (`collector::validate`), and the answer.
 
+use crate::serve::logging::{log_info};
 use super::access::{self, Grant, Names, Origins};
-use super::collector::{self, Batch, BodyError};
+use super::collector::{self, Batch};
 use super::limits::{self, Limits, Refused, Source};
 use super::response::{json, retry_later};
 use super::telemetry::{Route, Telemetry};
@@ -61,6 +62,10 @@ pub struct FrontArgs {
     /// otherwise any sender picks its own address.
     #[arg(long)]
     trust_proxy: bool,
+    /// Log lines (stderr) as text (`TIME LEVEL message`) or as JSON, one
+    /// object per line (`{"ts", "level", "msg"}`).
+    #[arg(long, value_enum, default_value_t = super::logging::Format::Text)]
+    pub log_format: super::logging::Format,
 }
 
 impl FrontArgs {
@@ -75,7 +80,7 @@ impl FrontArgs {
         let limits = Limits::new(self.requests_per_minute, self.reports_per_minute);
         if let Some(limits) = &limits {
             let per = |n: u32| if n == 0 { "no limit".to_string() } else { format!("{n}/min") };
-            eprintln!(
+            log_info!(
                 "{program}: per client address{}: requests {}, reports {}",
                 if self.trust_proxy { " (from X-Forwarded-For)" } else { "" },
                 per(limits.requests_per_minute),
@@ -88,6 +93,7 @@ impl FrontArgs {
             names: Names::new(self.bind, &self.hosts)?,
             limits,
             trust_proxy: self.trust_proxy,
+            batches: None,
             telemetry,
         })
     }
@@ -105,6 +111,9 @@ pub struct Front {
     pub limits: Option<Limits>,
     /// `--trust-proxy`.
     pub trust_proxy: bool,
+    /// The collector's `--shuffler-reports-per-minute`: the limit of the
+    /// shuffled batches of each shuffler token (exempt from `limits`).
+    pub batches: Option<Limits>,
     /// Counts the report posts refused for their origin.
     pub telemetry: Arc<Telemetry>,
 }
@@ -147,6 +156,8 @@ pub struct Taken {
     source: Source,
     /// Reports posted (accepted and rejected).
     posted: u64,
+    /// Taken from [`Front::batches`].
+    batch: bool,
 }
 
 /// A report post answered before anything of it was stored.
@@ -173,22 +184,28 @@ impl Front {
     /// Reads a report post's body for the metric `name` (the per-source
     /// request limit first, then the size and time limits), validates its
     /// reports, and takes them from the per-source report limit, all or
-    /// none: a refused request counts nothing.
-    pub async fn receive(&self, metric: &Arc<Metric>, post: Post) -> Result<Received, Refusal> {
-        let Post { name, peer, headers, body } = post;
-        let source = Source::of(limits::client_address(peer, &headers, self.trust_proxy));
-        if let Some(limits) = &self.limits {
+    /// none: a refused request counts nothing. A shuffled batch of the
+    /// shuffler token `shuffler` (its fingerprint) is limited per token by
+    /// [`Front::batches`] instead: the shuffler is one address for all of
+    /// its senders, whom it limits itself.
+    pub async fn receive(&self, metric: &Arc<Metric>, post: Post, shuffler: Option<&str>) -> Result<Received, Refusal> {
+        let Post { peer, headers, mut body, .. } = post;
+        let (source, limits) = match shuffler {
+            Some(fingerprint) => (Source::shuffler(fingerprint), &self.batches),
+            None => (Source::of(limits::client_address(peer, &headers, self.trust_proxy)), &self.limits),
+        };
+        if let Some(limits) = limits {
             if let Err(refused) = limits.take_request(source, Instant::now()) {
-                return Err(Refusal::Requests(too_many(limits, refused)));
+                return Err(Refusal::Requests(discard(body, too_many(limits, refused)).await));
             }
         }
         let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if declared.is_some_and(|length| length > self.max_body as u64) {
-            return Err(Refusal::Body(too_large(self.max_body)));
+            return Err(Refusal::Body(discard(body, too_large(self.max_body)).await));
         }
-        let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(body, self.max_body)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(ReadError::TooLarge)) => return Err(Refusal::Body(too_large(self.max_body))),
+        let body = match tokio::time::timeout(BODY_TIMEOUT, read_limited(&mut body, self.max_body)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => return Err(Refusal::Body(discard(body, too_large(self.max_body)).await)),
             Ok(Err(ReadError::Failed(e))) => {
                 return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": format!("could not read the body: {e}")}))))
             }
@@ -199,7 +216,6 @@ impl Front {
         };
         // A beacon's few hundred bytes are validated right here; a large batch
         // off the async workers.
-        let size = body.len();
         let validated = if body.len() <= VALIDATE_INLINE {
             collector::validate(metric, &body)
         } else {
@@ -211,29 +227,22 @@ impl Front {
         };
         let batch = match validated {
             Ok(batch) => batch,
-            Err(e) => {
-                let what = match e {
-                    BodyError::NotJson(_) => "not JSON",
-                    BodyError::NotReports => "not a report or an array",
-                };
-                eprintln!("{name}: refused a body of {size} bytes ({what})");
-                return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()}))));
-            }
+            Err(e) => return Err(Refusal::Body(json(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})))),
         };
         let posted = batch.reports.len() as u64 + batch.rejected.total();
-        if let Some(limits) = &self.limits {
+        if let Some(limits) = limits {
             if let Err(refused) = limits.take_reports(source, posted, Instant::now()) {
                 return Err(Refusal::Reports(too_many(limits, refused), posted));
             }
         }
-        Ok(Received { batch, taken: Taken { source, posted } })
+        Ok(Received { batch, taken: Taken { source, posted, batch: shuffler.is_some() } })
     }
 
     /// Gives back what a received post took from the per-source limits: it
     /// could not be stored, and a failure of the server's is not the
     /// client's spending.
     pub fn refund(&self, taken: &Taken) {
-        if let Some(limits) = &self.limits {
+        if let Some(limits) = if taken.batch { &self.batches } else { &self.limits } {
             limits.refund(taken.source, taken.posted, Instant::now());
         }
     }
@@ -294,11 +303,12 @@ pub async fn own_host(State(front): State<Arc<Front>>, request: Request, next: N
     if host.into_iter().chain(authority).all(|h| front.names.admits(h)) {
         return next.run(request).await;
     }
-    json(
+    let refused = json(
         StatusCode::MISDIRECTED_REQUEST,
         json!({"error": "this collector does not answer to the host this request names (Host); \
                          a name a proxy forwards is added with --host NAME"}),
-    )
+    );
+    discard(request.into_body(), refused).await
 }
 
 /// What a route lets another origin do: post reports, or read.
@@ -372,7 +382,7 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
         // Another page's beacon: refused before its body is read. A beacon
         // never shows its answer, so the operator is told (counts only).
         if let Some(refused) = front.telemetry.origin_refused() {
-            eprintln!(
+            log_info!(
                 "localdp serve: report posts refused for their page's origin (not in --allow-origin) so far: {refused}; \
                  each was a 403, counted in /metrics as localdp_http_requests_total{{route=\"reports\",status=\"403\"}}"
             );
@@ -385,7 +395,7 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
         // Readable by the page, so that it can show why (and not retry).
         allow_origin(response.headers_mut(), &origin, Grant::Read);
         response.headers_mut().insert(header::VARY, HeaderValue::from_static("Origin"));
-        return response;
+        return discard(request.into_body(), response).await;
     }
     let mut response = next.run(request).await;
     let out = response.headers_mut();
@@ -462,9 +472,9 @@ enum ReadError {
 
 /// The body, refused as soon as it grows past `limit` (a body without a
 /// Content-Length, e.g. chunked, is measured as it arrives).
-async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError> {
+async fn read_limited(body: &mut Body, limit: usize) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+    while let Some(frame) = next_frame(body).await {
         let frame = frame.map_err(|e| ReadError::Failed(e.to_string()))?;
         if let Ok(data) = frame.into_data() {
             if bytes.len() + data.len() > limit {
@@ -476,3 +486,37 @@ async fn read_limited(mut body: Body, limit: usize) -> Result<Vec<u8>, ReadError
     Ok(bytes)
 }
 
+
+async fn next_frame(body: &mut Body) -> Option<Result<http_body::Frame<axum::body::Bytes>, axum::Error>> {
+    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await
+}
+
+/// How much of a refused request's body [`discard`] reads at most.
+pub const DISCARD: u64 = 16 << 20;
+
+/// Answers `response` to a request refused before its body was read, once
+/// the body has been read and thrown away (at most [`DISCARD`] bytes,
+/// within [`BODY_TIMEOUT`]): a proxy in front (nginx) sends the whole body
+/// before it reads the answer, and a server that answers and closes while
+/// the body is still coming makes it answer 502 instead. A longer or
+/// slower body is not waited for: the answer then closes the connection.
+pub async fn discard(mut body: Body, mut response: Response) -> Response {
+    let read = async {
+        if body.size_hint().lower() > DISCARD {
+            return false;
+        }
+        let mut left = DISCARD;
+        while let Some(frame) = next_frame(&mut body).await {
+            let Ok(frame) = frame else { return false };
+            if let Ok(data) = frame.into_data() {
+                let Some(rest) = left.checked_sub(data.len() as u64) else { return false };
+                left = rest;
+            }
+        }
+        true
+    };
+    if !matches!(tokio::time::timeout(BODY_TIMEOUT, read).await, Ok(true)) {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}

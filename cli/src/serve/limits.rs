@@ -36,11 +36,21 @@ pub enum Source {
     V4([u8; 4]),
     /// The /64 prefix.
     V6([u8; 8]),
+    /// A shuffler token, by its fingerprint's first 4 bytes (a shuffled
+    /// batch is limited per token, not per address).
+    Shuffler([u8; 4]),
     /// Every source not tracked once the table is full.
     Overflow,
 }
 
 impl Source {
+    /// The source of a shuffler token's batches, from its fingerprint (8
+    /// hex digits, `access::fingerprint`).
+    pub fn shuffler(fingerprint: &str) -> Source {
+        let byte = |i: usize| fingerprint.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(0);
+        Source::Shuffler([byte(0), byte(1), byte(2), byte(3)])
+    }
+
     pub fn of(address: IpAddr) -> Source {
         match address {
             IpAddr::V4(v4) => Source::V4(v4.octets()),

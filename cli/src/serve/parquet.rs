@@ -2,6 +2,7 @@
 //! a Parquet file (`localdp_arrow`'s schema), streamed row group by row
 //! group, behind the same access rule as its estimate.
 
+use crate::serve::logging::{log_error};
 use super::app::{authorize, unknown_metric, App};
 use super::export::{export_page, Lines, EXPORT_PAGE};
 use super::response::json;
@@ -31,7 +32,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
     let first = match export_page(&app, app.metrics[index].key, 0, None).await {
         Ok(page) => page,
         Err(e) => {
-            eprintln!("{name}: export failed: {e}");
+            log_error!("{name}: export failed: {e}");
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
         }
     };
@@ -40,7 +41,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
     // Parsing and encoding are CPU work: a blocking thread does them.
     tokio::task::spawn_blocking(move || {
         if let Err(e) = encode(&shared, index, first, &chunks) {
-            eprintln!("{}: export failed: {e}", shared.metrics[index].spec.name);
+            log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
             let _ = chunks.blocking_send(Err(std::io::Error::other(e)));
         }
     });

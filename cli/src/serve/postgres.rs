@@ -26,6 +26,7 @@
 //! as the server has it; `on` by default). No TLS: a URL that asks for it
 //! (`sslmode=require`) is refused at start.
 
+use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
 use super::store::{rejection_counts, BatchId, StoreResult};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
@@ -528,7 +529,7 @@ impl Refresher {
         let (runtime, pool) = match started {
             Ok(started) => started,
             Err(e) => {
-                eprintln!("localdp serve: the other collectors' states cannot be read: {e}");
+                log_error!("localdp serve: the other collectors' states cannot be read: {e}");
                 return;
             }
         };
@@ -546,7 +547,7 @@ impl Refresher {
             match read {
                 Ok(others) => {
                     if failing {
-                        eprintln!("localdp serve: the other collectors' states are read again");
+                        log_info!("localdp serve: the other collectors' states are read again");
                         failing = false;
                     }
                     for (index, (others, batches)) in others.into_iter().enumerate() {
@@ -554,7 +555,7 @@ impl Refresher {
                     }
                 }
                 Err(e) if !failing => {
-                    eprintln!("localdp serve: the other collectors' states could not be read (estimates count what was read last): {e}");
+                    log_warn!("localdp serve: the other collectors' states could not be read (estimates count what was read last): {e}");
                     failing = true;
                 }
                 Err(_) => {}

@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a request asked for, as the `route` label names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -26,7 +27,7 @@ pub enum Route {
     Metrics,
     /// `GET /api/metrics/{name}/export` and `…/reports.parquet`.
     Export,
-    /// `GET /healthz`.
+    /// `GET /readyz`, `/livez` and `/healthz`.
     Health,
     /// `GET /metrics` (this).
     Prometheus,
@@ -70,7 +71,7 @@ impl Route {
             return Route::Preflight;
         }
         match path {
-            "/healthz" => return Route::Health,
+            "/healthz" | "/readyz" | "/livez" => return Route::Health,
             "/metrics" => return Route::Prometheus,
             "/api/metrics" | "/api/metrics/" => return Route::Metrics,
             _ => {}
@@ -220,6 +221,18 @@ impl Telemetry {
         refused.is_power_of_two().then_some(refused)
     }
 
+    /// Answers with a status of 400 or more since start, by status (every
+    /// route): the refusals the log sums up.
+    pub fn refusals(&self) -> BTreeMap<u16, u64> {
+        let mut refusals = BTreeMap::new();
+        for ((_, status), n) in self.statuses.lock().expect("no panics while holding the lock").iter() {
+            if *status >= 400 {
+                *refusals.entry(*status).or_default() += n;
+            }
+        }
+        refusals
+    }
+
     /// A request answered.
     pub fn answered(&self, route: Route, status: u16, elapsed: Duration) {
         *self.statuses.lock().expect("no panics while holding the lock").entry((route, status)).or_default() += 1;
@@ -229,10 +242,6 @@ impl Telemetry {
     /// The exposition; `counts` in the metrics' order.
     pub fn render(&self, counts: &[Counted<'_>], sources: usize) -> String {
         let mut out = String::with_capacity(8192);
-        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-        };
         family(
             &mut out,
             "localdp_reports_accepted_total",
@@ -310,4 +319,88 @@ impl Telemetry {
         let _ = writeln!(out, "localdp_limited_sources {sources}");
         out
     }
+}
+
+/// A family's `# HELP` and `# TYPE` lines.
+pub fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// The build, the process and the database, as `/metrics` shows them
+/// (the process figures where the system tells them: Linux's /proc).
+pub fn render_process(out: &mut String, started: SystemTime, db: &Path) {
+    family(out, "localdp_build_info", "gauge", "The running build: its version (always 1).");
+    let _ = writeln!(out, "localdp_build_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
+    family(out, "process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds.");
+    let start = started.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+    let _ = writeln!(out, "process_start_time_seconds {start:.3}");
+    if let Some(cpu) = cpu_seconds() {
+        family(out, "process_cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.");
+        let _ = writeln!(out, "process_cpu_seconds_total {cpu:.3}");
+    }
+    let statm = std::fs::read_to_string("/proc/self/statm").ok();
+    if let Some(pages) = statm.as_deref().and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok()) {
+        family(out, "process_resident_memory_bytes", "gauge", "Resident memory size, in bytes.");
+        let _ = writeln!(out, "process_resident_memory_bytes {}", pages * page_size());
+    }
+    if let Ok(fds) = std::fs::read_dir("/proc/self/fd") {
+        family(out, "process_open_fds", "gauge", "Open file descriptors.");
+        let _ = writeln!(out, "process_open_fds {}", fds.count());
+    }
+    if let Some(max) = max_fds() {
+        family(out, "process_max_fds", "gauge", "The most file descriptors the process may open.");
+        let _ = writeln!(out, "process_max_fds {max}");
+    }
+    family(
+        out,
+        "localdp_database_bytes",
+        "gauge",
+        "Size of the SQLite database (--db) and of its write-ahead log, in bytes (0: no such file now).",
+    );
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    for (file, path) in [("database", db.to_path_buf()), ("wal", PathBuf::from(wal))] {
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let _ = writeln!(out, "localdp_database_bytes{{file=\"{file}\"}} {bytes}");
+    }
+}
+
+#[cfg(unix)]
+fn cpu_seconds() -> Option<f64> {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(seconds(usage.ru_utime) + seconds(usage.ru_stime))
+}
+
+#[cfg(unix)]
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as u64
+}
+
+#[cfg(unix)]
+fn max_fds() -> Option<libc::rlim_t> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit fills the struct it is given.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit.rlim_cur)
+}
+
+#[cfg(not(unix))]
+fn cpu_seconds() -> Option<f64> {
+    None
+}
+
+#[cfg(not(unix))]
+fn page_size() -> u64 {
+    4096
+}
+
+#[cfg(not(unix))]
+fn max_fds() -> Option<u64> {
+    None
 }

@@ -14,13 +14,14 @@
 //! The thread also reads pages of stored reports for exports, between
 //! commits (an exclusive-locked SQLite file has one connection).
 
+use crate::serve::logging::{log_error, log_info};
 use super::collector::Collected;
 use super::database::Database;
+use super::logging;
 use crate::serve::postgres::{Item, Unstored};
 use super::store::BatchId;
 use super::telemetry::Telemetry;
 use localdp::{RejectionCounts, Report};
-use std::io::Write;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -107,10 +108,26 @@ impl Writer {
 
 fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: &mpsc::Receiver<Job>) {
     let mut stopping = false;
+    let mut tally = Tally::new(metrics.len());
     loop {
-        // The first job: wait for it (once stopping, only take what is queued).
-        let first = if stopping { jobs.try_recv().ok() } else { jobs.recv().ok() };
-        let Some(first) = first else { return };
+        // The first job: wait for it (once stopping, only take what is
+        // queued), writing the commits' line when it is due meanwhile.
+        let first = if stopping {
+            jobs.try_recv().ok()
+        } else {
+            match jobs.recv_timeout(tally.due_in()) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    tally.write(metrics, false);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            }
+        };
+        let Some(first) = first else {
+            tally.write(metrics, true);
+            return;
+        };
         let mut group: Vec<Append> = Vec::new();
         let mut reports = 0;
         let mut next = Some(first);
@@ -135,13 +152,54 @@ fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: 
             next = jobs.try_recv().ok();
         }
         if !group.is_empty() {
-            commit(&mut store, metrics, telemetry, group);
+            commit(&mut store, metrics, telemetry, group, &mut tally);
+            tally.write(metrics, false);
         }
     }
 }
 
+/// What was committed per metric since its last log line: accepted,
+/// rejected, requests. A metric's line is written at most once per
+/// [`logging::EVERY`] (at once after a quiet spell, else when the interval
+/// is over), so a busy collector writes a few lines, not one per commit.
+struct Tally {
+    counts: Vec<(usize, u64, usize)>,
+    written: Instant,
+}
+
+impl Tally {
+    fn new(metrics: usize) -> Tally {
+        Tally { counts: vec![(0, 0, 0); metrics], written: Instant::now() - logging::EVERY }
+    }
+
+    /// How long until the next line is due.
+    fn due_in(&self) -> std::time::Duration {
+        logging::EVERY.saturating_sub(self.written.elapsed()).max(std::time::Duration::from_millis(1))
+    }
+
+    /// Writes a line per metric with commits, if one is due (or `now`).
+    fn write(&mut self, metrics: &[Collected], now: bool) {
+        if !now && self.written.elapsed() < logging::EVERY || self.counts.iter().all(|c| c.2 == 0) {
+            return;
+        }
+        let mut log = String::new();
+        for (metric, (accepted, rejected, requests)) in metrics.iter().zip(&mut self.counts) {
+            if *requests == 1 {
+                log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected\n", metric.spec.name));
+            } else if *requests > 1 {
+                log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected ({requests} requests)\n", metric.spec.name));
+            }
+            *accepted = 0;
+            *rejected = 0;
+            *requests = 0;
+        }
+        logging::write(logging::Level::Info, &log);
+        self.written = Instant::now();
+    }
+}
+
 /// Stores a group in one transaction, then counts and answers it.
-fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>) {
+fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, group: Vec<Append>, tally: &mut Tally) {
     let started = Instant::now();
     let items: Vec<Item> = group
         .iter()
@@ -166,7 +224,7 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
         Ok(stored) => stored,
         Err((why, e)) => {
             let reports: usize = group.iter().map(|a| a.reports.len() + a.rejected.total() as usize).sum();
-            eprintln!("database error, {} batches of {reports} reports not counted: {e}", group.len());
+            log_error!("database error, {} batches of {reports} reports not counted: {e}", group.len());
             for append in group {
                 let _ = append.reply.send(Err(why));
             }
@@ -181,11 +239,9 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
             metric.replace(state);
         }
     }
-    // Per metric: accepted, rejected, requests (one log line each).
-    let mut tally = vec![(0usize, 0u64, 0usize); metrics.len()];
     for (append, &new) in group.iter().zip(&stored) {
         if !new {
-            eprintln!("{}: a shuffled batch of {} reports was sent again; stored once", metrics[append.metric].spec.name, append.reports.len());
+            log_info!("{}: a shuffled batch of {} reports was sent again; stored once", metrics[append.metric].spec.name, append.reports.len());
             continue;
         }
         if !replaced {
@@ -197,7 +253,7 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
         if let Some(batch) = append.batch.as_ref().filter(|_| !append.reports.is_empty() && !replaced) {
             metrics[append.metric].count_batch(append.reports.len() as u64, &batch.shuffler);
         }
-        let t = &mut tally[append.metric];
+        let t = &mut tally.counts[append.metric];
         t.0 += append.reports.len();
         t.1 += append.rejected.total();
         t.2 += 1;
@@ -206,13 +262,4 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
     for (append, new) in group.into_iter().zip(stored) {
         let _ = append.reply.send(Ok(new));
     }
-    let mut log = String::new();
-    for (metric, (accepted, rejected, requests)) in metrics.iter().zip(tally) {
-        if requests == 1 {
-            log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected\n", metric.spec.name));
-        } else if requests > 1 {
-            log.push_str(&format!("{}: {accepted} accepted, {rejected} rejected ({requests} requests)\n", metric.spec.name));
-        }
-    }
-    let _ = std::io::stderr().lock().write_all(log.as_bytes());
 }

@@ -114,7 +114,7 @@ impl Server {
     }
 
     /// Runs `localdp args` until it prints its URL; its stderr if it exits instead.
-    fn launch(scratch: &Scratch, args: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
+    pub fn launch(scratch: &Scratch, args: &[&str], file_limit_kib: Option<u64>) -> Result<Server, String> {
         let mut command = match file_limit_kib {
             None => Command::new(BIN),
             Some(kib) => {
