@@ -324,17 +324,23 @@ fn cors_class(route: Route) -> Option<Grant> {
 /// report posts from other origins refused, with or without the flag (a
 /// page could not read the answer to such a post, so it could not know it
 /// was counted and would send it again). Requests without `Origin` (the
-/// CLI, servers), the collector's own pages and browser extensions (which
-/// read answers under their host permissions) pass untouched.
+/// CLI, servers) and the collector's own pages pass untouched. Browser
+/// extensions may post as a listed origin may, with CORS headers: one
+/// without host permissions for the collector reads the answer only
+/// through them (without, its post was counted and its `fetch` failed, so
+/// it sent it again).
 pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
     let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()).map(str::to_string) else {
         return next.run(request).await;
     };
-    if access::same_origin(&origin, headers) || access::extension(&origin) {
+    if access::same_origin(&origin, headers) {
         return next.run(request).await;
     }
-    let grant = front.origins.grant(&origin);
+    let grant = match front.origins.grant(&origin) {
+        Grant::None if access::extension(&origin) => Grant::Post,
+        grant => grant,
+    };
     let path = request.uri().path().to_string();
     if request.method() == Method::OPTIONS {
         let Some(wanted) = headers.get(header::ACCESS_CONTROL_REQUEST_METHOD) else { return next.run(request).await };
