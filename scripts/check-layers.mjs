@@ -94,10 +94,16 @@ function code(source) {
   return out + text.slice(at);
 }
 
-// `use` trees expanded into full paths: `use a::{b, c::{d, e}}` gives
-// a::b, a::c::d, a::c::e.
+// `use` trees expanded into full paths, each with the name it brings in:
+// `use a::{b, c::{d as e, f}}` gives [a::b, b], [a::c::d, e], [a::c::f, f].
 function expandUse(tree) {
-  tree = tree.replace(/\s+as\s+\w+/g, '').replace(/\s+/g, '');
+  return expandTree(tree.replace(/\s+as\s+(\w+)/g, '@$1').replace(/\s+/g, '')).map((leaf) => {
+    const [path, alias] = leaf.split('@');
+    return [path, alias ?? path.split('::').pop()];
+  });
+}
+
+function expandTree(tree) {
   const open = tree.indexOf('{');
   if (open < 0) return [tree.replace(/::\*$/, '')];
   const prefix = tree.slice(0, open);
@@ -115,7 +121,7 @@ function expandUse(tree) {
       start = i + 1;
     }
   }
-  return items.flatMap((item) => expandUse(item === 'self' ? prefix.replace(/::$/, '') : prefix + item));
+  return items.flatMap((item) => expandTree(item === 'self' ? prefix.replace(/::$/, '') : prefix + item));
 }
 
 export function checkCrate(src) {
@@ -162,9 +168,9 @@ export function checkCrate(src) {
   const reexports = new Map(files.map((f) => [f, new Map()]));
   for (const [file, text] of texts) {
     for (const m of text.matchAll(/\bpub(?:\([\w:]+\))?\s+use\s+([^;]+);/g)) {
-      for (const path of expandUse(m[1])) {
+      for (const [path, name] of expandUse(m[1])) {
         const full = absolute(file, path);
-        if (full !== null) reexports.get(file).set(path.split('::').pop(), full);
+        if (full !== null) reexports.get(file).set(name, full);
       }
     }
   }
@@ -200,7 +206,7 @@ export function checkCrate(src) {
       const defined = written(direct);
       if (!face && defined !== target && defined !== file) throughReexports.push({ file, path, via: target, defined, direct: `crate::${direct}` });
     };
-    for (const m of text.matchAll(/\b(pub\s+)?use\s+([^;]+);/g)) for (const p of expandUse(m[2])) add(p, `use ${p}`, Boolean(m[1]));
+    for (const m of text.matchAll(/\b(pub\s+)?use\s+([^;]+);/g)) for (const [p] of expandUse(m[2])) add(p, `use ${p}`, Boolean(m[1]));
     const uses = text.replace(/\buse\s+[^;]+;/g, ' ');
     for (const m of uses.matchAll(/\b(?:crate|super|self)(?:::\w+)+/g)) add(m[0], m[0]);
     for (const m of text.matchAll(/\bmod\s+(\w+)\s*;/g)) add(`self::${m[1]}`, `mod ${m[1]}`);

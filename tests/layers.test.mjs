@@ -79,4 +79,11 @@ test('what counts as naming a file, and what does not', (t) => {
   const result = run(src);
   assert.equal(result.status, 1);
   assert.match(result.stderr, /user\.rs names crate::family::Thing through family\/mod\.rs's re-export: name it crate::family::child::Thing/);
+  // A re-export under another name (`as`) is found by that name.
+  write('user.rs', 'fn u(_: crate::Other) {}\n');
+  write('lib.rs', 'mod low;\nmod family;\nmod user;\npub use family::Thing as Other;\n');
+  assert.deepEqual(
+    checkCrate(src).throughReexports.map(({ path, direct }) => [path, direct]),
+    [['crate::Other', 'crate::family::child::Thing']],
+  );
 });
