@@ -294,6 +294,27 @@ fn a_database_that_stops_answering_is_503_within_the_timeout_and_the_collector_r
     assert!(Cluster::until(Duration::from_secs(30), || post().status == 200), "{}", server.log());
 }
 
+/// Once the schema is migrated, a collector's role needs no CREATE, only
+/// read and write on the schema `localdp` (docs/collector.md).
+#[test]
+fn a_role_without_create_starts_once_the_schema_exists() {
+    let cluster = Cluster::start("roles");
+    let scratch = Scratch::new("pg-roles");
+    let mut first = start_on(&scratch, &cluster.url("collector"));
+    first.signal("TERM");
+    first.wait(Duration::from_secs(30)).expect("stopped");
+    cluster.psql(
+        "collector",
+        "CREATE ROLE writer LOGIN PASSWORD 'w-Pw-1'; REVOKE CREATE ON DATABASE collector FROM PUBLIC; \
+         REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA localdp TO writer; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA localdp TO writer; \
+         GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA localdp TO writer;",
+    );
+    let second = start_on(&scratch, &format!("postgres://writer:w-Pw-1@127.0.0.1:{}/collector", cluster.port));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    assert_eq!(second.post("/api/metrics/colors/reports", body.as_bytes()).status, 200);
+}
+
 #[test]
 fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     let cluster = Cluster::start("copy");

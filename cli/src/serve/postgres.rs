@@ -536,37 +536,58 @@ impl Refresher {
         let mut failing = false;
         loop {
             std::thread::sleep(REFRESH);
+            // Per metric: its others' states and batches, or why not (one
+            // metric's unreadable state does not stop the others').
             let read = runtime.block_on(async {
                 let client = pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
                 let mut out = Vec::with_capacity(metrics.len());
                 for (key, metric) in metrics {
-                    out.push((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0));
+                    let one = async { Ok::<_, String>((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0)) };
+                    out.push(one.await);
                 }
                 Ok::<_, String>(out)
             });
+            let mut failed = None;
             match read {
                 Ok(others) => {
-                    if failing {
-                        log_info!("localdp serve: the other collectors' states are read again");
-                        failing = false;
-                    }
-                    for (index, (others, batches)) in others.into_iter().enumerate() {
-                        each(index, others, batches);
+                    for (index, read) in others.into_iter().enumerate() {
+                        match read {
+                            Ok((others, batches)) => each(index, others, batches),
+                            Err(e) => failed = failed.or(Some(e)),
+                        }
                     }
                 }
-                Err(e) if !failing => {
+                Err(e) => failed = Some(e),
+            }
+            match failed {
+                None if failing => {
+                    log_info!("localdp serve: the other collectors' states are read again");
+                    failing = false;
+                }
+                Some(e) if !failing => {
                     log_warn!("localdp serve: the other collectors' states could not be read (estimates count what was read last): {e}");
                     failing = true;
                 }
-                Err(_) => {}
+                _ => {}
             }
         }
     }
 }
 
 /// Creates the schema and applies the migrations this build knows that the
-/// database has not had, under a lock (collectors starting together).
+/// database has not had, under a lock (collectors starting together). A
+/// schema already at this build's migration is left as it is, without DDL:
+/// PostgreSQL checks CREATE before it checks `IF NOT EXISTS`, and a
+/// collector's role needs CREATE only the first time.
 async fn migrate(client: &mut Object) -> StoreResult<()> {
+    let exists: bool = client.query_one("SELECT to_regclass('localdp.migrations') IS NOT NULL", &[]).await.map_err(db)?.get(0);
+    if exists {
+        let found: i32 =
+            client.query_one("SELECT coalesce(max(version), 0) FROM localdp.migrations", &[]).await.map_err(db)?.get(0);
+        if found as usize == MIGRATIONS.len() {
+            return Ok(());
+        }
+    }
     let transaction = client.transaction().await.map_err(db)?;
     transaction
         .batch_execute(&format!(
