@@ -74,8 +74,9 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     assert.equal(again, true, 'memoized in IndexedDB');
     assert.equal(numeric, 'duchi', 'new Client after Client.load');
     assert.deepEqual(errors, []);
-    // Only the client's files, and of the wasm only the modules of the two
-    // families the page uses: no full module, no module of every family.
+    // Only the client's files, each once, and of the wasm only the modules
+    // of the two families the page uses: no full module, no module of every
+    // family.
     const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();
     assert.deepEqual(fromPackage, [
       '/localdp/client/web/bindings.js',
