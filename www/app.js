@@ -508,7 +508,7 @@ function renderDistribution(m, estimate) {
   const rise = (node, from, to) => Object.assign(node.style, { bottom: `${y(from)}%`, height: `${y(to) - y(from)}%` }) && node;
   const hist = el('div', { class: 'hist' });
   estimate.histogram.forEach((b, i) => {
-    const column = el('div', { class: 'column', title: `${b.lo}–${b.hi}${unit}: ${percent(b.frequency, 1)}, 95% interval ${percent(b.ci95[0], 1)} to ${percent(b.ci95[1], 1)}${shares ? `, truth ${percent(shares[i], 1)}` : ''}` },
+    const column = el('div', { class: 'column', title: `${b.lo}–${b.hi}${unit}: ${percent(b.frequency, 1)}, ${estimate.protocol === 'square_wave' ? '≈95%' : '95%'} interval ${percent(b.ci95[0], 1)} to ${percent(b.ci95[1], 1)}${shares ? `, truth ${percent(shares[i], 1)}` : ''}` },
       rise(el('span', { class: 'bin' }), 0, b.frequency),
       rise(el('span', { class: 'bin-ci' }), b.ci95[0], b.ci95[1]));
     if (shares) column.append(rise(el('span', { class: 'bin-truth' }), shares[i], shares[i]));
@@ -601,7 +601,7 @@ function render(m, answer) {
   $('.meta', card).replaceChildren(...meta(m, estimate));
   if (m.kind === 'distribution') {
     plot.replaceChildren(renderDistribution(m, estimate));
-    note.textContent = `${truthNote(m, estimate.n)} Columns: each bin's share with its 95% interval; diamonds: the simulated users' shares. ${m.protocol === 'square_wave' ? 'Square Wave, EMS reconstruction.' : 'Hierarchical histogram.'}`;
+    note.textContent = `${truthNote(m, estimate.n)} Columns: each bin's share with its 95% interval; diamonds: the simulated users' shares. ${m.protocol === 'square_wave' ? 'Square Wave, EMS reconstruction: the intervals add the smoothing\'s estimated bias, and cover about 90% where the density bends within a bin or two.' : 'Hierarchical histogram.'}`;
   } else if (isKeyValue(m)) {
     plot.replaceChildren(renderKeyValue(m, estimate));
     note.textContent = `${truthNote(m, estimate.n)} Bars: the share of users holding each key, with 95% intervals; below, the mean of each key's value among its holders (keys clear of noise only). ${m.protocol}, one report per user's whole map.`;
