@@ -746,11 +746,7 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
     let sources = app.front.limits.as_ref().map_or(0, Limits::tracked);
     let mut text = app.telemetry.render(&counts, sources);
     telemetry::render_process(&mut text, app.started, &app.db);
-    let mut response = (StatusCode::OK, text).into_response();
-    let out = response.headers_mut();
-    out.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
-    out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    telemetry::response(text)
 }
 
 const PAGE_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \

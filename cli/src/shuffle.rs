@@ -42,7 +42,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, Method, Request, StatusCode};
 use axum::middleware::from_fn_with_state;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use localdp::rng::{RngCore, UniformBelow};
@@ -543,11 +543,7 @@ async fn prometheus(State(app): State<Arc<App>>) -> Response {
     );
     out.push_str(&format!("localdp_shuffler_forward_errors_total {}\n", app.errors.load(Ordering::Relaxed)));
     crate::serve::telemetry::render_process(&mut out, app.started, &app.db);
-    let mut response = (StatusCode::OK, out).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+    crate::serve::telemetry::response(out)
 }
 
 /// `POST /api/metrics/{name}/reports`: the collector's, with the

@@ -327,6 +327,17 @@ pub fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// A `/metrics` answer: the text exposition format, never cached.
+pub fn response(text: String) -> axum::response::Response {
+    use axum::http::{header, HeaderValue, StatusCode};
+    use axum::response::IntoResponse;
+    let mut response = (StatusCode::OK, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
 /// The build, the process and the database, as `/metrics` shows them
 /// (the process figures where the system tells them: Linux's /proc).
 pub fn render_process(out: &mut String, started: SystemTime, db: &Path) {
