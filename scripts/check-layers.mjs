@@ -204,7 +204,7 @@ export function checkCrate(src) {
       if (target !== file && !edges.get(file).has(target)) edges.get(file).set(target, why);
       const direct = defining(full);
       const defined = written(direct);
-      if (!face && defined !== target && defined !== file) throughReexports.push({ file, path, via: target, defined, direct: `crate::${direct}` });
+      if (!face && defined !== target && defined !== file) throughReexports.push({ file, path, via: target, direct: `crate::${direct}` });
     };
     for (const m of text.matchAll(/\b(pub\s+)?use\s+([^;]+);/g)) for (const [p] of expandUse(m[2])) add(p, `use ${p}`, Boolean(m[1]));
     const uses = text.replace(/\buse\s+[^;]+;/g, ' ');

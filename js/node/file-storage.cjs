@@ -56,7 +56,15 @@ function fileStorage(path) {
  * (then removed); else why not (a read-only file system, a home folder that
  * cannot be written): the client then keeps its state in memory.
  */
-async function defaultFileStorage() {
+function defaultFileStorage() {
+  defaultStorage ??= probeDefaultStorage();
+  return defaultStorage;
+}
+
+/** The answer of `defaultFileStorage`, found once per process. */
+let defaultStorage;
+
+async function probeDefaultStorage() {
   const folder = join(homedir(), '.localdp');
   const probe = join(folder, `.probe.${process.pid}.${randomBytes(6).toString('hex')}`);
   try {

@@ -20,11 +20,12 @@ const FAMILY_OF = {
 
 /** The family whose module serves `config`, or undefined (the module of every family). */
 export function familyOf(config) {
-  // The object as the core reads it (wasm/client/src/convert.rs): its JSON,
-  // so a key that is undefined, or that toJSON drops, is absent here too.
+  // The two keys as the core reads them (wasm/client/src/convert.rs): through
+  // JSON, so a key that is undefined, or that toJSON drops, is absent here
+  // too (and a config's long lists are not copied).
   let object;
   try {
-    object = config !== null && typeof config === 'object' ? JSON.parse(JSON.stringify(config)) : undefined;
+    object = config !== null && typeof config === 'object' ? JSON.parse(JSON.stringify(config, ['protocol', 'range'])) : undefined;
   } catch {
     return undefined;
   }
