@@ -8,6 +8,7 @@
 //! object nor an array, counts nothing (it is not a report).
 
 use super::database::Database;
+use super::store::Store;
 use super::fold::{add_counts, fold};
 use crate::serve::logging::{log_error, log_warn};
 use localdp::{
@@ -293,14 +294,44 @@ fn merged_counts(totals: &Aggregator, others: Option<&Aggregator>, name: &str) -
     (n, rejected)
 }
 
+/// A metric's aggregate, every report a SQLite store holds added again, with
+/// its rejections; fails if a stored report no longer validates under the
+/// config (the collector's start, `localdp store copy`).
+pub fn replay(name: &str, metric: &Metric, key: i64, store: &Store) -> Result<Aggregator, String> {
+    let mut aggregator = Aggregator::new(metric.clone());
+    let mut stale = RejectionCounts::default();
+    let mut first = None;
+    store.replay(key, |report| {
+        if let Err(e) = aggregator.add_json(report) {
+            if let Error::Rejected { reason, .. } = &e {
+                stale.count(*reason);
+            }
+            first.get_or_insert(e.to_string());
+        }
+    })?;
+    if let Some(first) = first {
+        return Err(format!(
+            "metric {:?}: {} stored reports do not validate under its config (first: {first}); the config \
+             changed since they were stored: restore it, rename the metric, or use another --db",
+            name,
+            stale.total().max(1)
+        ));
+    }
+    aggregator.restore_rejected(store.rejections(key)?);
+    Ok(aggregator)
+}
+
 impl Collected {
     /// The metric's running aggregate and batch counts, rebuilt from the
     /// database (on PostgreSQL, read from the collectors' states). Fails if
     /// a stored report (or state) no longer validates under the config.
     pub fn rebuild(spec: MetricSpec, metric: Metric, key: i64, store: &Database) -> Result<Collected, String> {
-        let (aggregator, others) = match store.states(key, &metric)? {
-            Some((own, others)) => (own, Some(others)),
-            None => (Self::replay(&spec, &metric, key, store)?, None),
+        let (aggregator, others) = match store {
+            Database::Sqlite(store) => (replay(&spec.name, &metric, key, store)?, None),
+            Database::Postgres(store) => {
+                let (own, others) = store.states(key, &metric)?;
+                (own, Some(others))
+            }
         };
         let (sizes, unsigned) = store.batch_sizes(key)?;
         let batches = BatchCounts::of(sizes);
@@ -322,31 +353,6 @@ impl Collected {
             batches: Mutex::new(batches),
             central: Mutex::new(None),
         })
-    }
-
-    /// The aggregate of every stored report, added again (SQLite).
-    fn replay(spec: &MetricSpec, metric: &Metric, key: i64, store: &Database) -> Result<Aggregator, String> {
-        let mut aggregator = Aggregator::new(metric.clone());
-        let mut stale = RejectionCounts::default();
-        let mut first = None;
-        store.replay(key, |report| {
-            if let Err(e) = aggregator.add_json(report) {
-                if let Error::Rejected { reason, .. } = &e {
-                    stale.count(*reason);
-                }
-                first.get_or_insert(e.to_string());
-            }
-        })?;
-        if let Some(first) = first {
-            return Err(format!(
-                "metric {:?}: {} stored reports do not validate under its config (first: {first}); the config \
-                 changed since they were stored: restore it, rename the metric, or use another --db",
-                spec.name,
-                stale.total().max(1)
-            ));
-        }
-        aggregator.restore_rejected(store.rejections(key)?);
-        Ok(aggregator)
     }
 
     /// Adds a stored batch (its validated reports and its rejections) to

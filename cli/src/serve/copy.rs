@@ -4,9 +4,10 @@
 //! run twice stores nothing twice. The collectors on the target read the
 //! copied reports through the aggregate state written with them.
 
+use super::collector::replay;
 use super::postgres::{self, Copied, PgStore};
 use super::store::Store;
-use localdp::{Aggregator, Metric};
+use localdp::Metric;
 use std::path::Path;
 
 /// Reports read from the file per page.
@@ -26,17 +27,8 @@ pub fn run(from: &Path, to: &str) -> Result<(), String> {
     for (key, name, randomizer, config) in source.metrics()? {
         let metric = Metric::from_json(&config).map_err(|e| format!("{}: metric {name:?}: {e}", from.display()))?;
         // The state the collectors will read instead of the reports.
-        let mut state = Aggregator::new(metric);
-        let mut refused = 0u64;
-        source.replay(key, |report| refused += u64::from(state.add_json(report).is_err()))?;
-        if refused > 0 {
-            return Err(format!(
-                "{}: metric {name:?}: {refused} stored reports do not validate under its stored config; nothing was copied",
-                from.display()
-            ));
-        }
-        let rejected = source.rejections(key)?;
-        state.restore_rejected(rejected);
+        let state = replay(&name, &metric, key, &source).map_err(|e| format!("{}: {e}; nothing was copied", from.display()))?;
+        let rejected = *state.rejected();
         counts.push((name.clone(), rejected.total()));
         let source = &source;
         copied.push(Copied {

@@ -5,7 +5,7 @@
 pub use super::postgres::{Item, Unstored};
 use super::postgres::{self, PgStore, Refresher};
 use super::store::{Store, StoreResult};
-use localdp::{Aggregator, Metric, RejectionCounts};
+use localdp::{Aggregator, RejectionCounts};
 use std::path::Path;
 
 pub enum Database {
@@ -45,25 +45,6 @@ impl Database {
         match self {
             Database::Sqlite(s) => s.register(name, randomizer, config),
             Database::Postgres(p) => p.register(name, randomizer, config),
-        }
-    }
-
-    /// On PostgreSQL, this collector's aggregate state of a metric and the
-    /// other collectors' merged (read, not rebuilt from the reports);
-    /// `None` on SQLite, where the aggregate is rebuilt with [`Database::replay`].
-    pub fn states(&self, key: i64, metric: &Metric) -> StoreResult<Option<(Aggregator, Aggregator)>> {
-        match self {
-            Database::Sqlite(_) => Ok(None),
-            Database::Postgres(p) => p.states(key, metric).map(Some),
-        }
-    }
-
-    /// Calls `each` on every stored report of a metric, oldest first
-    /// (SQLite only: PostgreSQL keeps states).
-    pub fn replay(&self, key: i64, each: impl FnMut(&str)) -> StoreResult<()> {
-        match self {
-            Database::Sqlite(s) => s.replay(key, each),
-            Database::Postgres(_) => Ok(()),
         }
     }
 
