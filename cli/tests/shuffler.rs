@@ -597,6 +597,29 @@ fn a_shuffler_tokens_batches_have_their_own_limit_not_the_per_source_ones() {
 }
 
 #[test]
+fn a_shuffler_in_front_of_the_production_limits_forwards_every_batch() {
+    // The per-source limits of examples/deploy/localdp.service, which an
+    // operator found refused 19 of 20 shuffled batches (the shuffler is one
+    // address): 2,000 reports in 20 batches of 100 is 20 requests and more
+    // than three times the 600 reports a minute one address may post.
+    let scratch = scratch("production-limits");
+    let collector = serve(&scratch, &["--requests-per-minute", "60", "--reports-per-minute", "600"]);
+    let shuffler = shuffle(&scratch, &collector, &["--batch", "100"]);
+    for post in 0..20 {
+        let body = format!("[{}]", (post * 100..(post + 1) * 100).map(mark).collect::<Vec<_>>().join(","));
+        assert_eq!(shuffler.post_reports("marks", &body).json()["accepted"], json!(100));
+    }
+    eventually("every batch", || described(&collector, "marks")["n"] == json!(2000));
+    let mut values = stored_values(&collector);
+    values.sort_unstable();
+    assert_eq!(values, (0..2000).collect::<Vec<_>>());
+    assert_eq!(described(&collector, "marks")["shuffled"]["batches"], json!(20));
+    // Not one refusal on the way: no 429 was answered, so none was waited out.
+    let metrics = read(&collector, "/metrics").text();
+    assert!(!metrics.contains("status=\"429\""), "{metrics}");
+}
+
+#[test]
 fn the_shuffler_waits_as_long_as_the_collectors_retry_after() {
     let scratch = scratch("retry-after");
     // 600 reports a minute for the shuffler's batches (10 a second): the
