@@ -168,6 +168,20 @@ enum Command {
     /// The collector's stores.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Copy a collector's SQLite store, consistently, while the collector
+    /// runs (through its control socket, FILE.control) or not (from the
+    /// file): every report, rejection count and shuffled-batch record.
+    /// OUT must not exist; it appears only once the copy is complete and
+    /// checked. Says what it copied.
+    #[cfg(unix)]
+    Backup {
+        /// The collector's SQLite file (`localdp serve --db FILE`).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// The copy to write (a new file).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -250,6 +264,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Shuffle(args) => shuffle::run(args),
         Command::Store(StoreCommand::Copy { from, to }) => serve::copy::run(&from, &to),
+        #[cfg(unix)]
+        Command::Backup { db, out } => serve::backup::run(&db, &out),
         Command::Plan(args) => plan::run(&args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),

@@ -22,6 +22,9 @@ pub(crate) mod access;
 mod app;
 #[path = "serve/assets.rs"]
 mod assets;
+#[cfg(unix)]
+#[path = "serve/backup.rs"]
+pub(crate) mod backup;
 #[path = "serve/collector.rs"]
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
@@ -216,6 +219,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())?;
     }
+    // `localdp backup` reaches a SQLite store through the collector.
+    let control = matches!(store, Database::Sqlite(_)).then(|| control_socket(&args.db)).flatten();
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
@@ -238,7 +243,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let served = runtime.block_on(serve(&app, args.front.bind, args.port));
+    let served = runtime.block_on(serve(&app, args.front.bind, args.port, control.clone()));
+    if let Some(socket) = &control {
+        let _ = std::fs::remove_file(socket);
+    }
     // Whatever is still queued is stored (and answered, if anyone listens).
     app.writer.stop();
     drop(runtime);
@@ -247,7 +255,18 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
+/// The control socket `localdp backup` asks (`serve/backup.rs`).
+#[cfg(unix)]
+fn control_socket(db: &Path) -> Option<PathBuf> {
+    Some(backup::control_path(db))
+}
+
+#[cfg(not(unix))]
+fn control_socket(_: &Path) -> Option<PathBuf> {
+    None
+}
+
+async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>) -> Result<(), String> {
     let listener =
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -264,6 +283,15 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
         Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
     })?;
     tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
+    #[cfg(unix)]
+    if let Some(socket) = control {
+        let app = Arc::clone(app);
+        tokio::spawn(backup::listen(socket, move |to| {
+            let (reply, made) = tokio::sync::oneshot::channel();
+            app.writer.send(Job::Backup { to, reply });
+            made
+        }));
+    }
     // Set by the second signal.
     let (stop_now, now) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {

@@ -94,6 +94,14 @@ impl Database {
         }
     }
 
+    /// A consistent copy of the store at `to` (`localdp backup`).
+    pub fn snapshot(&self, to: &Path) -> StoreResult<()> {
+        match self {
+            Database::Sqlite(s) => s.snapshot(to),
+            Database::Postgres(_) => Err(super::backup::POSTGRES.to_string()),
+        }
+    }
+
     /// On PostgreSQL, what keeps the other collectors' states read.
     pub fn refresher(&self) -> Option<Refresher> {
         match self {

@@ -24,7 +24,7 @@
 //! start instead of silently diverging from the first one's aggregate.
 
 use localdp::{Rejection, RejectionCounts};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
 /// The schema version in `PRAGMA user_version`.
@@ -135,6 +135,63 @@ impl Store {
             connection.execute_batch("ALTER TABLE batches ADD COLUMN shuffler TEXT").map_err(db)?;
         }
         Ok(Store { connection })
+    }
+
+    /// Opens a store that must exist, for a copy (`localdp backup`):
+    /// nothing is created or migrated, and the exclusive lock taken by the
+    /// first read keeps a collector from starting on it meanwhile.
+    pub fn existing(path: &Path) -> StoreResult<Store> {
+        let refused = |e: rusqlite::Error| super::backup::not_a_store(path, &e);
+        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(refused)?;
+        connection.execute_batch("PRAGMA locking_mode = EXCLUSIVE").map_err(refused)?;
+        let tables: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('metrics', 'reports', 'rejections', 'batches')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(refused)?;
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(refused)?;
+        if tables != 4 || version < 1 {
+            return Err(format!("{}: not a localdp store (a SQLite database without its tables)", path.display()));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(format!(
+                "{}: made by a newer localdp (schema version {version}, this build reads {SCHEMA_VERSION})",
+                path.display()
+            ));
+        }
+        Ok(Store { connection })
+    }
+
+    /// Writes a consistent copy of the whole store to `to`, an empty or new
+    /// file (`VACUUM INTO`, on this connection: between two commits).
+    pub fn snapshot(&self, to: &Path) -> StoreResult<()> {
+        let to_text = to.to_str().ok_or_else(|| format!("{}: not a UTF-8 path", to.display()))?;
+        self.connection.execute("VACUUM INTO ?1", [to_text]).map(drop).map_err(|e| format!("copying the store: {e}"))
+    }
+
+    /// Checks the store's pages (`PRAGMA quick_check`), then per metric:
+    /// its name, stored reports, counted rejections and shuffled batches.
+    pub fn summary(&self) -> StoreResult<Vec<(String, u64, u64, u64)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let check: String = self.connection.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(db)?;
+        if check != "ok" {
+            return Err(format!("damaged: {check}"));
+        }
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT name, (SELECT count(*) FROM reports WHERE metric = m.id), \
+                 (SELECT coalesce(sum(count), 0) FROM rejections WHERE metric = m.id), \
+                 (SELECT count(*) FROM batches WHERE metric = m.id) FROM metrics m ORDER BY name",
+            )
+            .map_err(db)?;
+        let rows = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64, r.get::<_, i64>(3)? as u64)))
+            .map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
     }
 
     /// The key of the metric `name`, registering it if new. A metric that

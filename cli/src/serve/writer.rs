@@ -68,6 +68,9 @@ pub enum Job {
     /// Reports with row ids in `(after, upto]`; `upto: None` is "up to the
     /// newest now" (the first page fixes it).
     Export { key: i64, after: i64, upto: Option<i64>, limit: usize, reply: oneshot::Sender<Result<Page, String>> },
+    /// A copy of the whole store at `to` (`localdp backup`), made between
+    /// two commits: it holds every batch answered before.
+    Backup { to: std::path::PathBuf, reply: oneshot::Sender<Result<(), String>> },
     /// Store what is queued, then stop.
     Stop,
 }
@@ -143,6 +146,9 @@ fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: 
                         Ok(Page { rows: store.page(key, after, upto, limit)?, upto, rejected: rejected? })
                     });
                     let _ = reply.send(page);
+                }
+                Job::Backup { to, reply } => {
+                    let _ = reply.send(store.snapshot(&to));
                 }
                 Job::Stop => stopping = true,
             }
