@@ -37,6 +37,8 @@ mod database;
 mod export;
 #[path = "serve/fold.rs"]
 pub(crate) mod fold;
+#[path = "serve/import.rs"]
+pub(crate) mod import;
 #[path = "serve/intake.rs"]
 pub(crate) mod intake;
 #[path = "serve/limits.rs"]

@@ -239,6 +239,17 @@ fn check(metric: &Metric, report: &Report) -> Option<Result<(), Error>> {
     }
 }
 
+/// One report's text, parsed and checked against `metric`: the check of
+/// every report taken (a post, `localdp import`). `scratch` is the
+/// aggregator that checks a kind of metric [`check`] does not know, kept
+/// from one report to the next.
+pub fn accept(metric: &Metric, text: &str, scratch: &mut Option<Aggregator>) -> Result<Report, Error> {
+    let report = Report::from_json(text)?;
+    check(metric, &report)
+        .unwrap_or_else(|| scratch.get_or_insert_with(|| Aggregator::new(metric.clone())).add(&report))
+        .map(|()| report)
+}
+
 /// Validates every report of a body for `metric` (see the module's batch
 /// rule).
 pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
@@ -254,16 +265,9 @@ pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
         rejected: RejectionCounts::default(),
         described: Vec::new(),
     };
-    // Only for a kind of metric `check` does not know.
-    let mut scratch: Option<Aggregator> = None;
+    let mut scratch = None;
     for (index, item) in items.into_iter().enumerate() {
-        let checked = Report::from_json(item.get()).and_then(|r| {
-            let verdict = check(metric, &r).unwrap_or_else(|| {
-                scratch.get_or_insert_with(|| Aggregator::new(metric.clone())).add(&r)
-            });
-            verdict.map(|()| r)
-        });
-        match checked {
+        match accept(metric, item.get(), &mut scratch) {
             Ok(report) => {
                 batch.reports.push(report.to_json());
                 batch.parsed.push(report);

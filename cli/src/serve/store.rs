@@ -7,6 +7,7 @@
 //! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
 //! batches    (metric → metrics.id, id, size, shuffler) -- shuffled batches received (`localdp shuffle`), one per (metric, id)
+//! imports    (metric → metrics.id, digest, reports)   -- export files taken by `localdp import` (SHA-256), one per (metric, digest)
 //! ```
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
@@ -56,7 +57,17 @@ CREATE TABLE IF NOT EXISTS batches (
     shuffler TEXT,
     PRIMARY KEY (metric, id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS imports (
+    metric INTEGER NOT NULL REFERENCES metrics(id),
+    digest TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    PRIMARY KEY (metric, digest)
+) WITHOUT ROWID;
 ";
+
+/// Adds to a metric's count of rejections for one reason.
+const COUNT_REJECTIONS: &str = "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count";
 
 /// A shuffled batch's id (`Localdp-Batch`) and the fingerprint of the
 /// shuffler token it was posted with.
@@ -329,10 +340,7 @@ impl Store {
                     }
                 }
             }
-            let mut count = transaction.prepare_cached(
-                "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count",
-            )?;
+            let mut count = transaction.prepare_cached(COUNT_REJECTIONS)?;
             for (key, sums) in rejections {
                 for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
                     if n > 0 {
@@ -343,6 +351,18 @@ impl Store {
         }
         transaction.commit()?;
         Ok(stored)
+    }
+
+    /// Starts importing the file of SHA-256 `digest` into metric `key`, in
+    /// one transaction (nothing is stored unless [`Import::commit`] is
+    /// reached); `None` if that file was imported into it before.
+    pub fn import(&mut self, key: i64, digest: &str) -> StoreResult<Option<Import<'_>>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let transaction = self.connection.transaction().map_err(db)?;
+        let new = transaction
+            .execute("INSERT INTO imports (metric, digest, reports) VALUES (?1, ?2, 0) ON CONFLICT DO NOTHING", params![key, digest])
+            .map_err(db)?;
+        Ok((new == 1).then(|| Import { transaction, key, digest: digest.to_string(), reports: 0 }))
     }
 
     /// The sizes and shufflers of a metric's stored batches (received with
@@ -401,5 +421,40 @@ impl Store {
             .query_map(params![key, after, upto, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(db)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+    }
+}
+
+/// An import under way ([`Store::import`]): rolled back unless committed.
+pub struct Import<'a> {
+    transaction: rusqlite::Transaction<'a>,
+    key: i64,
+    digest: String,
+    reports: u64,
+}
+
+impl Import<'_> {
+    /// Stores an accepted report (canonical JSON).
+    pub fn add(&mut self, report: &str) -> StoreResult<()> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut insert = self.transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)").map_err(db)?;
+        insert.execute(params![self.key, report]).map_err(db)?;
+        self.reports += 1;
+        Ok(())
+    }
+
+    /// Adds the file's rejection counts and commits; the reports stored.
+    pub fn commit(self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        {
+            let mut count = self.transaction.prepare_cached(COUNT_REJECTIONS).map_err(db)?;
+            for reason in Rejection::ALL.into_iter().filter(|r| rejected.get(*r) > 0) {
+                count.execute(params![self.key, reason.as_str(), rejected.get(reason) as i64]).map_err(db)?;
+            }
+        }
+        self.transaction
+            .execute("UPDATE imports SET reports = ?3 WHERE metric = ?1 AND digest = ?2", params![self.key, self.digest, self.reports as i64])
+            .map_err(db)?;
+        self.transaction.commit().map_err(db)?;
+        Ok(self.reports)
     }
 }
