@@ -140,6 +140,12 @@ pub struct ServeArgs {
     /// that polls it stops sending first.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     shutdown_delay: f64,
+    /// Retention (SQLite): reports that arrived more than DAYS days ago are
+    /// compacted into their metric's stored aggregate state, at start and
+    /// every hour; estimates stay exact, exports no longer hold them. The
+    /// store then knows the day (UTC) each report arrived, nothing finer.
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    keep: Option<u32>,
     /// The δ of the central (ε, δ) shown per metric for the shuffled batches
     /// received (`localdp shuffle`), in (1e-200, 1).
     #[arg(long, value_name = "DELTA", default_value_t = 1e-6)]
@@ -170,6 +176,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     front.batches = Limits::new(0, args.shuffler_reports_per_minute);
     let front = Arc::new(front);
     let mut store = Database::open(&args.db)?;
+    match (&mut store, args.keep) {
+        (_, None) => {}
+        (Database::Sqlite(s), Some(_)) => s.mark_days(),
+        (Database::Postgres(_), Some(_)) => return Err("--keep: retention compacts a SQLite store (not PostgreSQL)".into()),
+    }
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -245,7 +256,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let served = runtime.block_on(serve(&app, args.front.bind, args.port, control.clone()));
+    let served = runtime.block_on(serve(&app, args.front.bind, args.port, control.clone(), args.keep));
     if let Some(socket) = &control {
         let _ = std::fs::remove_file(socket);
     }
@@ -268,7 +279,7 @@ fn control_socket(_: &Path) -> Option<PathBuf> {
     None
 }
 
-async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>) -> Result<(), String> {
+async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>, keep: Option<u32>) -> Result<(), String> {
     let listener =
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -285,6 +296,19 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>
         Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
     })?;
     tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
+    if let Some(days) = keep {
+        // Retention: at start (before the first post is stored), then hourly.
+        let app = Arc::clone(app);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                if !app.writer.send(Job::Compact { days: i64::from(days) }) {
+                    return;
+                }
+            }
+        });
+    }
     #[cfg(unix)]
     if let Some(socket) = control {
         let app = Arc::clone(app);
@@ -770,7 +794,7 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
         .map(|m| {
             let (accepted, rejected) = m.counts();
             let rejected = Rejection::ALL.iter().map(|r| (r.as_str(), rejected.get(*r))).collect();
-            Counted { name: &m.spec.name, accepted, rejected }
+            Counted { name: &m.spec.name, accepted, rejected, compacted: m.compacted.load(Ordering::Relaxed) }
         })
         .collect();
     let sources = app.front.limits.as_ref().map_or(0, Limits::tracked);

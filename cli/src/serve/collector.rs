@@ -87,6 +87,9 @@ pub struct Collected {
     pub metric: Arc<Metric>,
     /// Its key in the database.
     pub key: i64,
+    /// Reports compacted into its stored state (retention, `--keep`), no
+    /// longer in the database one by one.
+    pub compacted: std::sync::atomic::AtomicU64,
     /// Everything this collector accepted and rejected so far (and on
     /// disk): on SQLite, the accepted reports added one by one, the
     /// rejection counts restored from the database at start and added to per
@@ -302,7 +305,12 @@ fn merged_counts(totals: &Aggregator, others: Option<&Aggregator>, name: &str) -
 /// its rejections; fails if a stored report no longer validates under the
 /// config (the collector's start, `localdp store copy`).
 pub fn replay(name: &str, metric: &Metric, key: i64, store: &Store) -> Result<Aggregator, String> {
-    let mut aggregator = Aggregator::new(metric.clone());
+    // Retention's compacted state first (the reports it counts are gone).
+    let mut aggregator = match store.compacted(key)? {
+        Some((state, _)) => Aggregator::from_bytes(metric.clone(), &state)
+            .map_err(|e| format!("metric {name:?}: its compacted state does not read under its config: {e}"))?,
+        None => Aggregator::new(metric.clone()),
+    };
     let mut stale = RejectionCounts::default();
     let mut first = None;
     store.replay(key, |report| {
@@ -351,6 +359,7 @@ impl Collected {
             spec,
             metric: Arc::new(metric),
             key,
+            compacted: store.compacted_reports(key)?.into(),
             totals: Mutex::new(aggregator),
             others: Mutex::new(others),
             estimates: Mutex::new(Vec::new()),
@@ -507,6 +516,7 @@ mod tests {
             estimates: Mutex::new(Vec::new()),
             metric: Arc::new(metric),
             key: 0,
+            compacted: Default::default(),
             batches: Mutex::default(),
             central: Mutex::default(),
         };

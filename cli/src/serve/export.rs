@@ -8,10 +8,14 @@ use super::response::json;
 use super::writer::{self, Job};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path as UrlPath, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::json;
 use std::sync::Arc;
+
+/// On an export, the reports it no longer holds: compacted into the
+/// metric's stored state by retention (`--keep`), still in its estimate.
+pub(super) const COMPACTED_HEADER: HeaderName = HeaderName::from_static("localdp-compacted");
 
 /// Reports per page of an export (one writer job each).
 pub(super) const EXPORT_PAGE: usize = 10_000;
@@ -34,6 +38,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
         }
     };
+    let compacted = first.compacted;
     let (lines, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
     let shared = Arc::clone(&app);
     tokio::spawn(async move {
@@ -62,6 +67,8 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     let out = response.headers_mut();
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // What the file no longer holds: reports compacted by retention.
+    out.insert(COMPACTED_HEADER, HeaderValue::from(compacted));
     out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }

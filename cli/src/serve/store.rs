@@ -8,7 +8,16 @@
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
 //! batches    (metric → metrics.id, id, size, shuffler) -- shuffled batches received (`localdp shuffle`), one per (metric, id)
 //! imports    (metric → metrics.id, digest, reports)   -- export files taken by `localdp import` (SHA-256), one per (metric, digest)
+//! days       (day, first)                             -- with `--keep`: the first report id stored on each day (UTC)
+//! compacted  (metric → metrics.id, state, reports)    -- with `--keep`: the aggregate state of the reports removed
 //! ```
+//!
+//! With `--keep DAYS` (retention), the day each report arrived is known
+//! (nothing finer): `days` marks the first row id of every day. Reports
+//! that arrived before the cut-off are added to the metric's `compacted`
+//! state (`Aggregator::to_bytes`) and deleted, in one transaction; the
+//! start reads that state and then the remaining reports. Reports stored
+//! before retention was turned on count as of the day it was.
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
 //! so a batch sent again (a shuffler's retry after a crash) finds its id and
@@ -24,7 +33,7 @@
 //! disk. Exclusive locking makes a second collector on the same file fail at
 //! start instead of silently diverging from the first one's aggregate.
 
-use localdp::{Rejection, RejectionCounts};
+use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
@@ -57,6 +66,15 @@ CREATE TABLE IF NOT EXISTS batches (
     shuffler TEXT,
     PRIMARY KEY (metric, id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS days (
+    day INTEGER PRIMARY KEY,
+    first INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS compacted (
+    metric INTEGER PRIMARY KEY REFERENCES metrics(id),
+    state BLOB NOT NULL,
+    reports INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS imports (
     metric INTEGER NOT NULL REFERENCES metrics(id),
     digest TEXT NOT NULL,
@@ -79,6 +97,14 @@ pub struct BatchId {
 /// An open database.
 pub struct Store {
     connection: Connection,
+    /// Whether commits mark the day they happen on (`--keep`).
+    days: bool,
+}
+
+/// Today, in days since 1970-01-01 (UTC).
+pub fn today() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (now.as_secs() / 86_400) as i64
 }
 
 pub type StoreResult<T> = Result<T, String>;
@@ -145,7 +171,12 @@ impl Store {
         if !has_shuffler {
             connection.execute_batch("ALTER TABLE batches ADD COLUMN shuffler TEXT").map_err(db)?;
         }
-        Ok(Store { connection })
+        Ok(Store { connection, days: false })
+    }
+
+    /// From now on, commits mark the day they happen on (`--keep`).
+    pub fn mark_days(&mut self) {
+        self.days = true;
     }
 
     /// Opens a store that must exist, for a copy (`localdp backup`):
@@ -173,7 +204,7 @@ impl Store {
                 path.display()
             ));
         }
-        Ok(Store { connection })
+        Ok(Store { connection, days: false })
     }
 
     /// Writes a consistent copy of the whole store to `to`, an empty or new
@@ -250,7 +281,8 @@ impl Store {
             .connection
             .query_row("SELECT coalesce(sum(count), 0) FROM rejections WHERE metric = ?1", [key], |r| r.get(0))
             .map_err(db)?;
-        Ok((reports as u64, rejected as u64))
+        let compacted = self.compacted(key)?.map_or(0, |(_, reports)| reports);
+        Ok((reports as u64 + compacted, rejected as u64))
     }
 
     /// Calls `each` on every stored report of a metric, oldest first.
@@ -307,6 +339,11 @@ impl Store {
         batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a BatchId>)>,
     ) -> rusqlite::Result<Vec<bool>> {
         let transaction = self.connection.transaction()?;
+        if self.days {
+            transaction
+                .prepare_cached("INSERT INTO days (day, first) SELECT ?1, coalesce(max(id), 0) + 1 FROM reports WHERE true ON CONFLICT DO NOTHING")?
+                .execute([today()])?;
+        }
         let mut stored = Vec::new();
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
@@ -351,6 +388,66 @@ impl Store {
         }
         transaction.commit()?;
         Ok(stored)
+    }
+
+    /// Retention: adds a metric's reports that arrived before day `cutoff`
+    /// to its compacted state and deletes them, in one transaction; how
+    /// many. Nothing before a day was first marked (`--keep` turned on).
+    pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let transaction = self.connection.transaction().map_err(db)?;
+        let marked: bool =
+            transaction.query_row("SELECT count(*) > 0 FROM days WHERE day < ?1", [cutoff], |r| r.get(0)).map_err(db)?;
+        if !marked {
+            return Ok(0);
+        }
+        let boundary: i64 = transaction
+            .query_row(
+                "SELECT coalesce((SELECT min(first) FROM days WHERE day >= ?1), (SELECT coalesce(max(id), 0) + 1 FROM reports))",
+                [cutoff],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        let held: Option<Vec<u8>> = transaction
+            .query_row("SELECT state FROM compacted WHERE metric = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(db)?;
+        let mut state = match held {
+            Some(bytes) => Aggregator::from_bytes(metric.clone(), &bytes).map_err(|e| format!("database: a compacted state: {e}"))?,
+            None => Aggregator::new(metric.clone()),
+        };
+        let mut old = 0;
+        {
+            let mut statement =
+                transaction.prepare("SELECT report FROM reports WHERE metric = ?1 AND id < ?2 ORDER BY id").map_err(db)?;
+            let mut rows = statement.query(params![key, boundary]).map_err(db)?;
+            while let Some(row) = rows.next().map_err(db)? {
+                let text = row.get_ref(0).map_err(db)?.as_str().map_err(|e| format!("database: {e}"))?;
+                state.add_json(text).map_err(|e| format!("a stored report does not validate under the config: {e}"))?;
+                old += 1;
+            }
+        }
+        if old == 0 {
+            return Ok(0);
+        }
+        transaction.execute("DELETE FROM reports WHERE metric = ?1 AND id < ?2", params![key, boundary]).map_err(db)?;
+        transaction
+            .execute(
+                "INSERT INTO compacted (metric, state, reports) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (metric) DO UPDATE SET state = excluded.state, reports = reports + excluded.reports",
+                params![key, state.to_bytes(), old as i64],
+            )
+            .map_err(db)?;
+        transaction.commit().map_err(db)?;
+        Ok(old)
+    }
+
+    /// A metric's compacted state (retention) and the reports it counts.
+    pub fn compacted(&self, key: i64) -> StoreResult<Option<(Vec<u8>, u64)>> {
+        self.connection
+            .query_row("SELECT state, reports FROM compacted WHERE metric = ?1", [key], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+            .optional()
+            .map_err(|e| format!("database: {e}"))
     }
 
     /// Starts importing the file of SHA-256 `digest` into metric `key`, in
