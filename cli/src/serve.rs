@@ -285,6 +285,19 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    // Bound before the URL is printed: `localdp backup` works from then on.
+    #[cfg(unix)]
+    if let Some(socket) = control {
+        let app = Arc::clone(app);
+        let listening = backup::listen(socket, move |to| {
+            let (reply, made) = tokio::sync::oneshot::channel();
+            app.writer.send(Job::Backup { to, reply });
+            made
+        });
+        if let Some(listening) = listening {
+            tokio::spawn(listening);
+        }
+    }
     print_url(address);
     log_info!("localdp serve: the operator's dashboard is http://{address}/dashboard");
     // SIGHUP reads the token files again (`--token-file`,
@@ -308,15 +321,6 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>
                 }
             }
         });
-    }
-    #[cfg(unix)]
-    if let Some(socket) = control {
-        let app = Arc::clone(app);
-        tokio::spawn(backup::listen(socket, move |to| {
-            let (reply, made) = tokio::sync::oneshot::channel();
-            app.writer.send(Job::Backup { to, reply });
-            made
-        }));
     }
     // Set by the second signal.
     let (stop_now, now) = tokio::sync::watch::channel(false);

@@ -154,6 +154,10 @@ fn a_backup_without_a_collector_copies_the_file_and_refuses_clearly() {
     let restored = Server::try_start_on(&scratch, scratch.path("copy.sqlite").to_str().unwrap(), &[]).unwrap();
     assert_eq!(restored.estimate("colors", "none").text(), estimate);
     drop(restored);
+    // A copy a killed collector was making is removed at the next start.
+    let stale = scratch.file("reports.sqlite.control.copy-3", "reports");
+    drop(Server::start(&scratch, &[]));
+    assert!(!stale.exists());
 
     let before = files(&scratch);
     let refused = |db: &std::path::Path, out: &std::path::Path, why: &str| {

@@ -57,7 +57,9 @@ pub fn run(db: &Path, out: &Path) -> Result<(), String> {
     let copied = Store::existing(&partial.path).and_then(|copy| copy.summary()).map_err(|e| format!("the copy: {e}"))?;
     let bytes = partial.finish(out)?;
     for (name, reports, rejected, batches) in &copied {
-        eprintln!("localdp backup: metric {name:?}: {reports} reports, {rejected} rejections counted, {batches} shuffled batches");
+        eprintln!(
+            "localdp backup: metric {name:?}: {reports} reports, {rejected} rejections counted, {batches} shuffled batches"
+        );
     }
     let reports: u64 = copied.iter().map(|m| m.1).sum();
     eprintln!(
@@ -134,19 +136,32 @@ impl Drop for Partial {
     }
 }
 
-/// The collector's side: answers `localdp backup` on `socket` (the
-/// collector's own user and root only) with a copy that its database
+/// The collector's side: binds `socket` now (removing what a dead
+/// collector left), and gives the task that answers `localdp backup` there
+/// (the collector's own user and root only) with a copy that its database
 /// writer makes between two commits (`take`), until the process ends.
-pub async fn listen(socket: PathBuf, take: impl Fn(PathBuf) -> tokio::sync::oneshot::Receiver<Result<(), String>> + Send + Sync + 'static) {
+pub fn listen(
+    socket: PathBuf,
+    take: impl Fn(PathBuf) -> tokio::sync::oneshot::Receiver<Result<(), String>> + Send + Sync + 'static,
+) -> Option<impl std::future::Future<Output = ()>> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     // The collector holds its store's lock: a socket left there is a dead
-    // collector's.
+    // collector's, and so are copies it was making (`answer`).
     let _ = std::fs::remove_file(&socket);
+    let copy_prefix = format!("{}.copy-", socket.file_name().unwrap_or_default().to_string_lossy());
+    if let Ok(entries) = std::fs::read_dir(socket.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))) {
+        for entry in entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&copy_prefix)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
     let listener = match tokio::net::UnixListener::bind(&socket) {
         Ok(listener) => listener,
         Err(e) => {
-            log_error!("localdp serve: no control socket (localdp backup cannot reach this collector): {}: {e}", socket.display());
-            return;
+            log_error!(
+                "localdp serve: no control socket (localdp backup cannot reach this collector): {}: {e}",
+                socket.display()
+            );
+            return None;
         }
     };
     let owner = match std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
@@ -156,24 +171,30 @@ pub async fn listen(socket: PathBuf, take: impl Fn(PathBuf) -> tokio::sync::ones
         Err(e) => {
             log_error!("localdp serve: no control socket: {}: {e}", socket.display());
             let _ = std::fs::remove_file(&socket);
-            return;
+            return None;
         }
     };
     let take = std::sync::Arc::new(take);
     let copies = std::sync::Arc::new(AtomicU64::new(0));
-    loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        if !stream.peer_cred().is_ok_and(|peer| peer.uid() == owner || peer.uid() == 0) {
-            continue; // dropped unanswered
+    Some(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                // Out of descriptors, say: try again in a moment, not in a spin.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            };
+            if !stream.peer_cred().is_ok_and(|peer| peer.uid() == owner || peer.uid() == 0) {
+                continue; // dropped unanswered
+            }
+            let (take, copies, socket) = (std::sync::Arc::clone(&take), std::sync::Arc::clone(&copies), socket.clone());
+            tokio::spawn(async move {
+                let n = copies.fetch_add(1, Ordering::Relaxed);
+                let mut name = socket.as_os_str().to_owned();
+                name.push(format!(".copy-{n}"));
+                answer(stream, PathBuf::from(name), &*take).await;
+            });
         }
-        let (take, copies, socket) = (std::sync::Arc::clone(&take), std::sync::Arc::clone(&copies), socket.clone());
-        tokio::spawn(async move {
-            let n = copies.fetch_add(1, Ordering::Relaxed);
-            let mut name = socket.as_os_str().to_owned();
-            name.push(format!(".copy-{n}"));
-            answer(stream, PathBuf::from(name), &*take).await;
-        });
-    }
+    })
 }
 
 /// One request on the control socket: the copy made at `scratch` (removed

@@ -40,7 +40,10 @@ pub fn run(db: &Path, metrics_file: &Path, name: &str, export: &Path) -> Result<
     let mut store = Store::open(db)?;
     let key = store.register(name, &metric.id(), spec.config.get())?;
     let Some(mut import) = store.import(key, &digest)? else {
-        eprintln!("localdp import: {} was imported into metric {name:?} before (SHA-256 {digest}); nothing stored", export.display());
+        eprintln!(
+            "localdp import: {} was imported into metric {name:?} before (SHA-256 {digest}); nothing stored",
+            export.display()
+        );
         return Ok(());
     };
     let refused = |e: String| format!("{}: {e}; nothing was imported", export.display());
