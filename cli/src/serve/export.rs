@@ -53,7 +53,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
                 break; // the client left, or that was all
             }
-            page = match export_page(&shared, key, last, Some(page.upto)).await {
+            page = match export_page(&shared, key, last, Some((page.upto, page.compacted))).await {
                 Ok(next) => next,
                 Err(e) => {
                     log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
@@ -73,15 +73,21 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     response
 }
 
-/// The stored reports of metric `key` after row `after` (up to row `upto`,
-/// or the newest stored when `None`), [`EXPORT_PAGE`] at most, read by the
-/// database writer.
-pub(super) async fn export_page(app: &App, key: i64, after: i64, upto: Option<i64>) -> Result<writer::Page, String> {
+/// The stored reports of metric `key` after row `after`, [`EXPORT_PAGE`]
+/// at most, read by the database writer: up to the newest stored, or, for
+/// the next page of an export (`previous`), up to the row its first page
+/// fixed, and an error if retention compacted reports since (the export
+/// would lack some: it is cut, not passed off as complete).
+pub(super) async fn export_page(app: &App, key: i64, after: i64, previous: Option<(i64, u64)>) -> Result<writer::Page, String> {
     let (reply, page) = tokio::sync::oneshot::channel();
-    if !app.writer.send(Job::Export { key, after, upto, limit: EXPORT_PAGE, reply }) {
+    if !app.writer.send(Job::Export { key, after, upto: previous.map(|p| p.0), limit: EXPORT_PAGE, reply }) {
         return Err("the database writer stopped".into());
     }
-    page.await.map_err(|_| "the database writer stopped".to_string())?
+    let page = page.await.map_err(|_| "the database writer stopped".to_string())??;
+    match previous {
+        Some((_, compacted)) if page.compacted != compacted => Err("retention compacted reports during the export".into()),
+        _ => Ok(page),
+    }
 }
 
 /// A response body fed by a channel; an `Err` aborts the response.

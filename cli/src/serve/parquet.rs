@@ -84,7 +84,7 @@ fn encode(app: &App, index: usize, first: Page, chunks: &Sender<Chunk>) -> Resul
             return Ok(()); // the client left
         }
         let Some(&(last, _)) = page.rows.last().filter(|_| page.rows.len() == EXPORT_PAGE) else { break };
-        page = runtime.block_on(export_page(app, collected.key, last, Some(page.upto)))?;
+        page = runtime.block_on(export_page(app, collected.key, last, Some((page.upto, page.compacted))))?;
     }
     let rest = writer.finish(&rejected).map_err(|e| e.to_string())?;
     let _ = chunks.blocking_send(Ok(Bytes::from(rest)));

@@ -61,8 +61,8 @@ pub struct Page {
     /// counts, read with `upto`: what was rejected by the time the reports
     /// up to it were stored.
     pub rejected: Option<RejectionCounts>,
-    /// On the first page, the reports compacted (retention): counted in
-    /// the estimate, no longer exported.
+    /// The metric's reports compacted (retention) by now: counted in the
+    /// estimate, no longer exported.
     pub compacted: u64,
 }
 
@@ -148,7 +148,7 @@ fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: 
                 }
                 Job::Export { key, after, upto, limit, reply } => {
                     let rejected = upto.is_none().then(|| store.rejections(key)).transpose();
-                    let compacted = if upto.is_none() { store.compacted_reports(key) } else { Ok(0) };
+                    let compacted = store.compacted_reports(key);
                     let page = upto.map_or_else(|| store.last_report(key), Ok).and_then(|upto| {
                         Ok(Page { rows: store.page(key, after, upto, limit)?, upto, rejected: rejected?, compacted: compacted? })
                     });
