@@ -181,3 +181,33 @@ fn a_backup_without_a_collector_copies_the_file_and_refuses_clearly() {
     assert!(String::from_utf8_lossy(&made.stderr).contains("not a localdp store (a SQLite database without its tables)"));
     assert_eq!(files(&scratch), before_other);
 }
+
+#[test]
+fn the_control_socket_answers_the_collectors_user_only() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let scratch = Scratch::new("backup-user");
+    let server = Server::start(&scratch, &[]);
+    assert_eq!(server.post_reports("colors", &array(&reports(&scratch, "colors", 10, 2))).status, 200);
+    let socket = scratch.path("reports.sqlite.control");
+    assert_eq!(std::fs::metadata(&socket).unwrap().mode() & 0o777, 0o600);
+    // Another user (as root, which the tests run as here, "nobody").
+    if std::fs::metadata(&scratch.0).unwrap().uid() != 0 {
+        eprintln!("not root: the other-user half is not run");
+        return;
+    }
+    let drop_box = scratch.path("drop");
+    std::fs::create_dir(&drop_box).unwrap();
+    std::fs::set_permissions(&drop_box, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = drop_box.join("copy.sqlite");
+    let made = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN, "backup", "--db"])
+        .arg(scratch.path("reports.sqlite"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(!made.status.success(), "another user got a copy: {said}");
+    assert!(std::fs::read_dir(&drop_box).unwrap().next().is_none(), "{said}");
+    // The collector's own user (root) gets it.
+    assert!(backup(&scratch.path("reports.sqlite"), &out).status.success());
+}
