@@ -168,6 +168,40 @@ enum Command {
     /// The collector's stores.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Copy a collector's SQLite store, consistently, while the collector
+    /// runs (through its control socket, FILE.control) or not (from the
+    /// file): every report, rejection count and shuffled-batch record.
+    /// OUT must not exist; it appears only once the copy is complete and
+    /// checked. Says what it copied.
+    /// Import a metric's export (JSON Lines, or Parquet when the name ends
+    /// in `.parquet`: what the collector's `…/export` and
+    /// `…/reports.parquet` give) into a SQLite store, checking every report
+    /// as a post's. One transaction: a report the collector would reject
+    /// refuses the whole file, naming its line or row. A file already
+    /// imported into the metric (same SHA-256) stores nothing again.
+    Import {
+        /// The collector's SQLite file (created if missing; not in use).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// The collector's metrics file (`localdp serve --metrics`).
+        #[arg(long, value_name = "FILE")]
+        metrics: PathBuf,
+        /// The metric the export is of.
+        #[arg(long, value_name = "NAME")]
+        metric: String,
+        /// The export.
+        #[arg(value_name = "EXPORT")]
+        export: PathBuf,
+    },
+    #[cfg(unix)]
+    Backup {
+        /// The collector's SQLite file (`localdp serve --db FILE`).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// The copy to write (a new file).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -250,6 +284,9 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Shuffle(args) => shuffle::run(args),
         Command::Store(StoreCommand::Copy { from, to }) => serve::copy::run(&from, &to),
+        Command::Import { db, metrics, metric, export } => serve::import::run(&db, &metrics, &metric, &export),
+        #[cfg(unix)]
+        Command::Backup { db, out } => serve::backup::run(&db, &out),
         Command::Plan(args) => plan::run(&args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),

@@ -22,6 +22,9 @@ pub(crate) mod access;
 mod app;
 #[path = "serve/assets.rs"]
 mod assets;
+#[cfg(unix)]
+#[path = "serve/backup.rs"]
+pub(crate) mod backup;
 #[path = "serve/collector.rs"]
 pub(crate) mod collector;
 #[path = "serve/dashboard.rs"]
@@ -34,6 +37,8 @@ mod database;
 mod export;
 #[path = "serve/fold.rs"]
 pub(crate) mod fold;
+#[path = "serve/import.rs"]
+pub(crate) mod import;
 #[path = "serve/intake.rs"]
 pub(crate) mod intake;
 #[path = "serve/limits.rs"]
@@ -135,6 +140,12 @@ pub struct ServeArgs {
     /// that polls it stops sending first.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
     shutdown_delay: f64,
+    /// Retention (SQLite): reports that arrived more than DAYS days ago are
+    /// compacted into their metric's stored aggregate state, at start and
+    /// every hour; estimates stay exact, exports no longer hold them. The
+    /// store then knows the day (UTC) each report arrived, nothing finer.
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    keep: Option<u32>,
     /// The δ of the central (ε, δ) shown per metric for the shuffled batches
     /// received (`localdp shuffle`), in (1e-200, 1).
     #[arg(long, value_name = "DELTA", default_value_t = 1e-6)]
@@ -165,6 +176,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     front.batches = Limits::new(0, args.shuffler_reports_per_minute);
     let front = Arc::new(front);
     let mut store = Database::open(&args.db)?;
+    match (&mut store, args.keep) {
+        (_, None) => {}
+        (Database::Sqlite(s), Some(_)) => s.mark_days(),
+        (Database::Postgres(_), Some(_)) => return Err("--keep: retention compacts a SQLite store (not PostgreSQL)".into()),
+    }
     let started = Instant::now();
     let mut metrics = Vec::with_capacity(specs.len());
     for spec in specs {
@@ -216,6 +232,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())?;
     }
+    // `localdp backup` reaches a SQLite store through the collector.
+    let control = matches!(store, Database::Sqlite(_)).then(|| control_socket(&args.db)).flatten();
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
@@ -238,7 +256,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     });
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
-    let served = runtime.block_on(serve(&app, args.front.bind, args.port));
+    let served = runtime.block_on(serve(&app, args.front.bind, args.port, control.clone(), args.keep));
+    if let Some(socket) = &control {
+        let _ = std::fs::remove_file(socket);
+    }
     // Whatever is still queued is stored (and answered, if anyone listens).
     app.writer.stop();
     drop(runtime);
@@ -247,12 +268,36 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
+/// The control socket `localdp backup` asks (`serve/backup.rs`).
+#[cfg(unix)]
+fn control_socket(db: &Path) -> Option<PathBuf> {
+    Some(backup::control_path(db))
+}
+
+#[cfg(not(unix))]
+fn control_socket(_: &Path) -> Option<PathBuf> {
+    None
+}
+
+async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>, keep: Option<u32>) -> Result<(), String> {
     let listener =
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     // Handlers first: a signal sent as soon as the URL is read stops cleanly.
     let (first, second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
+    // Bound before the URL is printed: `localdp backup` works from then on.
+    #[cfg(unix)]
+    if let Some(socket) = control {
+        let app = Arc::clone(app);
+        let listening = backup::listen(socket, move |to| {
+            let (reply, made) = tokio::sync::oneshot::channel();
+            app.writer.send(Job::Backup { to, reply });
+            made
+        });
+        if let Some(listening) = listening {
+            tokio::spawn(listening);
+        }
+    }
     print_url(address);
     log_info!("localdp serve: the operator's dashboard is http://{address}/dashboard");
     // SIGHUP reads the token files again (`--token-file`,
@@ -264,6 +309,19 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16) -> Result<(), String> {
         Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
     })?;
     tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
+    if let Some(days) = keep {
+        // Retention: at start (before the first post is stored), then hourly.
+        let app = Arc::clone(app);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                if !app.writer.send(Job::Compact { days: i64::from(days) }) {
+                    return;
+                }
+            }
+        });
+    }
     // Set by the second signal.
     let (stop_now, now) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -740,7 +798,7 @@ async fn prometheus(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
         .map(|m| {
             let (accepted, rejected) = m.counts();
             let rejected = Rejection::ALL.iter().map(|r| (r.as_str(), rejected.get(*r))).collect();
-            Counted { name: &m.spec.name, accepted, rejected }
+            Counted { name: &m.spec.name, accepted, rejected, compacted: m.compacted.load(Ordering::Relaxed) }
         })
         .collect();
     let sources = app.front.limits.as_ref().map_or(0, Limits::tracked);

@@ -87,6 +87,9 @@ pub struct Collected {
     pub metric: Arc<Metric>,
     /// Its key in the database.
     pub key: i64,
+    /// Reports compacted into its stored state (retention, `--keep`), no
+    /// longer in the database one by one.
+    pub compacted: std::sync::atomic::AtomicU64,
     /// Everything this collector accepted and rejected so far (and on
     /// disk): on SQLite, the accepted reports added one by one, the
     /// rejection counts restored from the database at start and added to per
@@ -239,6 +242,17 @@ fn check(metric: &Metric, report: &Report) -> Option<Result<(), Error>> {
     }
 }
 
+/// One report's text, parsed and checked against `metric`: the check of
+/// every report taken (a post, `localdp import`). `scratch` is the
+/// aggregator that checks a kind of metric [`check`] does not know, kept
+/// from one report to the next.
+pub fn accept(metric: &Metric, text: &str, scratch: &mut Option<Aggregator>) -> Result<Report, Error> {
+    let report = Report::from_json(text)?;
+    check(metric, &report)
+        .unwrap_or_else(|| scratch.get_or_insert_with(|| Aggregator::new(metric.clone())).add(&report))
+        .map(|()| report)
+}
+
 /// Validates every report of a body for `metric` (see the module's batch
 /// rule).
 pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
@@ -254,16 +268,9 @@ pub fn validate(metric: &Metric, body: &[u8]) -> Result<Batch, BodyError> {
         rejected: RejectionCounts::default(),
         described: Vec::new(),
     };
-    // Only for a kind of metric `check` does not know.
-    let mut scratch: Option<Aggregator> = None;
+    let mut scratch = None;
     for (index, item) in items.into_iter().enumerate() {
-        let checked = Report::from_json(item.get()).and_then(|r| {
-            let verdict = check(metric, &r).unwrap_or_else(|| {
-                scratch.get_or_insert_with(|| Aggregator::new(metric.clone())).add(&r)
-            });
-            verdict.map(|()| r)
-        });
-        match checked {
+        match accept(metric, item.get(), &mut scratch) {
             Ok(report) => {
                 batch.reports.push(report.to_json());
                 batch.parsed.push(report);
@@ -298,7 +305,12 @@ fn merged_counts(totals: &Aggregator, others: Option<&Aggregator>, name: &str) -
 /// its rejections; fails if a stored report no longer validates under the
 /// config (the collector's start, `localdp store copy`).
 pub fn replay(name: &str, metric: &Metric, key: i64, store: &Store) -> Result<Aggregator, String> {
-    let mut aggregator = Aggregator::new(metric.clone());
+    // Retention's compacted state first (the reports it counts are gone).
+    let mut aggregator = match store.compacted(key)? {
+        Some((state, _)) => Aggregator::from_bytes(metric.clone(), &state)
+            .map_err(|e| format!("metric {name:?}: its compacted state does not read under its config: {e}"))?,
+        None => Aggregator::new(metric.clone()),
+    };
     let mut stale = RejectionCounts::default();
     let mut first = None;
     store.replay(key, |report| {
@@ -347,6 +359,7 @@ impl Collected {
             spec,
             metric: Arc::new(metric),
             key,
+            compacted: store.compacted_reports(key)?.into(),
             totals: Mutex::new(aggregator),
             others: Mutex::new(others),
             estimates: Mutex::new(Vec::new()),
@@ -503,6 +516,7 @@ mod tests {
             estimates: Mutex::new(Vec::new()),
             metric: Arc::new(metric),
             key: 0,
+            compacted: Default::default(),
             batches: Mutex::default(),
             central: Mutex::default(),
         };

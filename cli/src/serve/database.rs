@@ -5,7 +5,7 @@
 pub use super::postgres::{Item, Unstored};
 use super::postgres::{self, PgStore, Refresher};
 use super::store::{Store, StoreResult};
-use localdp::{Aggregator, RejectionCounts};
+use localdp::{Aggregator, Metric, RejectionCounts};
 use std::path::Path;
 
 pub enum Database {
@@ -91,6 +91,32 @@ impl Database {
         match self {
             Database::Sqlite(s) => s.page(key, after, upto, limit),
             Database::Postgres(p) => p.page(key, after, upto, limit),
+        }
+    }
+
+    /// Reports of a metric compacted into its state (retention, SQLite
+    /// only: a PostgreSQL store keeps every report).
+    pub fn compacted_reports(&self, key: i64) -> StoreResult<u64> {
+        match self {
+            Database::Sqlite(s) => Ok(s.compacted(key)?.map_or(0, |(_, reports)| reports)),
+            Database::Postgres(_) => Ok(0),
+        }
+    }
+
+    /// Retention: compacts what arrived before day `cutoff` (see
+    /// `store.rs`); how many reports. `--keep` is refused on PostgreSQL.
+    pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
+        match self {
+            Database::Sqlite(s) => s.compact(key, metric, cutoff),
+            Database::Postgres(_) => Ok(0),
+        }
+    }
+
+    /// A consistent copy of the store at `to` (`localdp backup`).
+    pub fn snapshot(&self, to: &Path) -> StoreResult<()> {
+        match self {
+            Database::Sqlite(s) => s.snapshot(to),
+            Database::Postgres(_) => Err(super::backup::POSTGRES.to_string()),
         }
     }
 

@@ -8,10 +8,14 @@ use super::response::json;
 use super::writer::{self, Job};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path as UrlPath, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::json;
 use std::sync::Arc;
+
+/// On an export, the reports it no longer holds: compacted into the
+/// metric's stored state by retention (`--keep`), still in its estimate.
+pub(super) const COMPACTED_HEADER: HeaderName = HeaderName::from_static("localdp-compacted");
 
 /// Reports per page of an export (one writer job each).
 pub(super) const EXPORT_PAGE: usize = 10_000;
@@ -34,6 +38,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
         }
     };
+    let compacted = first.compacted;
     let (lines, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
     let shared = Arc::clone(&app);
     tokio::spawn(async move {
@@ -48,7 +53,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
                 break; // the client left, or that was all
             }
-            page = match export_page(&shared, key, last, Some(page.upto)).await {
+            page = match export_page(&shared, key, last, Some((page.upto, page.compacted))).await {
                 Ok(next) => next,
                 Err(e) => {
                     log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
@@ -62,19 +67,27 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     let out = response.headers_mut();
     out.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // What the file no longer holds: reports compacted by retention.
+    out.insert(COMPACTED_HEADER, HeaderValue::from(compacted));
     out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }
 
-/// The stored reports of metric `key` after row `after` (up to row `upto`,
-/// or the newest stored when `None`), [`EXPORT_PAGE`] at most, read by the
-/// database writer.
-pub(super) async fn export_page(app: &App, key: i64, after: i64, upto: Option<i64>) -> Result<writer::Page, String> {
+/// The stored reports of metric `key` after row `after`, [`EXPORT_PAGE`]
+/// at most, read by the database writer: up to the newest stored, or, for
+/// the next page of an export (`previous`), up to the row its first page
+/// fixed, and an error if retention compacted reports since (the export
+/// would lack some: it is cut, not passed off as complete).
+pub(super) async fn export_page(app: &App, key: i64, after: i64, previous: Option<(i64, u64)>) -> Result<writer::Page, String> {
     let (reply, page) = tokio::sync::oneshot::channel();
-    if !app.writer.send(Job::Export { key, after, upto, limit: EXPORT_PAGE, reply }) {
+    if !app.writer.send(Job::Export { key, after, upto: previous.map(|p| p.0), limit: EXPORT_PAGE, reply }) {
         return Err("the database writer stopped".into());
     }
-    page.await.map_err(|_| "the database writer stopped".to_string())?
+    let page = page.await.map_err(|_| "the database writer stopped".to_string())??;
+    match previous {
+        Some((_, compacted)) if page.compacted != compacted => Err("retention compacted reports during the export".into()),
+        _ => Ok(page),
+    }
 }
 
 /// A response body fed by a channel; an `Err` aborts the response.

@@ -4,7 +4,7 @@
 
 use crate::serve::logging::{log_error};
 use super::app::{authorize, unknown_metric, App};
-use super::export::{export_page, Lines, EXPORT_PAGE};
+use super::export::{export_page, Lines, COMPACTED_HEADER, EXPORT_PAGE};
 use super::response::json;
 use super::writer::Page;
 use axum::body::{Body, Bytes};
@@ -36,6 +36,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
         }
     };
+    let compacted = first.compacted;
     let (chunks, rx) = tokio::sync::mpsc::channel::<Chunk>(2);
     let shared = Arc::clone(&app);
     // Parsing and encoding are CPU work: a blocking thread does them.
@@ -55,6 +56,8 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
         HeaderValue::from_str(&disposition).unwrap_or_else(|_| HeaderValue::from_static("attachment")),
     );
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // What the file no longer holds: reports compacted by retention.
+    out.insert(COMPACTED_HEADER, HeaderValue::from(compacted));
     out.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }
@@ -81,7 +84,7 @@ fn encode(app: &App, index: usize, first: Page, chunks: &Sender<Chunk>) -> Resul
             return Ok(()); // the client left
         }
         let Some(&(last, _)) = page.rows.last().filter(|_| page.rows.len() == EXPORT_PAGE) else { break };
-        page = runtime.block_on(export_page(app, collected.key, last, Some(page.upto)))?;
+        page = runtime.block_on(export_page(app, collected.key, last, Some((page.upto, page.compacted))))?;
     }
     let rest = writer.finish(&rejected).map_err(|e| e.to_string())?;
     let _ = chunks.blocking_send(Ok(Bytes::from(rest)));

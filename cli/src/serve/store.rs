@@ -7,7 +7,17 @@
 //! reports    (id, metric → metrics.id, report)       -- one accepted report, canonical JSON
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
 //! batches    (metric → metrics.id, id, size, shuffler) -- shuffled batches received (`localdp shuffle`), one per (metric, id)
+//! imports    (metric → metrics.id, digest, reports)   -- export files taken by `localdp import` (SHA-256), one per (metric, digest)
+//! days       (day, first)                             -- with `--keep`: the first report id stored on each day (UTC)
+//! compacted  (metric → metrics.id, state, reports)    -- with `--keep`: the aggregate state of the reports removed
 //! ```
+//!
+//! With `--keep DAYS` (retention), the day each report arrived is known
+//! (nothing finer): `days` marks the first row id of every day. Reports
+//! that arrived before the cut-off are added to the metric's `compacted`
+//! state (`Aggregator::to_bytes`) and deleted, in one transaction; the
+//! start reads that state and then the remaining reports. Reports stored
+//! before retention was turned on count as of the day it was.
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
 //! so a batch sent again (a shuffler's retry after a crash) finds its id and
@@ -23,8 +33,8 @@
 //! disk. Exclusive locking makes a second collector on the same file fail at
 //! start instead of silently diverging from the first one's aggregate.
 
-use localdp::{Rejection, RejectionCounts};
-use rusqlite::{params, Connection, OptionalExtension};
+use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
 /// The schema version in `PRAGMA user_version`.
@@ -56,7 +66,26 @@ CREATE TABLE IF NOT EXISTS batches (
     shuffler TEXT,
     PRIMARY KEY (metric, id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS days (
+    day INTEGER PRIMARY KEY,
+    first INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS compacted (
+    metric INTEGER PRIMARY KEY REFERENCES metrics(id),
+    state BLOB NOT NULL,
+    reports INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS imports (
+    metric INTEGER NOT NULL REFERENCES metrics(id),
+    digest TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    PRIMARY KEY (metric, digest)
+) WITHOUT ROWID;
 ";
+
+/// Adds to a metric's count of rejections for one reason.
+const COUNT_REJECTIONS: &str = "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count";
 
 /// A shuffled batch's id (`Localdp-Batch`) and the fingerprint of the
 /// shuffler token it was posted with.
@@ -68,6 +97,14 @@ pub struct BatchId {
 /// An open database.
 pub struct Store {
     connection: Connection,
+    /// Whether commits mark the day they happen on (`--keep`).
+    days: bool,
+}
+
+/// Today, in days since 1970-01-01 (UTC).
+pub fn today() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (now.as_secs() / 86_400) as i64
 }
 
 pub type StoreResult<T> = Result<T, String>;
@@ -134,7 +171,69 @@ impl Store {
         if !has_shuffler {
             connection.execute_batch("ALTER TABLE batches ADD COLUMN shuffler TEXT").map_err(db)?;
         }
-        Ok(Store { connection })
+        Ok(Store { connection, days: false })
+    }
+
+    /// From now on, commits mark the day they happen on (`--keep`).
+    pub fn mark_days(&mut self) {
+        self.days = true;
+    }
+
+    /// Opens a store that must exist, for a copy (`localdp backup`):
+    /// nothing is created or migrated, and the exclusive lock taken by the
+    /// first read keeps a collector from starting on it meanwhile.
+    pub fn existing(path: &Path) -> StoreResult<Store> {
+        let refused = |e: rusqlite::Error| super::backup::not_a_store(path, &e);
+        let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(refused)?;
+        connection.execute_batch("PRAGMA locking_mode = EXCLUSIVE").map_err(refused)?;
+        let tables: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('metrics', 'reports', 'rejections', 'batches')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(refused)?;
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(refused)?;
+        if tables != 4 || version < 1 {
+            return Err(format!("{}: not a localdp store (a SQLite database without its tables)", path.display()));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(format!(
+                "{}: made by a newer localdp (schema version {version}, this build reads {SCHEMA_VERSION})",
+                path.display()
+            ));
+        }
+        Ok(Store { connection, days: false })
+    }
+
+    /// Writes a consistent copy of the whole store to `to`, an empty or new
+    /// file (`VACUUM INTO`, on this connection: between two commits).
+    pub fn snapshot(&self, to: &Path) -> StoreResult<()> {
+        let to_text = to.to_str().ok_or_else(|| format!("{}: not a UTF-8 path", to.display()))?;
+        self.connection.execute("VACUUM INTO ?1", [to_text]).map(drop).map_err(|e| format!("copying the store: {e}"))
+    }
+
+    /// Checks the store's pages (`PRAGMA quick_check`), then per metric:
+    /// its name, stored reports, counted rejections and shuffled batches.
+    pub fn summary(&self) -> StoreResult<Vec<(String, u64, u64, u64)>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let check: String = self.connection.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(db)?;
+        if check != "ok" {
+            return Err(format!("damaged: {check}"));
+        }
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT name, (SELECT count(*) FROM reports WHERE metric = m.id), \
+                 (SELECT coalesce(sum(count), 0) FROM rejections WHERE metric = m.id), \
+                 (SELECT count(*) FROM batches WHERE metric = m.id) FROM metrics m ORDER BY name",
+            )
+            .map_err(db)?;
+        let rows = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64, r.get::<_, i64>(3)? as u64)))
+            .map_err(db)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
     }
 
     /// The key of the metric `name`, registering it if new. A metric that
@@ -182,7 +281,8 @@ impl Store {
             .connection
             .query_row("SELECT coalesce(sum(count), 0) FROM rejections WHERE metric = ?1", [key], |r| r.get(0))
             .map_err(db)?;
-        Ok((reports as u64, rejected as u64))
+        let compacted = self.compacted(key)?.map_or(0, |(_, reports)| reports);
+        Ok((reports as u64 + compacted, rejected as u64))
     }
 
     /// Calls `each` on every stored report of a metric, oldest first.
@@ -239,6 +339,11 @@ impl Store {
         batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a BatchId>)>,
     ) -> rusqlite::Result<Vec<bool>> {
         let transaction = self.connection.transaction()?;
+        if self.days {
+            transaction
+                .prepare_cached("INSERT INTO days (day, first) SELECT ?1, coalesce(max(id), 0) + 1 FROM reports WHERE true ON CONFLICT DO NOTHING")?
+                .execute([today()])?;
+        }
         let mut stored = Vec::new();
         {
             let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
@@ -272,10 +377,7 @@ impl Store {
                     }
                 }
             }
-            let mut count = transaction.prepare_cached(
-                "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (metric, reason) DO UPDATE SET count = count + excluded.count",
-            )?;
+            let mut count = transaction.prepare_cached(COUNT_REJECTIONS)?;
             for (key, sums) in rejections {
                 for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
                     if n > 0 {
@@ -286,6 +388,78 @@ impl Store {
         }
         transaction.commit()?;
         Ok(stored)
+    }
+
+    /// Retention: adds a metric's reports that arrived before day `cutoff`
+    /// to its compacted state and deletes them, in one transaction; how
+    /// many. Nothing before a day was first marked (`--keep` turned on).
+    pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let transaction = self.connection.transaction().map_err(db)?;
+        let marked: bool =
+            transaction.query_row("SELECT count(*) > 0 FROM days WHERE day < ?1", [cutoff], |r| r.get(0)).map_err(db)?;
+        if !marked {
+            return Ok(0);
+        }
+        let boundary: i64 = transaction
+            .query_row(
+                "SELECT coalesce((SELECT min(first) FROM days WHERE day >= ?1), (SELECT coalesce(max(id), 0) + 1 FROM reports))",
+                [cutoff],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        let held: Option<Vec<u8>> = transaction
+            .query_row("SELECT state FROM compacted WHERE metric = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(db)?;
+        let mut state = match held {
+            Some(bytes) => Aggregator::from_bytes(metric.clone(), &bytes).map_err(|e| format!("database: a compacted state: {e}"))?,
+            None => Aggregator::new(metric.clone()),
+        };
+        let mut old = 0;
+        {
+            let mut statement =
+                transaction.prepare("SELECT report FROM reports WHERE metric = ?1 AND id < ?2 ORDER BY id").map_err(db)?;
+            let mut rows = statement.query(params![key, boundary]).map_err(db)?;
+            while let Some(row) = rows.next().map_err(db)? {
+                let text = row.get_ref(0).map_err(db)?.as_str().map_err(|e| format!("database: {e}"))?;
+                state.add_json(text).map_err(|e| format!("a stored report does not validate under the config: {e}"))?;
+                old += 1;
+            }
+        }
+        if old == 0 {
+            return Ok(0);
+        }
+        transaction.execute("DELETE FROM reports WHERE metric = ?1 AND id < ?2", params![key, boundary]).map_err(db)?;
+        transaction
+            .execute(
+                "INSERT INTO compacted (metric, state, reports) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (metric) DO UPDATE SET state = excluded.state, reports = reports + excluded.reports",
+                params![key, state.to_bytes(), old as i64],
+            )
+            .map_err(db)?;
+        transaction.commit().map_err(db)?;
+        Ok(old)
+    }
+
+    /// A metric's compacted state (retention) and the reports it counts.
+    pub fn compacted(&self, key: i64) -> StoreResult<Option<(Vec<u8>, u64)>> {
+        self.connection
+            .query_row("SELECT state, reports FROM compacted WHERE metric = ?1", [key], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+            .optional()
+            .map_err(|e| format!("database: {e}"))
+    }
+
+    /// Starts importing the file of SHA-256 `digest` into metric `key`, in
+    /// one transaction (nothing is stored unless [`Import::commit`] is
+    /// reached); `None` if that file was imported into it before.
+    pub fn import(&mut self, key: i64, digest: &str) -> StoreResult<Option<Import<'_>>> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let transaction = self.connection.transaction().map_err(db)?;
+        let new = transaction
+            .execute("INSERT INTO imports (metric, digest, reports) VALUES (?1, ?2, 0) ON CONFLICT DO NOTHING", params![key, digest])
+            .map_err(db)?;
+        Ok((new == 1).then(|| Import { transaction, key, digest: digest.to_string(), reports: 0 }))
     }
 
     /// The sizes and shufflers of a metric's stored batches (received with
@@ -344,5 +518,40 @@ impl Store {
             .query_map(params![key, after, upto, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(db)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+    }
+}
+
+/// An import under way ([`Store::import`]): rolled back unless committed.
+pub struct Import<'a> {
+    transaction: rusqlite::Transaction<'a>,
+    key: i64,
+    digest: String,
+    reports: u64,
+}
+
+impl Import<'_> {
+    /// Stores an accepted report (canonical JSON).
+    pub fn add(&mut self, report: &str) -> StoreResult<()> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let mut insert = self.transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)").map_err(db)?;
+        insert.execute(params![self.key, report]).map_err(db)?;
+        self.reports += 1;
+        Ok(())
+    }
+
+    /// Adds the file's rejection counts and commits; the reports stored.
+    pub fn commit(self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        {
+            let mut count = self.transaction.prepare_cached(COUNT_REJECTIONS).map_err(db)?;
+            for reason in Rejection::ALL.into_iter().filter(|r| rejected.get(*r) > 0) {
+                count.execute(params![self.key, reason.as_str(), rejected.get(reason) as i64]).map_err(db)?;
+            }
+        }
+        self.transaction
+            .execute("UPDATE imports SET reports = ?3 WHERE metric = ?1 AND digest = ?2", params![self.key, self.digest, self.reports as i64])
+            .map_err(db)?;
+        self.transaction.commit().map_err(db)?;
+        Ok(self.reports)
     }
 }

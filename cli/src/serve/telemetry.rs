@@ -186,6 +186,8 @@ pub struct Counted<'a> {
     pub accepted: u64,
     /// Every reason of the batch rule, zeros included.
     pub rejected: Vec<(&'static str, u64)>,
+    /// Of the accepted, those compacted into the stored state (`--keep`).
+    pub compacted: u64,
 }
 
 /// Everything `/metrics` shows apart from the stored counts.
@@ -250,6 +252,15 @@ impl Telemetry {
         );
         for Counted { name, accepted, .. } in counts {
             let _ = writeln!(out, "localdp_reports_accepted_total{{metric=\"{name}\"}} {accepted}");
+        }
+        family(
+            &mut out,
+            "localdp_reports_compacted",
+            "gauge",
+            "Of the accepted reports, those compacted into the metric's stored state by retention (--keep): counted, no longer exported.",
+        );
+        for Counted { name, compacted, .. } in counts {
+            let _ = writeln!(out, "localdp_reports_compacted{{metric=\"{name}\"}} {compacted}");
         }
         family(
             &mut out,

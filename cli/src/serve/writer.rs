@@ -61,6 +61,9 @@ pub struct Page {
     /// counts, read with `upto`: what was rejected by the time the reports
     /// up to it were stored.
     pub rejected: Option<RejectionCounts>,
+    /// The metric's reports compacted (retention) by now: counted in the
+    /// estimate, no longer exported.
+    pub compacted: u64,
 }
 
 pub enum Job {
@@ -68,6 +71,12 @@ pub enum Job {
     /// Reports with row ids in `(after, upto]`; `upto: None` is "up to the
     /// newest now" (the first page fixes it).
     Export { key: i64, after: i64, upto: Option<i64>, limit: usize, reply: oneshot::Sender<Result<Page, String>> },
+    /// A copy of the whole store at `to` (`localdp backup`), made between
+    /// two commits: it holds every batch answered before.
+    Backup { to: std::path::PathBuf, reply: oneshot::Sender<Result<(), String>> },
+    /// Retention: compact every metric's reports that arrived before
+    /// today − `days` (`--keep`).
+    Compact { days: i64 },
     /// Store what is queued, then stop.
     Stop,
 }
@@ -139,11 +148,16 @@ fn run(mut store: Database, metrics: &[Collected], telemetry: &Telemetry, jobs: 
                 }
                 Job::Export { key, after, upto, limit, reply } => {
                     let rejected = upto.is_none().then(|| store.rejections(key)).transpose();
+                    let compacted = store.compacted_reports(key);
                     let page = upto.map_or_else(|| store.last_report(key), Ok).and_then(|upto| {
-                        Ok(Page { rows: store.page(key, after, upto, limit)?, upto, rejected: rejected? })
+                        Ok(Page { rows: store.page(key, after, upto, limit)?, upto, rejected: rejected?, compacted: compacted? })
                     });
                     let _ = reply.send(page);
                 }
+                Job::Backup { to, reply } => {
+                    let _ = reply.send(store.snapshot(&to));
+                }
+                Job::Compact { days } => compact(&mut store, metrics, days),
                 Job::Stop => stopping = true,
             }
             if group.len() >= MAX_GROUP_REQUESTS || reports >= MAX_GROUP_REPORTS {
@@ -261,5 +275,24 @@ fn commit(store: &mut Database, metrics: &[Collected], telemetry: &Telemetry, gr
     // Counted: now the answers may go.
     for (append, new) in group.into_iter().zip(stored) {
         let _ = append.reply.send(Ok(new));
+    }
+}
+
+/// Retention: each metric's reports that arrived more than `days` days ago
+/// go into its stored state (its aggregate in memory already counts them).
+pub fn compact(store: &mut Database, metrics: &[Collected], days: i64) {
+    let cutoff = super::store::today() - days;
+    for m in metrics {
+        match store.compact(m.key, &m.metric, cutoff) {
+            Ok(0) => {}
+            Ok(n) => {
+                let all = m.compacted.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+                log_info!(
+                    "{}: retention: {n} reports older than {days} days compacted into its stored state ({all} in all); estimates unchanged",
+                    m.spec.name
+                );
+            }
+            Err(e) => log_error!("{}: retention: nothing compacted: {e}", m.spec.name),
+        }
     }
 }
