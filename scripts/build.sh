@@ -70,6 +70,21 @@ optimize() {
   node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge --strip-producers "$1" -o "$1"
 }
 
+# no_fmt WHAT: the client module cargo just built (its names still in) links
+# no core::fmt and no float formatting or parsing (core's flt2dec, dec2flt):
+# the device side writes text with text! (integers only) and takes a
+# number's digits from JS (number_text). Checked where std is rebuilt: route
+# stable's prebuilt std formats its panics.
+no_fmt() {
+  [ ${#build_std[@]} -gt 0 ] || return 0
+  local found
+  found=$({ grep -a -o -E '4core3fmt|3fmt9Formatter|7flt2dec|7dec2flt' target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm || true; } | sort -u | tr '\n' ' ')
+  if [ -n "$found" ]; then
+    echo "build: the client module of $1 links core::fmt or float formatting ($found); twiggy paths on its names says from where" >&2
+    exit 1
+  fi
+}
+
 # module NODE_DIR WEB_DIR NAME CRATE [cargo args]: one wasm module's Node and web
 # bindings; the two share one wasm, optimized once.
 module() {
@@ -124,11 +139,13 @@ module node web localdp wasm/full
 # The client module (randomization, memos, the ledger: localdp-core alone):
 # `localdp/client`, `localdp/client/web`.
 module client/node client/web localdp_client wasm/client
+no_fmt "every family"
 # Each family's client module for the web, an entry of its own
 # (`localdp/client/web/FAMILY`: js/web/localdp.js over its bindings), which
 # `localdp/client/web` imports for a config of that family.
 for family in "${families[@]}"; do
   bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
+  no_fmt "$family"
   optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
   cp js/web/localdp.js js/web/localdp.d.ts "$out/client/web/families/$family/"
 done

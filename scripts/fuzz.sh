@@ -4,6 +4,8 @@
 #   config  Metric::from_json, then randomize and aggregate one report
 #   state   Aggregator::from_bytes on fixed configs (state shipped between
 #           machines), of the bytes as given or sealed with their checksum
+#   client_state  Client::new over a device's stored state bytes, as given
+#           or sealed with a valid header
 #   columns Aggregator::add_batch of columns cut from the bytes, add_json_lines
 #   parquet ParquetFile (localdp aggregate FILE.parquet) of the bytes
 #
@@ -20,7 +22,7 @@
 set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.1
-TARGETS=(report config state columns parquet)
+TARGETS=(report config state client_state columns parquet)
 SECONDS_PER_TARGET=${1:-30}
 REPLAY_TIMEOUT=${REPLAY_TIMEOUT:-10}   # seconds per regression input
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-10}       # seconds per input while fuzzing

@@ -34,30 +34,7 @@ const MAGIC: &[u8; 4] = b"LDPS";
 
 /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum a
 /// state ends with, little-endian, over everything before it.
-///
-/// ```
-/// use localdp::state::crc32;
-/// assert_eq!(crc32(b"123456789"), 0xCBF4_3926); // the standard check value
-/// assert_eq!(crc32(b""), 0);
-/// ```
-pub fn crc32(bytes: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
-                k += 1;
-            }
-            table[i] = c;
-            i += 1;
-        }
-        table
-    };
-    !bytes.iter().fold(!0u32, |c, &b| TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8))
-}
+pub use localdp_core::bytes::crc32;
 
 /// Writes a state (used by [`crate::Aggregate::to_bytes`]).
 ///

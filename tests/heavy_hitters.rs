@@ -391,13 +391,13 @@ fn a_memo_of_another_metric_is_not_sent() {
     let secret = new_secret(&mut rng);
     let mut client = Client::new(config, &secret, None).unwrap();
     let first = client.randomize_text("/a", 0, &mut rng).unwrap();
-    let mut state: ClientState = serde_json::from_str(&client.state_json().unwrap()).unwrap();
+    let mut state = ClientState::from_bytes(&client.state_bytes()).unwrap();
     let other = Metric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":5}"#).unwrap();
     for memo in state.memos.values_mut() {
         *memo = other.randomize_text("/a", &mut rng).unwrap().to_json();
     }
-    let stored = serde_json::to_string(&state).unwrap();
-    let mut honest = Client::new(config, &secret, Some(&client.state_json().unwrap())).unwrap();
+    let stored = state.to_bytes();
+    let mut honest = Client::new(config, &secret, Some(&client.state_bytes())).unwrap();
     assert_eq!(honest.randomize_text("/a", 1, &mut rng).unwrap(), first, "an honest memo is sent again");
     let mut edited = Client::new(config, &secret, Some(&stored)).unwrap();
     assert_eq!(edited.randomize_text("/a", 1, &mut rng).unwrap_err(), Error::CorruptMemo);

@@ -4,7 +4,7 @@
 mod common;
 
 use localdp::accounting::compose;
-use localdp::client::{new_secret, Client, MEMO_REPORTS, PAID_OFF, STATE_VERSION};
+use localdp::client::{new_secret, Client, ClientState, MEMO_REPORTS, PAID_OFF, STATE_VERSION};
 use localdp::rappor::RapporMetric;
 use localdp::report::Payload;
 use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
@@ -61,9 +61,9 @@ fn memo_keys_reveal_nothing_and_differ_per_install() {
         assert_eq!(a.randomize_text("secret-label-xyz", 0, &mut rng).unwrap(), first, "a memo hit resends the report");
     }
     b.randomize_text("secret-label-xyz", 0, &mut rng).unwrap();
-    let (sa, sb) = (a.state_json().unwrap(), b.state_json().unwrap());
-    assert!(!sa.contains("secret-label-xyz") && !sa.contains("\"0\""), "{sa}");
-    let key = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap()["memos"].as_object().unwrap().keys().next().unwrap().clone();
+    let (sa, sb) = (common::legacy_state(&a), common::legacy_state(&b));
+    assert!(!String::from_utf8_lossy(&a.state_bytes()).contains("secret-label-xyz") && !sa.to_string().contains("\"0\""), "{sa}");
+    let key = |s: &serde_json::Value| s["memos"].as_object().unwrap().keys().next().unwrap().clone();
     assert_ne!(key(&sa), key(&sb), "keys are per-install");
 }
 
@@ -165,9 +165,8 @@ fn a_delta_budget_releases_what_the_sum_refuses() {
     assert_eq!(client.spent(t0 + released * HOUR), composition(375));
     assert!((composition(365) - 10.3139).abs() < 1e-4, "{}", composition(365));
     assert_eq!(reports[..104], sum_reports[..], "the same reports, released by both");
-    // The state is the same format: each report's (time, ε) in the ledger.
-    let state: serde_json::Value = serde_json::from_str(&client.state_json().unwrap()).unwrap();
-    assert_eq!(state["version"], 3, "no memo is partly charged: the release before reads it");
+    // The state is the same: each report's (time, ε) in the ledger.
+    let state = common::legacy_state(&client);
     assert_eq!(state["ledger"].as_array().unwrap().len(), 375);
     assert_eq!(state["ledger"][374], serde_json::json!([t0 + 374 * HOUR, 0.1]));
     // A year of daily reports: none refused, the 365th spends what `compose` says.
@@ -228,9 +227,9 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let config = r#"{"protocol":"ss","epsilon":1,"domain":8,"memoize":true,"budget":{"epsilon":1,"window":"1d"}}"#;
     let mut first = Client::new(config, &secret, None).unwrap();
     let report = first.randomize_text("3", 10, &mut rng).unwrap();
-    let stored = first.state_json().unwrap();
+    let stored = common::legacy_state(&first).to_string();
 
-    let mut second = Client::new(config, &secret, Some(&stored)).unwrap();
+    let mut second = Client::new(config, &secret, Some(stored.as_bytes())).unwrap();
     assert_eq!(second.resets(), 0);
     assert_eq!(second.randomize_text("3", 20, &mut rng).unwrap(), report, "the memo came back");
     assert!(matches!(second.randomize_text("4", 30, &mut rng), Err(Error::PrivacyBudgetExceeded { .. })), "so did the ledger");
@@ -239,7 +238,7 @@ fn state_survives_a_new_client_and_corruption_is_a_counted_reset() {
     let other_version = stored.replace("\"version\":3", &format!("\"version\":{}", STATE_VERSION + 1));
     assert_ne!(other_version, stored);
     for corrupt in ["", "{", "[]", r#"{"version":9}"#, &other_metric, &other_version] {
-        let mut c = Client::new(config, &secret, Some(corrupt)).unwrap();
+        let mut c = Client::new(config, &secret, Some(corrupt.as_bytes())).unwrap();
         assert_eq!(c.resets(), 1, "{corrupt}");
         assert_eq!(c.spent(40), 0.0, "a fresh ledger");
         c.randomize_text("4", 40, &mut rng).unwrap();
@@ -261,17 +260,17 @@ fn no_budget_makes_another_forget_what_it_spent() {
     let mut a = Client::new(day, &secret, None).unwrap();
     a.randomize_text("1", t0, &mut rng).unwrap();
     a.randomize_text("2", t0 + 1, &mut rng).unwrap();
-    let mut b = Client::new(hour, &secret, Some(&a.state_json().unwrap())).unwrap();
+    let mut b = Client::new(hour, &secret, Some(&a.state_bytes())).unwrap();
     b.randomize_text("3", t0 + 2 * HOUR, &mut rng).expect("a's reports are outside b's hour");
     assert_eq!(b.spent(t0 + 2 * HOUR), 1.0);
-    a.load(&secret, Some(&b.state_json().unwrap())).unwrap();
+    a.load(&secret, Some(&b.state_bytes())).unwrap();
     assert_eq!(a.spent(t0 + 2 * HOUR), 3.0, "a still counts its own two reports and b's");
     let refused = a.randomize_text("4", t0 + 2 * HOUR + 1, &mut rng).unwrap_err();
     assert!(matches!(refused, Error::PrivacyBudgetExceeded { .. }), "3ε spent in a day against 2ε: {refused:?}");
     // A config without a budget records what it spends in a state a budgeted one has used.
-    let mut c = Client::new(unlimited, &secret, Some(&a.state_json().unwrap())).unwrap();
+    let mut c = Client::new(unlimited, &secret, Some(&a.state_bytes())).unwrap();
     c.randomize_text("5", t0 + 3 * HOUR, &mut rng).unwrap();
-    a.load(&secret, Some(&c.state_json().unwrap())).unwrap();
+    a.load(&secret, Some(&c.state_bytes())).unwrap();
     assert_eq!(a.spent(t0 + 3 * HOUR), 4.0);
     assert_eq!(a.spent(t0 + DAY + 2 * HOUR + 1), 1.0, "a day later only c's report is within a's window");
     // Left alone, a config without a budget keeps no ledger.
@@ -294,18 +293,18 @@ fn memos_under_another_secret_are_a_counted_reset_for_every_metric() {
     for config in configs {
         let mut first = Client::new(config, &lost, None).unwrap();
         first.randomize_text("3", 10, &mut rng).unwrap();
-        let stored = first.state_json().unwrap();
+        let stored = first.state_bytes();
         assert_eq!(Client::new(config, &lost, Some(&stored)).unwrap().resets(), 0, "{config}: the same secret");
         let mut after = Client::new(config, &replacement, Some(&stored)).unwrap();
         assert_eq!(after.resets(), 1, "{config}: memos made under another secret");
         assert_eq!(after.spent(20), 1.0, "{config}: the ledger stays");
         after.randomize_text("3", 20, &mut rng).unwrap();
         assert_eq!(after.spent(20), 2.0, "{config}: the value draws (and pays for) a new permanent response");
-        let again = Client::new(config, &replacement, Some(&after.state_json().unwrap())).unwrap();
+        let again = Client::new(config, &replacement, Some(&after.state_bytes())).unwrap();
         assert_eq!(again.resets(), 0, "{config}: counted once");
     }
     // A state without memos lost nothing to the secret.
-    let fresh = Client::new(configs[0], &lost, None).unwrap().state_json().unwrap();
+    let fresh = Client::new(configs[0], &lost, None).unwrap().state_bytes();
     assert_eq!(Client::new(configs[0], &replacement, Some(&fresh)).unwrap().resets(), 0);
 }
 
@@ -318,15 +317,15 @@ fn load_takes_another_context_s_state_as_a_new_client_would() {
     let mut a = Client::new(config, &secret, None).unwrap();
     let mut b = Client::new(config, &new_secret(&mut rng), None).unwrap();
     let report = a.randomize_text("7", 10, &mut rng).unwrap();
-    b.load(&secret, Some(&a.state_json().unwrap())).unwrap();
+    b.load(&secret, Some(&a.state_bytes())).unwrap();
     assert_eq!((b.resets(), b.spent(20)), (0, 1.0), "b has a's ledger");
     assert_eq!(b.randomize_text("7", 20, &mut rng).unwrap(), report, "and a's memo, under a's secret");
-    assert_eq!(b.state_json().unwrap(), a.state_json().unwrap(), "a repeat costs nothing and changes nothing");
+    assert_eq!(b.state_bytes(), a.state_bytes(), "a repeat costs nothing and changes nothing");
 
     // A bad secret changes nothing; a corrupt state is a counted reset, as for `new`.
     assert!(b.load("not hex", None).is_err());
     assert_eq!(b.spent(20), 1.0);
-    b.load(&secret, Some("{")).unwrap();
+    b.load(&secret, Some(b"{")).unwrap();
     assert_eq!((b.resets(), b.spent(20)), (1, 1.0), "a reset, and the charge b holds stays");
     b.load(&secret, None).unwrap();
     assert_eq!(b.resets(), 0);
@@ -352,16 +351,16 @@ fn a_wiped_storage_leaves_an_open_client_its_ledger() {
     let renewed = new_secret(&mut rng);
     let mut b = Client::new(config, &renewed, None).unwrap();
     b.randomize_text("4", 13, &mut rng).unwrap();
-    c.load(&renewed, Some(&b.state_json().unwrap())).unwrap();
+    c.load(&renewed, Some(&b.state_bytes())).unwrap();
     assert_eq!(c.spent(15), 2.0, "b's charge and c's own");
     // A state that already holds a charge is not charged twice.
-    c.load(&renewed, Some(&c.state_json().unwrap())).unwrap();
+    c.load(&renewed, Some(&c.state_bytes())).unwrap();
     assert_eq!(c.spent(15), 2.0);
     // Under the same secret the stored state is the record: a charge held
     // only in memory was never stored (a write that lost a race, retried).
-    let mut d = Client::new(config, &renewed, Some(&b.state_json().unwrap())).unwrap();
+    let mut d = Client::new(config, &renewed, Some(&b.state_bytes())).unwrap();
     d.randomize_text("6", 16, &mut rng).unwrap();
-    d.load(&renewed, Some(&b.state_json().unwrap())).unwrap();
+    d.load(&renewed, Some(&b.state_bytes())).unwrap();
     assert_eq!(d.spent(17), 1.0, "the lost write's charge is not kept");
 }
 
@@ -388,7 +387,7 @@ fn another_config_of_the_metric_keeps_the_ledger_and_drops_the_memos() {
         assert_eq!(c.spent(i as u64), i as f64, "report {i}: the ledger stays");
         let result = c.randomize_text("50", i as u64, &mut rng);
         assert_eq!(result.is_ok(), i < 3, "report {i}: the fourth is past the budget of 3");
-        state = Some(c.state_json().unwrap());
+        state = Some(c.state_bytes());
     }
 }
 
@@ -684,11 +683,12 @@ fn an_instantaneous_step_is_charged_the_joint_epsilon_up_to_the_long_run_epsilon
     }
     // A second value: its first report (0.3) fits (1.3), its second does not.
     c.randomize_text("1", t0 + 20, &mut rng).unwrap();
-    let before = c.state_json().unwrap();
+    let before = c.state_bytes();
     let refused = c.randomize_text("1", t0 + 30, &mut rng).unwrap_err();
     assert!(matches!(refused, Error::PrivacyBudgetExceeded { cost, .. } if near(cost, joint[1] - 0.3)), "{refused:?}");
-    assert_eq!(c.state_json().unwrap(), before, "a refused report changes nothing");
-    assert!(before.contains(r#""charged":{"#) && before.contains(r#""reports":{"#), "per-memo totals are kept: {before}");
+    assert_eq!(c.state_bytes(), before, "a refused report changes nothing");
+    let kept = ClientState::from_bytes(&before).unwrap();
+    assert_eq!((kept.charged.len(), kept.reports.len()), (1, 1), "per-memo totals are kept: {kept:?}");
 
     // The next session carries the per-memo totals and counts on: value 0
     // is paid off, value 1 has sent one report.
@@ -701,8 +701,8 @@ fn an_instantaneous_step_is_charged_the_joint_epsilon_up_to_the_long_run_epsilon
         next.randomize_text("1", day + i as u64, &mut rng).unwrap();
         assert!(near(next.spent(day + 10), total - 0.3), "value 1, report {} after the window: {}", i + 2, next.spent(day + 10));
     }
-    let state: serde_json::Value = serde_json::from_str(&next.state_json().unwrap()).unwrap();
-    assert!(state.get("charged").is_none() && state.get("reports").is_none(), "every memo paid off: {state}");
+    let state = ClientState::from_bytes(&next.state_bytes()).unwrap();
+    assert!(state.charged.is_empty() && state.reports.is_empty(), "every memo paid off: {state:?}");
 }
 
 /// A version 3 state (the release before joint charges) kept a memo's
@@ -718,7 +718,7 @@ fn one_partly_charged_memo(rng: &mut SimulationRng) -> (&'static str, String, se
     let secret = new_secret(rng);
     let mut c = Client::new(config, &secret, None).unwrap();
     c.randomize_text("3", 0, rng).unwrap();
-    let state: serde_json::Value = serde_json::from_str(&c.state_json().unwrap()).unwrap();
+    let state = common::legacy_state(&c);
     let key = state["charged"].as_object().unwrap().keys().next().unwrap().clone();
     (config, secret, state, key)
 }
@@ -732,14 +732,14 @@ fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
     state["charged"][&key] = 1.0.into();
     state["ledger"] = serde_json::json!([[0, 0.5], [0, 0.5]]);
     state.as_object_mut().unwrap().remove("reports");
-    let mut next = Client::new(config, &secret, Some(&state.to_string())).unwrap();
+    let mut next = Client::new(config, &secret, Some(state.to_string().as_bytes())).unwrap();
     assert_eq!(next.resets(), 0);
     next.randomize_text("3", 1, &mut rng).unwrap();
     let memo = next.metric().kind().memo().unwrap();
     let third = memo.memo_epsilon(3).unwrap();
     assert!(third > 1.5, "three reports of L-GRR at d 30 cost more than 3·ε_1: {third}");
     assert!(next.spent(1) >= third && next.spent(1) - third < 1e-12, "{} vs {third}", next.spent(1));
-    assert_eq!(next.state_json().unwrap().matches(r#""reports":{"#).count(), 1, "a format 4 state counts the reports");
+    assert_eq!(ClientState::from_bytes(&next.state_bytes()).unwrap().reports.len(), 1, "the state counts the reports");
 }
 
 /// A memo total whose count is not an integer in 1..=MEMO_REPORTS, or is
@@ -749,16 +749,16 @@ fn a_version_3_memo_total_is_charged_up_to_the_joint_epsilon() {
 fn a_memo_count_that_cannot_be_charged_from_drops_the_memos() {
     let mut rng = SimulationRng::seed_from_u64(52);
     let (config, secret, good, key) = one_partly_charged_memo(&mut rng);
-    assert_eq!(good["version"], STATE_VERSION);
+    assert_eq!(good["version"], 4);
     for count in [None, Some(0.0), Some(-1.0), Some(2.5), Some(1e20), Some(MEMO_REPORTS as f64 + 1.0)] {
         let mut state = good.clone();
         match count {
             Some(n) => state["reports"][&key] = n.into(),
             None => drop(state.as_object_mut().unwrap().remove("reports")),
         }
-        let next = Client::new(config, &secret, Some(&state.to_string())).unwrap();
+        let next = Client::new(config, &secret, Some(state.to_string().as_bytes())).unwrap();
         assert_eq!((next.resets(), next.spent(1)), (1, 0.5), "count {count:?}");
-        assert!(!next.state_json().unwrap().contains(&key), "count {count:?}: the memo is gone");
+        assert!(ClientState::from_bytes(&next.state_bytes()).unwrap().memos.is_empty(), "count {count:?}: the memo is gone");
     }
 }
 

@@ -29,8 +29,13 @@
 //!   used the state, and each budget is judged on it: two configs of one
 //!   metric with different budgets (two versions of an app after a deploy)
 //!   share one ledger, and neither makes the other forget what it spent.
-//! * **Resets**: state that is corrupt is replaced by a fresh one, and the
-//!   reset is counted ([`Client::resets`]). A state whose memos were made
+//! * **Stored state** is compact bytes ([`ClientState::to_bytes`]:
+//!   versioned and checksummed); the JSON text of earlier releases is read
+//!   and written back as bytes, its ledger and memos kept.
+//! * **Resets**: state that is corrupt (bytes truncated or failing their
+//!   checksum, JSON that does not parse) is replaced by a fresh one, and
+//!   the reset is counted ([`Client::resets`]), never silently; a client
+//!   that already holds a ledger keeps it ([`Client::load`]). A state whose memos were made
 //!   under another secret (a lost one) keeps its ledger, drops its dead
 //!   memos and counts a reset too. Every reset means new permanent
 //!   responses: the long-run ε of a value reported across `r` resets is
@@ -58,16 +63,21 @@ use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
 use hmac::{Hmac, KeyInit, Mac};
-use crate::json::{Field, FromField, write::{ToJson, Writer}};
+use crate::bytes::{ascii, ByteReader, ByteWriter};
+use crate::error::StateError;
+use crate::json::{Field, FromField};
 use sha2::Sha256;
 
-/// The format version of [`ClientState`] (4: each partly charged memo's
-/// count of reports, written only by a state that has one, so that every
-/// other state stays a version 3 state that the release before reads; 3:
-/// the secret's id and the longest budget window; 2: an install's draws are
-/// one list, whatever the protocol; states of versions 1 to 3 are read and
-/// converted).
-pub const STATE_VERSION: u32 = 4;
+/// The format version of [`ClientState`]: 5, the byte form
+/// ([`ClientState::to_bytes`]). States of versions 1 to 4, JSON text as
+/// earlier releases stored them (4: each partly charged memo's count of
+/// reports; 3: the secret's id and the longest budget window; 2: an
+/// install's draws as one list), are read and converted, and written back
+/// as bytes.
+pub const STATE_VERSION: u32 = 5;
+
+/// The first bytes of a stored client state.
+const STATE_MAGIC: &[u8; 4] = b"LDPC";
 
 /// With an instantaneous step, a memo whose reports have cost this share of
 /// `ε_∞` is charged the rest: the joint ε of `k` reports tends to `ε_∞` but
@@ -84,8 +94,7 @@ pub const MEMO_REPORTS: u64 = 256;
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ClientState {
-    /// [`STATE_VERSION`] once read (the stored text says 3 while no memo is
-    /// partly charged).
+    /// [`STATE_VERSION`] once read.
     pub version: u32,
     /// The state's identity: the metric (protocol, ε and fingerprint) and
     /// whatever else changes what a memo means.
@@ -223,34 +232,6 @@ impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
     }
 }
 
-impl<V: ToJson> ToJson for KeyMap<V> {
-    fn write_json(&self, w: &mut Writer) {
-        w.object(|m| self.0.iter().for_each(|(k, v)| m.field(k, v)));
-    }
-}
-
-/// The stored form: every field in order, `null` for an absent secret id or
-/// draws, and `charged` and `reports` only when they hold a memo.
-impl ToJson for ClientState {
-    fn write_json(&self, w: &mut Writer) {
-        w.object(|m| {
-            m.field("version", &if self.reports.is_empty() { 3 } else { self.version });
-            m.field("metric", &self.metric);
-            m.field("secret_id", &self.secret_id);
-            m.field("window_ms", &self.window_ms);
-            m.field("memos", &self.memos);
-            m.field("ledger", &self.ledger);
-            m.field("draws", &self.draws);
-            if !self.charged.is_empty() {
-                m.field("charged", &self.charged);
-            }
-            if !self.reports.is_empty() {
-                m.field("reports", &self.reports);
-            }
-        });
-    }
-}
-
 impl<V: FromField> FromField for KeyMap<V> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         let Field::Object(object) = field else { return Err(field.invalid("a map")) };
@@ -290,7 +271,7 @@ impl ClientState {
     /// another secret, or with draws or memo totals this config cannot use,
     /// it loses what it cannot reuse (memos, their totals, unusable draws),
     /// and losing memos is counted as a reset.
-    fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&str>) -> (ClientState, u64) {
+    fn read(metric: &Metric, settings: &ClientSettings, secret: &[u8; 32], stored: Option<&[u8]>) -> (ClientState, u64) {
         let memo = metric.kind().memo();
         let metric_id = metric.id();
         let id = match memo.map(|m| m.identity()).filter(|i| !i.is_empty()) {
@@ -303,7 +284,7 @@ impl ClientState {
                 && s.ledger.iter().all(|(_, e)| e.is_finite() && *e >= 0.0)
         };
         let (mut state, mut resets) =
-            match stored.map(|text| crate::json::parse_object(text).and_then(|o| ClientState::from_object(&o).ok())) {
+            match stored.map(|stored| ClientState::from_stored(stored).ok()) {
                 None => (ClientState::fresh(id.clone()), 0),
                 Some(Some(s)) if this_metric(&s) => (s, 0),
                 Some(_) => (ClientState::fresh(id.clone()), 1),
@@ -314,8 +295,8 @@ impl ClientState {
             // rule's ε_1 each (rounded up, toward refusal) could have cost.
             let step = memo.and_then(|m| m.instantaneous_epsilon()).unwrap_or(f64::INFINITY);
             state.reports = KeyMap(state.charged.0.iter().map(|(k, c)| (k.clone(), (c / step - 1e-6).ceil().clamp(1.0, MEMO_REPORTS as f64))).collect());
-            state.version = STATE_VERSION;
         }
+        state.version = STATE_VERSION;
         let draws_usable = state.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)));
         let counted = state.charged.len() == state.reports.len()
             && state.charged.0.iter().zip(&state.reports.0).all(|((key, _), (counted, n))| {
@@ -359,17 +340,119 @@ impl ClientState {
         self.window_ms = self.window_ms.max(known.window_ms);
     }
 
+    /// The byte form ([`STATE_VERSION`] 5): a sealed record (magic `LDPC`,
+    /// version, length, CRC-32; `crate::bytes`) whose body is the metric,
+    /// the secret id (empty for none), the window, the memos (key and
+    /// stored response), the ledger (time, ε as its 8 bytes), the draws
+    /// (0 for none, else their count + 1) and each partly charged memo (key,
+    /// ε charged, reports sent). Every number keeps its exact value.
+    ///
+    /// ```
+    /// use localdp::client::{new_secret, Client, ClientState};
+    /// use localdp::{SecureRng, StateError};
+    /// let mut rng = SecureRng::new()?;
+    /// let config = r#"{"protocol":"grr","epsilon":1,"domain":["a","b"],"memoize":true,
+    ///                  "budget":{"epsilon":2,"window":"1d"}}"#;
+    /// let mut client = Client::new(config, &new_secret(&mut rng), None)?;
+    /// client.randomize_text("a", 0, &mut rng)?;
+    /// let bytes = client.state_bytes();
+    /// let state = ClientState::from_bytes(&bytes)?;
+    /// assert_eq!((state.memos.len(), state.ledger.as_slice()), (1, &[(0, 1.0)][..]));
+    /// assert_eq!(state.to_bytes(), bytes);
+    /// assert_eq!(ClientState::from_bytes(&bytes[..bytes.len() - 1]), Err(StateError::Truncated));
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = ByteWriter::default();
+        w.text(&self.metric);
+        w.text(self.secret_id.as_deref().unwrap_or(""));
+        w.uint(self.window_ms);
+        w.uint(self.memos.len() as u64);
+        for (key, memo) in self.memos.iter() {
+            w.text(key);
+            w.text(memo);
+        }
+        w.uint(self.ledger.len() as u64);
+        for &(time, epsilon) in &self.ledger {
+            w.uint(time);
+            w.float(epsilon);
+        }
+        let draws = self.draws.as_deref();
+        w.uint(draws.map_or(0, |d| d.len() as u64 + 1));
+        draws.unwrap_or_default().iter().for_each(|&d| w.uint(d));
+        w.uint(self.charged.len() as u64);
+        for (key, &charged) in self.charged.iter() {
+            w.text(key);
+            w.float(charged);
+            // A count the reader refuses (0) where none was kept.
+            w.uint(self.reports.get(key).map_or(0, |&n| n as u64));
+        }
+        w.seal(STATE_MAGIC, STATE_VERSION as u8)
+    }
+
+    /// Reads [`ClientState::to_bytes`]: a typed error, never a panic, for
+    /// bytes that are truncated, corrupted (the checksum), of another format
+    /// or malformed. What the values mean (a ledger's ε, a memo's count) is
+    /// checked when a client takes the state.
+    ///
+    /// See the example on [`ClientState::to_bytes`].
+    pub fn from_bytes(bytes: &[u8]) -> std::result::Result<ClientState, StateError> {
+        let mut r = ByteReader::open(bytes, STATE_MAGIC, STATE_VERSION as u8)?;
+        let mut state = ClientState::fresh(r.text()?);
+        state.secret_id = Some(r.text()?).filter(|id| !id.is_empty());
+        state.window_ms = r.uint()?;
+        for _ in 0..r.count()? {
+            let key = r.text()?;
+            state.memos.insert(key, r.text()?);
+        }
+        for _ in 0..r.count()? {
+            state.ledger.push((r.uint()?, r.float()?));
+        }
+        let draws = r.count()?;
+        if draws > 0 {
+            let mut list = Vec::with_capacity(draws - 1);
+            for _ in 1..draws {
+                list.push(r.uint()?);
+            }
+            state.draws = Some(list);
+        }
+        for _ in 0..r.count()? {
+            let key = r.text()?;
+            state.charged.insert(key.clone(), r.float()?);
+            state.reports.insert(key, r.uint()? as f64);
+        }
+        r.finish()?;
+        // One encoding: keys in order and once each, integers unpadded.
+        if state.to_bytes() != bytes {
+            return Err(StateError::Malformed);
+        }
+        Ok(state)
+    }
+
+    /// A stored state: the byte form, or the JSON text of versions 1 to 4
+    /// (which starts with `{`, as no byte form does; ASCII, as every state
+    /// was).
+    fn from_stored(stored: &[u8]) -> Result<ClientState> {
+        match stored {
+            [b'{', ..] => {
+                let object = ascii(stored).and_then(|text| crate::json::parse_object(&text));
+                ClientState::from_object(&object.ok_or(Error::State(StateError::Malformed))?)
+            }
+            _ => Ok(ClientState::from_bytes(stored)?),
+        }
+    }
+
     /// Reads a stored state of this or an earlier format version (2: without
     /// `secret_id` and `window_ms`; 1: also the install's draws under
     /// per-protocol names, `alpha`, `buckets` or `cohort`).
     fn from_object(object: &ConfigObject) -> Result<ClientState> {
         let version = object.read::<u32>("version")?;
         let extra: &[&str] = match version {
-            STATE_VERSION => &["draws", "charged", "reports", "secret_id", "window_ms"],
+            4 => &["draws", "charged", "reports", "secret_id", "window_ms"],
             3 => &["draws", "charged", "secret_id", "window_ms"],
             2 => &["draws", "charged"],
             1 => &["alpha", "buckets", "cohort"],
-            _ => return Err(Error::malformed_key("version", "a client state of format version 1 to 4")),
+            _ => return Err(Error::malformed_key("version", "a JSON client state of format version 1 to 4")),
         };
         object.only(&[&["version", "metric", "memos", "ledger"], extra].concat())?;
         let draws = match version {
@@ -455,8 +538,10 @@ fn parse_secret(hex: &str) -> Result<[u8; 32]> {
 impl Client {
     /// A client for `config` (the metric's config text, client-only keys
     /// included), with the install's `secret` (hex, from [`new_secret`]) and
-    /// the `stored` state of an earlier session, if any. A stored state that
-    /// does not parse or belongs to another metric is replaced by a fresh
+    /// the `stored` state of an earlier session, if any ([`Client::state_bytes`],
+    /// or the JSON text an earlier release stored, which the next
+    /// `state_bytes` gives as bytes). A stored state that does not parse
+    /// (truncated, failing its checksum) or belongs to another metric is replaced by a fresh
     /// one, and one whose memos were made under another secret loses them
     /// (keeping its ledger): either is counted as a reset.
     ///
@@ -470,7 +555,7 @@ impl Client {
     /// let mut client = Client::new(config, &secret, None)?;
     /// let first = client.randomize_text("a", 0, &mut rng)?;
     /// // A later session: the stored state resends the memoized report for free.
-    /// let mut client = Client::new(config, &secret, Some(&client.state_json()?))?;
+    /// let mut client = Client::new(config, &secret, Some(&client.state_bytes()))?;
     /// assert_eq!(client.randomize_text("a", 1_000, &mut rng)?, first);
     /// assert_eq!(client.spent(1_000), 1.0);
     /// // A new value would take the day past its budget: refused, nothing released.
@@ -478,7 +563,7 @@ impl Client {
     /// assert!(matches!(refused, Error::PrivacyBudgetExceeded { .. }));
     /// # Ok::<(), localdp::Error>(())
     /// ```
-    pub fn new(config: &str, secret: &str, stored: Option<&str>) -> Result<Self> {
+    pub fn new(config: &str, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
         let config = crate::json::parse_text(config).unwrap_or(Field::Null);
         Client::from_config(crate::metric::kind::as_config(config)?, secret, stored)
     }
@@ -496,13 +581,13 @@ impl Client {
     /// # Ok::<(), localdp::Error>(())
     /// ```
     #[cfg(feature = "serde")]
-    pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&str>) -> Result<Self> {
+    pub fn from_value(config: serde_json::Value, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
         Client::from_config(crate::metric::kind::config_object(&config)?, secret, stored)
     }
 
     /// [`Client::from_value`] of a config object.
     #[doc(hidden)]
-    pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&str>) -> Result<Self> {
+    pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
         let settings = ClientSettings::from_config(&config)?;
         let metric = Metric::from_config(config)?;
         let secret = parse_secret(secret)?;
@@ -532,14 +617,14 @@ impl Client {
     ///                  "budget":{"epsilon":5,"window":"1h"}}"#;
     /// let mut rng = SecureRng::new()?;
     /// let secret = new_secret(&mut rng);
-    /// let mut client = Client::new(config, &secret, Some("not a state"))?;
+    /// let mut client = Client::new(config, &secret, Some(b"not a state"))?;
     /// assert_eq!(client.resets(), 1); // the corrupt state was replaced
     /// assert_eq!(client.metric().epsilon(), 1.0);
     /// assert_eq!(client.settings().budget.map(|b| b.window_ms), Some(3_600_000));
     /// // Another tab reported and stored its state: take it.
     /// let mut other = Client::new(config, &secret, None)?;
     /// other.randomize_text("b", 0, &mut rng)?;
-    /// client.load(&secret, Some(&other.state_json()?))?;
+    /// client.load(&secret, Some(&other.state_bytes()))?;
     /// assert_eq!((client.resets(), client.spent(0)), (0, 1.0));
     /// assert!(client.load("not hex", None).is_err()); // and nothing changed
     /// assert_eq!(client.spent(0), 1.0);
@@ -548,7 +633,7 @@ impl Client {
     /// assert_eq!(client.spent(0), 1.0);
     /// # Ok::<(), localdp::Error>(())
     /// ```
-    pub fn load(&mut self, secret: &str, stored: Option<&str>) -> Result<()> {
+    pub fn load(&mut self, secret: &str, stored: Option<&[u8]>) -> Result<()> {
         let secret = parse_secret(secret)?;
         let (mut state, resets) = ClientState::read(&self.metric, &self.settings, &secret, stored);
         // A state under this client's secret that it could take is the
@@ -582,13 +667,12 @@ impl Client {
         self.resets
     }
 
-    /// The state to store after a report, or [`Error::UnstorableState`] if
-    /// JSON cannot carry it exactly (never a placeholder that would read back
-    /// as a reset).
+    /// The state to store after a report: its byte form
+    /// ([`ClientState::to_bytes`]).
     ///
     /// See the example on [`Client::new`].
-    pub fn state_json(&self) -> Result<String> {
-        crate::json::write::to_string(&self.state).ok_or(Error::UnstorableState)
+    pub fn state_bytes(&self) -> Vec<u8> {
+        self.state.to_bytes()
     }
 
     /// ε spent within the budget window ending at `now_ms`: the sum of the

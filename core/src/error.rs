@@ -100,9 +100,6 @@ pub enum Error {
     /// A permanent response a client stored for memoization does not parse;
     /// nothing was released (a `RangeError` in JavaScript).
     CorruptMemo,
-    /// A client's state holds a number JSON cannot carry exactly (in wasm,
-    /// an integer above 2^53); it was not stored.
-    UnstorableState,
     /// The operating system's random source failed.
     Randomness {
         /// The platform's description of the failure.
@@ -586,7 +583,6 @@ impl Error {
             },
             Error::PrivacyBudgetExceeded { .. } => 300,
             Error::CorruptMemo => 310,
-            Error::UnstorableState => 311,
             Error::Rejected { .. } => 400,
             Error::MergeMismatch { conflict, .. } => match conflict {
                 MergeConflict::Configuration => 410,
@@ -809,7 +805,6 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (223, "field \"{0}\" must be a finite number"),
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
     (310, "a stored memo is corrupt"),
-    (311, "the client state cannot be stored as JSON"),
     (400, "report rejected ({0}): {1}"),
     (410, "the aggregators have different configurations"),
     (411, "aggregators of different kinds of metric"),
@@ -913,7 +908,6 @@ mod tests {
             field(FieldProblem::NotANumber),
             Error::PrivacyBudgetExceeded { cost: 1.0, spent: 0.25, budget: 1e-7 },
             Error::CorruptMemo,
-            Error::UnstorableState,
             Rejection::BadLength.error("expected 8 bits"),
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "grr:2:a".into(), conflict: MergeConflict::Configuration },
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "duchi:1:b".into(), conflict: MergeConflict::Kind },

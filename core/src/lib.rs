@@ -36,6 +36,8 @@
 compile_error!("localdp-core needs at least one family's feature (the default has them all; a client: `--features numeric`)");
 
 pub mod accounting;
+#[doc(hidden)]
+pub mod bytes;
 pub mod client;
 #[doc(hidden)]
 pub mod config;

@@ -110,7 +110,6 @@ pub fn js_error(error: Error) -> JsValue {
         | Error::InvalidValue { .. }
         | Error::MergeMismatch { .. }
         | Error::CorruptMemo
-        | Error::UnstorableState
         | Error::State(_) => range_error(&message),
         Error::PrivacyBudgetExceeded { cost, spent, budget } => {
             let e = js_sys::Error::new(&message);

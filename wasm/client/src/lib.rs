@@ -11,6 +11,7 @@
 
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
+use localdp_core::bytes::{base64, from_base64};
 use localdp_core::error::{DomainKind, Error, ExpectedValue};
 use localdp_core::metric::ValueKind;
 use localdp_core::privacy::number_text;
@@ -574,13 +575,19 @@ impl ClientCore {
     }
 
     /// Takes the install's `secret` and the `state` text `.state` gave
-    /// (here or in another context) in place of the core's own, without
-    /// reading the config again; returns the resets found: 1 when the state
-    /// was unusable (a fresh one was started) or its memos were made under
-    /// another secret (they were dropped), else 0. On an error nothing
-    /// changes.
+    /// (here or in another context; or the JSON text of an earlier
+    /// release, which the next `.state` gives as bytes) in place of the
+    /// core's own, without reading the config again; returns the resets
+    /// found: 1 when the state was unusable (a fresh one was started) or its
+    /// memos were made under another secret (they were dropped), else 0. On
+    /// an error nothing changes.
     pub fn load(&mut self, secret: &str, state: Option<String>) -> Result<u32, JsValue> {
-        self.core.load(secret, state.as_deref()).map_err(js_error)?;
+        let stored = state.map(|text| match text.starts_with('{') {
+            true => text.into_bytes(),
+            // Text that is not base64 is no state: read as such (a reset).
+            false => from_base64(&text).unwrap_or_else(|| text.into_bytes()),
+        });
+        self.core.load(secret, stored.as_deref()).map_err(js_error)?;
         Ok(self.core.resets() as u32)
     }
 
@@ -603,11 +610,11 @@ impl ClientCore {
         self.core.metric().id()
     }
 
-    /// The state text to store (JSON); throws rather than give text that
-    /// would read back as a reset.
+    /// The state to store: its bytes (versioned, checksummed) as base64
+    /// text, which every storage holds.
     #[wasm_bindgen(getter)]
-    pub fn state(&self) -> Result<String, JsValue> {
-        self.core.state_json().map_err(js_error)
+    pub fn state(&self) -> String {
+        base64(&self.core.state_bytes())
     }
 
     /// ε spent in the budget window ending at `now_ms` (ms since 1970).
@@ -672,7 +679,7 @@ impl ClientCore {
 
 /// A clock reading in ms since 1970, or a RangeError: a finite number from 0
 /// to `Number.MAX_SAFE_INTEGER`, so that the ledger's times stay exact in
-/// the state's JSON (a clock in µs or ns would pass 2^53 ms).
+/// JS numbers (a clock in µs or ns would pass 2^53 ms).
 fn clock(ms: f64) -> Result<u64, JsValue> {
     if !(ms.is_finite() && (0.0..=MAX_SAFE_INTEGER).contains(&ms)) {
         let e = range_error("the clock must give a time in ms since 1970, at most Number.MAX_SAFE_INTEGER");
