@@ -385,3 +385,110 @@ fn a_batch_sent_again_after_a_shuffler_crash_is_stored_once_across_collectors() 
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "3");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
 }
+
+/// A COMMIT that reached the server but whose answer was lost (the
+/// connection cut right after it) is asked about by its transaction id:
+/// the post is answered 200, not 503, so the client does not send again
+/// what is stored (it has no batch id to make a resend a duplicate).
+#[test]
+fn a_commit_whose_answer_is_lost_is_acknowledged_and_stored_once() {
+    let cluster = Cluster::start("cut");
+    let cutter = pg::CommitCutter::start(&cluster);
+    let scratch = Scratch::new("pg-cut");
+    let server = start_on(&scratch, &cutter.url("collector"));
+    let body = array(&reports(&scratch, "colors", 50, 13));
+    cutter.arm();
+    // A client sends again after a 503, until it is answered 200.
+    let mut answers = Vec::new();
+    while answers.len() < 5 && answers.last() != Some(&200) {
+        answers.push(server.post_reports("colors", &body).status);
+    }
+    assert!(cutter.cut(), "the COMMIT was cut");
+    let stored = cluster.psql("collector", "SELECT count(*) FROM localdp.reports");
+    assert_eq!(stored, "50", "answers {answers:?}\n{}", server.log());
+    assert_eq!(answers, [200]);
+    assert_eq!(server.get("/api/metrics/colors").json()["n"], 50);
+}
+
+/// Slots held by advisory locks, as `0 1 …`.
+fn slots(cluster: &Cluster) -> String {
+    cluster.psql(
+        "collector",
+        "SELECT coalesce(string_agg(objid::text, ' ' ORDER BY objid), '') FROM pg_locks \
+         WHERE locktype = 'advisory' AND objsubid = 2 AND objid < 1024",
+    )
+}
+
+/// A restarted database drops the collectors' slot locks with their
+/// connections; each takes its slot again before it writes, so a collector
+/// started afterwards takes a free slot, not one of theirs (two collectors
+/// on one slot would each miss the other's part of the estimate).
+#[test]
+fn the_slots_are_taken_again_after_a_database_restart() {
+    let cluster = Cluster::start("relock");
+    let scratch = Scratch::new("pg-relock");
+    let url = cluster.url("collector");
+    let (a, b) = (start_on(&scratch, &url), start_on(&scratch, &url));
+    assert_eq!(slots(&cluster), "0 1");
+    cluster.restart(Duration::from_secs(1));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    for server in [&a, &b] {
+        assert!(Cluster::until(Duration::from_secs(30), || server.post_reports("colors", &body).status == 200), "{}", server.log());
+    }
+    assert_eq!(slots(&cluster), "0 1");
+    let c = start_on(&scratch, &url);
+    assert!(c.log_containing("(collector slot 2)").contains("(collector slot 2)"), "{}", c.log());
+    assert_eq!(slots(&cluster), "0 1 2");
+}
+
+/// Two collectors on one database with different configs of one metric
+/// would fold reports of both into one estimate: the second is refused at
+/// start, naming the metric.
+#[test]
+fn a_collector_with_another_config_of_a_running_metric_is_refused() {
+    let cluster = Cluster::start("configs");
+    let scratch = Scratch::new("pg-configs");
+    let url = cluster.url("collector");
+    let _first = start_on(&scratch, &url);
+    let other = Scratch::new("pg-configs-other");
+    other.file(
+        "metrics.json",
+        r#"[{"name":"colors","config":{"protocol":"grr","epsilon":2.0,"domain":["red","green","blue","cyan","magenta"]}}]"#,
+    );
+    let refused = Server::try_start_on(&other, &url, &[]).err().expect("refused at start");
+    let expected = format!("metric \"colors\": another collector on postgres://localdp@127.0.0.1:{}/collector runs it with another config", cluster.port);
+    assert!(refused.contains(&expected), "{refused}");
+    assert!(!refused.contains(pg::PASSWORD), "{refused}");
+    // The same config starts beside it.
+    drop(start_on(&scratch, &url));
+}
+
+/// Two `store copy` runs at once into one database (here of two copies of
+/// one store: a SQLite file is opened by one process at a time): one
+/// copies, the other refuses, saying so, and copies nothing.
+#[test]
+fn two_store_copies_at_once_copy_once() {
+    let cluster = Cluster::start("copies");
+    let scratch = Scratch::new("pg-copies");
+    let work = workload(&scratch, 1000);
+    let mut sqlite = Server::start(&scratch, &[]);
+    post_all(&[&sqlite], &work);
+    sqlite.signal("TERM");
+    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    std::fs::copy(scratch.path("reports.sqlite"), scratch.path("again.sqlite")).unwrap();
+    let copy = |file: &str| {
+        std::process::Command::new(common::cli::BIN)
+            .args(["store", "copy", "--from", scratch.path(file).to_str().unwrap(), "--to", &cluster.url("collector")])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (copy("reports.sqlite"), copy("again.sqlite"));
+    let outputs = [first.wait_with_output().unwrap(), second.wait_with_output().unwrap()];
+    let said: Vec<String> = outputs.iter().map(|o| String::from_utf8_lossy(&o.stderr).to_string()).collect();
+    let copied = outputs.iter().filter(|o| o.status.success()).count();
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "5000", "{said:?}");
+    assert_eq!(copied, 1, "{said:?}");
+    let refused = &said[outputs.iter().position(|o| !o.status.success()).unwrap()];
+    assert!(refused.contains("nothing was copied"), "{refused}");
+}

@@ -13,7 +13,8 @@
 //! ```
 //!
 //! A collector takes a free *slot* at start (a session advisory lock, held
-//! while it runs; a killed collector's slot is freed with its connection)
+//! while it runs; a killed collector's slot is freed with its connection;
+//! lost with a restarted server, it is taken again before the next write)
 //! and, in the transaction of each group's reports, rewrites its slot's
 //! state with them added. The state row is read `FOR UPDATE` in that
 //! transaction, so even two processes on one slot add up. What a collector
@@ -50,8 +51,12 @@ const POOL_SIZE: usize = 4;
 /// Collectors on one database at most (slots).
 const SLOTS: i32 = 1024;
 /// The first key of this program's advisory locks ("ldp"); the second is
-/// the slot, or -1 for migrations.
+/// the slot, or one of the locks below.
 const LOCKS: i32 = 0x6c_6470;
+/// Held while migrating or registering metrics (collectors starting together).
+const START_LOCK: i32 = -1;
+/// Held by a `localdp store copy` (a second one refuses).
+const COPY_LOCK: i32 = -2;
 
 /// The migrations, in order: version `i + 1` is `MIGRATIONS[i]`. A database
 /// migrated further than this build knows is refused.
@@ -136,9 +141,10 @@ pub struct PgStore {
     config: Config,
     /// Holds the advisory lock of `slot` for as long as it is open (one of
     /// the pool's connections, never handed out). If it is lost (the server
-    /// restarted), another collector may take the slot too: their states
-    /// still add up, each read `FOR UPDATE` where it is rewritten.
-    _lock: Object,
+    /// restarted), it is taken again before the next group is written, and
+    /// nothing is written while another collector holds the slot
+    /// ([`PgStore::hold_slot`]).
+    lock: tokio::sync::Mutex<Object>,
     slot: i32,
     /// `user@host:port/dbname`: the URL without its password.
     shown: String,
@@ -255,7 +261,7 @@ impl PgStore {
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { runtime, pool, config, _lock: lock, slot, shown })
+        Ok(PgStore { runtime, pool, config, lock: tokio::sync::Mutex::new(lock), slot, shown })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.
@@ -271,29 +277,49 @@ impl PgStore {
         self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
     }
 
+    /// Registers a metric (or finds it), one collector at a time. A
+    /// metric whose randomizer changed is refused while another collector
+    /// runs on the database (it would fold reports of the old config into
+    /// the same estimates), and when it holds reports or rejections.
     pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
+        let slot = self.slot;
         self.run(async {
-            let client = self.client().await?;
-            let existing = client
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(db)?;
+            transaction.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCKS, &START_LOCK]).await.map_err(db)?;
+            let existing = transaction
                 .query_opt("SELECT id, randomizer FROM localdp.metrics WHERE name = $1", &[&name])
                 .await
                 .map_err(db)?;
-            match existing {
-                None => {
-                    let row = client
-                        .query_one(
-                            "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
-                             ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id",
-                            &[&name, &randomizer, &config],
-                        )
-                        .await
-                        .map_err(db)?;
-                    Ok(row.get(0))
-                }
+            let key = match existing {
+                None => transaction
+                    .query_one(
+                        "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) RETURNING id",
+                        &[&name, &randomizer, &config],
+                    )
+                    .await
+                    .map_err(db)?
+                    .get(0),
                 Some(row) => {
                     let (key, stored): (i64, String) = (row.get(0), row.get(1));
                     if stored != randomizer {
-                        let held = client
+                        let others: i64 = transaction
+                            .query_one(
+                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+                                 AND classid::bigint = $1 AND objid::bigint <> $2 AND objid::bigint < $3",
+                                &[&i64::from(LOCKS), &i64::from(slot), &i64::from(SLOTS)],
+                            )
+                            .await
+                            .map_err(db)?
+                            .get(0);
+                        if others > 0 {
+                            return Err(format!(
+                                "metric {name:?}: another collector on {} runs it with another config; start \
+                                 every collector on one database with the same config of each metric",
+                                self.shown
+                            ));
+                        }
+                        let held = transaction
                             .query_one(
                                 "SELECT (SELECT count(*) FROM localdp.reports WHERE metric = $1), \
                                  (SELECT coalesce(sum(count), 0)::bigint FROM localdp.rejections WHERE metric = $1)",
@@ -310,13 +336,15 @@ impl PgStore {
                             ));
                         }
                     }
-                    client
+                    transaction
                         .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &randomizer, &config])
                         .await
                         .map_err(db)?;
-                    Ok(key)
+                    key
                 }
-            }
+            };
+            transaction.commit().await.map_err(db)?;
+            Ok(key)
         })
     }
 
@@ -362,9 +390,13 @@ impl PgStore {
     /// Stores a group in one transaction (as the SQLite store does), and
     /// rewrites this collector's state of each metric it touches. Per
     /// batch: stored (`true`) or a duplicate; and the new states, by
-    /// metric key.
-    pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (Unstored, String)> {
+    /// metric key. A COMMIT left without an answer (the connection lost,
+    /// or no answer in time) is not a failure until the server says it
+    /// did not commit: a group answered 503 but stored would be stored
+    /// again when its posts are sent again.
+    pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<Appended, (Unstored, String)> {
         self.runtime.block_on(async {
+            self.hold_slot().await.map_err(|e| (Unstored::Unavailable, e))?;
             let mut client = self
                 .pool
                 .get()
@@ -373,11 +405,80 @@ impl PgStore {
             // A server that stops answering (a partition, a failover that
             // drops packets) is unavailable after APPEND_TIMEOUT, not after
             // TCP gives up minutes later: every post waits on this group.
-            match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot)).await {
+            let mut sent = None;
+            let appended = match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot, &mut sent)).await {
                 Ok(appended) => appended.map_err(|(retry, e)| (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)),
                 Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.shown, APPEND_TIMEOUT.as_secs()))),
+            };
+            match (appended, sent) {
+                (Ok(()), Some((_, stored))) => Ok(stored),
+                (Err((Unstored::Unavailable, e)), Some((xid, stored))) => {
+                    // The connection's state is unknown: it goes, and its
+                    // server ends the transaction if it is still open.
+                    drop(Object::take(client));
+                    match self.committed(xid).await {
+                        Some(true) => {
+                            log_warn!("localdp serve: a commit's answer was lost ({e}); the server committed it");
+                            Ok(stored)
+                        }
+                        Some(false) => Err((Unstored::Unavailable, e)),
+                        None => Err((Unstored::Unavailable, format!("{e}; whether the server committed it is unknown"))),
+                    }
+                }
+                (Err(e), _) => Err(e),
+                (Ok(()), None) => Err((Unstored::Failed, "database: a group committed without its answer".into())),
             }
         })
+    }
+
+    /// Whether transaction `xid` committed, asked on another connection
+    /// for up to [`APPEND_TIMEOUT`] (its own server may be restarting);
+    /// `None` if that cannot be known.
+    async fn committed(&self, xid: i64) -> Option<bool> {
+        let deadline = tokio::time::Instant::now() + APPEND_TIMEOUT;
+        while tokio::time::Instant::now() < deadline {
+            if let Ok(client) = self.pool.get().await {
+                match client.query_one("SELECT txid_status($1)", &[&xid]).await {
+                    Ok(row) => match row.get::<_, Option<&str>>(0) {
+                        Some("committed") => return Some(true),
+                        Some("aborted") => return Some(false),
+                        // In progress: its server has not yet seen its
+                        // connection go.
+                        _ => {}
+                    },
+                    // A server that restarted without the transaction in
+                    // its log has not used its id yet: never committed.
+                    Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return Some(false),
+                    Err(_) => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        None
+    }
+
+    /// A collector writes only while it holds its slot's lock. The lock
+    /// goes with its connection (a restarted server); it is taken again
+    /// here, before a group. If another collector took the slot meanwhile,
+    /// two would add to one state and neither would count the other's
+    /// part: this one stores nothing (503) until it is restarted.
+    async fn hold_slot(&self) -> StoreResult<()> {
+        let mut held = self.lock.lock().await;
+        if !held.is_closed() {
+            return Ok(());
+        }
+        let lock = self.client().await?;
+        let taken: bool = lock.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &self.slot]).await.map_err(db)?.get(0);
+        if !taken {
+            return Err(format!(
+                "{}: collector slot {} was taken by another collector while this one's connection was lost; \
+                 this collector stores nothing until it is restarted",
+                self.shown, self.slot
+            ));
+        }
+        *held = lock;
+        log_info!("localdp serve: {} taken again", self.describe());
+        Ok(())
     }
 
     pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
@@ -421,6 +522,11 @@ impl PgStore {
         self.runtime.block_on(async {
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(db)?;
+            let alone: bool =
+                transaction.query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&LOCKS, &COPY_LOCK]).await.map_err(db)?.get(0);
+            if !alone {
+                return Err(format!("another localdp store copy into {} is running: nothing was copied", self.shown));
+            }
             let mut moved = Vec::with_capacity(metrics.len());
             for mut metric in metrics {
                 let row = transaction
@@ -591,7 +697,7 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     let transaction = client.transaction().await.map_err(db)?;
     transaction
         .batch_execute(&format!(
-            "SELECT pg_advisory_xact_lock({LOCKS}, -1); CREATE SCHEMA IF NOT EXISTS localdp; \
+            "SELECT pg_advisory_xact_lock({LOCKS}, {START_LOCK}); CREATE SCHEMA IF NOT EXISTS localdp; \
              CREATE TABLE IF NOT EXISTS localdp.migrations (version INTEGER PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now());"
         ))
         .await
@@ -650,12 +756,21 @@ async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreR
     Ok((own, others))
 }
 
-async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (bool, String)> {
+/// What a group's transaction stores, as [`PgStore::append_group`]
+/// answers it.
+type Appended = (Vec<bool>, Vec<(i64, Aggregator)>);
+
+/// Stores a group in one transaction. Just before its COMMIT is sent,
+/// `sent` takes the transaction's id (a commit whose answer is lost is
+/// asked about by it) and what the group stores, which is the answer once
+/// committed.
+async fn append(client: &mut Object, items: &[Item<'_>], slot: i32, sent: &mut Option<(i64, Appended)>) -> Result<(), (bool, String)> {
     let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
     // Acknowledged means on the server's disk, whatever the role's or the
     // server's default (a shared server may run with it off).
-    transaction.batch_execute("SET LOCAL synchronous_commit = on").await.map_err(pg)?;
+    let begun = transaction.prepare_cached("SELECT txid_current(), set_config('synchronous_commit', 'on', true)").await.map_err(pg)?;
+    let xid: i64 = transaction.query_one(&begun, &[]).await.map_err(pg)?.get(0);
     let batch_id = transaction
         .prepare_cached(
             "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4) ON CONFLICT (metric, id) DO NOTHING",
@@ -729,6 +844,6 @@ async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(V
         transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
         states.push((key, state));
     }
-    transaction.commit().await.map_err(pg)?;
-    Ok((stored, states))
+    *sent = Some((xid, (stored, states)));
+    transaction.commit().await.map_err(pg)
 }

@@ -162,3 +162,80 @@ impl Drop for Cluster {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A TCP proxy in front of a cluster that, once armed, forwards the next
+/// `COMMIT` a client sends and then cuts that client's connection: the
+/// server commits, and its answer is lost (a network failure between
+/// COMMIT and its answer).
+pub struct CommitCutter {
+    pub port: u16,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CommitCutter {
+    pub fn start(cluster: &Cluster) -> CommitCutter {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpStream};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let upstream = cluster.port;
+        let armed = Arc::new(AtomicBool::new(false));
+        let arming = Arc::clone(&armed);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { return };
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut answers, &mut to_client);
+                });
+                let armed = Arc::clone(&arming);
+                std::thread::spawn(move || {
+                    // The startup message (length first, no type byte), then
+                    // messages of a type byte and a length that counts itself.
+                    let mut length = [0u8; 4];
+                    if client.read_exact(&mut length).is_err() {
+                        return;
+                    }
+                    let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+                    if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                        return;
+                    }
+                    let mut head = [0u8; 5];
+                    while client.read_exact(&mut head).is_ok() {
+                        let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+                        if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
+                            return;
+                        }
+                        if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
+                            let _ = client.shutdown(Shutdown::Both);
+                            // The server reads the COMMIT before it sees the end.
+                            std::thread::sleep(Duration::from_millis(200));
+                            let _ = server.shutdown(Shutdown::Both);
+                            return;
+                        }
+                    }
+                    let _ = server.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        CommitCutter { port, armed }
+    }
+
+    /// Cuts the connection of the next COMMIT.
+    pub fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the armed cut happened.
+    pub fn cut(&self) -> bool {
+        !self.armed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The URL of a database of the cluster, through this proxy.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
