@@ -112,17 +112,17 @@ fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
     let scratch = Scratch::new("pg-schema");
     drop(start_on(&scratch, &cluster.url("collector")));
-    assert_eq!(cluster.psql("collector", "SELECT version FROM localdp.migrations"), "1");
+    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2");
     let tables = cluster.psql(
         "collector",
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
     );
-    assert_eq!(tables, "localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
     // A database migrated further than this build knows is refused.
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
     let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
-    assert!(log.contains("made by a newer localdp (schema localdp at migration 2, this build knows 1)"), "{log}");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 3, this build knows 2)"), "{log}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 pub use super::postgres::{Item, Unstored};
 use super::postgres::{self, PgStore, Refresher};
-use super::store::{Store, StoreResult};
+use super::store::{BatchGroup, Store, StoreResult};
 use localdp::{Aggregator, RejectionCounts};
 use std::path::Path;
 
@@ -73,7 +73,7 @@ impl Database {
         }
     }
 
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
         match self {
             Database::Sqlite(s) => s.batch_sizes(key),
             Database::Postgres(p) => p.batch_sizes(key),

@@ -7,10 +7,13 @@
 //! localdp.migrations (version, applied)               -- the migrations applied, one row each
 //! localdp.metrics    (id, name UNIQUE, randomizer, config)
 //! localdp.reports    (id, metric → metrics.id, report)
-//! localdp.rejections (metric, reason, count)
+//! localdp.rejections (metric, reason, slot, count)     -- per collector, summed on read
 //! localdp.batches    (metric, id, size, shuffler)      -- one per (metric, id), across all collectors
 //! localdp.states     (metric, slot, state)             -- a collector's aggregate (`Aggregator::to_bytes`)
+//! localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest)  -- per collector, summed on read
 //! ```
+//!
+//! (Slot -1 holds what migration 2 found counted before it.)
 //!
 //! A collector takes a free *slot* at start (a session advisory lock, held
 //! while it runs; a killed collector's slot is freed with its connection;
@@ -29,8 +32,8 @@
 
 use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
-use super::store::{rejection_counts, BatchId, StoreResult};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
+use super::store::{batch_groups, rejection_counts, BatchGroup, BatchId, StoreResult};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Transaction};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
 use tokio_postgres::config::{Host, SslMode};
@@ -46,6 +49,9 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// 503 (the transaction is dropped, so the server rolls it back unless its
 /// commit had already arrived).
 const APPEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a commit whose answer was lost is asked about (the posts'
+/// `Retry-After`).
+const RESOLVE: Duration = Duration::from_secs(1);
 /// Connections per collector (the writer, exports and the start's reads).
 const POOL_SIZE: usize = 4;
 /// Collectors on one database at most (slots).
@@ -92,6 +98,23 @@ CREATE TABLE localdp.states (
     state BYTEA NOT NULL,
     PRIMARY KEY (metric, slot)
 );
+", "
+ALTER TABLE localdp.rejections ADD COLUMN slot INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE localdp.rejections DROP CONSTRAINT rejections_pkey;
+ALTER TABLE localdp.rejections ADD PRIMARY KEY (metric, reason, slot);
+ALTER TABLE localdp.rejections ALTER COLUMN slot DROP DEFAULT;
+CREATE TABLE localdp.batch_counts (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    slot INTEGER NOT NULL,
+    shuffler TEXT NOT NULL,
+    batches BIGINT NOT NULL,
+    reports BIGINT NOT NULL,
+    smallest BIGINT NOT NULL,
+    PRIMARY KEY (metric, slot, shuffler)
+);
+INSERT INTO localdp.batch_counts
+    SELECT metric, -1, shuffler, count(*), sum(size), min(size) FROM localdp.batches
+    WHERE size > 0 AND shuffler IS NOT NULL GROUP BY metric, shuffler;
 "];
 
 /// Whether `--db` names a PostgreSQL database rather than a SQLite file.
@@ -359,7 +382,7 @@ impl PgStore {
             let rows = self
                 .client()
                 .await?
-                .query("SELECT reason, count FROM localdp.rejections WHERE metric = $1", &[&key])
+                .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
                 .await
                 .map_err(db)?;
             rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))
@@ -422,7 +445,7 @@ impl PgStore {
                             Ok(stored)
                         }
                         Some(false) => Err((Unstored::Unavailable, e)),
-                        None => Err((Unstored::Unavailable, format!("{e}; whether the server committed it is unknown"))),
+                        None => Err((Unstored::Unavailable, format!("{e}; whether the server committed it is unknown (it may be stored, and stored again if sent again)"))),
                     }
                 }
                 (Err(e), _) => Err(e),
@@ -432,29 +455,31 @@ impl PgStore {
     }
 
     /// Whether transaction `xid` committed, asked on another connection
-    /// for up to [`APPEND_TIMEOUT`] (its own server may be restarting);
-    /// `None` if that cannot be known.
+    /// for up to [`RESOLVE`]; `None` if that cannot be known by then (the
+    /// server is away: its posts are answered 503 at once, as the outage's
+    /// others are).
     async fn committed(&self, xid: i64) -> Option<bool> {
-        let deadline = tokio::time::Instant::now() + APPEND_TIMEOUT;
-        while tokio::time::Instant::now() < deadline {
-            if let Ok(client) = self.pool.get().await {
-                match client.query_one("SELECT txid_status($1)", &[&xid]).await {
-                    Ok(row) => match row.get::<_, Option<&str>>(0) {
-                        Some("committed") => return Some(true),
-                        Some("aborted") => return Some(false),
-                        // In progress: its server has not yet seen its
-                        // connection go.
-                        _ => {}
-                    },
-                    // A server that restarted without the transaction in
-                    // its log has not used its id yet: never committed.
-                    Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return Some(false),
-                    Err(_) => {}
+        let ask = async {
+            loop {
+                if let Ok(client) = self.pool.get().await {
+                    match client.query_one("SELECT txid_status($1)", &[&xid]).await {
+                        Ok(row) => match row.get::<_, Option<&str>>(0) {
+                            Some("committed") => return true,
+                            Some("aborted") => return false,
+                            // In progress: its server has not yet seen its
+                            // connection go.
+                            _ => {}
+                        },
+                        // A server that restarted without the transaction in
+                        // its log has not used its id yet: never committed.
+                        Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return false,
+                        Err(_) => {}
+                    }
                 }
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        None
+        };
+        tokio::time::timeout(RESOLVE, ask).await.ok()
     }
 
     /// A collector writes only while it holds its slot's lock. The lock
@@ -481,8 +506,18 @@ impl PgStore {
         Ok(())
     }
 
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
-        self.run(async { batch_sizes(&self.client().await?, key).await })
+    /// A metric's shuffled batches per shuffler (the SQLite store's
+    /// `batch_sizes`), and how many have no shuffler (read at start only).
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
+        self.run(async {
+            let client = self.client().await?;
+            let unsigned: i64 = client
+                .query_one("SELECT count(*) FROM localdp.batches WHERE metric = $1 AND size > 0 AND shuffler IS NULL", &[&key])
+                .await
+                .map_err(db)?
+                .get(0);
+            Ok((batch_counts(&client, key).await?, unsigned as u64))
+        })
     }
 
     pub fn last_report(&self, key: i64) -> StoreResult<i64> {
@@ -562,18 +597,7 @@ impl PgStore {
                     count += page.len() as u64;
                     after = last;
                 }
-                for reason in Rejection::ALL {
-                    let n = metric.rejected.get(reason);
-                    if n > 0 {
-                        transaction
-                            .execute(
-                                "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3)",
-                                &[&key, &reason.as_str(), &(n as i64)],
-                            )
-                            .await
-                            .map_err(db)?;
-                    }
-                }
+                let mut groups = Vec::new();
                 for (id, size, shuffler) in &metric.batches {
                     transaction
                         .execute(
@@ -582,24 +606,16 @@ impl PgStore {
                         )
                         .await
                         .map_err(db)?;
+                    if let Some(shuffler) = shuffler.as_deref().filter(|_| *size > 0) {
+                        add_batch(&mut groups, shuffler, *size as u64);
+                    }
                 }
-                let held = transaction
-                    .query_opt("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE", &[&key, &slot])
-                    .await
-                    .map_err(db)?;
-                if let Some(row) = held {
-                    let held = Aggregator::from_bytes(metric.state.metric().clone(), row.get::<_, &[u8]>(0))
-                        .map_err(|e| format!("database: a stored state of {:?}: {e}", metric.name))?;
-                    metric.state.merge(&held).map_err(|e| format!("database: {e}"))?;
-                }
-                transaction
-                    .execute(
-                        "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
-                         ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
-                        &[&key, &slot, &metric.state.to_bytes()],
-                    )
-                    .await
-                    .map_err(db)?;
+                let copied = &metric.state;
+                add_to_slot(&transaction, (key, slot), (copied.metric(), &metric.name), &metric.rejected, &groups, |state| {
+                    state.merge(copied).map_err(|e| format!("database: {e}"))
+                })
+                .await
+                .map_err(|(_, e)| e)?;
                 moved.push(count);
             }
             transaction.commit().await.map_err(db)?;
@@ -623,10 +639,10 @@ pub struct Refresher {
 
 impl Refresher {
     /// Every [`REFRESH`]: `each(index, others, batches)` with the merged
-    /// states of the other slots and every collector's stored batches (as
-    /// `batch_sizes` lists them), per `(key, metric)`. A failed read is logged and
+    /// states of the other slots and every collector's batch counts, per
+    /// `(key, metric)`: rows per collector, not per report or batch. A failed read is logged and
     /// tried again at the next turn (the last states read stay).
-    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<(u64, String)>)) {
+    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<BatchGroup>)) {
         let started = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
         let started = started.and_then(|runtime| {
             let pool = runtime.block_on(async { pool(&self.config, 1) })?;
@@ -648,7 +664,7 @@ impl Refresher {
                 let client = pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
                 let mut out = Vec::with_capacity(metrics.len());
                 for (key, metric) in metrics {
-                    let one = async { Ok::<_, String>((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0)) };
+                    let one = async { Ok::<_, String>((states(&client, *key, metric, self.slot).await?.1, batch_counts(&client, *key).await?)) };
                     out.push(one.await);
                 }
                 Ok::<_, String>(out)
@@ -723,22 +739,18 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     transaction.commit().await.map_err(db)
 }
 
-/// The sizes and shufflers of a metric's stored batches that held an
-/// accepted report, and how many of those have no shuffler (the SQLite
-/// store's `batch_sizes`).
-async fn batch_sizes(client: &Object, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+/// A metric's stored batches that held an accepted report, per shuffler:
+/// the collectors' counts, summed.
+async fn batch_counts(client: &Object, key: i64) -> StoreResult<Vec<BatchGroup>> {
     let rows = client
-        .query("SELECT size, shuffler FROM localdp.batches WHERE metric = $1 AND size > 0", &[&key])
+        .query(
+            "SELECT shuffler, sum(batches)::bigint, sum(reports)::bigint, min(smallest) FROM localdp.batch_counts \
+             WHERE metric = $1 GROUP BY shuffler",
+            &[&key],
+        )
         .await
         .map_err(db)?;
-    let (mut signed, mut unsigned) = (Vec::new(), 0);
-    for row in rows {
-        match (row.get::<_, i64>(0) as u64, row.get::<_, Option<String>>(1)) {
-            (size, Some(shuffler)) => signed.push((size, shuffler)),
-            (_, None) => unsigned += 1,
-        }
-    }
-    Ok((signed, unsigned))
+    Ok(batch_groups(rows.iter().map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))).0)
 }
 
 async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreResult<(Aggregator, Aggregator)> {
@@ -798,52 +810,106 @@ async fn append(client: &mut Object, items: &[Item<'_>], slot: i32, sent: &mut O
             .await.map_err(pg)?;
         transaction.execute(&insert, &[&keys, &texts]).await.map_err(pg)?;
     }
-    // Per metric, in key order (collectors lock shared rows in one order):
-    // the rejections summed, then this slot's state with the batches added.
+    // Per metric, in key order: this slot's rows, with the batches added.
     let mut touched: Vec<i64> = items.iter().zip(&stored).filter(|(_, &new)| new).map(|(item, _)| item.key).collect();
     touched.sort_unstable();
     touched.dedup();
+    let mut states = Vec::with_capacity(touched.len());
+    for key in touched {
+        let batches: Vec<&Item> = items.iter().zip(&stored).filter(|(item, &new)| new && item.key == key).map(|(item, _)| item).collect();
+        let mut rejected = RejectionCounts::default();
+        let mut groups = Vec::new();
+        for item in &batches {
+            for reason in Rejection::ALL {
+                rejected.add(reason, item.rejected.get(reason)).map_err(|e| (false, format!("database: {e}")))?;
+            }
+            // A batch whose reports were all rejected hides no one.
+            if let Some(batch) = item.batch.filter(|_| !item.reports.is_empty()) {
+                add_batch(&mut groups, &batch.shuffler, item.reports.len() as u64);
+            }
+        }
+        let state = add_to_slot(&transaction, (key, slot), (batches[0].metric, batches[0].name), &rejected, &groups, |state| {
+            for item in &batches {
+                fold(state, item.parsed, item.rejected, item.name);
+            }
+            Ok(())
+        })
+        .await?;
+        states.push((key, state));
+    }
+    *sent = Some((xid, (stored, states)));
+    transaction.commit().await.map_err(pg)
+}
+
+/// Adds a batch of `size` reports from `shuffler` to per-shuffler counts.
+fn add_batch(groups: &mut Vec<BatchGroup>, shuffler: &str, size: u64) {
+    match groups.iter_mut().find(|g| g.0 == shuffler) {
+        Some(group) => {
+            group.1 += 1;
+            group.2 += size;
+            group.3 = group.3.min(size);
+        }
+        None => groups.push((shuffler.to_string(), 1, size, size)),
+    }
+}
+
+/// Adds to a collector slot's rows of metric `key`, in the transaction of
+/// what they count: its rejections by reason, its shuffled batches per
+/// shuffler, and its aggregate state, read `FOR UPDATE` (two processes on
+/// one slot still add up) and `change`d. A group's append and `store copy`
+/// both write through here. The slot's new state; `Err((retry, why))`.
+async fn add_to_slot(
+    transaction: &Transaction<'_>,
+    (key, slot): (i64, i32),
+    (metric, name): (&Metric, &str),
+    rejected: &RejectionCounts,
+    groups: &[BatchGroup],
+    change: impl FnOnce(&mut Aggregator) -> Result<(), String>,
+) -> Result<Aggregator, (bool, String)> {
+    let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let count = transaction
         .prepare_cached(
-            "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3) \
-             ON CONFLICT (metric, reason) DO UPDATE SET count = localdp.rejections.count + excluded.count",
+            "INSERT INTO localdp.rejections (metric, reason, slot, count) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (metric, reason, slot) DO UPDATE SET count = localdp.rejections.count + excluded.count",
         )
-        .await.map_err(pg)?;
+        .await
+        .map_err(pg)?;
+    for reason in Rejection::ALL {
+        let n = rejected.get(reason);
+        if n > 0 {
+            transaction.execute(&count, &[&key, &reason.as_str(), &slot, &(n as i64)]).await.map_err(pg)?;
+        }
+    }
+    let batches = transaction
+        .prepare_cached(
+            "INSERT INTO localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (metric, slot, shuffler) DO UPDATE SET batches = localdp.batch_counts.batches + excluded.batches, \
+             reports = localdp.batch_counts.reports + excluded.reports, smallest = least(localdp.batch_counts.smallest, excluded.smallest)",
+        )
+        .await
+        .map_err(pg)?;
+    for (shuffler, n, reports, smallest) in groups {
+        transaction
+            .execute(&batches, &[&key, &slot, shuffler, &(*n as i64), &(*reports as i64), &(*smallest as i64)])
+            .await
+            .map_err(pg)?;
+    }
     let read = transaction.prepare_cached("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE").await.map_err(pg)?;
+    let mut state = match transaction.query_opt(&read, &[&key, &slot]).await.map_err(pg)? {
+        // One that does not read back fails the transaction: nothing of it
+        // is stored, nothing is lost.
+        Some(row) => Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(0))
+            .map_err(|e| (false, format!("collector slot {slot}'s stored state of {name} is unreadable: {e}")))?,
+        None => Aggregator::new(metric.clone()),
+    };
+    change(&mut state).map_err(|e| (false, e))?;
     let write = transaction
         .prepare_cached(
             "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
              ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
         )
-        .await.map_err(pg)?;
-    let mut states = Vec::with_capacity(touched.len());
-    for key in touched {
-        let batches: Vec<&Item> = items.iter().zip(&stored).filter(|(item, &new)| new && item.key == key).map(|(item, _)| item).collect();
-        let mut sums = [0u64; Rejection::ALL.len()];
-        for item in &batches {
-            for (sum, reason) in sums.iter_mut().zip(Rejection::ALL) {
-                *sum += item.rejected.get(reason);
-            }
-        }
-        for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
-            if n > 0 {
-                transaction.execute(&count, &[&key, &reason.as_str(), &(n as i64)]).await.map_err(pg)?;
-            }
-        }
-        let metric = batches[0].metric;
-        let mut state = match transaction.query_opt(&read, &[&key, &slot]).await.map_err(pg)? {
-            // One that does not read back fails the group: nothing of it
-            // is stored, nothing is lost.
-            Some(row) => Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(0))
-                .map_err(|e| (false, format!("this collector's stored state of {} is unreadable: {e}", batches[0].name)))?,
-            None => Aggregator::new(metric.clone()),
-        };
-        for item in &batches {
-            fold(&mut state, item.parsed, item.rejected, item.name);
-        }
-        transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
-        states.push((key, state));
-    }
-    *sent = Some((xid, (stored, states)));
-    transaction.commit().await.map_err(pg)
+        .await
+        .map_err(pg)?;
+    transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
+    Ok(state)
 }
