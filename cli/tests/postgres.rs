@@ -315,6 +315,18 @@ fn a_role_without_create_starts_once_the_schema_exists() {
     assert_eq!(second.post("/api/metrics/colors/reports", body.as_bytes()).status, 200);
 }
 
+/// `/metrics` on PostgreSQL shows no database size: it is the server's to
+/// tell, and a file size of the URL would be a false 0.
+#[test]
+fn metrics_on_postgresql_show_no_database_file_size() {
+    let cluster = Cluster::start("metrics");
+    let scratch = Scratch::new("pg-metrics");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let text = server.get("/metrics").text();
+    assert!(text.contains("localdp_build_info"), "{text}");
+    assert!(!text.contains("localdp_database_bytes"), "{text}");
+}
+
 #[test]
 fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     let cluster = Cluster::start("copy");
