@@ -216,11 +216,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             })
             .map_err(|e| e.to_string())?;
     }
+    let exporter = store.exporter()?;
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
         min_users,
         writer,
+        exporter,
         telemetry,
         front,
         www,

@@ -504,3 +504,42 @@ fn two_store_copies_at_once_copy_once() {
     let refused = &said[outputs.iter().position(|o| !o.status.success()).unwrap()];
     assert!(refused.contains("nothing was copied"), "{refused}");
 }
+
+/// With several collectors, row ids are not in commit order: a transaction
+/// that took its ids before another's commit may commit after it. An
+/// export is one snapshot all the same: what was committed when it began,
+/// nothing committed while it streams (here a transaction that holds ids
+/// below the newest row, committed while the export is still reading pages).
+#[test]
+fn an_export_is_one_snapshot_though_row_ids_are_not_in_commit_order() {
+    use std::io::{Read, Write};
+    let cluster = Cluster::start("snapshot");
+    let scratch = Scratch::new("pg-snapshot");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let line = reports(&scratch, "colors", 1, 9).remove(0);
+    assert_eq!(server.post_reports("colors", &array(std::slice::from_ref(&line))).status, 200);
+    // More pages than the socket buffers hold: the export is still reading
+    // pages when the late transaction commits.
+    let insert = |n: usize| format!("INSERT INTO localdp.reports (metric, report) SELECT id, '{line}' FROM localdp.metrics, generate_series(1, {n}) WHERE name = 'colors';");
+    cluster.psql("collector", &insert(300_000));
+    let mut late = cluster.session("collector");
+    late.run(&format!("BEGIN; {}", insert(5)));
+    assert_eq!(server.post_reports("colors", &array(std::slice::from_ref(&line))).status, 200);
+    let committed = 300_002;
+    // The answer's head comes once the first page is read.
+    let mut export = std::net::TcpStream::connect(server.address).unwrap();
+    write!(export, "GET /api/metrics/colors/export HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !received.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = export.read(&mut buffer).unwrap();
+        assert!(n > 0, "no answer");
+        received.extend_from_slice(&buffer[..n]);
+    }
+    late.run("COMMIT;");
+    export.read_to_end(&mut received).unwrap();
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200"), "{}", &text[..200.min(text.len())]);
+    assert_eq!(text.matches("\"version\"").count(), committed);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), (committed + 5).to_string());
+}

@@ -3,7 +3,7 @@
 //! number of collectors). The writer and the start only talk to this.
 
 pub use super::postgres::{Item, Unstored};
-use super::postgres::{self, PgStore, Refresher};
+use super::postgres::{self, Exporter, PgStore, Refresher};
 use super::store::{BatchGroup, Store, StoreResult};
 use localdp::{Aggregator, RejectionCounts};
 use std::path::Path;
@@ -91,6 +91,15 @@ impl Database {
         match self {
             Database::Sqlite(s) => s.page(key, after, upto, limit),
             Database::Postgres(p) => p.page(key, after, upto, limit),
+        }
+    }
+
+    /// On PostgreSQL, what reads exports in snapshots (on SQLite the
+    /// writer reads them: row ids are in commit order there).
+    pub fn exporter(&self) -> StoreResult<Option<Exporter>> {
+        match self {
+            Database::Sqlite(_) => Ok(None),
+            Database::Postgres(p) => p.exporter().map(Some),
         }
     }
 

@@ -54,6 +54,9 @@ const APPEND_TIMEOUT: Duration = Duration::from_secs(10);
 const RESOLVE: Duration = Duration::from_secs(1);
 /// Connections per collector (the writer, exports and the start's reads).
 const POOL_SIZE: usize = 4;
+/// Exports read at once at most (more wait for a connection, up to
+/// TIMEOUT).
+const EXPORTS: usize = 4;
 /// Collectors on one database at most (slots).
 const SLOTS: i32 = 1024;
 /// The first key of this program's advisory locks ("ldp"); the second is
@@ -623,10 +626,76 @@ impl PgStore {
         })
     }
 
+    /// What reads exports, each in a snapshot of its own, on connections
+    /// of its own (an export never holds one the writer needs).
+    pub fn exporter(&self) -> StoreResult<Exporter> {
+        Ok(Exporter { pool: pool(&self.config, EXPORTS)?, shown: self.shown.clone(), config: self.config.clone() })
+    }
+
     /// What reads the other collectors' states every [`REFRESH`], on a
     /// thread and a connection of its own.
     pub fn refresher(&self) -> Refresher {
         Refresher { config: self.config.clone(), shown: self.shown.clone(), slot: self.slot }
+    }
+}
+
+/// Opens exports' snapshots.
+pub struct Exporter {
+    pool: Pool,
+    config: Config,
+    shown: String,
+}
+
+impl Exporter {
+    /// A metric's stored reports as one snapshot (a `REPEATABLE READ`
+    /// transaction): with several collectors, row ids are not in commit
+    /// order, so "the rows up to the newest id" is no snapshot. Also the
+    /// rejection counts, read in it.
+    pub async fn snapshot(&self, key: i64) -> StoreResult<(Snapshot, RejectionCounts)> {
+        let client = self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
+        let snapshot = Snapshot { client: Some(client), key };
+        let client = snapshot.client()?;
+        client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await.map_err(db)?;
+        let rows = client
+            .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
+            .await
+            .map_err(db)?;
+        let rejected = rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))?;
+        Ok((snapshot, rejected))
+    }
+}
+
+/// An export's open snapshot; its transaction ends with it (the connection
+/// is closed, not pooled with the transaction open).
+pub struct Snapshot {
+    client: Option<Object>,
+    key: i64,
+}
+
+impl Snapshot {
+    fn client(&self) -> StoreResult<&Object> {
+        self.client.as_ref().ok_or_else(|| "database: the export's snapshot is closed".to_string())
+    }
+
+    /// The next reports after row `after`, `limit` at most, in id order.
+    pub async fn page(&self, after: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+        let rows = self
+            .client()?
+            .query(
+                "SELECT id, report FROM localdp.reports WHERE metric = $1 AND id > $2 ORDER BY id LIMIT $3",
+                &[&self.key, &after, &(limit as i64)],
+            )
+            .await
+            .map_err(db)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
     }
 }
 

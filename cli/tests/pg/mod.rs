@@ -137,6 +137,22 @@ impl Cluster {
         String::from_utf8(output.stdout).unwrap().trim_end().to_string()
     }
 
+    /// An interactive `psql` on a database over the Unix socket: a
+    /// transaction can be left open across the test's steps.
+    pub fn session(&self, database: &str) -> Session {
+        let port = self.port.to_string();
+        let mut child = self
+            .command("psql")
+            .args(["-h", self.dir.to_str().unwrap(), "-p", &port, "-U", USER, "-d", database, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"])
+            .current_dir(&self.dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Session { child, stdout }
+    }
+
     /// The URL of a database of this cluster, over TCP with the password.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
@@ -237,5 +253,33 @@ impl CommitCutter {
     /// The URL of a database of the cluster, through this proxy.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// An interactive `psql` (`Cluster::session`); ended with its stdin.
+pub struct Session {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    /// Runs SQL and waits until psql has run it.
+    pub fn run(&mut self, sql: &str) {
+        use std::io::{BufRead, Write};
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{sql}\n\\echo ran").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        while line.trim_end() != "ran" {
+            line.clear();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "psql ended before it ran {sql:?}");
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
     }
 }
