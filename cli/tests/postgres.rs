@@ -173,7 +173,8 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     let unreachable = refused(&format!("postgres://{}:{}@127.0.0.1:{closed}/collector", pg::USER, pg::PASSWORD));
     assert!(unreachable.contains("cannot reach the server"), "{unreachable}");
     let tls = refused(&format!("{}?sslmode=require", cluster.url("collector")));
-    assert!(tls.contains("sslmode=require: this build has no TLS"), "{tls}");
+    // TLS asked of a server without it.
+    assert!(tls.contains("error performing TLS handshake: server does not support TLS"), "{tls}");
     let malformed = refused(&format!("postgres://{}:{}@127.0.0.1:not-a-port/collector", pg::USER, pg::PASSWORD));
     assert!(malformed.contains("--db: not a PostgreSQL URL: invalid connection string"), "{malformed}");
     // A typo of the scheme is not taken for a SQLite file's path (whose error named it, password and all).
@@ -542,4 +543,29 @@ fn an_export_is_one_snapshot_though_row_ids_are_not_in_commit_order() {
     assert!(text.starts_with("HTTP/1.1 200"), "{}", &text[..200.min(text.len())]);
     assert_eq!(text.matches("\"version\"").count(), committed);
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), (committed + 5).to_string());
+}
+
+/// TLS as the URL asks for it: `sslmode=verify-full` with `sslrootcert`
+/// connects encrypted, every connection; a server whose certificate does
+/// not chain to that root is refused at start, saying why.
+#[test]
+fn tls_when_the_url_asks_for_it_verified_against_sslrootcert() {
+    let cluster = Cluster::start("tls");
+    let (ca, other) = cluster.enable_tls();
+    let scratch = Scratch::new("pg-tls");
+    let url = |mode: &str, root: &std::path::Path| format!("{}?sslmode={mode}&sslrootcert={}", cluster.url("collector"), root.display());
+    let server = start_on(&scratch, &url("verify-full", &ca));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    assert_eq!(server.post("/api/metrics/colors/reports", body.as_bytes()).status, 200);
+    let connections = |ssl: bool| {
+        cluster.psql(
+            "collector",
+            &format!("SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl = {ssl} AND application_name = 'localdp serve'"),
+        )
+    };
+    assert_ne!(connections(true), "0");
+    assert_eq!(connections(false), "0");
+    let refused = Server::try_start_on(&scratch, &url("verify-full", &other), &[]).err().expect("refused at start");
+    assert!(refused.contains("invalid peer certificate: UnknownIssuer"), "{refused}");
+    assert!(!refused.contains(pg::PASSWORD), "{refused}");
 }

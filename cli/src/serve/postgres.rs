@@ -26,9 +26,9 @@
 //! the others acknowledged in the last [`REFRESH`] (plus one read). A
 //! restarted collector reads the states, not the reports.
 //!
-//! A commit returns once PostgreSQL has flushed it (`synchronous_commit`
-//! as the server has it; `on` by default). No TLS: a URL that asks for it
-//! (`sslmode=require`) is refused at start.
+//! A commit returns once PostgreSQL has flushed it (`synchronous_commit =
+//! on` in every group's transaction). TLS as the URL asks for it
+//! ([`tls`]).
 
 use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
@@ -36,9 +36,10 @@ use super::store::{batch_groups, rejection_counts, BatchGroup, BatchId, StoreRes
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Transaction};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How often a collector reads the other collectors' states again: the
 /// staleness of what they acknowledged, in its estimates.
@@ -165,6 +166,7 @@ pub struct PgStore {
     runtime: tokio::runtime::Runtime,
     pool: Pool,
     config: Config,
+    tls: Tls,
     /// Holds the advisory lock of `slot` for as long as it is open (one of
     /// the pool's connections, never handed out). If it is lost (the server
     /// restarted), it is taken again before the next group is written, and
@@ -191,8 +193,15 @@ fn shown(config: &Config) -> String {
     )
 }
 
-fn pool(config: &Config, size: usize) -> StoreResult<Pool> {
-    let manager = Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+/// TLS for the connections, when the URL asks for it.
+type Tls = Option<MakeRustlsConnect>;
+
+fn pool(config: &Config, tls: &Tls, size: usize) -> StoreResult<Pool> {
+    let recycling = ManagerConfig { recycling_method: RecyclingMethod::Fast };
+    let manager = match tls {
+        Some(tls) => Manager::from_config(config.clone(), tls.clone(), recycling),
+        None => Manager::from_config(config.clone(), NoTls, recycling),
+    };
     Pool::builder(manager)
         .max_size(size)
         .runtime(Runtime::Tokio1)
@@ -200,6 +209,66 @@ fn pool(config: &Config, size: usize) -> StoreResult<Pool> {
         .wait_timeout(Some(TIMEOUT))
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// The URL for tokio-postgres, and TLS as it asks (`sslmode`, libpq's
+/// names): `disable`, `allow` and `prefer` (the default) connect without;
+/// `require`, `verify-ca` and `verify-full` with, the server's certificate
+/// verified in full: it chains to `sslrootcert` (a PEM file) or else to
+/// the system's roots, and names the host (stricter than libpq's `require`
+/// and `verify-ca`, which take any certificate or any name). Errors never
+/// quote the URL.
+fn tls(url: &str) -> StoreResult<(String, Tls)> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let (mut kept, mut wanted, mut roots) = (Vec::new(), false, None);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("sslmode", "disable" | "prefer") => kept.push(pair.to_string()),
+            ("sslmode", "allow") => kept.push("sslmode=prefer".into()),
+            ("sslmode", "require" | "verify-ca" | "verify-full") => {
+                wanted = true;
+                kept.push("sslmode=require".into());
+            }
+            ("sslmode", other) => {
+                return Err(format!("--db: sslmode={other}: one of disable, allow, prefer, require, verify-ca, verify-full"));
+            }
+            ("sslrootcert", path) => roots = Some(percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned()),
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+    if !wanted {
+        return Ok((url, None));
+    }
+    let mut store = rustls::RootCertStore::empty();
+    match &roots {
+        Some(path) => {
+            use rustls::pki_types::pem::PemObject;
+            let certificates = rustls::pki_types::CertificateDer::pem_file_iter(path).map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+            for certificate in certificates {
+                let certificate = certificate.map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+                store.add(certificate).map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+            }
+        }
+        None => {
+            for certificate in rustls_native_certs::load_native_certs().certs {
+                // One the system has but rustls cannot use is no root.
+                let _ = store.add(certificate);
+            }
+        }
+    }
+    if store.is_empty() {
+        return Err(format!(
+            "--db: TLS asked, but {} holds no certificate to verify the server's by",
+            roots.as_deref().map_or("the system".to_string(), |p| format!("sslrootcert {p}"))
+        ));
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    Ok((url, Some(MakeRustlsConnect::new(config))))
 }
 
 /// What failed at connecting, named: the password (or user), the
@@ -251,15 +320,10 @@ fn db(e: tokio_postgres::Error) -> String {
 impl PgStore {
     /// Connects, migrates the schema, and takes a free slot.
     pub fn open(url: &str) -> StoreResult<PgStore> {
+        let (url, tls) = tls(url)?;
         // The parser's errors never quote the URL.
         let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
         let shown = shown(&config);
-        if matches!(config.get_ssl_mode(), SslMode::Require) {
-            return Err(format!(
-                "{shown}: sslmode=require: this build has no TLS for PostgreSQL; connect over a Unix socket, \
-                 loopback or a TLS tunnel, with sslmode=prefer or disable"
-            ));
-        }
         if config.get_application_name().is_none() {
             config.application_name("localdp serve");
         }
@@ -275,7 +339,7 @@ impl PgStore {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        let pool = runtime.block_on(async { pool(&config, POOL_SIZE) })?;
+        let pool = runtime.block_on(async { pool(&config, &tls, POOL_SIZE) })?;
         let (lock, slot) = runtime.block_on(async {
             let mut lock = pool.get().await.map_err(|e| connect_error(&shown, &config, &e))?;
             migrate(&mut lock).await.map_err(|e| format!("{shown}: {e}"))?;
@@ -287,7 +351,7 @@ impl PgStore {
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { runtime, pool, config, lock: tokio::sync::Mutex::new(lock), slot, shown })
+        Ok(PgStore { runtime, pool, config, tls, lock: tokio::sync::Mutex::new(lock), slot, shown })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.
@@ -629,13 +693,13 @@ impl PgStore {
     /// What reads exports, each in a snapshot of its own, on connections
     /// of its own (an export never holds one the writer needs).
     pub fn exporter(&self) -> StoreResult<Exporter> {
-        Ok(Exporter { pool: pool(&self.config, EXPORTS)?, shown: self.shown.clone(), config: self.config.clone() })
+        Ok(Exporter { pool: pool(&self.config, &self.tls, EXPORTS)?, shown: self.shown.clone(), config: self.config.clone() })
     }
 
     /// What reads the other collectors' states every [`REFRESH`], on a
     /// thread and a connection of its own.
     pub fn refresher(&self) -> Refresher {
-        Refresher { config: self.config.clone(), shown: self.shown.clone(), slot: self.slot }
+        Refresher { config: self.config.clone(), tls: self.tls.clone(), shown: self.shown.clone(), slot: self.slot }
     }
 }
 
@@ -702,6 +766,7 @@ impl Drop for Snapshot {
 /// Reads the other collectors' states of the given metrics, again and again.
 pub struct Refresher {
     config: Config,
+    tls: Tls,
     shown: String,
     slot: i32,
 }
@@ -714,7 +779,7 @@ impl Refresher {
     pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<BatchGroup>)) {
         let started = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
         let started = started.and_then(|runtime| {
-            let pool = runtime.block_on(async { pool(&self.config, 1) })?;
+            let pool = runtime.block_on(async { pool(&self.config, &self.tls, 1) })?;
             Ok((runtime, pool))
         });
         let (runtime, pool) = match started {

@@ -153,6 +153,38 @@ impl Cluster {
         Session { child, stdout }
     }
 
+    /// Turns TLS on, with a certificate for 127.0.0.1 from a throwaway
+    /// CA; that CA's certificate, and another CA's (which signed nothing
+    /// here).
+    pub fn enable_tls(&self) -> (PathBuf, PathBuf) {
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).current_dir(&self.dir).output().unwrap();
+            assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        for ca in ["ca", "other-ca"] {
+            let (key, crt, subject) = (format!("{ca}.key"), format!("{ca}.crt"), format!("/CN=localdp test {ca}"));
+            openssl(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &crt, "-subj", &subject, "-days", "1"]);
+        }
+        std::fs::write(self.dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]);
+        openssl(&[
+            "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt",
+            "-days", "1", "-extfile", "san.ext",
+        ]);
+        if root() {
+            let owned = Command::new("chown").args(["postgres:postgres", "server.key", "server.crt"]).current_dir(&self.dir).status().unwrap();
+            assert!(owned.success());
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(self.dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (crt, key) = (self.dir.join("server.crt"), self.dir.join("server.key"));
+        self.psql("postgres", &format!("ALTER SYSTEM SET ssl_cert_file = '{}'", crt.display()));
+        self.psql("postgres", &format!("ALTER SYSTEM SET ssl_key_file = '{}'", key.display()));
+        self.psql("postgres", "ALTER SYSTEM SET ssl = on");
+        self.psql("postgres", "SELECT pg_reload_conf()");
+        (self.dir.join("ca.crt"), self.dir.join("other-ca.crt"))
+    }
+
     /// The URL of a database of this cluster, over TCP with the password.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
