@@ -328,24 +328,33 @@ fn metrics_on_postgresql_show_no_database_file_size() {
     assert!(!text.contains("localdp_database_bytes"), "{text}");
 }
 
+/// A SQLite store (`reports.sqlite`) of the workload of `count` reports
+/// per metric; what `read` reads of its collector before it is stopped.
+fn sqlite_store<T>(scratch: &Scratch, count: usize, read: impl FnOnce(&Server) -> T) -> T {
+    let mut sqlite = Server::start(scratch, &[]);
+    post_all(&[&sqlite], &workload(scratch, count));
+    let read = read(&sqlite);
+    sqlite.signal("TERM");
+    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    read
+}
+
+/// `localdp store copy --from FILE --to URL`.
+fn store_copy(from: &std::path::Path, to: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(common::cli::BIN);
+    command.args(["store", "copy", "--from", from.to_str().unwrap(), "--to", to]);
+    command
+}
+
 #[test]
 fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     let cluster = Cluster::start("copy");
     let scratch = Scratch::new("pg-copy");
-    let work = workload(&scratch, 200);
-    let mut sqlite = Server::start(&scratch, &[]);
-    post_all(&[&sqlite], &work);
-    let expected = estimates(&sqlite);
-    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
-    sqlite.signal("TERM");
-    sqlite.wait(Duration::from_secs(30)).expect("stopped");
-    let from = scratch.path("reports.sqlite");
-    let copy = || {
-        std::process::Command::new(common::cli::BIN)
-            .args(["store", "copy", "--from", from.to_str().unwrap(), "--to", &cluster.url("collector")])
-            .output()
-            .unwrap()
-    };
+    let (expected, exported) = sqlite_store(&scratch, 200, |sqlite| {
+        let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+        (estimates(sqlite), exported)
+    });
+    let copy = || store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
     let first = copy();
     let said = String::from_utf8_lossy(&first.stderr).to_string();
     assert!(first.status.success(), "{said}");
@@ -483,19 +492,9 @@ fn a_collector_with_another_config_of_a_running_metric_is_refused() {
 fn two_store_copies_at_once_copy_once() {
     let cluster = Cluster::start("copies");
     let scratch = Scratch::new("pg-copies");
-    let work = workload(&scratch, 1000);
-    let mut sqlite = Server::start(&scratch, &[]);
-    post_all(&[&sqlite], &work);
-    sqlite.signal("TERM");
-    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    sqlite_store(&scratch, 1000, |_| ());
     std::fs::copy(scratch.path("reports.sqlite"), scratch.path("again.sqlite")).unwrap();
-    let copy = |file: &str| {
-        std::process::Command::new(common::cli::BIN)
-            .args(["store", "copy", "--from", scratch.path(file).to_str().unwrap(), "--to", &cluster.url("collector")])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
+    let copy = |file: &str| store_copy(&scratch.path(file), &cluster.url("collector")).stderr(std::process::Stdio::piped()).spawn().unwrap();
     let (first, second) = (copy("reports.sqlite"), copy("again.sqlite"));
     let outputs = [first.wait_with_output().unwrap(), second.wait_with_output().unwrap()];
     let said: Vec<String> = outputs.iter().map(|o| String::from_utf8_lossy(&o.stderr).to_string()).collect();
