@@ -8,6 +8,12 @@ use super::store::{BatchGroup, Store, StoreResult};
 use localdp::{Aggregator, RejectionCounts};
 use std::path::Path;
 
+/// The writer reads exports' pages on SQLite only: on PostgreSQL an export
+/// reads a snapshot of its own ([`Database::exporter`]).
+fn exported_apart<T>() -> StoreResult<T> {
+    Err("database: on PostgreSQL an export reads its own snapshot, not the writer's pages".into())
+}
+
 pub enum Database {
     Sqlite(Store),
     Postgres(PgStore),
@@ -51,7 +57,7 @@ impl Database {
     pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
         match self {
             Database::Sqlite(s) => s.rejections(key),
-            Database::Postgres(p) => p.rejections(key),
+            Database::Postgres(_) => exported_apart(),
         }
     }
 
@@ -83,14 +89,14 @@ impl Database {
     pub fn last_report(&self, key: i64) -> StoreResult<i64> {
         match self {
             Database::Sqlite(s) => s.last_report(key),
-            Database::Postgres(p) => p.last_report(key),
+            Database::Postgres(_) => exported_apart(),
         }
     }
 
     pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
         match self {
             Database::Sqlite(s) => s.page(key, after, upto, limit),
-            Database::Postgres(p) => p.page(key, after, upto, limit),
+            Database::Postgres(_) => exported_apart(),
         }
     }
 

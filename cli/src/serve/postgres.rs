@@ -444,18 +444,6 @@ impl PgStore {
         self.run(async { states(&self.client().await?, key, metric, self.slot).await })
     }
 
-    pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
-        self.run(async {
-            let rows = self
-                .client()
-                .await?
-                .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
-                .await
-                .map_err(db)?;
-            rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))
-        })
-    }
-
     /// Names and report counts of stored metrics not in `configured`
     /// (counted for those only).
     pub fn unconfigured(&self, configured: &[&str]) -> StoreResult<Vec<(String, u64)>> {
@@ -584,33 +572,6 @@ impl PgStore {
                 .map_err(db)?
                 .get(0);
             Ok((batch_counts(&client, key).await?, unsigned as u64))
-        })
-    }
-
-    pub fn last_report(&self, key: i64) -> StoreResult<i64> {
-        self.run(async {
-            let row = self
-                .client()
-                .await?
-                .query_one("SELECT coalesce(max(id), 0)::bigint FROM localdp.reports WHERE metric = $1", &[&key])
-                .await
-                .map_err(db)?;
-            Ok(row.get(0))
-        })
-    }
-
-    pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
-        self.run(async {
-            let rows = self
-                .client()
-                .await?
-                .query(
-                    "SELECT id, report FROM localdp.reports WHERE metric = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4",
-                    &[&key, &after, &upto, &(limit as i64)],
-                )
-                .await
-                .map_err(db)?;
-            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
         })
     }
 
