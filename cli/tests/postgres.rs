@@ -463,6 +463,26 @@ fn the_slots_are_taken_again_after_a_database_restart() {
     assert_eq!(slots(&cluster), "0 1 2");
 }
 
+/// A collector whose slot another took while the database restarted (before
+/// it wrote again) stores nothing: its posts are 503, and its log says why.
+#[test]
+fn a_collector_whose_slot_was_taken_during_a_restart_stores_nothing() {
+    let cluster = Cluster::start("taken");
+    let scratch = Scratch::new("pg-taken");
+    let url = cluster.url("collector");
+    let first = start_on(&scratch, &url);
+    cluster.restart(Duration::from_secs(1));
+    let second = start_on(&scratch, &url);
+    assert!(second.log_containing("(collector slot 0)").contains("(collector slot 0)"), "{}", second.log());
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    let answer = first.post_reports("colors", &body);
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    let log = first.log_containing("was taken by another collector");
+    assert!(log.contains("collector slot 0 was taken by another collector"), "{log}");
+    assert_eq!(second.post_reports("colors", &body).status, 200);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1");
+}
+
 /// Two collectors on one database with different configs of one metric
 /// would fold reports of both into one estimate: the second is refused at
 /// start, naming the metric.
