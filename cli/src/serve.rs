@@ -234,11 +234,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     // `localdp backup` reaches a SQLite store through the collector.
     let control = matches!(store, Database::Sqlite(_)).then(|| control_socket(&args.db)).flatten();
+    let exporter = store.exporter()?;
     let writer = Writer::start(store, Arc::clone(&metrics), Arc::clone(&telemetry)).map_err(|e| e.to_string())?;
     let app = Arc::new(App {
         metrics,
         min_users,
         writer,
+        exporter,
         telemetry,
         front,
         www,

@@ -112,17 +112,17 @@ fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
     let scratch = Scratch::new("pg-schema");
     drop(start_on(&scratch, &cluster.url("collector")));
-    assert_eq!(cluster.psql("collector", "SELECT version FROM localdp.migrations"), "1");
+    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2");
     let tables = cluster.psql(
         "collector",
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
     );
-    assert_eq!(tables, "localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
     // A database migrated further than this build knows is refused.
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
     let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
-    assert!(log.contains("made by a newer localdp (schema localdp at migration 2, this build knows 1)"), "{log}");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 3, this build knows 2)"), "{log}");
 }
 
 #[test]
@@ -173,7 +173,8 @@ fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password(
     let unreachable = refused(&format!("postgres://{}:{}@127.0.0.1:{closed}/collector", pg::USER, pg::PASSWORD));
     assert!(unreachable.contains("cannot reach the server"), "{unreachable}");
     let tls = refused(&format!("{}?sslmode=require", cluster.url("collector")));
-    assert!(tls.contains("sslmode=require: this build has no TLS"), "{tls}");
+    // TLS asked of a server without it.
+    assert!(tls.contains("error performing TLS handshake: server does not support TLS"), "{tls}");
     let malformed = refused(&format!("postgres://{}:{}@127.0.0.1:not-a-port/collector", pg::USER, pg::PASSWORD));
     assert!(malformed.contains("--db: not a PostgreSQL URL: invalid connection string"), "{malformed}");
     // A typo of the scheme is not taken for a SQLite file's path (whose error named it, password and all).
@@ -315,24 +316,45 @@ fn a_role_without_create_starts_once_the_schema_exists() {
     assert_eq!(second.post("/api/metrics/colors/reports", body.as_bytes()).status, 200);
 }
 
+/// `/metrics` on PostgreSQL shows no database size: it is the server's to
+/// tell, and a file size of the URL would be a false 0.
+#[test]
+fn metrics_on_postgresql_show_no_database_file_size() {
+    let cluster = Cluster::start("metrics");
+    let scratch = Scratch::new("pg-metrics");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let text = server.get("/metrics").text();
+    assert!(text.contains("localdp_build_info"), "{text}");
+    assert!(!text.contains("localdp_database_bytes"), "{text}");
+}
+
+/// A SQLite store (`reports.sqlite`) of the workload of `count` reports
+/// per metric; what `read` reads of its collector before it is stopped.
+fn sqlite_store<T>(scratch: &Scratch, count: usize, read: impl FnOnce(&Server) -> T) -> T {
+    let mut sqlite = Server::start(scratch, &[]);
+    post_all(&[&sqlite], &workload(scratch, count));
+    let read = read(&sqlite);
+    sqlite.signal("TERM");
+    sqlite.wait(Duration::from_secs(30)).expect("stopped");
+    read
+}
+
+/// `localdp store copy --from FILE --to URL`.
+fn store_copy(from: &std::path::Path, to: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(common::cli::BIN);
+    command.args(["store", "copy", "--from", from.to_str().unwrap(), "--to", to]);
+    command
+}
+
 #[test]
 fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     let cluster = Cluster::start("copy");
     let scratch = Scratch::new("pg-copy");
-    let work = workload(&scratch, 200);
-    let mut sqlite = Server::start(&scratch, &[]);
-    post_all(&[&sqlite], &work);
-    let expected = estimates(&sqlite);
-    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
-    sqlite.signal("TERM");
-    sqlite.wait(Duration::from_secs(30)).expect("stopped");
-    let from = scratch.path("reports.sqlite");
-    let copy = || {
-        std::process::Command::new(common::cli::BIN)
-            .args(["store", "copy", "--from", from.to_str().unwrap(), "--to", &cluster.url("collector")])
-            .output()
-            .unwrap()
-    };
+    let (expected, exported) = sqlite_store(&scratch, 200, |sqlite| {
+        let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+        (estimates(sqlite), exported)
+    });
+    let copy = || store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
     let first = copy();
     let said = String::from_utf8_lossy(&first.stderr).to_string();
     assert!(first.status.success(), "{said}");
@@ -384,4 +406,185 @@ fn a_batch_sent_again_after_a_shuffler_crash_is_stored_once_across_collectors() 
     assert!(duplicate.contains("colors: a shuffled batch of 3 reports was sent again; stored once"), "{duplicate}");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "3");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.batches"), "1");
+}
+
+/// A COMMIT that reached the server but whose answer was lost (the
+/// connection cut right after it) is asked about by its transaction id:
+/// the post is answered 200, not 503, so the client does not send again
+/// what is stored (it has no batch id to make a resend a duplicate).
+#[test]
+fn a_commit_whose_answer_is_lost_is_acknowledged_and_stored_once() {
+    let cluster = Cluster::start("cut");
+    let cutter = pg::CommitCutter::start(&cluster);
+    let scratch = Scratch::new("pg-cut");
+    let server = start_on(&scratch, &cutter.url("collector"));
+    let body = array(&reports(&scratch, "colors", 50, 13));
+    cutter.arm();
+    // A client sends again after a 503, until it is answered 200.
+    let mut answers = Vec::new();
+    while answers.len() < 5 && answers.last() != Some(&200) {
+        answers.push(server.post_reports("colors", &body).status);
+    }
+    assert!(cutter.cut(), "the COMMIT was cut");
+    let stored = cluster.psql("collector", "SELECT count(*) FROM localdp.reports");
+    assert_eq!(stored, "50", "answers {answers:?}\n{}", server.log());
+    assert_eq!(answers, [200]);
+    assert_eq!(server.get("/api/metrics/colors").json()["n"], 50);
+}
+
+/// Slots held by advisory locks, as `0 1 …`.
+fn slots(cluster: &Cluster) -> String {
+    cluster.psql(
+        "collector",
+        "SELECT coalesce(string_agg(objid::text, ' ' ORDER BY objid), '') FROM pg_locks \
+         WHERE locktype = 'advisory' AND objsubid = 2 AND objid < 1024",
+    )
+}
+
+/// A restarted database drops the collectors' slot locks with their
+/// connections; each takes its slot again before it writes, so a collector
+/// started afterwards takes a free slot, not one of theirs (two collectors
+/// on one slot would each miss the other's part of the estimate).
+#[test]
+fn the_slots_are_taken_again_after_a_database_restart() {
+    let cluster = Cluster::start("relock");
+    let scratch = Scratch::new("pg-relock");
+    let url = cluster.url("collector");
+    let (a, b) = (start_on(&scratch, &url), start_on(&scratch, &url));
+    assert_eq!(slots(&cluster), "0 1");
+    cluster.restart(Duration::from_secs(1));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    for server in [&a, &b] {
+        assert!(Cluster::until(Duration::from_secs(30), || server.post_reports("colors", &body).status == 200), "{}", server.log());
+    }
+    assert_eq!(slots(&cluster), "0 1");
+    let c = start_on(&scratch, &url);
+    assert!(c.log_containing("(collector slot 2)").contains("(collector slot 2)"), "{}", c.log());
+    assert_eq!(slots(&cluster), "0 1 2");
+}
+
+/// A collector whose slot another took while the database restarted (before
+/// it wrote again) stores nothing: its posts are 503, and its log says why.
+#[test]
+fn a_collector_whose_slot_was_taken_during_a_restart_stores_nothing() {
+    let cluster = Cluster::start("taken");
+    let scratch = Scratch::new("pg-taken");
+    let url = cluster.url("collector");
+    let first = start_on(&scratch, &url);
+    cluster.restart(Duration::from_secs(1));
+    let second = start_on(&scratch, &url);
+    assert!(second.log_containing("(collector slot 0)").contains("(collector slot 0)"), "{}", second.log());
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    let answer = first.post_reports("colors", &body);
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    let log = first.log_containing("was taken by another collector");
+    assert!(log.contains("collector slot 0 was taken by another collector"), "{log}");
+    assert_eq!(second.post_reports("colors", &body).status, 200);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1");
+}
+
+/// Two collectors on one database with different configs of one metric
+/// would fold reports of both into one estimate: the second is refused at
+/// start, naming the metric.
+#[test]
+fn a_collector_with_another_config_of_a_running_metric_is_refused() {
+    let cluster = Cluster::start("configs");
+    let scratch = Scratch::new("pg-configs");
+    let url = cluster.url("collector");
+    let _first = start_on(&scratch, &url);
+    let other = Scratch::new("pg-configs-other");
+    other.file(
+        "metrics.json",
+        r#"[{"name":"colors","config":{"protocol":"grr","epsilon":2.0,"domain":["red","green","blue","cyan","magenta"]}}]"#,
+    );
+    let refused = Server::try_start_on(&other, &url, &[]).err().expect("refused at start");
+    let expected = format!("metric \"colors\": another collector on postgres://localdp@127.0.0.1:{}/collector runs it with another config", cluster.port);
+    assert!(refused.contains(&expected), "{refused}");
+    assert!(!refused.contains(pg::PASSWORD), "{refused}");
+    // The same config starts beside it.
+    drop(start_on(&scratch, &url));
+}
+
+/// Two `store copy` runs at once into one database (here of two copies of
+/// one store: a SQLite file is opened by one process at a time): one
+/// copies, the other refuses, saying so, and copies nothing.
+#[test]
+fn two_store_copies_at_once_copy_once() {
+    let cluster = Cluster::start("copies");
+    let scratch = Scratch::new("pg-copies");
+    sqlite_store(&scratch, 1000, |_| ());
+    std::fs::copy(scratch.path("reports.sqlite"), scratch.path("again.sqlite")).unwrap();
+    let copy = |file: &str| store_copy(&scratch.path(file), &cluster.url("collector")).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let (first, second) = (copy("reports.sqlite"), copy("again.sqlite"));
+    let outputs = [first.wait_with_output().unwrap(), second.wait_with_output().unwrap()];
+    let said: Vec<String> = outputs.iter().map(|o| String::from_utf8_lossy(&o.stderr).to_string()).collect();
+    let copied = outputs.iter().filter(|o| o.status.success()).count();
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "5000", "{said:?}");
+    assert_eq!(copied, 1, "{said:?}");
+    let refused = &said[outputs.iter().position(|o| !o.status.success()).unwrap()];
+    assert!(refused.contains("nothing was copied"), "{refused}");
+}
+
+/// With several collectors, row ids are not in commit order: a transaction
+/// that took its ids before another's commit may commit after it. An
+/// export is one snapshot all the same: what was committed when it began,
+/// nothing committed while it streams (here a transaction that holds ids
+/// below the newest row, committed while the export is still reading pages).
+#[test]
+fn an_export_is_one_snapshot_though_row_ids_are_not_in_commit_order() {
+    use std::io::{Read, Write};
+    let cluster = Cluster::start("snapshot");
+    let scratch = Scratch::new("pg-snapshot");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let line = reports(&scratch, "colors", 1, 9).remove(0);
+    assert_eq!(server.post_reports("colors", &array(std::slice::from_ref(&line))).status, 200);
+    // More pages than the socket buffers hold: the export is still reading
+    // pages when the late transaction commits.
+    let insert = |n: usize| format!("INSERT INTO localdp.reports (metric, report) SELECT id, '{line}' FROM localdp.metrics, generate_series(1, {n}) WHERE name = 'colors';");
+    cluster.psql("collector", &insert(300_000));
+    let mut late = cluster.session("collector");
+    late.run(&format!("BEGIN; {}", insert(5)));
+    assert_eq!(server.post_reports("colors", &array(std::slice::from_ref(&line))).status, 200);
+    let committed = 300_002;
+    // The answer's head comes once the first page is read.
+    let mut export = std::net::TcpStream::connect(server.address).unwrap();
+    write!(export, "GET /api/metrics/colors/export HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !received.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = export.read(&mut buffer).unwrap();
+        assert!(n > 0, "no answer");
+        received.extend_from_slice(&buffer[..n]);
+    }
+    late.run("COMMIT;");
+    export.read_to_end(&mut received).unwrap();
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200"), "{}", &text[..200.min(text.len())]);
+    assert_eq!(text.matches("\"version\"").count(), committed);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), (committed + 5).to_string());
+}
+
+/// TLS as the URL asks for it: `sslmode=verify-full` with `sslrootcert`
+/// connects encrypted, every connection; a server whose certificate does
+/// not chain to that root is refused at start, saying why.
+#[test]
+fn tls_when_the_url_asks_for_it_verified_against_sslrootcert() {
+    let cluster = Cluster::start("tls");
+    let (ca, other) = cluster.enable_tls();
+    let scratch = Scratch::new("pg-tls");
+    let url = |mode: &str, root: &std::path::Path| format!("{}?sslmode={mode}&sslrootcert={}", cluster.url("collector"), root.display());
+    let server = start_on(&scratch, &url("verify-full", &ca));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    assert_eq!(server.post("/api/metrics/colors/reports", body.as_bytes()).status, 200);
+    let connections = |ssl: bool| {
+        cluster.psql(
+            "collector",
+            &format!("SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl = {ssl} AND application_name = 'localdp serve'"),
+        )
+    };
+    assert_ne!(connections(true), "0");
+    assert_eq!(connections(false), "0");
+    let refused = Server::try_start_on(&scratch, &url("verify-full", &other), &[]).err().expect("refused at start");
+    assert!(refused.contains("invalid peer certificate: UnknownIssuer"), "{refused}");
+    assert!(!refused.contains(pg::PASSWORD), "{refused}");
 }

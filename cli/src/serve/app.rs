@@ -25,6 +25,8 @@ pub(super) struct App {
     pub(super) min_users: Vec<u64>,
     /// Stores the batches (group commit) and reads exports.
     pub(super) writer: Writer,
+    /// On PostgreSQL, reads exports instead of the writer.
+    pub(super) exporter: Option<super::postgres::Exporter>,
     pub(super) telemetry: Arc<Telemetry>,
     /// What a report post is checked against (shared with the shuffler).
     pub(super) front: Arc<Front>,

@@ -8,7 +8,7 @@
 //! object nor an array, counts nothing (it is not a report).
 
 use super::database::Database;
-use super::store::Store;
+use super::store::{BatchGroup, Store};
 use super::fold::{add_counts, fold};
 use crate::serve::logging::{log_error, log_warn};
 use localdp::{
@@ -122,12 +122,16 @@ struct BatchCounts {
 }
 
 impl BatchCounts {
-    /// The counts of these batches (sizes and shufflers).
-    fn of(sizes: Vec<(u64, String)>) -> BatchCounts {
+    /// The counts of these batches (per shuffler, as stored).
+    fn of(groups: Vec<BatchGroup>) -> BatchCounts {
         let mut counts = BatchCounts::default();
-        for (size, shuffler) in sizes {
-            counts.add(size, &shuffler);
+        for (fingerprint, batches, reports, smallest) in groups {
+            counts.smallest = if counts.batches == 0 { smallest } else { counts.smallest.min(smallest) };
+            counts.batches += batches;
+            counts.reports += reports;
+            counts.senders.push(Shuffler { fingerprint, batches });
         }
+        counts.senders.sort_by(|a, b| a.fingerprint.cmp(&b.fingerprint));
         counts
     }
 
@@ -345,8 +349,8 @@ impl Collected {
                 (own, Some(others))
             }
         };
-        let (sizes, unsigned) = store.batch_sizes(key)?;
-        let batches = BatchCounts::of(sizes);
+        let (groups, unsigned) = store.batch_sizes(key)?;
+        let batches = BatchCounts::of(groups);
         if unsigned > 0 {
             log_warn!(
                 "localdp serve: metric {:?}: {unsigned} shuffled batches stored before shuffler tokens \
@@ -382,7 +386,7 @@ impl Collected {
 
     /// The other collectors' states, merged, and every collector's stored
     /// batches, as read now (PostgreSQL).
-    pub fn set_others(&self, others: Aggregator, batches: Vec<(u64, String)>) {
+    pub fn set_others(&self, others: Aggregator, batches: Vec<BatchGroup>) {
         {
             let _totals = self.totals.lock().expect("no panics while holding the lock");
             *self.others.lock().expect("no panics while holding the lock") = Some(others);

@@ -3,10 +3,16 @@
 //! number of collectors). The writer and the start only talk to this.
 
 pub use super::postgres::{Item, Unstored};
-use super::postgres::{self, PgStore, Refresher};
-use super::store::{Store, StoreResult};
+use super::postgres::{self, Exporter, PgStore, Refresher};
+use super::store::{BatchGroup, Store, StoreResult};
 use localdp::{Aggregator, Metric, RejectionCounts};
 use std::path::Path;
+
+/// The writer reads exports' pages on SQLite only: on PostgreSQL an export
+/// reads a snapshot of its own ([`Database::exporter`]).
+fn exported_apart<T>() -> StoreResult<T> {
+    Err("database: on PostgreSQL an export reads its own snapshot, not the writer's pages".into())
+}
 
 pub enum Database {
     Sqlite(Store),
@@ -51,7 +57,7 @@ impl Database {
     pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
         match self {
             Database::Sqlite(s) => s.rejections(key),
-            Database::Postgres(p) => p.rejections(key),
+            Database::Postgres(_) => exported_apart(),
         }
     }
 
@@ -73,7 +79,7 @@ impl Database {
         }
     }
 
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
         match self {
             Database::Sqlite(s) => s.batch_sizes(key),
             Database::Postgres(p) => p.batch_sizes(key),
@@ -83,14 +89,23 @@ impl Database {
     pub fn last_report(&self, key: i64) -> StoreResult<i64> {
         match self {
             Database::Sqlite(s) => s.last_report(key),
-            Database::Postgres(p) => p.last_report(key),
+            Database::Postgres(_) => exported_apart(),
         }
     }
 
     pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
         match self {
             Database::Sqlite(s) => s.page(key, after, upto, limit),
-            Database::Postgres(p) => p.page(key, after, upto, limit),
+            Database::Postgres(_) => exported_apart(),
+        }
+    }
+
+    /// On PostgreSQL, what reads exports in snapshots (on SQLite the
+    /// writer reads them: row ids are in commit order there).
+    pub fn exporter(&self) -> StoreResult<Option<Exporter>> {
+        match self {
+            Database::Sqlite(_) => Ok(None),
+            Database::Postgres(p) => p.exporter().map(Some),
         }
     }
 

@@ -5,7 +5,8 @@
 use crate::serve::logging::{log_error};
 use super::app::{authorize, unknown_metric, App};
 use super::response::json;
-use super::writer::{self, Job};
+use super::postgres::Snapshot;
+use super::writer::{self, Job, Page};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
@@ -31,8 +32,8 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     }
     let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
     let key = app.metrics[index].key;
-    let first = match export_page(&app, key, 0, None).await {
-        Ok(page) => page,
+    let (pages, first) = match Pages::open(&app, key).await {
+        Ok(opened) => opened,
         Err(e) => {
             log_error!("{name}: export failed: {e}");
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
@@ -53,7 +54,7 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
             if lines.send(Ok(Bytes::from(chunk))).await.is_err() || !full {
                 break; // the client left, or that was all
             }
-            page = match export_page(&shared, key, last, Some((page.upto, page.compacted))).await {
+            page = match pages.next(&shared, last).await {
                 Ok(next) => next,
                 Err(e) => {
                     log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
@@ -73,12 +74,48 @@ pub(super) async fn export(State(app): State<Arc<App>>, UrlPath(name): UrlPath<S
     response
 }
 
+/// Where an export's pages come from: the database writer, up to the
+/// newest row when the export began (SQLite: row ids are in commit order,
+/// so those rows are one snapshot) and with the compacted count it began
+/// with, or on PostgreSQL the export's own snapshot.
+pub(super) enum Pages {
+    Writer { key: i64, upto: i64, compacted: u64 },
+    Snapshot(Snapshot),
+}
+
+impl Pages {
+    /// Opens a metric's export: its pages and the first of them.
+    pub(super) async fn open(app: &App, key: i64) -> Result<(Pages, Page), String> {
+        match &app.exporter {
+            None => {
+                let first = writer_page(app, key, 0, None).await?;
+                Ok((Pages::Writer { key, upto: first.upto, compacted: first.compacted }, first))
+            }
+            Some(exporter) => {
+                let (snapshot, rejected) = exporter.snapshot(key).await?;
+                let rows = snapshot.page(0, EXPORT_PAGE).await?;
+                Ok((Pages::Snapshot(snapshot), Page { rows, upto: i64::MAX, rejected: Some(rejected), compacted: 0 }))
+            }
+        }
+    }
+
+    /// The page after row `after`.
+    pub(super) async fn next(&self, app: &App, after: i64) -> Result<Page, String> {
+        match self {
+            Pages::Writer { key, upto, compacted } => writer_page(app, *key, after, Some((*upto, *compacted))).await,
+            Pages::Snapshot(snapshot) => {
+                Ok(Page { rows: snapshot.page(after, EXPORT_PAGE).await?, upto: i64::MAX, rejected: None, compacted: 0 })
+            }
+        }
+    }
+}
+
 /// The stored reports of metric `key` after row `after`, [`EXPORT_PAGE`]
 /// at most, read by the database writer: up to the newest stored, or, for
 /// the next page of an export (`previous`), up to the row its first page
 /// fixed, and an error if retention compacted reports since (the export
 /// would lack some: it is cut, not passed off as complete).
-pub(super) async fn export_page(app: &App, key: i64, after: i64, previous: Option<(i64, u64)>) -> Result<writer::Page, String> {
+async fn writer_page(app: &App, key: i64, after: i64, previous: Option<(i64, u64)>) -> Result<writer::Page, String> {
     let (reply, page) = tokio::sync::oneshot::channel();
     if !app.writer.send(Job::Export { key, after, upto: previous.map(|p| p.0), limit: EXPORT_PAGE, reply }) {
         return Err("the database writer stopped".into());

@@ -4,7 +4,7 @@
 
 use crate::serve::logging::{log_error};
 use super::app::{authorize, unknown_metric, App};
-use super::export::{export_page, Lines, COMPACTED_HEADER, EXPORT_PAGE};
+use super::export::{Lines, Pages, COMPACTED_HEADER, EXPORT_PAGE};
 use super::response::json;
 use super::writer::Page;
 use axum::body::{Body, Bytes};
@@ -29,8 +29,8 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
         return denied;
     }
     let Some(index) = app.find(&name) else { return unknown_metric(&app, &name) };
-    let first = match export_page(&app, app.metrics[index].key, 0, None).await {
-        Ok(page) => page,
+    let (pages, first) = match Pages::open(&app, app.metrics[index].key).await {
+        Ok(opened) => opened,
         Err(e) => {
             log_error!("{name}: export failed: {e}");
             return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be read"}));
@@ -41,7 +41,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
     let shared = Arc::clone(&app);
     // Parsing and encoding are CPU work: a blocking thread does them.
     tokio::task::spawn_blocking(move || {
-        if let Err(e) = encode(&shared, index, first, &chunks) {
+        if let Err(e) = encode(&shared, index, (pages, first), &chunks) {
             log_error!("{}: export failed: {e}", shared.metrics[index].spec.name);
             let _ = chunks.blocking_send(Err(std::io::Error::other(e)));
         }
@@ -64,7 +64,7 @@ pub async fn reports_parquet(State(app): State<Arc<App>>, UrlPath(name): UrlPath
 
 /// Writes the pages as Parquet into `chunks`, each row group sent as soon as
 /// it is written. `Ok` also when the client left.
-fn encode(app: &App, index: usize, first: Page, chunks: &Sender<Chunk>) -> Result<(), String> {
+fn encode(app: &App, index: usize, (pages, first): (Pages, Page), chunks: &Sender<Chunk>) -> Result<(), String> {
     let collected = &app.metrics[index];
     let rejected = first.rejected.unwrap_or_default();
     let mut writer = ParquetWriter::new(Vec::new(), &collected.metric, collected.spec.config.get(), ROW_GROUP_ROWS)
@@ -84,7 +84,7 @@ fn encode(app: &App, index: usize, first: Page, chunks: &Sender<Chunk>) -> Resul
             return Ok(()); // the client left
         }
         let Some(&(last, _)) = page.rows.last().filter(|_| page.rows.len() == EXPORT_PAGE) else { break };
-        page = runtime.block_on(export_page(app, collected.key, last, Some((page.upto, page.compacted))))?;
+        page = runtime.block_on(pages.next(app, last))?;
     }
     let rest = writer.finish(&rejected).map_err(|e| e.to_string())?;
     let _ = chunks.blocking_send(Ok(Bytes::from(rest)));

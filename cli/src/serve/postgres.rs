@@ -7,13 +7,17 @@
 //! localdp.migrations (version, applied)               -- the migrations applied, one row each
 //! localdp.metrics    (id, name UNIQUE, randomizer, config)
 //! localdp.reports    (id, metric → metrics.id, report)
-//! localdp.rejections (metric, reason, count)
+//! localdp.rejections (metric, reason, slot, count)     -- per collector, summed on read
 //! localdp.batches    (metric, id, size, shuffler)      -- one per (metric, id), across all collectors
 //! localdp.states     (metric, slot, state)             -- a collector's aggregate (`Aggregator::to_bytes`)
+//! localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest)  -- per collector, summed on read
 //! ```
 //!
+//! (Slot -1 holds what migration 2 found counted before it.)
+//!
 //! A collector takes a free *slot* at start (a session advisory lock, held
-//! while it runs; a killed collector's slot is freed with its connection)
+//! while it runs; a killed collector's slot is freed with its connection;
+//! lost with a restarted server, it is taken again before the next write)
 //! and, in the transaction of each group's reports, rewrites its slot's
 //! state with them added. The state row is read `FOR UPDATE` in that
 //! transaction, so even two processes on one slot add up. What a collector
@@ -22,19 +26,20 @@
 //! the others acknowledged in the last [`REFRESH`] (plus one read). A
 //! restarted collector reads the states, not the reports.
 //!
-//! A commit returns once PostgreSQL has flushed it (`synchronous_commit`
-//! as the server has it; `on` by default). No TLS: a URL that asks for it
-//! (`sslmode=require`) is refused at start.
+//! A commit returns once PostgreSQL has flushed it (`synchronous_commit =
+//! on` in every group's transaction). TLS as the URL asks for it
+//! ([`tls`]).
 
 use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
-use super::store::{rejection_counts, BatchId, StoreResult};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
+use super::store::{batch_groups, rejection_counts, BatchGroup, BatchId, StoreResult};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Transaction};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Config, NoTls};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How often a collector reads the other collectors' states again: the
 /// staleness of what they acknowledged, in its estimates.
@@ -45,13 +50,23 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// 503 (the transaction is dropped, so the server rolls it back unless its
 /// commit had already arrived).
 const APPEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a commit whose answer was lost is asked about (the posts'
+/// `Retry-After`).
+const RESOLVE: Duration = Duration::from_secs(1);
 /// Connections per collector (the writer, exports and the start's reads).
 const POOL_SIZE: usize = 4;
+/// Exports read at once at most (more wait for a connection, up to
+/// TIMEOUT).
+const EXPORTS: usize = 4;
 /// Collectors on one database at most (slots).
 const SLOTS: i32 = 1024;
 /// The first key of this program's advisory locks ("ldp"); the second is
-/// the slot, or -1 for migrations.
+/// the slot, or one of the locks below.
 const LOCKS: i32 = 0x6c_6470;
+/// Held while migrating or registering metrics (collectors starting together).
+const START_LOCK: i32 = -1;
+/// Held by a `localdp store copy` (a second one refuses).
+const COPY_LOCK: i32 = -2;
 
 /// The migrations, in order: version `i + 1` is `MIGRATIONS[i]`. A database
 /// migrated further than this build knows is refused.
@@ -87,6 +102,23 @@ CREATE TABLE localdp.states (
     state BYTEA NOT NULL,
     PRIMARY KEY (metric, slot)
 );
+", "
+ALTER TABLE localdp.rejections ADD COLUMN slot INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE localdp.rejections DROP CONSTRAINT rejections_pkey;
+ALTER TABLE localdp.rejections ADD PRIMARY KEY (metric, reason, slot);
+ALTER TABLE localdp.rejections ALTER COLUMN slot DROP DEFAULT;
+CREATE TABLE localdp.batch_counts (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    slot INTEGER NOT NULL,
+    shuffler TEXT NOT NULL,
+    batches BIGINT NOT NULL,
+    reports BIGINT NOT NULL,
+    smallest BIGINT NOT NULL,
+    PRIMARY KEY (metric, slot, shuffler)
+);
+INSERT INTO localdp.batch_counts
+    SELECT metric, -1, shuffler, count(*), sum(size), min(size) FROM localdp.batches
+    WHERE size > 0 AND shuffler IS NOT NULL GROUP BY metric, shuffler;
 "];
 
 /// Whether `--db` names a PostgreSQL database rather than a SQLite file.
@@ -134,11 +166,13 @@ pub struct PgStore {
     runtime: tokio::runtime::Runtime,
     pool: Pool,
     config: Config,
+    tls: Tls,
     /// Holds the advisory lock of `slot` for as long as it is open (one of
     /// the pool's connections, never handed out). If it is lost (the server
-    /// restarted), another collector may take the slot too: their states
-    /// still add up, each read `FOR UPDATE` where it is rewritten.
-    _lock: Object,
+    /// restarted), it is taken again before the next group is written, and
+    /// nothing is written while another collector holds the slot
+    /// ([`PgStore::hold_slot`]).
+    lock: tokio::sync::Mutex<Object>,
     slot: i32,
     /// `user@host:port/dbname`: the URL without its password.
     shown: String,
@@ -159,8 +193,15 @@ fn shown(config: &Config) -> String {
     )
 }
 
-fn pool(config: &Config, size: usize) -> StoreResult<Pool> {
-    let manager = Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+/// TLS for the connections, when the URL asks for it.
+type Tls = Option<MakeRustlsConnect>;
+
+fn pool(config: &Config, tls: &Tls, size: usize) -> StoreResult<Pool> {
+    let recycling = ManagerConfig { recycling_method: RecyclingMethod::Fast };
+    let manager = match tls {
+        Some(tls) => Manager::from_config(config.clone(), tls.clone(), recycling),
+        None => Manager::from_config(config.clone(), NoTls, recycling),
+    };
     Pool::builder(manager)
         .max_size(size)
         .runtime(Runtime::Tokio1)
@@ -168,6 +209,66 @@ fn pool(config: &Config, size: usize) -> StoreResult<Pool> {
         .wait_timeout(Some(TIMEOUT))
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// The URL for tokio-postgres, and TLS as it asks (`sslmode`, libpq's
+/// names): `disable`, `allow` and `prefer` (the default) connect without;
+/// `require`, `verify-ca` and `verify-full` with, the server's certificate
+/// verified in full: it chains to `sslrootcert` (a PEM file) or else to
+/// the system's roots, and names the host (stricter than libpq's `require`
+/// and `verify-ca`, which take any certificate or any name). Errors never
+/// quote the URL.
+fn tls(url: &str) -> StoreResult<(String, Tls)> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let (mut kept, mut wanted, mut roots) = (Vec::new(), false, None);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("sslmode", "disable" | "prefer") => kept.push(pair.to_string()),
+            ("sslmode", "allow") => kept.push("sslmode=prefer".into()),
+            ("sslmode", "require" | "verify-ca" | "verify-full") => {
+                wanted = true;
+                kept.push("sslmode=require".into());
+            }
+            ("sslmode", other) => {
+                return Err(format!("--db: sslmode={other}: one of disable, allow, prefer, require, verify-ca, verify-full"));
+            }
+            ("sslrootcert", path) => roots = Some(percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned()),
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+    if !wanted {
+        return Ok((url, None));
+    }
+    let mut store = rustls::RootCertStore::empty();
+    match &roots {
+        Some(path) => {
+            use rustls::pki_types::pem::PemObject;
+            let certificates = rustls::pki_types::CertificateDer::pem_file_iter(path).map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+            for certificate in certificates {
+                let certificate = certificate.map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+                store.add(certificate).map_err(|e| format!("--db: sslrootcert {path}: {e}"))?;
+            }
+        }
+        None => {
+            for certificate in rustls_native_certs::load_native_certs().certs {
+                // One the system has but rustls cannot use is no root.
+                let _ = store.add(certificate);
+            }
+        }
+    }
+    if store.is_empty() {
+        return Err(format!(
+            "--db: TLS asked, but {} holds no certificate to verify the server's by",
+            roots.as_deref().map_or("the system".to_string(), |p| format!("sslrootcert {p}"))
+        ));
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    Ok((url, Some(MakeRustlsConnect::new(config))))
 }
 
 /// What failed at connecting, named: the password (or user), the
@@ -219,15 +320,10 @@ fn db(e: tokio_postgres::Error) -> String {
 impl PgStore {
     /// Connects, migrates the schema, and takes a free slot.
     pub fn open(url: &str) -> StoreResult<PgStore> {
+        let (url, tls) = tls(url)?;
         // The parser's errors never quote the URL.
         let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
         let shown = shown(&config);
-        if matches!(config.get_ssl_mode(), SslMode::Require) {
-            return Err(format!(
-                "{shown}: sslmode=require: this build has no TLS for PostgreSQL; connect over a Unix socket, \
-                 loopback or a TLS tunnel, with sslmode=prefer or disable"
-            ));
-        }
         if config.get_application_name().is_none() {
             config.application_name("localdp serve");
         }
@@ -243,7 +339,7 @@ impl PgStore {
             .enable_all()
             .build()
             .map_err(|e| e.to_string())?;
-        let pool = runtime.block_on(async { pool(&config, POOL_SIZE) })?;
+        let pool = runtime.block_on(async { pool(&config, &tls, POOL_SIZE) })?;
         let (lock, slot) = runtime.block_on(async {
             let mut lock = pool.get().await.map_err(|e| connect_error(&shown, &config, &e))?;
             migrate(&mut lock).await.map_err(|e| format!("{shown}: {e}"))?;
@@ -255,7 +351,7 @@ impl PgStore {
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { runtime, pool, config, _lock: lock, slot, shown })
+        Ok(PgStore { runtime, pool, config, tls, lock: tokio::sync::Mutex::new(lock), slot, shown })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.
@@ -271,29 +367,49 @@ impl PgStore {
         self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
     }
 
+    /// Registers a metric (or finds it), one collector at a time. A
+    /// metric whose randomizer changed is refused while another collector
+    /// runs on the database (it would fold reports of the old config into
+    /// the same estimates), and when it holds reports or rejections.
     pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
+        let slot = self.slot;
         self.run(async {
-            let client = self.client().await?;
-            let existing = client
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(db)?;
+            transaction.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCKS, &START_LOCK]).await.map_err(db)?;
+            let existing = transaction
                 .query_opt("SELECT id, randomizer FROM localdp.metrics WHERE name = $1", &[&name])
                 .await
                 .map_err(db)?;
-            match existing {
-                None => {
-                    let row = client
-                        .query_one(
-                            "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
-                             ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id",
-                            &[&name, &randomizer, &config],
-                        )
-                        .await
-                        .map_err(db)?;
-                    Ok(row.get(0))
-                }
+            let key = match existing {
+                None => transaction
+                    .query_one(
+                        "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) RETURNING id",
+                        &[&name, &randomizer, &config],
+                    )
+                    .await
+                    .map_err(db)?
+                    .get(0),
                 Some(row) => {
                     let (key, stored): (i64, String) = (row.get(0), row.get(1));
                     if stored != randomizer {
-                        let held = client
+                        let others: i64 = transaction
+                            .query_one(
+                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+                                 AND classid::bigint = $1 AND objid::bigint <> $2 AND objid::bigint < $3",
+                                &[&i64::from(LOCKS), &i64::from(slot), &i64::from(SLOTS)],
+                            )
+                            .await
+                            .map_err(db)?
+                            .get(0);
+                        if others > 0 {
+                            return Err(format!(
+                                "metric {name:?}: another collector on {} runs it with another config; start \
+                                 every collector on one database with the same config of each metric",
+                                self.shown
+                            ));
+                        }
+                        let held = transaction
                             .query_one(
                                 "SELECT (SELECT count(*) FROM localdp.reports WHERE metric = $1), \
                                  (SELECT coalesce(sum(count), 0)::bigint FROM localdp.rejections WHERE metric = $1)",
@@ -310,13 +426,15 @@ impl PgStore {
                             ));
                         }
                     }
-                    client
+                    transaction
                         .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &randomizer, &config])
                         .await
                         .map_err(db)?;
-                    Ok(key)
+                    key
                 }
-            }
+            };
+            transaction.commit().await.map_err(db)?;
+            Ok(key)
         })
     }
 
@@ -324,18 +442,6 @@ impl PgStore {
     /// other slots' states merged.
     pub fn states(&self, key: i64, metric: &Metric) -> StoreResult<(Aggregator, Aggregator)> {
         self.run(async { states(&self.client().await?, key, metric, self.slot).await })
-    }
-
-    pub fn rejections(&self, key: i64) -> StoreResult<RejectionCounts> {
-        self.run(async {
-            let rows = self
-                .client()
-                .await?
-                .query("SELECT reason, count FROM localdp.rejections WHERE metric = $1", &[&key])
-                .await
-                .map_err(db)?;
-            rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))
-        })
     }
 
     /// Names and report counts of stored metrics not in `configured`
@@ -362,9 +468,13 @@ impl PgStore {
     /// Stores a group in one transaction (as the SQLite store does), and
     /// rewrites this collector's state of each metric it touches. Per
     /// batch: stored (`true`) or a duplicate; and the new states, by
-    /// metric key.
-    pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (Unstored, String)> {
+    /// metric key. A COMMIT left without an answer (the connection lost,
+    /// or no answer in time) is not a failure until the server says it
+    /// did not commit: a group answered 503 but stored would be stored
+    /// again when its posts are sent again.
+    pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<Appended, (Unstored, String)> {
         self.runtime.block_on(async {
+            self.hold_slot().await.map_err(|e| (Unstored::Unavailable, e))?;
             let mut client = self
                 .pool
                 .get()
@@ -373,41 +483,95 @@ impl PgStore {
             // A server that stops answering (a partition, a failover that
             // drops packets) is unavailable after APPEND_TIMEOUT, not after
             // TCP gives up minutes later: every post waits on this group.
-            match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot)).await {
+            let mut sent = None;
+            let appended = match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot, &mut sent)).await {
                 Ok(appended) => appended.map_err(|(retry, e)| (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)),
                 Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.shown, APPEND_TIMEOUT.as_secs()))),
+            };
+            match (appended, sent) {
+                (Ok(()), Some((_, stored))) => Ok(stored),
+                (Err((Unstored::Unavailable, e)), Some((xid, stored))) => {
+                    // The connection's state is unknown: it goes, and its
+                    // server ends the transaction if it is still open.
+                    drop(Object::take(client));
+                    match self.committed(xid).await {
+                        Some(true) => {
+                            log_warn!("localdp serve: a commit's answer was lost ({e}); the server committed it");
+                            Ok(stored)
+                        }
+                        Some(false) => Err((Unstored::Unavailable, e)),
+                        None => Err((Unstored::Unavailable, format!("{e}; whether the server committed it is unknown (it may be stored, and stored again if sent again)"))),
+                    }
+                }
+                (Err(e), _) => Err(e),
+                (Ok(()), None) => Err((Unstored::Failed, "database: a group committed without its answer".into())),
             }
         })
     }
 
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
-        self.run(async { batch_sizes(&self.client().await?, key).await })
+    /// Whether transaction `xid` committed, asked on another connection
+    /// for up to [`RESOLVE`]; `None` if that cannot be known by then (the
+    /// server is away: its posts are answered 503 at once, as the outage's
+    /// others are).
+    async fn committed(&self, xid: i64) -> Option<bool> {
+        let ask = async {
+            loop {
+                if let Ok(client) = self.pool.get().await {
+                    match client.query_one("SELECT txid_status($1)", &[&xid]).await {
+                        Ok(row) => match row.get::<_, Option<&str>>(0) {
+                            Some("committed") => return true,
+                            Some("aborted") => return false,
+                            // In progress: its server has not yet seen its
+                            // connection go.
+                            _ => {}
+                        },
+                        // A server that restarted without the transaction in
+                        // its log has not used its id yet: never committed.
+                        Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return false,
+                        Err(_) => {}
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::time::timeout(RESOLVE, ask).await.ok()
     }
 
-    pub fn last_report(&self, key: i64) -> StoreResult<i64> {
-        self.run(async {
-            let row = self
-                .client()
-                .await?
-                .query_one("SELECT coalesce(max(id), 0)::bigint FROM localdp.reports WHERE metric = $1", &[&key])
-                .await
-                .map_err(db)?;
-            Ok(row.get(0))
-        })
+    /// A collector writes only while it holds its slot's lock. The lock
+    /// goes with its connection (a restarted server); it is taken again
+    /// here, before a group. If another collector took the slot meanwhile,
+    /// two would add to one state and neither would count the other's
+    /// part: this one stores nothing (503) until it is restarted.
+    async fn hold_slot(&self) -> StoreResult<()> {
+        let mut held = self.lock.lock().await;
+        if !held.is_closed() {
+            return Ok(());
+        }
+        let lock = self.client().await?;
+        let taken: bool = lock.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &self.slot]).await.map_err(db)?.get(0);
+        if !taken {
+            return Err(format!(
+                "{}: collector slot {} was taken by another collector while this one's connection was lost; \
+                 this collector stores nothing until it is restarted",
+                self.shown, self.slot
+            ));
+        }
+        *held = lock;
+        log_info!("localdp serve: {} taken again", self.describe());
+        Ok(())
     }
 
-    pub fn page(&self, key: i64, after: i64, upto: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+    /// A metric's shuffled batches per shuffler (the SQLite store's
+    /// `batch_sizes`), and how many have no shuffler (read at start only).
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
         self.run(async {
-            let rows = self
-                .client()
-                .await?
-                .query(
-                    "SELECT id, report FROM localdp.reports WHERE metric = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4",
-                    &[&key, &after, &upto, &(limit as i64)],
-                )
+            let client = self.client().await?;
+            let unsigned: i64 = client
+                .query_one("SELECT count(*) FROM localdp.batches WHERE metric = $1 AND size > 0 AND shuffler IS NULL", &[&key])
                 .await
-                .map_err(db)?;
-            Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+                .map_err(db)?
+                .get(0);
+            Ok((batch_counts(&client, key).await?, unsigned as u64))
         })
     }
 
@@ -421,6 +585,11 @@ impl PgStore {
         self.runtime.block_on(async {
             let mut client = self.client().await?;
             let transaction = client.transaction().await.map_err(db)?;
+            let alone: bool =
+                transaction.query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&LOCKS, &COPY_LOCK]).await.map_err(db)?.get(0);
+            if !alone {
+                return Err(format!("another localdp store copy into {} is running: nothing was copied", self.shown));
+            }
             let mut moved = Vec::with_capacity(metrics.len());
             for mut metric in metrics {
                 let row = transaction
@@ -456,18 +625,7 @@ impl PgStore {
                     count += page.len() as u64;
                     after = last;
                 }
-                for reason in Rejection::ALL {
-                    let n = metric.rejected.get(reason);
-                    if n > 0 {
-                        transaction
-                            .execute(
-                                "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3)",
-                                &[&key, &reason.as_str(), &(n as i64)],
-                            )
-                            .await
-                            .map_err(db)?;
-                    }
-                }
+                let mut groups = Vec::new();
                 for (id, size, shuffler) in &metric.batches {
                     transaction
                         .execute(
@@ -476,24 +634,16 @@ impl PgStore {
                         )
                         .await
                         .map_err(db)?;
+                    if let Some(shuffler) = shuffler.as_deref().filter(|_| *size > 0) {
+                        add_batch(&mut groups, shuffler, *size as u64);
+                    }
                 }
-                let held = transaction
-                    .query_opt("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE", &[&key, &slot])
-                    .await
-                    .map_err(db)?;
-                if let Some(row) = held {
-                    let held = Aggregator::from_bytes(metric.state.metric().clone(), row.get::<_, &[u8]>(0))
-                        .map_err(|e| format!("database: a stored state of {:?}: {e}", metric.name))?;
-                    metric.state.merge(&held).map_err(|e| format!("database: {e}"))?;
-                }
-                transaction
-                    .execute(
-                        "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
-                         ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
-                        &[&key, &slot, &metric.state.to_bytes()],
-                    )
-                    .await
-                    .map_err(db)?;
+                let copied = &metric.state;
+                add_to_slot(&transaction, (key, slot), (copied.metric(), &metric.name), &metric.rejected, &groups, |state| {
+                    state.merge(copied).map_err(|e| format!("database: {e}"))
+                })
+                .await
+                .map_err(|(_, e)| e)?;
                 moved.push(count);
             }
             transaction.commit().await.map_err(db)?;
@@ -501,29 +651,96 @@ impl PgStore {
         })
     }
 
+    /// What reads exports, each in a snapshot of its own, on connections
+    /// of its own (an export never holds one the writer needs).
+    pub fn exporter(&self) -> StoreResult<Exporter> {
+        Ok(Exporter { pool: pool(&self.config, &self.tls, EXPORTS)?, shown: self.shown.clone(), config: self.config.clone() })
+    }
+
     /// What reads the other collectors' states every [`REFRESH`], on a
     /// thread and a connection of its own.
     pub fn refresher(&self) -> Refresher {
-        Refresher { config: self.config.clone(), shown: self.shown.clone(), slot: self.slot }
+        Refresher { config: self.config.clone(), tls: self.tls.clone(), shown: self.shown.clone(), slot: self.slot }
+    }
+}
+
+/// Opens exports' snapshots.
+pub struct Exporter {
+    pool: Pool,
+    config: Config,
+    shown: String,
+}
+
+impl Exporter {
+    /// A metric's stored reports as one snapshot (a `REPEATABLE READ`
+    /// transaction): with several collectors, row ids are not in commit
+    /// order, so "the rows up to the newest id" is no snapshot. Also the
+    /// rejection counts, read in it.
+    pub async fn snapshot(&self, key: i64) -> StoreResult<(Snapshot, RejectionCounts)> {
+        let client = self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
+        let snapshot = Snapshot { client: Some(client), key };
+        let client = snapshot.client()?;
+        client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await.map_err(db)?;
+        let rows = client
+            .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
+            .await
+            .map_err(db)?;
+        let rejected = rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))?;
+        Ok((snapshot, rejected))
+    }
+}
+
+/// An export's open snapshot; its transaction ends with it (the connection
+/// is closed, not pooled with the transaction open).
+pub struct Snapshot {
+    client: Option<Object>,
+    key: i64,
+}
+
+impl Snapshot {
+    fn client(&self) -> StoreResult<&Object> {
+        self.client.as_ref().ok_or_else(|| "database: the export's snapshot is closed".to_string())
+    }
+
+    /// The next reports after row `after`, `limit` at most, in id order.
+    pub async fn page(&self, after: i64, limit: usize) -> StoreResult<Vec<(i64, String)>> {
+        let rows = self
+            .client()?
+            .query(
+                "SELECT id, report FROM localdp.reports WHERE metric = $1 AND id > $2 ORDER BY id LIMIT $3",
+                &[&self.key, &after, &(limit as i64)],
+            )
+            .await
+            .map_err(db)?;
+        Ok(rows.into_iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
     }
 }
 
 /// Reads the other collectors' states of the given metrics, again and again.
 pub struct Refresher {
     config: Config,
+    tls: Tls,
     shown: String,
     slot: i32,
 }
 
 impl Refresher {
     /// Every [`REFRESH`]: `each(index, others, batches)` with the merged
-    /// states of the other slots and every collector's stored batches (as
-    /// `batch_sizes` lists them), per `(key, metric)`. A failed read is logged and
+    /// states of the other slots and every collector's batch counts, per
+    /// `(key, metric)`: rows per collector, not per report or batch. A failed read is logged and
     /// tried again at the next turn (the last states read stay).
-    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<(u64, String)>)) {
+    pub fn run(self, metrics: &[(i64, &Metric)], mut each: impl FnMut(usize, Aggregator, Vec<BatchGroup>)) {
         let started = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string());
         let started = started.and_then(|runtime| {
-            let pool = runtime.block_on(async { pool(&self.config, 1) })?;
+            let pool = runtime.block_on(async { pool(&self.config, &self.tls, 1) })?;
             Ok((runtime, pool))
         });
         let (runtime, pool) = match started {
@@ -542,7 +759,7 @@ impl Refresher {
                 let client = pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
                 let mut out = Vec::with_capacity(metrics.len());
                 for (key, metric) in metrics {
-                    let one = async { Ok::<_, String>((states(&client, *key, metric, self.slot).await?.1, batch_sizes(&client, *key).await?.0)) };
+                    let one = async { Ok::<_, String>((states(&client, *key, metric, self.slot).await?.1, batch_counts(&client, *key).await?)) };
                     out.push(one.await);
                 }
                 Ok::<_, String>(out)
@@ -591,7 +808,7 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     let transaction = client.transaction().await.map_err(db)?;
     transaction
         .batch_execute(&format!(
-            "SELECT pg_advisory_xact_lock({LOCKS}, -1); CREATE SCHEMA IF NOT EXISTS localdp; \
+            "SELECT pg_advisory_xact_lock({LOCKS}, {START_LOCK}); CREATE SCHEMA IF NOT EXISTS localdp; \
              CREATE TABLE IF NOT EXISTS localdp.migrations (version INTEGER PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now());"
         ))
         .await
@@ -617,22 +834,18 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
     transaction.commit().await.map_err(db)
 }
 
-/// The sizes and shufflers of a metric's stored batches that held an
-/// accepted report, and how many of those have no shuffler (the SQLite
-/// store's `batch_sizes`).
-async fn batch_sizes(client: &Object, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+/// A metric's stored batches that held an accepted report, per shuffler:
+/// the collectors' counts, summed.
+async fn batch_counts(client: &Object, key: i64) -> StoreResult<Vec<BatchGroup>> {
     let rows = client
-        .query("SELECT size, shuffler FROM localdp.batches WHERE metric = $1 AND size > 0", &[&key])
+        .query(
+            "SELECT shuffler, sum(batches)::bigint, sum(reports)::bigint, min(smallest) FROM localdp.batch_counts \
+             WHERE metric = $1 GROUP BY shuffler",
+            &[&key],
+        )
         .await
         .map_err(db)?;
-    let (mut signed, mut unsigned) = (Vec::new(), 0);
-    for row in rows {
-        match (row.get::<_, i64>(0) as u64, row.get::<_, Option<String>>(1)) {
-            (size, Some(shuffler)) => signed.push((size, shuffler)),
-            (_, None) => unsigned += 1,
-        }
-    }
-    Ok((signed, unsigned))
+    Ok(batch_groups(rows.iter().map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))).0)
 }
 
 async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreResult<(Aggregator, Aggregator)> {
@@ -650,12 +863,21 @@ async fn states(client: &Object, key: i64, metric: &Metric, slot: i32) -> StoreR
     Ok((own, others))
 }
 
-async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(Vec<bool>, Vec<(i64, Aggregator)>), (bool, String)> {
+/// What a group's transaction stores, as [`PgStore::append_group`]
+/// answers it.
+type Appended = (Vec<bool>, Vec<(i64, Aggregator)>);
+
+/// Stores a group in one transaction. Just before its COMMIT is sent,
+/// `sent` takes the transaction's id (a commit whose answer is lost is
+/// asked about by it) and what the group stores, which is the answer once
+/// committed.
+async fn append(client: &mut Object, items: &[Item<'_>], slot: i32, sent: &mut Option<(i64, Appended)>) -> Result<(), (bool, String)> {
     let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
     // Acknowledged means on the server's disk, whatever the role's or the
     // server's default (a shared server may run with it off).
-    transaction.batch_execute("SET LOCAL synchronous_commit = on").await.map_err(pg)?;
+    let begun = transaction.prepare_cached("SELECT txid_current(), set_config('synchronous_commit', 'on', true)").await.map_err(pg)?;
+    let xid: i64 = transaction.query_one(&begun, &[]).await.map_err(pg)?.get(0);
     let batch_id = transaction
         .prepare_cached(
             "INSERT INTO localdp.batches (metric, id, size, shuffler) VALUES ($1, $2, $3, $4) ON CONFLICT (metric, id) DO NOTHING",
@@ -683,52 +905,106 @@ async fn append(client: &mut Object, items: &[Item<'_>], slot: i32) -> Result<(V
             .await.map_err(pg)?;
         transaction.execute(&insert, &[&keys, &texts]).await.map_err(pg)?;
     }
-    // Per metric, in key order (collectors lock shared rows in one order):
-    // the rejections summed, then this slot's state with the batches added.
+    // Per metric, in key order: this slot's rows, with the batches added.
     let mut touched: Vec<i64> = items.iter().zip(&stored).filter(|(_, &new)| new).map(|(item, _)| item.key).collect();
     touched.sort_unstable();
     touched.dedup();
+    let mut states = Vec::with_capacity(touched.len());
+    for key in touched {
+        let batches: Vec<&Item> = items.iter().zip(&stored).filter(|(item, &new)| new && item.key == key).map(|(item, _)| item).collect();
+        let mut rejected = RejectionCounts::default();
+        let mut groups = Vec::new();
+        for item in &batches {
+            for reason in Rejection::ALL {
+                rejected.add(reason, item.rejected.get(reason)).map_err(|e| (false, format!("database: {e}")))?;
+            }
+            // A batch whose reports were all rejected hides no one.
+            if let Some(batch) = item.batch.filter(|_| !item.reports.is_empty()) {
+                add_batch(&mut groups, &batch.shuffler, item.reports.len() as u64);
+            }
+        }
+        let state = add_to_slot(&transaction, (key, slot), (batches[0].metric, batches[0].name), &rejected, &groups, |state| {
+            for item in &batches {
+                fold(state, item.parsed, item.rejected, item.name);
+            }
+            Ok(())
+        })
+        .await?;
+        states.push((key, state));
+    }
+    *sent = Some((xid, (stored, states)));
+    transaction.commit().await.map_err(pg)
+}
+
+/// Adds a batch of `size` reports from `shuffler` to per-shuffler counts.
+fn add_batch(groups: &mut Vec<BatchGroup>, shuffler: &str, size: u64) {
+    match groups.iter_mut().find(|g| g.0 == shuffler) {
+        Some(group) => {
+            group.1 += 1;
+            group.2 += size;
+            group.3 = group.3.min(size);
+        }
+        None => groups.push((shuffler.to_string(), 1, size, size)),
+    }
+}
+
+/// Adds to a collector slot's rows of metric `key`, in the transaction of
+/// what they count: its rejections by reason, its shuffled batches per
+/// shuffler, and its aggregate state, read `FOR UPDATE` (two processes on
+/// one slot still add up) and `change`d. A group's append and `store copy`
+/// both write through here. The slot's new state; `Err((retry, why))`.
+async fn add_to_slot(
+    transaction: &Transaction<'_>,
+    (key, slot): (i64, i32),
+    (metric, name): (&Metric, &str),
+    rejected: &RejectionCounts,
+    groups: &[BatchGroup],
+    change: impl FnOnce(&mut Aggregator) -> Result<(), String>,
+) -> Result<Aggregator, (bool, String)> {
+    let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let count = transaction
         .prepare_cached(
-            "INSERT INTO localdp.rejections (metric, reason, count) VALUES ($1, $2, $3) \
-             ON CONFLICT (metric, reason) DO UPDATE SET count = localdp.rejections.count + excluded.count",
+            "INSERT INTO localdp.rejections (metric, reason, slot, count) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (metric, reason, slot) DO UPDATE SET count = localdp.rejections.count + excluded.count",
         )
-        .await.map_err(pg)?;
+        .await
+        .map_err(pg)?;
+    for reason in Rejection::ALL {
+        let n = rejected.get(reason);
+        if n > 0 {
+            transaction.execute(&count, &[&key, &reason.as_str(), &slot, &(n as i64)]).await.map_err(pg)?;
+        }
+    }
+    let batches = transaction
+        .prepare_cached(
+            "INSERT INTO localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (metric, slot, shuffler) DO UPDATE SET batches = localdp.batch_counts.batches + excluded.batches, \
+             reports = localdp.batch_counts.reports + excluded.reports, smallest = least(localdp.batch_counts.smallest, excluded.smallest)",
+        )
+        .await
+        .map_err(pg)?;
+    for (shuffler, n, reports, smallest) in groups {
+        transaction
+            .execute(&batches, &[&key, &slot, shuffler, &(*n as i64), &(*reports as i64), &(*smallest as i64)])
+            .await
+            .map_err(pg)?;
+    }
     let read = transaction.prepare_cached("SELECT state FROM localdp.states WHERE metric = $1 AND slot = $2 FOR UPDATE").await.map_err(pg)?;
+    let mut state = match transaction.query_opt(&read, &[&key, &slot]).await.map_err(pg)? {
+        // One that does not read back fails the transaction: nothing of it
+        // is stored, nothing is lost.
+        Some(row) => Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(0))
+            .map_err(|e| (false, format!("collector slot {slot}'s stored state of {name} is unreadable: {e}")))?,
+        None => Aggregator::new(metric.clone()),
+    };
+    change(&mut state).map_err(|e| (false, e))?;
     let write = transaction
         .prepare_cached(
             "INSERT INTO localdp.states (metric, slot, state) VALUES ($1, $2, $3) \
              ON CONFLICT (metric, slot) DO UPDATE SET state = excluded.state",
         )
-        .await.map_err(pg)?;
-    let mut states = Vec::with_capacity(touched.len());
-    for key in touched {
-        let batches: Vec<&Item> = items.iter().zip(&stored).filter(|(item, &new)| new && item.key == key).map(|(item, _)| item).collect();
-        let mut sums = [0u64; Rejection::ALL.len()];
-        for item in &batches {
-            for (sum, reason) in sums.iter_mut().zip(Rejection::ALL) {
-                *sum += item.rejected.get(reason);
-            }
-        }
-        for (n, reason) in sums.into_iter().zip(Rejection::ALL) {
-            if n > 0 {
-                transaction.execute(&count, &[&key, &reason.as_str(), &(n as i64)]).await.map_err(pg)?;
-            }
-        }
-        let metric = batches[0].metric;
-        let mut state = match transaction.query_opt(&read, &[&key, &slot]).await.map_err(pg)? {
-            // One that does not read back fails the group: nothing of it
-            // is stored, nothing is lost.
-            Some(row) => Aggregator::from_bytes(metric.clone(), row.get::<_, &[u8]>(0))
-                .map_err(|e| (false, format!("this collector's stored state of {} is unreadable: {e}", batches[0].name)))?,
-            None => Aggregator::new(metric.clone()),
-        };
-        for item in &batches {
-            fold(&mut state, item.parsed, item.rejected, item.name);
-        }
-        transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
-        states.push((key, state));
-    }
-    transaction.commit().await.map_err(pg)?;
-    Ok((stored, states))
+        .await
+        .map_err(pg)?;
+    transaction.execute(&write, &[&key, &slot, &state.to_bytes()]).await.map_err(pg)?;
+    Ok(state)
 }

@@ -159,6 +159,24 @@ pub fn rejection_counts(rows: impl IntoIterator<Item = (String, i64)>) -> StoreR
     Ok(counts)
 }
 
+/// A metric's stored batches from one shuffler token: its fingerprint, the
+/// batches, their reports, and the smallest batch's.
+pub type BatchGroup = (String, u64, u64, u64);
+
+/// Batch groups from stored `(shuffler, batches, reports, smallest)` rows
+/// (either store's `GROUP BY shuffler`), and how many batches have no
+/// shuffler (the row without one).
+pub fn batch_groups(rows: impl IntoIterator<Item = (Option<String>, i64, i64, i64)>) -> (Vec<BatchGroup>, u64) {
+    let (mut signed, mut unsigned) = (Vec::new(), 0);
+    for (shuffler, batches, reports, smallest) in rows {
+        match shuffler {
+            Some(shuffler) => signed.push((shuffler, batches as u64, reports as u64, smallest as u64)),
+            None => unsigned += batches as u64,
+        }
+    }
+    (signed, unsigned)
+}
+
 impl Store {
     /// Opens (or creates) the database and takes its exclusive lock.
     pub fn open(path: &Path) -> StoreResult<Store> {
@@ -467,19 +485,14 @@ impl Store {
     /// were all rejected is stored (so a retry of it is a duplicate) but is
     /// no batch to hide in. Also how many such batches have no shuffler
     /// (stored before schema 3), which are not to be counted.
-    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<(u64, String)>, u64)> {
+    pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let mut statement =
-            self.connection.prepare("SELECT size, shuffler FROM batches WHERE metric = ?1 AND size > 0").map_err(db)?;
-        let rows = statement.query_map([key], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<String>>(1)?))).map_err(db)?;
-        let (mut signed, mut unsigned) = (Vec::new(), 0);
-        for row in rows {
-            match row.map_err(db)? {
-                (size, Some(shuffler)) => signed.push((size, shuffler)),
-                (_, None) => unsigned += 1,
-            }
-        }
-        Ok((signed, unsigned))
+        let mut statement = self
+            .connection
+            .prepare("SELECT shuffler, count(*), sum(size), min(size) FROM batches WHERE metric = ?1 AND size > 0 GROUP BY shuffler")
+            .map_err(db)?;
+        let rows = statement.query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).map_err(db)?;
+        Ok(batch_groups(rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)?))
     }
 
     /// Every stored metric: key, name, randomizer and config.

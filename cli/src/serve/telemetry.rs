@@ -374,6 +374,11 @@ pub fn render_process(out: &mut String, started: SystemTime, db: &Path) {
         family(out, "process_max_fds", "gauge", "The most file descriptors the process may open.");
         let _ = writeln!(out, "process_max_fds {max}");
     }
+    // A PostgreSQL database's size is the server's to tell (pg_database_size),
+    // not a file of this machine's: no figure rather than a false 0.
+    if db.to_str().is_some_and(super::postgres::is_url) {
+        return;
+    }
     family(
         out,
         "localdp_database_bytes",

@@ -137,6 +137,54 @@ impl Cluster {
         String::from_utf8(output.stdout).unwrap().trim_end().to_string()
     }
 
+    /// An interactive `psql` on a database over the Unix socket: a
+    /// transaction can be left open across the test's steps.
+    pub fn session(&self, database: &str) -> Session {
+        let port = self.port.to_string();
+        let mut child = self
+            .command("psql")
+            .args(["-h", self.dir.to_str().unwrap(), "-p", &port, "-U", USER, "-d", database, "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"])
+            .current_dir(&self.dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Session { child, stdout }
+    }
+
+    /// Turns TLS on, with a certificate for 127.0.0.1 from a throwaway
+    /// CA; that CA's certificate, and another CA's (which signed nothing
+    /// here).
+    pub fn enable_tls(&self) -> (PathBuf, PathBuf) {
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).current_dir(&self.dir).output().unwrap();
+            assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        for ca in ["ca", "other-ca"] {
+            let (key, crt, subject) = (format!("{ca}.key"), format!("{ca}.crt"), format!("/CN=localdp test {ca}"));
+            openssl(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &crt, "-subj", &subject, "-days", "1"]);
+        }
+        std::fs::write(self.dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]);
+        openssl(&[
+            "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt",
+            "-days", "1", "-extfile", "san.ext",
+        ]);
+        if root() {
+            let owned = Command::new("chown").args(["postgres:postgres", "server.key", "server.crt"]).current_dir(&self.dir).status().unwrap();
+            assert!(owned.success());
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(self.dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        let (crt, key) = (self.dir.join("server.crt"), self.dir.join("server.key"));
+        self.psql("postgres", &format!("ALTER SYSTEM SET ssl_cert_file = '{}'", crt.display()));
+        self.psql("postgres", &format!("ALTER SYSTEM SET ssl_key_file = '{}'", key.display()));
+        self.psql("postgres", "ALTER SYSTEM SET ssl = on");
+        self.psql("postgres", "SELECT pg_reload_conf()");
+        (self.dir.join("ca.crt"), self.dir.join("other-ca.crt"))
+    }
+
     /// The URL of a database of this cluster, over TCP with the password.
     pub fn url(&self, database: &str) -> String {
         format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
@@ -160,5 +208,110 @@ impl Drop for Cluster {
         let data = self.dir.join("data");
         let _ = self.command("pg_ctl").args(["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]).output();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A TCP proxy in front of a cluster that, once armed, forwards the next
+/// `COMMIT` a client sends and then cuts that client's connection: the
+/// server commits, and its answer is lost (a network failure between
+/// COMMIT and its answer).
+pub struct CommitCutter {
+    pub port: u16,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CommitCutter {
+    pub fn start(cluster: &Cluster) -> CommitCutter {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpStream};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let upstream = cluster.port;
+        let armed = Arc::new(AtomicBool::new(false));
+        let arming = Arc::clone(&armed);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { return };
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut answers, &mut to_client);
+                });
+                let armed = Arc::clone(&arming);
+                std::thread::spawn(move || {
+                    // The startup message (length first, no type byte), then
+                    // messages of a type byte and a length that counts itself.
+                    let mut length = [0u8; 4];
+                    if client.read_exact(&mut length).is_err() {
+                        return;
+                    }
+                    let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+                    if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                        return;
+                    }
+                    let mut head = [0u8; 5];
+                    while client.read_exact(&mut head).is_ok() {
+                        let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+                        if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
+                            return;
+                        }
+                        if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
+                            let _ = client.shutdown(Shutdown::Both);
+                            // The server reads the COMMIT before it sees the end.
+                            std::thread::sleep(Duration::from_millis(200));
+                            let _ = server.shutdown(Shutdown::Both);
+                            return;
+                        }
+                    }
+                    let _ = server.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        CommitCutter { port, armed }
+    }
+
+    /// Cuts the connection of the next COMMIT.
+    pub fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the armed cut happened.
+    pub fn cut(&self) -> bool {
+        !self.armed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The URL of a database of the cluster, through this proxy.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// An interactive `psql` (`Cluster::session`); ended with its stdin.
+pub struct Session {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Session {
+    /// Runs SQL and waits until psql has run it.
+    pub fn run(&mut self, sql: &str) {
+        use std::io::{BufRead, Write};
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{sql}\n\\echo ran").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        while line.trim_end() != "ran" {
+            line.clear();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "psql ended before it ran {sql:?}");
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
     }
 }
