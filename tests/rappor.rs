@@ -134,14 +134,14 @@ fn intervals_cover_95_percent_at_a_million_reports() {
     assert!(missed <= bound, "{o:?}: {missed} of {} intervals miss, at most {bound}", o.detected);
 }
 
-/// A configuration whose halves cannot fit every candidate (a half of 2
-/// cohorts of 8 bits observes 8 rows, against 40 candidates) or hold few
+/// A configuration whose rows cannot fit every candidate (2 cohorts of 8
+/// bits observe 16 rows, against 40 candidates) or that holds few
 /// reports: every candidate estimated has a finite frequency, a finite,
 /// positive standard error and a share of at most 1 plus 10 standard
 /// errors; none is a number from a singular solve. Over 100 seeded
 /// collections each of 3, 30 and 2,000 devices.
 #[test]
-fn halves_that_cannot_fit_every_candidate_give_finite_estimates() {
+fn rows_that_cannot_fit_every_candidate_give_finite_estimates() {
     let config = r#""protocol":"rappor","bits":8,"hashes":2,"cohorts":2,"f":0.5,"p":0.5,"q":0.75"#;
     let (values, _) = population(1, 30, 10);
     let candidates: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
