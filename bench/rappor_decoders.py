@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""RAPPOR's decoders on the same reports (#42): localdp's (cross-fitted LASSO
-selection, least squares on the other half of the cohorts) beside the ones
-pure-ldp's RAPPORServer runs, fed localdp's reports.
+"""RAPPOR's decoders on the same reports (#42): localdp's (non-negative least
+squares, intervals given the Bonferroni test) beside the ones pure-ldp's
+RAPPORServer runs, fed localdp's reports.
 
     python3 bench/rappor_decoders.py                 # n in {10^5, 10^6}, 3 seeds each
     python3 bench/rappor_decoders.py --n 100000 --seeds 1
@@ -22,7 +22,8 @@ the design is localdp's Bloom filters):
     lasso=False).
 Prints per (n, decoder) the MSE over the 250 candidates (0 for one a decoder
 does not report), and for localdp the coverage of its detected candidates'
-95% intervals and the collections reporting an absent candidate above 0.
+95% intervals, of those of them above 0, and the collections reporting an
+absent candidate above 0.
 Runs in a throwaway venv (bench/peers.py) if scikit-learn is missing; not
 part of `npm test`.
 """
@@ -125,14 +126,14 @@ def main():
     import numpy as np
     if not args.cli.exists():
         subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
-    print(f"{'n':>8} {'decoder':>12} {'MSE':>10} {'detected':>9} {'coverage':>9} {'absent>0':>9}")
+    print(f"{'n':>8} {'decoder':>12} {'MSE':>10} {'detected':>9} {'coverage':>9} {'above 0':>8} {'coverage':>9} {'absent>0':>9}")
     for n in args.n or [100_000, 1_000_000]:
         values, counts = population(n)
         truth = np.array(counts) / n
         x = design(values)
         config = {"protocol": "rappor", "bits": K, "hashes": H, "cohorts": M, "f": F, "p": P, "q": Q, "candidates": values}
         errors = {}
-        detected = covered = absent_collections = 0
+        detected = covered = above = above_covered = absent_collections = 0
         for seed, reports, ours in peers.collections(args.cli, config, values, counts, range(args.seeds)):
             estimate = np.zeros(len(values))
             absent_above = False
@@ -140,7 +141,10 @@ def main():
                 v = values.index(e["value"])
                 estimate[v] = e["frequency"]
                 detected += 1
-                covered += e["ci95"][0] <= truth[v] <= e["ci95"][1]
+                covers = e["ci95"][0] <= truth[v] <= e["ci95"][1]
+                covered += covers
+                above += e["ci95"][0] > 0
+                above_covered += covers and e["ci95"][0] > 0
                 absent_above |= v >= HELD and e["ci95"][0] > 0
             absent_collections += absent_above
             errors.setdefault("localdp", []).append(np.mean((estimate - truth) ** 2))
@@ -148,7 +152,8 @@ def main():
             for name, counts_hat in pure_ldp_decoders(x, per_cohort, set_bits).items():
                 errors.setdefault(name, []).append(np.mean((counts_hat / n - truth) ** 2))
         for name, e in errors.items():
-            extra = f"{detected:>9} {covered / max(detected, 1):>9.3f} {absent_collections:>5}/{args.seeds}" if name == "localdp" else ""
+            extra = (f"{detected:>9} {covered / max(detected, 1):>9.3f} {above:>8} {above_covered / max(above, 1):>9.3f}"
+                     f" {absent_collections:>5}/{args.seeds}") if name == "localdp" else ""
             print(f"{n:>8} {name:>12} {np.mean(e):>10.3e} {extra}", flush=True)
 
 

@@ -28,6 +28,8 @@ fn population(n: usize, held: usize, absent: usize) -> (Vec<String>, Vec<usize>)
 struct Outcome {
     detected: usize,
     covered: usize,
+    above_zero: usize,
+    above_zero_covered: usize,
     absent_above_zero: usize,
     collections_with_absent_above_zero: usize,
     squared_error: f64,
@@ -55,7 +57,10 @@ fn collect(config: &str, n: usize, held: usize, absent: usize, seeds: std::ops::
             let truth = counts[i] as f64 / n as f64;
             estimated[i] = e.frequency;
             out.detected += 1;
-            out.covered += usize::from(e.ci95[0] <= truth && truth <= e.ci95[1]);
+            let covers = e.ci95[0] <= truth && truth <= e.ci95[1];
+            out.covered += usize::from(covers);
+            out.above_zero += usize::from(e.ci95[0] > 0.0);
+            out.above_zero_covered += usize::from(e.ci95[0] > 0.0 && covers);
             absent_above += usize::from(i >= held && e.ci95[0] > 0.0);
         }
         out.absent_above_zero += absent_above;
@@ -74,9 +79,11 @@ fn measure_selection_at_the_issues_sizes() {
     for (n, runs) in [(100_000, 20u64), (1_000_000, 5)] {
         let o = collect(ISSUE, n, 200, 50, 0..runs);
         println!(
-            "n {n}, {runs} collections: detected {}, coverage {:.3}, absent above 0 {} (in {} collections), MSE {:.3e}",
+            "n {n}, {runs} collections: detected {}, coverage {:.3}, above 0 {} covering {:.3}, absent above 0 {} (in {} collections), MSE {:.3e}",
             o.detected,
             o.covered as f64 / o.detected as f64,
+            o.above_zero,
+            o.above_zero_covered as f64 / o.above_zero as f64,
             o.absent_above_zero,
             o.collections_with_absent_above_zero,
             o.squared_error / (runs as f64 * 250.0)
@@ -96,6 +103,7 @@ fn measure_selection_at_the_issues_sizes() {
 /// Selecting and estimating on the same cohorts (the decoder before
 /// cross-fitting) fails both: over the first 100 collections 26.6% of the
 /// intervals missed, and 16 collections had an absent candidate above 0.
+/// Non-negative least squares: 33 of 4,832 missed (at most 300), none above 0.
 #[test]
 fn intervals_of_detected_candidates_cover_95_percent() {
     const RUNS: u64 = 150;
@@ -110,14 +118,30 @@ fn intervals_of_detected_candidates_cover_95_percent() {
     assert!(o.collections_with_absent_above_zero <= absent, "{o:?}: at most {absent} collections");
 }
 
-/// A configuration whose halves cannot fit every candidate (a half of 2
-/// cohorts of 8 bits observes 8 rows, against 40 candidates) or hold few
+/// At the issue's size (a million reports; `k` 128, `m` 64, 200 Zipf(1.1)
+/// candidates and 50 held by nobody), over 5 seeded collections: the
+/// intervals that miss are at most Binomial(D, 0.05)'s upper 10⁻⁴
+/// quantile for D detected (the false alarm, counting each interval as an
+/// independent draw). The decoder before (one half of the cohorts selects,
+/// the other estimates) failed it: 27 of 232 missed (88.4%), at most 24.
+/// About 50 s.
+#[test]
+fn intervals_cover_95_percent_at_a_million_reports() {
+    let o = collect(ISSUE, 1_000_000, 200, 50, 0..5);
+    let missed = o.detected - o.covered;
+    let bound = binomial_critical(1e-4, o.detected, 0.05);
+    println!("{o:?}: {missed} of {} intervals miss (at most {bound})", o.detected);
+    assert!(missed <= bound, "{o:?}: {missed} of {} intervals miss, at most {bound}", o.detected);
+}
+
+/// A configuration whose rows cannot fit every candidate (2 cohorts of 8
+/// bits observe 16 rows, against 40 candidates) or that holds few
 /// reports: every candidate estimated has a finite frequency, a finite,
 /// positive standard error and a share of at most 1 plus 10 standard
 /// errors; none is a number from a singular solve. Over 100 seeded
 /// collections each of 3, 30 and 2,000 devices.
 #[test]
-fn halves_that_cannot_fit_every_candidate_give_finite_estimates() {
+fn rows_that_cannot_fit_every_candidate_give_finite_estimates() {
     let config = r#""protocol":"rappor","bits":8,"hashes":2,"cohorts":2,"f":0.5,"p":0.5,"q":0.75"#;
     let (values, _) = population(1, 30, 10);
     let candidates: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
@@ -142,3 +166,5 @@ fn halves_that_cannot_fit_every_candidate_give_finite_estimates() {
         }
     }
 }
+
+

@@ -609,7 +609,9 @@ fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
             estimates[v].push(found.frequency);
             reported_se[v] += found.std_error / runs as f64;
         }
-        false_detections += e.estimates.iter().filter(|c| c.value.starts_with("absent")).count();
+        // Non-negative least squares lists a candidate nobody holds about half
+        // the time, with an interval from 0: a false detection is one shown above 0.
+        false_detections += e.estimates.iter().filter(|c| c.value.starts_with("absent") && c.ci95[0] > 0.0).count();
     }
     // The spread over runs against the reported standard error and against
     // the variance the RAPPOR paper's model predicts: Var t_ij =
@@ -622,7 +624,7 @@ fn rappor_end_to_end_finds_the_heavy_values_with_honest_intervals() {
         // 30 runs estimate an SD to ±13% (1σ): a factor 2 either way is a failure.
         assert!(sd / reported_se[v] > 0.5 && sd / reported_se[v] < 2.0, "{}: sd {sd} vs se {}", candidates[v], reported_se[v]);
     }
-    println!("absent candidates reported in {false_detections} of {} chances", 3 * runs);
+    println!("absent candidates shown above 0 in {false_detections} of {} chances", 3 * runs);
     assert!(false_detections <= 3 * runs / 5, "too many false detections: {false_detections}");
 }
 

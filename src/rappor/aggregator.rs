@@ -1,5 +1,5 @@
 //! RAPPOR's server half: per-cohort bit counts and the decoding against the
-//! candidates (LASSO selection, then least squares).
+//! candidates (non-negative least squares, intervals given the Bonferroni test).
 
 use localdp_core::rappor::RapporMetric;
 use crate::aggregate::tally::{RejectionCounts, summed, Tally, Z95};
@@ -10,10 +10,9 @@ use localdp_core::report::{Payload, Report};
 use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
-/// The most candidates fitted jointly by least squares (an `O(c³)` solve, run
-/// twice per estimate); with more, each half fits the candidates the other
-/// selected.
-const JOINT_FIT: usize = 1024;
+/// The most candidates estimated: non-negative least squares solves once
+/// per candidate that enters, `O(s³)` each.
+const SUPPORT: usize = 256;
 
 /// One candidate's estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,7 +23,8 @@ pub struct CandidateEstimate {
     pub frequency: f64,
     /// The standard error of the frequency.
     pub std_error: f64,
-    /// The 95% normal interval.
+    /// The 95% interval: given that it passed the Bonferroni test over the
+    /// candidates, else from 0.
     pub ci95: [f64; 2],
 }
 
@@ -41,7 +41,8 @@ pub struct RapporEstimate {
     pub n: u64,
     /// Rejected reports by reason.
     pub rejected: RejectionCounts,
-    /// The candidates the regression selected, most frequent first.
+    /// The candidates non-negative least squares fitted above 0, most
+    /// frequent first.
     pub estimates: Vec<CandidateEstimate>,
     /// The candidates it did not.
     pub not_detected: Vec<String>,
@@ -167,59 +168,36 @@ impl Aggregate for RapporAggregator {
                     .collect()
             })
             .collect();
-        // Cross-fitted: the cohorts are split in two halves by parity (a
-        // device's cohort is drawn independently of its value); the LASSO on
-        // each half selects the candidates that least squares estimates on
-        // the other half, so no interval is computed on the reports that
-        // selected its candidate. With one cohort there is nothing to split:
-        // it selects and estimates.
-        let in_half = |r: usize, h: usize| m == 1 || (r / k) % 2 == h;
-        let half_weight = |h: usize| -> Vec<f64> { weight.iter().enumerate().map(|(r, &w)| if in_half(r, h) { w } else { 0.0 }).collect() };
-        let halves = if m > 1 { 2 } else { 1 };
-        let reports: Vec<f64> =
-            (0..halves).map(|h| (0..m).filter(|&j| in_half(j * k, h)).map(|j| self.per_cohort[j] as f64).sum()).collect();
-        // Per candidate, per estimating half: the count and its variance.
-        let mut by_half = vec![[None::<(f64, f64)>; 2]; c];
-        for h in 0..halves {
-            let estimating = half_weight((h + 1) % halves);
-            let selected = lasso(&design, &target, &half_weight(h), c);
-            if selected.is_empty() {
-                continue;
-            }
-            // Least squares on every candidate, so that no undetected one
-            // leaves its Bloom bits to the detected; on the selected ones
-            // alone where the half cannot tell every candidate apart (or
-            // there are more than JOINT_FIT of them).
-            let all: Vec<usize> = (0..c).collect();
-            let fit = (c <= JOINT_FIT)
-                .then(|| least_squares(&design, &all, &target, &estimating))
-                .flatten()
-                .map(|(beta, variance)| {
-                    (selected.iter().map(|&v| beta[v]).collect(), selected.iter().map(|&v| variance[v]).collect())
-                })
-                .or_else(|| least_squares(&design, &selected, &target, &estimating));
-            let Some((beta, variance)) = fit else { continue };
-            for (s, &v) in selected.iter().enumerate() {
-                // A count without a finite, positive variance estimates nothing.
-                if beta[s].is_finite() && variance[s].is_finite() && variance[s] > 0.0 {
-                    by_half[v][(h + 1) % halves] = Some((beta[s], variance[s]));
-                }
+        // Non-negative least squares over every candidate and every row; its
+        // support is what is estimated, with least squares' variances on it,
+        // and each interval holds given the side of the Bonferroni test over
+        // the candidates that its count fell on.
+        let (support, fit) = nnls(&design, &target, &weight);
+        let z = normal_quantile(1.0 - 0.05 / (2.0 * c as f64));
+        let mut fitted = vec![None; c];
+        if let Some(fit) = fit {
+            for ((&v, &b), variance) in support.iter().zip(&fit.beta).zip(fit.variances()) {
+                fitted[v] = Some((b, variance));
             }
         }
         let mut estimates = Vec::new();
         let mut not_detected = Vec::new();
         for (v, name) in metric.candidates().iter().enumerate() {
-            if by_half[v].iter().all(Option::is_none) {
+            // A count without a finite, positive variance estimates nothing.
+            let Some((count, variance)) = fitted[v].filter(|&(b, var)| b.is_finite() && var.is_finite() && var > 0.0) else {
                 not_detected.push(name.clone());
                 continue;
-            }
-            let (frequency, std_error) = combined(by_half[v], &reports, n);
-            estimates.push(CandidateEstimate {
-                value: name.clone(),
-                frequency,
-                std_error,
-                ci95: [frequency - Z95 * std_error, frequency + Z95 * std_error],
-            });
+            };
+            let std_error = variance.sqrt();
+            // Above the test, the interval given that it passed; below, from
+            // 0 (so a candidate nobody holds is shown above 0 in at most 5%
+            // of collections) to the normal interval's end.
+            let [low, high] = if count > z * std_error {
+                selective_interval(count / std_error, z, n / std_error).map(|mu| mu * std_error / n)
+            } else {
+                [0.0, (count + Z95 * std_error) / n]
+            };
+            estimates.push(CandidateEstimate { value: name.clone(), frequency: count / n, std_error: std_error / n, ci95: [low, high] });
         }
         estimates.sort_by(|a, b| b.frequency.total_cmp(&a.frequency));
         Ok(RapporEstimate {
@@ -234,64 +212,81 @@ impl Aggregate for RapporAggregator {
     }
 }
 
-/// A candidate's frequency and standard error from the counts (and their
-/// variances) that the halves of the cohorts not selecting it estimated,
-/// `reports[h]` reports in half `h` and `n` in all: weighted by inverse
-/// variance, `f̂ = Σ w_h β_h / n`, `Var[f̂] = 1/(n² Σ 1/V_h)` plus the
-/// sampling of which devices fell in which half (each `β_h / n` is the
-/// share among half `h`'s devices): `f(1−f)(w_0 N_1 − w_1 N_0)²/(N_0 N_1 (n−1))`,
-/// 0 when both halves weigh by their reports, `f(1−f) N_1/(N_0 (n−1))` when
-/// half 0 alone estimates.
-fn combined(by_half: [Option<(f64, f64)>; 2], reports: &[f64], n: f64) -> (f64, f64) {
-    let precision: Vec<f64> = by_half.iter().map(|h| h.map_or(0.0, |(_, variance)| 1.0 / variance)).collect();
-    let total: f64 = precision.iter().sum();
-    let weights: Vec<f64> = precision.iter().map(|p| p / total).collect();
-    let frequency = by_half.iter().zip(&weights).map(|(h, w)| h.map_or(0.0, |(beta, _)| w * beta)).sum::<f64>() / n;
-    let share = frequency.clamp(0.0, 1.0);
-    let sampling = match reports {
-        [n0, n1] => share * (1.0 - share) * (weights[0] * n1 - weights[1] * n0).powi(2) / (n0 * n1 * (n - 1.0)).max(1.0),
-        _ => 0.0,
-    };
-    (frequency, ((1.0 / total) / (n * n) + sampling).max(0.0).sqrt())
-}
-
-/// Non-negative LASSO by coordinate descent on the weighted problem
-/// `½ Σ_r w_r² (t_r − Σ_v X_rv β_v)² + Σ_v λ_v β_v`, with `λ_v` the
-/// Bonferroni normal threshold (α = 0.05 over the candidates) times the
-/// noise of `X_vᵀ W² r`. Returns the candidates with `β > 0`.
-fn lasso(design: &[Vec<(usize, f64)>], target: &[f64], weight: &[f64], c: usize) -> Vec<usize> {
-    let z = normal_quantile(1.0 - 0.05 / (2.0 * c as f64));
-    let norms: Vec<f64> =
-        design.iter().map(|rows| rows.iter().map(|&(r, x)| (weight[r] * x).powi(2)).sum()).collect();
+/// Weighted non-negative least squares, `min ½ Σ_r w_r² (t_r − Σ_v X_rv β_v)²`
+/// over `β ≥ 0`, by Lawson and Hanson's active set: the candidate whose
+/// scaled gradient `X_vᵀW²r / ‖WX_v‖` is largest enters, least squares is
+/// solved on the entered ones, and a count that turns negative moves back
+/// to 0 and leaves. A candidate whose entry [`least_squares`] cannot solve
+/// (its filters coincide with entered ones', or the rows are too few) or
+/// fits at or below 0 (rounding) is barred; at most [`SUPPORT`] enter.
+/// Returns the support and its fit.
+fn nnls(design: &[Vec<(usize, f64)>], target: &[f64], weight: &[f64]) -> (Vec<usize>, Option<Fit>) {
+    let c = design.len();
+    let norms: Vec<f64> = design.iter().map(|rows| rows.iter().map(|&(r, x)| (weight[r] * x).powi(2)).sum()).collect();
+    let tolerance = 1e-9 * target.iter().zip(weight).map(|(t, w)| (t * w).powi(2)).sum::<f64>().sqrt();
+    let mut barred: Vec<bool> = norms.iter().map(|&norm| norm == 0.0).collect();
     let mut beta = vec![0.0; c];
-    let mut residual: Vec<f64> = target.to_vec();
-    for _ in 0..200 {
-        let mut change: f64 = 0.0;
-        for v in 0..c {
-            if norms[v] == 0.0 {
-                continue;
-            }
-            let gradient: f64 =
-                design[v].iter().map(|&(r, x)| weight[r] * weight[r] * x * residual[r]).sum::<f64>() + norms[v] * beta[v];
-            let updated = ((gradient - z * norms[v].sqrt()) / norms[v]).max(0.0);
-            let delta = updated - beta[v];
-            if delta != 0.0 {
-                for &(r, x) in &design[v] {
-                    residual[r] -= delta * x;
-                }
-                beta[v] = updated;
-                change = change.max(delta.abs());
+    let (mut support, mut fit): (Vec<usize>, Option<Fit>) = (Vec::new(), None);
+    // Each pass enters or bars a candidate (a bound against cycling by
+    // rounding; Lawson and Hanson's finishes in fewer).
+    for _ in 0..4 * c {
+        let mut residual = target.to_vec();
+        for (&v, &b) in support.iter().zip(fit.iter().flat_map(|f| &f.beta)) {
+            for &(r, x) in &design[v] {
+                residual[r] -= b * x;
             }
         }
-        if change < 1e-6 {
-            break;
+        let scaled_gradient =
+            |v: usize| design[v].iter().map(|&(r, x)| weight[r] * weight[r] * x * residual[r]).sum::<f64>() / norms[v].sqrt();
+        let entering = (0..c)
+            .filter(|&v| !barred[v] && beta[v] == 0.0)
+            .map(|v| (v, scaled_gradient(v)))
+            .filter(|&(_, g)| g > tolerance)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((v, _)) = entering.filter(|_| support.len() < SUPPORT) else { break };
+        let mut trial = support.clone();
+        trial.push(v);
+        match enter(design, target, weight, &beta, trial) {
+            Some((entered, solved)) => {
+                beta.iter_mut().for_each(|b| *b = 0.0);
+                for (&u, &b) in entered.iter().zip(&solved.beta) {
+                    beta[u] = b;
+                }
+                (support, fit) = (entered, Some(solved));
+            }
+            None => barred[v] = true,
         }
     }
-    (0..c).filter(|&v| beta[v] > 0.0).collect()
+    (support, fit)
 }
 
-/// Weighted least squares on the selected candidates: the counts and their
-/// variances, scaled by the residual variance; `None` where the rows of
+/// One step of [`nnls`]: least squares on `trial` (the support and the
+/// candidate entering, last), then, while a count is at or below 0, a move
+/// from the feasible counts `beta` toward the solve until the first reaches
+/// 0, which leaves. `None` where a solve fails or the entering candidate
+/// fits at or below 0.
+fn enter(
+    design: &[Vec<(usize, f64)>],
+    target: &[f64],
+    weight: &[f64],
+    beta: &[f64],
+    mut trial: Vec<usize>,
+) -> Option<(Vec<usize>, Fit)> {
+    let mut solved = least_squares(design, &trial, target, weight).filter(|fit| fit.beta[fit.beta.len() - 1] > 0.0)?;
+    let mut at: Vec<f64> = trial.iter().map(|&u| beta[u]).collect();
+    loop {
+        let step = at.iter().zip(&solved.beta).filter(|&(_, &b)| b <= 0.0).map(|(&a, &b)| a / (a - b)).min_by(f64::total_cmp);
+        let Some(step) = step else { return Some((trial, solved)) };
+        for (a, &b) in at.iter_mut().zip(&solved.beta) {
+            *a += step * (b - *a);
+        }
+        (trial, at) = trial.iter().zip(&at).filter(|&(_, &a)| a > 0.0).map(|(&u, &a)| (u, a)).unzip();
+        solved = least_squares(design, &trial, target, weight)?;
+    }
+}
+
+/// Weighted least squares on the selected candidates: the counts, and their
+/// variances scaled by the residual variance; `None` where the rows of
 /// nonzero weight cannot tell them apart: no more of them than candidates,
 /// or normal equations singular or nearly so (candidates whose Bloom bits
 /// coincide in every cohort, or that the rounding of a solve could not
@@ -302,7 +297,7 @@ fn least_squares(
     selected: &[usize],
     target: &[f64],
     weight: &[f64],
-) -> Option<(Vec<f64>, Vec<f64>)> {
+) -> Option<Fit> {
     use nalgebra::{DMatrix, DVector};
     let s = selected.len();
     let observed = weight.iter().filter(|&&w| w > 0.0).count();
@@ -343,9 +338,62 @@ fn least_squares(
         .filter(|&(r, _)| weight[r] > 0.0)
         .map(|(r, entries)| (weight[r] * target[r] - entries.iter().map(|&(a, xa)| xa * beta[a]).sum::<f64>()).powi(2))
         .sum();
-    let sigma2 = residual / (observed - s) as f64;
-    let inverse = cholesky.inverse();
-    Some((beta.iter().copied().collect(), (0..s).map(|i| sigma2 * inverse[(i, i)]).collect()))
+    Some(Fit { beta: beta.iter().copied().collect(), cholesky, sigma2: residual / (observed - s) as f64 })
+}
+
+/// A least squares fit: the counts, and what their variances are computed
+/// from (once, for the last fit).
+struct Fit {
+    beta: Vec<f64>,
+    cholesky: nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    sigma2: f64,
+}
+
+impl Fit {
+    /// `σ̂²·diag((X̃ᵀX̃)⁻¹)`.
+    fn variances(&self) -> Vec<f64> {
+        let inverse = self.cholesky.inverse();
+        (0..self.beta.len()).map(|i| self.sigma2 * inverse[(i, i)]).collect()
+    }
+}
+
+/// The 95% interval of a normal mean `μ ∈ [0, top]` (standard error 1)
+/// given that its estimate `x` passed the test `x > c`: the `μ` at which
+/// `P(X ≥ x | X > c)`, `X ~ N(μ, 1)`, is 2.5% and 97.5% (it increases with
+/// `μ`), by bisection; an end where the probability is already past its
+/// level at 0 or at `top` is that bound. A count selected for being large
+/// is not trusted for its size.
+fn selective_interval(x: f64, c: f64, top: f64) -> [f64; 2] {
+    let survival = |mu: f64| (log_upper_tail(x - mu) - log_upper_tail(c - mu)).exp();
+    [0.025, 0.975].map(|level| {
+        if survival(0.0) >= level {
+            return 0.0;
+        }
+        if survival(top) <= level {
+            return top;
+        }
+        let (mut lo, mut hi) = (0.0, top);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if survival(mid) < level {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    })
+}
+
+/// `ln P(Z > x)` for a standard normal `Z`: from `erfc` up to 30, then its
+/// asymptotic series (`erfc` underflows near 38).
+fn log_upper_tail(x: f64) -> f64 {
+    if x < 30.0 {
+        (0.5 * libm::erfc(x / std::f64::consts::SQRT_2)).ln()
+    } else {
+        let inverse = 1.0 / (x * x);
+        -0.5 * x * x - (x * (2.0 * std::f64::consts::PI).sqrt()).ln() + (1.0 - inverse + 3.0 * inverse * inverse).ln()
+    }
 }
 
 /// `Φ^{-1}(p)` by bisection on `erfc`.

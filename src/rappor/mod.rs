@@ -15,13 +15,13 @@
 //!   ledger charges `ε_∞` for each new value (repeats are free).
 //! * Decoding: per cohort `j` and bit `i`, the unbiased count of reports
 //!   whose Bloom bit is set, `t_ij = (c_ij − (p + fq/2 − fp/2) N_j) /
-//!   ((1−f)(q−p))`. Cross-fitted over the two halves of the cohorts (by
-//!   parity): a non-negative LASSO of one half's `t` on the candidates'
-//!   Bloom bits (each row weighted by its noise) selects candidates, and
-//!   least squares of the other half's `t` on every candidate (nalgebra's
-//!   Cholesky) gives their counts and standard errors, scaled by the
-//!   residual variance; a candidate both halves select has the two
-//!   estimates combined by inverse variance.
+//!   ((1−f)(q−p))`. Non-negative least squares of `t` on the candidates'
+//!   Bloom bits (each row weighted by its noise; Lawson and Hanson's active
+//!   set, nalgebra's Cholesky) gives the counts; its support is reported,
+//!   with least squares' standard errors on it, scaled by the residual
+//!   variance. A candidate that passes the Bonferroni test over the
+//!   candidates gets the 95% interval given that it passed; the others'
+//!   intervals start at 0.
 //!
 //! ```
 //! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};

@@ -313,7 +313,7 @@ function estimated(m, answer) {
     case 'rappor':
       return {
         plot: e.estimates.length ? shares(e.estimates, e.estimates.length) : [el('p', { class: 'empty', text: 'No candidate detected yet.' })],
-        note: `Candidates detected by the decoder (ε∞ = ${e.epsilon_infinity.toFixed(2)} per value over time); ${e.not_detected.length} not detected.`,
+        note: `Candidates the decoder fits above 0 (ε∞ = ${e.epsilon_infinity.toFixed(2)} per value over time); ${e.not_detected.length} not detected. An interval starts at 0 unless its candidate passes a test over all the candidates (95%, Bonferroni).`,
       };
     default:
       return { plot: shares(e.estimates, e.estimates.length), note: 'Bars: each value\'s estimated share; whiskers: its 95% interval.' };
