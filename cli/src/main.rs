@@ -168,11 +168,6 @@ enum Command {
     /// The collector's stores.
     #[command(subcommand)]
     Store(StoreCommand),
-    /// Copy a collector's SQLite store, consistently, while the collector
-    /// runs (through its control socket, FILE.control) or not (from the
-    /// file): every report, rejection count and shuffled-batch record.
-    /// OUT must not exist; it appears only once the copy is complete and
-    /// checked. Says what it copied.
     /// Import a metric's export (JSON Lines, or Parquet when the name ends
     /// in `.parquet`: what the collector's `…/export` and
     /// `…/reports.parquet` give) into a SQLite store, checking every report
@@ -194,6 +189,12 @@ enum Command {
         export: PathBuf,
     },
     #[cfg(unix)]
+    /// Copy a collector's SQLite store, consistently, while the collector
+    /// runs (through its control socket, FILE.control) or not (from the
+    /// file): every report, rejection count and shuffled-batch record, and
+    /// what retention compacted. The copy is its owner's only (mode 0600).
+    /// OUT must not exist; it appears only once the copy is complete and
+    /// checked. Says what it copied.
     Backup {
         /// The collector's SQLite file (`localdp serve --db FILE`).
         #[arg(long, value_name = "FILE")]

@@ -178,7 +178,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let mut store = Database::open(&args.db)?;
     match (&mut store, args.keep) {
         (_, None) => {}
-        (Database::Sqlite(s), Some(_)) => s.mark_days(),
+        (Database::Sqlite(s), Some(_)) => s.mark_days()?,
         (Database::Postgres(_), Some(_)) => return Err("--keep: retention compacts a SQLite store (not PostgreSQL)".into()),
     }
     let started = Instant::now();

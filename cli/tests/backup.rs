@@ -25,6 +25,12 @@ fn backup(db: &std::path::Path, out: &std::path::Path) -> Output {
 }
 
 /// Each metric's `n`, `rejected` and `shuffled`, as `/api/metrics` lists them.
+/// A file's permission bits.
+fn private(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().mode() & 0o777
+}
+
 fn counts(server: &Server) -> HashMap<String, (Value, Value, Value)> {
     let list = server.get("/api/metrics").json();
     list["metrics"]
@@ -98,6 +104,8 @@ fn a_backup_under_load_restores_every_report_acknowledged_before_it_and_the_same
         stop.store(true, Ordering::SeqCst);
         let said = String::from_utf8(made.stderr).unwrap();
         assert!(made.status.success(), "{said}");
+        // The copy holds every report: its owner's only, whatever the umask.
+        assert_eq!(private(&out), 0o600);
         (before, after, said)
     });
     assert!(said.contains("through the running collector"), "{said}");
@@ -151,6 +159,7 @@ fn a_backup_without_a_collector_copies_the_file_and_refuses_clearly() {
     let said = String::from_utf8_lossy(&made.stderr);
     assert!(made.status.success(), "{said}");
     assert!(said.contains("from the file (no collector was running)"), "{said}");
+    assert_eq!(private(&scratch.path("copy.sqlite")), 0o600);
     let restored = Server::try_start_on(&scratch, scratch.path("copy.sqlite").to_str().unwrap(), &[]).unwrap();
     assert_eq!(restored.estimate("colors", "none").text(), estimate);
     drop(restored);
@@ -189,7 +198,7 @@ fn the_control_socket_answers_the_collectors_user_only() {
     let server = Server::start(&scratch, &[]);
     assert_eq!(server.post_reports("colors", &array(&reports(&scratch, "colors", 10, 2))).status, 200);
     let socket = scratch.path("reports.sqlite.control");
-    assert_eq!(std::fs::metadata(&socket).unwrap().mode() & 0o777, 0o600);
+    assert_eq!(private(&socket), 0o600);
     // Another user (as root, which the tests run as here, "nobody").
     if std::fs::metadata(&scratch.0).unwrap().uid() != 0 {
         eprintln!("not root: the other-user half is not run");

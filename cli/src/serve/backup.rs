@@ -92,6 +92,14 @@ fn receive(mut socket: std::os::unix::net::UnixStream, to: &Path) -> Result<(), 
     Ok(())
 }
 
+/// Creates `path`, empty and readable by its owner only (mode 0600), where
+/// nothing is (not even a symbolic link): a store's copy holds its reports,
+/// whatever the umask. `VACUUM INTO` writes into an empty file.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map(drop)
+}
+
 /// The temporary file beside OUT, removed unless it became OUT.
 struct Partial {
     path: PathBuf,
@@ -104,11 +112,7 @@ impl Partial {
         partial.push(name);
         partial.push(format!(".partial-{}", std::process::id()));
         let path = out.with_file_name(partial);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| format!("{}: cannot write there: {e}", out.display()))?;
+        private_file(&path).map_err(|e| format!("{}: cannot write there: {e}", out.display()))?;
         Ok(Partial { path })
     }
 
@@ -211,7 +215,12 @@ async fn answer(
         let _ = stream.write_all(b"{\"error\":\"the control socket takes one request: backup\"}\n").await;
         return;
     }
-    let made = take(scratch.clone()).await.unwrap_or_else(|_| Err("the database writer stopped".into()));
+    // The copy holds every report: made empty first, readable by the
+    // collector's user only, and never through a file planted at its name.
+    let made = match private_file(&scratch) {
+        Ok(()) => take(scratch.clone()).await.unwrap_or_else(|_| Err("the database writer stopped".into())),
+        Err(e) => Err(format!("{}: {e}", scratch.display())),
+    };
     let file = made.and_then(|()| std::fs::File::open(&scratch).map_err(|e| e.to_string()));
     let _ = std::fs::remove_file(&scratch);
     let sent = match file {

@@ -396,6 +396,7 @@ impl PgStore {
                         let others: i64 = transaction
                             .query_one(
                                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+                                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
                                  AND classid::bigint = $1 AND objid::bigint <> $2 AND objid::bigint < $3",
                                 &[&i64::from(LOCKS), &i64::from(slot), &i64::from(SLOTS)],
                             )

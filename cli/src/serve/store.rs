@@ -8,16 +8,20 @@
 //! rejections (metric, reason, count)                 -- rejected reports, counted by reason
 //! batches    (metric → metrics.id, id, size, shuffler) -- shuffled batches received (`localdp shuffle`), one per (metric, id)
 //! imports    (metric → metrics.id, digest, reports)   -- export files taken by `localdp import` (SHA-256), one per (metric, digest)
-//! days       (day, first)                             -- with `--keep`: the first report id stored on each day (UTC)
+//! days       (day, first, last)                       -- with `--keep`: the first and last report ids stored on each day (UTC)
 //! compacted  (metric → metrics.id, state, reports)    -- with `--keep`: the aggregate state of the reports removed
 //! ```
 //!
 //! With `--keep DAYS` (retention), the day each report arrived is known
-//! (nothing finer): `days` marks the first row id of every day. Reports
-//! that arrived before the cut-off are added to the metric's `compacted`
-//! state (`Aggregator::to_bytes`) and deleted, in one transaction; the
-//! start reads that state and then the remaining reports. Reports stored
-//! before retention was turned on count as of the day it was.
+//! (nothing finer): `days` holds the first and last row ids stored on each
+//! day. Report ids only grow (each is one past the largest stored or ever
+//! marked, so ids freed by a compaction are not taken again), so the days'
+//! ranges are in order. Reports that arrived before the cut-off are added
+//! to the metric's `compacted` state (`Aggregator::to_bytes`) and deleted,
+//! in one transaction; the start reads that state and then the remaining
+//! reports. Reports stored while no day was marked (before `--keep` was
+//! first given, while it was off, or by `localdp import`) count as arrived
+//! on the day a collector next starts with it: never earlier than they did.
 //!
 //! A batch id is stored in the transaction that stores the batch's reports,
 //! so a batch sent again (a shuffler's retry after a crash) finds its id and
@@ -37,8 +41,10 @@ use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 
-/// The schema version in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 3;
+/// The schema version in `PRAGMA user_version` (4: `days`, `compacted` and
+/// `imports`, which a build before them would ignore: it would then count
+/// no compacted report, so it must refuse the file instead).
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS metrics (
@@ -68,7 +74,8 @@ CREATE TABLE IF NOT EXISTS batches (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS days (
     day INTEGER PRIMARY KEY,
-    first INTEGER NOT NULL
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS compacted (
     metric INTEGER PRIMARY KEY REFERENCES metrics(id),
@@ -82,6 +89,18 @@ CREATE TABLE IF NOT EXISTS imports (
     PRIMARY KEY (metric, digest)
 ) WITHOUT ROWID;
 ";
+
+/// Stores a report (metric, report) as row `?1`, from [`NEXT_REPORT`].
+const INSERT_REPORT: &str = "INSERT INTO reports (id, metric, report) VALUES (?1, ?2, ?3)";
+
+/// The id of the next report: one past the largest stored, or marked in
+/// `days` (a compaction may have deleted the largest stored).
+const NEXT_REPORT: &str =
+    "SELECT max(coalesce((SELECT max(id) FROM reports), 0), coalesce((SELECT max(last) FROM days), 0)) + 1";
+
+/// Marks reports `?2` to `?3` as stored on day `?1`.
+const MARK_DAY: &str = "INSERT INTO days (day, first, last) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (day) DO UPDATE SET last = max(last, excluded.last)";
 
 /// Adds to a metric's count of rejections for one reason.
 const COUNT_REJECTIONS: &str = "INSERT INTO rejections (metric, reason, count) VALUES (?1, ?2, ?3) \
@@ -192,9 +211,23 @@ impl Store {
         Ok(Store { connection, days: false })
     }
 
-    /// From now on, commits mark the day they happen on (`--keep`).
-    pub fn mark_days(&mut self) {
+    /// From now on, commits mark the day they happen on (`--keep`); the
+    /// reports stored while no day was marked count as stored today.
+    pub fn mark_days(&mut self) -> StoreResult<()> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let (unmarked, newest): (i64, i64) = self
+            .connection
+            .query_row(
+                "SELECT coalesce((SELECT max(last) FROM days), 0) + 1, coalesce((SELECT max(id) FROM reports), 0)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(db)?;
+        if newest >= unmarked {
+            self.connection.execute(MARK_DAY, params![today(), unmarked, newest]).map_err(db)?;
+        }
         self.days = true;
+        Ok(())
     }
 
     /// Opens a store that must exist, for a copy (`localdp backup`):
@@ -357,14 +390,11 @@ impl Store {
         batches: impl IntoIterator<Item = (i64, &'a [String], &'a RejectionCounts, Option<&'a BatchId>)>,
     ) -> rusqlite::Result<Vec<bool>> {
         let transaction = self.connection.transaction()?;
-        if self.days {
-            transaction
-                .prepare_cached("INSERT INTO days (day, first) SELECT ?1, coalesce(max(id), 0) + 1 FROM reports WHERE true ON CONFLICT DO NOTHING")?
-                .execute([today()])?;
-        }
+        let first: i64 = transaction.prepare_cached(NEXT_REPORT)?.query_row([], |r| r.get(0))?;
+        let mut next = first;
         let mut stored = Vec::new();
         {
-            let mut insert = transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)")?;
+            let mut insert = transaction.prepare_cached(INSERT_REPORT)?;
             let mut batch_id = transaction.prepare_cached(
                 "INSERT INTO batches (metric, id, size, shuffler) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (metric, id) DO NOTHING",
             )?;
@@ -380,7 +410,8 @@ impl Store {
                     continue;
                 }
                 for report in reports {
-                    insert.execute(params![key, report])?;
+                    insert.execute(params![next, key, report])?;
+                    next += 1;
                 }
                 if rejected.total() > 0 {
                     let at = match rejections.iter().position(|(k, _)| *k == key) {
@@ -403,6 +434,9 @@ impl Store {
                     }
                 }
             }
+            if self.days && next > first {
+                transaction.prepare_cached(MARK_DAY)?.execute(params![today(), first, next - 1])?;
+            }
         }
         transaction.commit()?;
         Ok(stored)
@@ -410,22 +444,19 @@ impl Store {
 
     /// Retention: adds a metric's reports that arrived before day `cutoff`
     /// to its compacted state and deletes them, in one transaction; how
-    /// many. Nothing before a day was first marked (`--keep` turned on).
+    /// many.
     pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
         let db = |e: rusqlite::Error| format!("database: {e}");
         let transaction = self.connection.transaction().map_err(db)?;
-        let marked: bool =
-            transaction.query_row("SELECT count(*) > 0 FROM days WHERE day < ?1", [cutoff], |r| r.get(0)).map_err(db)?;
-        if !marked {
+        // The days' ranges are in order and hold every report (a start with
+        // --keep marks what none did): every report below the boundary
+        // arrived before the cut-off.
+        let boundary: i64 = transaction
+            .query_row("SELECT coalesce(max(last), 0) + 1 FROM days WHERE day < ?1", [cutoff], |r| r.get(0))
+            .map_err(db)?;
+        if boundary == 1 {
             return Ok(0);
         }
-        let boundary: i64 = transaction
-            .query_row(
-                "SELECT coalesce((SELECT min(first) FROM days WHERE day >= ?1), (SELECT coalesce(max(id), 0) + 1 FROM reports))",
-                [cutoff],
-                |r| r.get(0),
-            )
-            .map_err(db)?;
         let held: Option<Vec<u8>> = transaction
             .query_row("SELECT state FROM compacted WHERE metric = ?1", [key], |r| r.get(0))
             .optional()
@@ -546,8 +577,8 @@ impl Import<'_> {
     /// Stores an accepted report (canonical JSON).
     pub fn add(&mut self, report: &str) -> StoreResult<()> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let mut insert = self.transaction.prepare_cached("INSERT INTO reports (metric, report) VALUES (?1, ?2)").map_err(db)?;
-        insert.execute(params![self.key, report]).map_err(db)?;
+        let next: i64 = self.transaction.prepare_cached(NEXT_REPORT).and_then(|mut s| s.query_row([], |r| r.get(0))).map_err(db)?;
+        self.transaction.prepare_cached(INSERT_REPORT).and_then(|mut s| s.execute(params![next, self.key, report])).map_err(db)?;
         self.reports += 1;
         Ok(())
     }
