@@ -505,6 +505,24 @@ fn a_collector_with_another_config_of_a_running_metric_is_refused() {
     drop(start_on(&scratch, &url));
 }
 
+/// A release whose migration changes tables that running collectors of
+/// the release before write is refused while they run (here a collector
+/// whose schema is put back one migration stands for one of them).
+#[test]
+fn a_migration_waits_for_the_collectors_of_the_release_before_to_stop() {
+    let cluster = Cluster::start("upgrade");
+    let scratch = Scratch::new("pg-upgrade");
+    let url = cluster.url("collector");
+    let running = start_on(&scratch, &url);
+    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 2");
+    let refused = Server::try_start_on(&scratch, &url, &[]).err().expect("refused at start");
+    assert!(refused.contains("schema localdp is at migration 1 and this build needs 2"), "{refused}");
+    assert!(refused.contains("the 1 collector(s) running on this database"), "{refused}");
+    drop(running);
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    drop(start_on(&scratch, &url));
+}
+
 /// Two `store copy` runs at once into one database (here of two copies of
 /// one store: a SQLite file is opened by one process at a time): one
 /// copies, the other refuses, saying so, and copies nothing.

@@ -395,10 +395,8 @@ impl PgStore {
                     if stored != randomizer {
                         let others: i64 = transaction
                             .query_one(
-                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
-                                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
-                                 AND classid::bigint = $1 AND objid::bigint <> $2 AND objid::bigint < $3",
-                                &[&i64::from(LOCKS), &i64::from(slot), &i64::from(SLOTS)],
+                                OTHER_COLLECTORS,
+                                &[&i64::from(LOCKS), &i64::from(SLOTS), &i64::from(slot)],
                             )
                             .await
                             .map_err(db)?
@@ -797,6 +795,12 @@ impl Refresher {
 /// schema already at this build's migration is left as it is, without DDL:
 /// PostgreSQL checks CREATE before it checks `IF NOT EXISTS`, and a
 /// collector's role needs CREATE only the first time.
+/// How many collectors hold a slot of this database, other than slot `$3`
+/// (`$1` LOCKS, `$2` SLOTS; pg_locks spans the cluster's databases).
+const OTHER_COLLECTORS: &str = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 \
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+     AND classid::bigint = $1 AND objid::bigint < $2 AND objid::bigint <> $3";
+
 async fn migrate(client: &mut Object) -> StoreResult<()> {
     let exists: bool = client.query_one("SELECT to_regclass('localdp.migrations') IS NOT NULL", &[]).await.map_err(db)?.get(0);
     if exists {
@@ -824,6 +828,24 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
             "made by a newer localdp (schema localdp at migration {found}, this build knows {})",
             MIGRATIONS.len()
         ));
+    }
+    // A collector of the release before writes the tables as they were
+    // (migration 2 keys rejections by slot: its upsert would fail on every
+    // rejection, and its batches would go uncounted): migrate a schema in
+    // use only once they are stopped.
+    if found > 0 && (found as usize) < MIGRATIONS.len() {
+        let running: i64 = transaction
+            .query_one(OTHER_COLLECTORS, &[&i64::from(LOCKS), &i64::from(SLOTS), &-1i64])
+            .await
+            .map_err(db)?
+            .get(0);
+        if running > 0 {
+            return Err(format!(
+                "schema localdp is at migration {found} and this build needs {}, which the {running} collector(s) \
+                 running on this database cannot write to: stop them, then start this release",
+                MIGRATIONS.len()
+            ));
+        }
     }
     for (version, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         transaction.batch_execute(sql).await.map_err(db)?;
