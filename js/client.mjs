@@ -141,7 +141,10 @@ export function bindClient(modules, defaultStorage, withMessage) {
       this.#storage = storage;
       this.#persistent = persistent;
       this.#now = now;
-      this.#keys = [SECRET_KEY, `localdp:resets:${core.id}`, `localdp:state:${core.id}`];
+      // The state as bytes has a key of its own: the JSON state of the releases before (`localdp:state:`) is
+      // read once, migrated, and left as it was, so a page still running one of them (a tab open across a
+      // deploy, a rollback) reads its own ledger rather than bytes it would take for corrupt and reset.
+      this.#keys = [SECRET_KEY, `localdp:resets:${core.id}`, `localdp:state-bytes:${core.id}`, `localdp:state:${core.id}`];
     }
 
     /** The resolved protocol (what `"auto"` chose). */
@@ -198,13 +201,13 @@ export function bindClient(modules, defaultStorage, withMessage) {
 
     /** Runs `step(core, now)` on the stored state inside one storage update; resolves to its result. */
     async #run(step) {
-      const [secretKey, resetsKey, stateKey] = this.#keys;
+      const [secretKey, resetsKey, stateKey, jsonKey] = this.#keys;
       let outcome;
       let seen;
       await this.#storage.update(this.#keys, (values) => {
         const writes = {};
         let secret = values[secretKey];
-        const stored = values[stateKey];
+        const stored = values[stateKey] ?? values[jsonKey];
         const earlier = Number(values[resetsKey]);
         const counted = Number.isSafeInteger(earlier) && earlier > 0 ? earlier : 0;
         const last = this.#seen;

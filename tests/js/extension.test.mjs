@@ -60,7 +60,7 @@ test("the extension's service worker reports to the collector", async () => {
     const stored = await worker.evaluate(() => chrome.storage.local.get(null));
     const language = await worker.evaluate(() => navigator.language.split('-')[0]);
     assert.match(stored['localdp:secret'], /^[0-9a-f]{64}$/);
-    const states = Object.keys(stored).filter((key) => key.startsWith('localdp:state:'));
+    const states = Object.keys(stored).filter((key) => key.startsWith('localdp:state-bytes:'));
     assert.equal(states.length, 1);
     assert.ok(!Buffer.from(stored[states[0]], 'base64').toString('latin1').includes(`"${language}"`), 'the state holds no raw value');
   } finally {

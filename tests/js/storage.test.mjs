@@ -100,7 +100,7 @@ test('Client.open: corrupt stored state counts a reset, seen by every client', a
   const storage = asyncStorage(store, { locks: fakeLocks() });
   const first = await Client.open(GRR, { storage });
   await first.randomize(1);
-  const stateKey = [...store.map.keys()].find((k) => k.startsWith('localdp:state:'));
+  const stateKey = [...store.map.keys()].find((k) => k.startsWith('localdp:state-bytes:'));
   store.map.set(stateKey, '{not a state');
   const second = await Client.open(GRR, { storage });
   assert.equal(second.resets, 1);

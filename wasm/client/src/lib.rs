@@ -603,8 +603,8 @@ impl ClientCore {
         self.core.metric().epsilon()
     }
 
-    /// The metric's id, as in the storage keys `localdp:state:${id}` and
-    /// `localdp:resets:${id}`.
+    /// The metric's id, as in the storage keys `localdp:state-bytes:${id}`
+    /// and `localdp:resets:${id}`.
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
         self.core.metric().id()
