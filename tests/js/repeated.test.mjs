@@ -135,8 +135,12 @@ test('RAPPOR: one cohort per install, a fresh instantaneous response per report,
   }
   const estimate = aggregator.estimate();
   assert.equal(estimate.protocol, 'rappor');
-  assert.deepEqual(estimate.estimates.map((e) => e.value).sort(), ['alpha', 'bravo']);
-  for (const e of estimate.estimates) {
+  // The list is what non-negative least squares fits above 0: 'absent' may be in it, with an interval from 0.
+  // Only a candidate that passes the Bonferroni test is shown above 0 (how often an absent one is, with a
+  // stated α, is tested seeded in tests/rappor.rs); at 30,000 reports both present ones pass (z > 50).
+  const shown = estimate.estimates.filter((e) => e.ci95[0] > 0).map((e) => e.value);
+  assert.ok(shown.includes('alpha') && shown.includes('bravo'), JSON.stringify(estimate.estimates));
+  for (const e of estimate.estimates.filter((e) => e.value !== 'absent')) {
     const truth = e.value === 'alpha' ? 2 / 3 : 1 / 3;
     assert.ok(Math.abs(e.frequency - truth) < 6 * e.std_error, `${e.value} ${e.frequency} ± ${e.std_error}`);
   }
