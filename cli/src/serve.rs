@@ -273,7 +273,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
 /// The control socket `localdp backup` asks (`serve/backup.rs`).
 #[cfg(unix)]
 fn control_socket(db: &Path) -> Option<PathBuf> {
-    Some(backup::control_path(db))
+    Some(store::control_path(db))
 }
 
 #[cfg(not(unix))]

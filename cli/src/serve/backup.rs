@@ -14,7 +14,7 @@
 //! (`PRAGMA quick_check`, and that it is a store), synced, and only then
 //! linked to OUT, which must not exist: a failed backup leaves no OUT.
 
-use super::store::Store;
+use super::store::{control_path, Store};
 use crate::serve::logging::{log_error, log_info};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,13 +25,6 @@ const REQUEST: &str = "backup\n";
 
 /// Said of a PostgreSQL store, which has its own tools.
 pub const POSTGRES: &str = "a PostgreSQL store is backed up with pg_dump (localdp backup copies a SQLite store)";
-
-/// The control socket of the collector on `db`.
-pub fn control_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_owned();
-    name.push(".control");
-    PathBuf::from(name)
-}
 
 /// `localdp backup --db FILE OUT`.
 pub fn run(db: &Path, out: &Path) -> Result<(), String> {
@@ -244,16 +237,3 @@ async fn answer(
     }
 }
 
-/// How a store that must exist is opened for a copy (never created).
-pub fn not_a_store(path: &Path, e: &rusqlite::Error) -> String {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => format!("{}: not a localdp store (not a SQLite database)", path.display()),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
-            "{}: the database is in use, by another program or a collector that does not answer on {}",
-            path.display(),
-            control_path(path).display()
-        ),
-        Some(rusqlite::ErrorCode::CannotOpen) => format!("{}: cannot open it (no such file?)", path.display()),
-        _ => format!("{}: {e}", path.display()),
-    }
-}

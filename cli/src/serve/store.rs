@@ -39,7 +39,7 @@
 
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The schema version in `PRAGMA user_version` (4: `days`, `compacted` and
 /// `imports`, which a build before them would ignore: it would then count
@@ -234,7 +234,7 @@ impl Store {
     /// nothing is created or migrated, and the exclusive lock taken by the
     /// first read keeps a collector from starting on it meanwhile.
     pub fn existing(path: &Path) -> StoreResult<Store> {
-        let refused = |e: rusqlite::Error| super::backup::not_a_store(path, &e);
+        let refused = |e: rusqlite::Error| not_a_store(path, &e);
         let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(refused)?;
         connection.execute_batch("PRAGMA locking_mode = EXCLUSIVE").map_err(refused)?;
@@ -597,5 +597,26 @@ impl Import<'_> {
             .map_err(db)?;
         self.transaction.commit().map_err(db)?;
         Ok(self.reports)
+    }
+}
+
+/// The control socket of the collector on `db`.
+pub fn control_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".control");
+    PathBuf::from(name)
+}
+
+/// How a store that must exist is opened for a copy (never created).
+fn not_a_store(path: &Path, e: &rusqlite::Error) -> String {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => format!("{}: not a localdp store (not a SQLite database)", path.display()),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => format!(
+            "{}: the database is in use, by another program or a collector that does not answer on {}",
+            path.display(),
+            control_path(path).display()
+        ),
+        Some(rusqlite::ErrorCode::CannotOpen) => format!("{}: cannot open it (no such file?)", path.display()),
+        _ => format!("{}: {e}", path.display()),
     }
 }
