@@ -508,7 +508,11 @@ impl Store {
         let new = transaction
             .execute("INSERT INTO imports (metric, digest, reports) VALUES (?1, ?2, 0) ON CONFLICT DO NOTHING", params![key, digest])
             .map_err(db)?;
-        Ok((new == 1).then(|| Import { transaction, key, digest: digest.to_string(), reports: 0 }))
+        if new != 1 {
+            return Ok(None);
+        }
+        let next = transaction.query_row(NEXT_REPORT, [], |r| r.get(0)).map_err(db)?;
+        Ok(Some(Import { transaction, key, digest: digest.to_string(), next, reports: 0 }))
     }
 
     /// The sizes and shufflers of a metric's stored batches (received with
@@ -570,6 +574,8 @@ pub struct Import<'a> {
     transaction: rusqlite::Transaction<'a>,
     key: i64,
     digest: String,
+    /// The id of the next report it stores (the transaction holds the write lock).
+    next: i64,
     reports: u64,
 }
 
@@ -577,8 +583,8 @@ impl Import<'_> {
     /// Stores an accepted report (canonical JSON).
     pub fn add(&mut self, report: &str) -> StoreResult<()> {
         let db = |e: rusqlite::Error| format!("database: {e}");
-        let next: i64 = self.transaction.prepare_cached(NEXT_REPORT).and_then(|mut s| s.query_row([], |r| r.get(0))).map_err(db)?;
-        self.transaction.prepare_cached(INSERT_REPORT).and_then(|mut s| s.execute(params![next, self.key, report])).map_err(db)?;
+        self.transaction.prepare_cached(INSERT_REPORT).and_then(|mut s| s.execute(params![self.next, self.key, report])).map_err(db)?;
+        self.next += 1;
         self.reports += 1;
         Ok(())
     }
