@@ -97,11 +97,15 @@ function memoryStorage() {
 /**
  * The `Client` class over the wasm modules' `ClientCore` classes.
  * @param {{ core(config: unknown): typeof import('./bindings.js').ClientCore,
- *   load(config: unknown): Promise<typeof import('./bindings.js').ClientCore> }} modules
+ *   load(config: unknown): Promise<typeof import('./bindings.js').ClientCore>,
+ *   earlier?(): Promise<typeof import('./bindings.js').ClientCore> }} modules
  *   the `ClientCore` of the module that serves `config`: `core` gives one
  *   already instantiated (or a module's whose calls say what to call
  *   first), `load` instantiates one first if need be (the web bindings'
- *   init; Node's load synchronously).
+ *   init; Node's load synchronously). Where `load` may give a module of one
+ *   family, which reads only the byte state, `earlier` instantiates the
+ *   module of every family, which converts the JSON state of an earlier
+ *   release (once per device).
  * @param {() => import('./storage.mjs').SharedStorage | string | undefined | Promise<import('./storage.mjs').SharedStorage | string>} defaultStorage
  *   the storage of `Client.open` when none is given (IndexedDB in browsers,
  *   a file in Node); where there is none, why not (`undefined`: no
@@ -135,9 +139,12 @@ export function bindClient(modules, defaultStorage, withMessage) {
     #now;
     #keys;
     #seen;
+    #config;
+    #earlier;
 
-    constructor(core, storage, persistent, now) {
+    constructor(core, config, storage, persistent, now) {
       this.#core = core;
+      this.#config = config;
       this.#storage = storage;
       this.#persistent = persistent;
       this.#now = now;
@@ -221,7 +228,21 @@ export function bindClient(modules, defaultStorage, withMessage) {
           writes[secretKey] = secret;
         }
         if (secret !== this.#secret || stored !== this.#text) {
-          reset = coreCall(() => this.#core.load(secret, stored ?? null)) > 0 || reset;
+          let text = stored ?? null;
+          if (this.#earlier !== undefined && values[stateKey] === undefined && text !== null) {
+            // An earlier release's JSON state, which this module cannot read (it threw code 312): the module
+            // of every family reads it, and this one takes it as bytes.
+            const earlier = coreCall(() => new this.#earlier(this.#config, secret));
+            reset = coreCall(() => earlier.load(secret, text)) > 0 || reset;
+            text = earlier.state;
+          }
+          try {
+            reset = coreCall(() => this.#core.load(secret, text)) > 0 || reset;
+          } catch (error) {
+            if (error.code !== 312 || this.#earlier !== undefined || !modules.earlier) throw error;
+            outcome = { earlier: error };
+            return {};
+          }
           this.#secret = secret;
         }
         // Never below the count this client last saw: a wipe takes the stored count too.
@@ -237,6 +258,13 @@ export function bindClient(modules, defaultStorage, withMessage) {
         seen = { secret, resets };
         return writes;
       });
+      if (outcome.earlier) {
+        // Where the module of every family cannot be loaded (import() in a service worker), code 312 says why.
+        this.#earlier = await modules.earlier().catch((cause) => {
+          throw Object.assign(outcome.earlier, { cause });
+        });
+        return this.#run(step);
+      }
       this.#seen = seen; // what the storage now holds (a compare-and-set adapter may have called the function again)
       if ('error' in outcome) throw outcome.error;
       return outcome.result;
@@ -304,7 +332,7 @@ export function bindClient(modules, defaultStorage, withMessage) {
       }
       const now = option(options, 'now');
       if (now !== undefined && typeof now !== 'function') throw new TypeError('options.now must be a function');
-      const client = new SharedClient(core, storage, persistent, now);
+      const client = new SharedClient(core, config, storage, persistent, now);
       await client.spent; // reads (or creates) the secret and state, counting resets
       return client;
     }

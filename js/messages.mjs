@@ -60,6 +60,7 @@ const MESSAGES = {
   223: 'field "{0}" must be a finite number',
   300: 'privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window',
   310: 'a stored memo is corrupt',
+  312: 'the stored state is of an earlier release: the module of every family reads it',
   500: 'secure random source unavailable: {0}',
 };
 

@@ -141,13 +141,14 @@ module node web localdp wasm/full
 module client/node client/web localdp_client wasm/client
 no_fmt "every family"
 # Each family's client module for the web, an entry of its own
-# (`localdp/client/web/FAMILY`: js/web/localdp.js over its bindings), which
+# (`localdp/client/web/FAMILY`: js/family.js over its bindings), which
 # `localdp/client/web` imports for a config of that family.
 for family in "${families[@]}"; do
   bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
   no_fmt "$family"
   optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
-  cp js/web/localdp.js js/web/localdp.d.ts "$out/client/web/families/$family/"
+  cp js/family.js "$out/client/web/families/$family/localdp.js"
+  cp js/web/localdp.d.ts "$out/client/web/families/$family/"
 done
 node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts "$out"/client/web/families/*/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each

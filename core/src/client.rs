@@ -232,6 +232,7 @@ impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
     }
 }
 
+#[cfg(feature = "json_state")]
 impl<V: FromField> FromField for KeyMap<V> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
         let Field::Object(object) = field else { return Err(field.invalid("a map")) };
@@ -243,6 +244,7 @@ impl<V: FromField> FromField for KeyMap<V> {
     }
 }
 
+#[cfg(feature = "json_state")]
 crate::config::read_by_hand!(ClientState, ClientState::from_object);
 
 impl ClientState {
@@ -429,22 +431,21 @@ impl ClientState {
         Ok(state)
     }
 
-    /// A stored state: the byte form, or the JSON text of versions 1 to 4
-    /// (which starts with `{`, as no byte form does; ASCII, as every state
-    /// was).
+    /// A stored state: the byte form, or (with the `json_state` feature)
+    /// the JSON text of versions 1 to 4 (see [`earlier_state`]).
     fn from_stored(stored: &[u8]) -> Result<ClientState> {
-        match stored {
-            [b'{', ..] => {
-                let object = ascii(stored).and_then(|text| crate::json::parse_object(&text));
-                ClientState::from_object(&object.ok_or(Error::State(StateError::Malformed))?)
-            }
-            _ => Ok(ClientState::from_bytes(stored)?),
+        #[cfg(feature = "json_state")]
+        if earlier_state(Some(stored)) {
+            let object = ascii(stored).and_then(|text| crate::json::parse_object(&text));
+            return ClientState::from_object(&object.ok_or(Error::State(StateError::Malformed))?);
         }
+        Ok(ClientState::from_bytes(stored)?)
     }
 
     /// Reads a stored state of this or an earlier format version (2: without
     /// `secret_id` and `window_ms`; 1: also the install's draws under
     /// per-protocol names, `alpha`, `buckets` or `cohort`).
+    #[cfg(feature = "json_state")]
     fn from_object(object: &ConfigObject) -> Result<ClientState> {
         let version = object.read::<u32>("version")?;
         let extra: &[&str] = match version {
@@ -480,6 +481,22 @@ impl ClientState {
             charged: object.read_or("charged", KeyMap::default())?,
             reports: object.read_or("reports", KeyMap::default())?,
         })
+    }
+}
+
+/// True for the JSON text of an earlier release (formats 1 to 4), which
+/// starts with `{`, as no byte form does.
+fn earlier_state(stored: Option<&[u8]>) -> bool {
+    stored.is_some_and(|s| s.first() == Some(&b'{'))
+}
+
+/// [`Error::EarlierState`] for the JSON text of an earlier release where
+/// this build has no reader for it (a client module of one family): it is
+/// neither read nor taken for a corrupt state, which would reset the ledger.
+fn refuse_earlier_state(stored: Option<&[u8]>) -> Result<()> {
+    match cfg!(feature = "json_state") || !earlier_state(stored) {
+        true => Ok(()),
+        false => Err(Error::EarlierState),
     }
 }
 
@@ -591,6 +608,7 @@ impl Client {
         let settings = ClientSettings::from_config(&config)?;
         let metric = Metric::from_config(config)?;
         let secret = parse_secret(secret)?;
+        refuse_earlier_state(stored)?;
         if settings.memoize && metric.kind().memo().is_none() {
             return Err(Error::invalid("memoize", Requirement::NotFor { protocol: metric.protocol() }));
         }
@@ -635,6 +653,7 @@ impl Client {
     /// ```
     pub fn load(&mut self, secret: &str, stored: Option<&[u8]>) -> Result<()> {
         let secret = parse_secret(secret)?;
+        refuse_earlier_state(stored)?;
         let (mut state, resets) = ClientState::read(&self.metric, &self.settings, &secret, stored);
         // A state under this client's secret that it could take is the
         // record, which holds every charge this client stored (a charge

@@ -100,6 +100,12 @@ pub enum Error {
     /// A permanent response a client stored for memoization does not parse;
     /// nothing was released (a `RangeError` in JavaScript).
     CorruptMemo,
+    /// A stored client state is the JSON text of an earlier release, and this
+    /// build reads only the byte form: a client module of one family, which
+    /// leaves the reader of earlier formats to the module of every family
+    /// (the JS client loads that one to convert the state, once per device).
+    /// Nothing was read and nothing changed.
+    EarlierState,
     /// The operating system's random source failed.
     Randomness {
         /// The platform's description of the failure.
@@ -583,6 +589,7 @@ impl Error {
             },
             Error::PrivacyBudgetExceeded { .. } => 300,
             Error::CorruptMemo => 310,
+            Error::EarlierState => 312,
             Error::Rejected { .. } => 400,
             Error::MergeMismatch { conflict, .. } => match conflict {
                 MergeConflict::Configuration => 410,
@@ -805,6 +812,7 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (223, "field \"{0}\" must be a finite number"),
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
     (310, "a stored memo is corrupt"),
+    (312, "the stored state is of an earlier release: the module of every family reads it"),
     (400, "report rejected ({0}): {1}"),
     (410, "the aggregators have different configurations"),
     (411, "aggregators of different kinds of metric"),
@@ -908,6 +916,7 @@ mod tests {
             field(FieldProblem::NotANumber),
             Error::PrivacyBudgetExceeded { cost: 1.0, spent: 0.25, budget: 1e-7 },
             Error::CorruptMemo,
+            Error::EarlierState,
             Rejection::BadLength.error("expected 8 bits"),
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "grr:2:a".into(), conflict: MergeConflict::Configuration },
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "duchi:1:b".into(), conflict: MergeConflict::Kind },

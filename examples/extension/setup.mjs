@@ -58,14 +58,17 @@ for (const entry of entries) {
   }
 }
 
-// The entries and every file they reach through relative imports or `new URL(…, import.meta.url)`.
+// The entries and every file they reach through static relative imports or `new URL(…, import.meta.url)`.
+// Not through import(), which a service worker may not call: the family entry's one loads the module of
+// every family to convert the JSON state of an earlier release, which an extension that shipped one
+// converts by opening its clients once from a page that imports localdp/client/web.
 const files = new Set();
 const visit = (file) => {
   if (files.has(file)) return;
   files.add(file);
   if (!file.endsWith('.js') && !file.endsWith('.mjs')) return;
   const source = readFileSync(file, 'utf8');
-  const imports = /(?:from\s*|import\s*\(?\s*)['"`](\.{1,2}\/[^'"`]+)['"`]/g;
+  const imports = /(?:from\s*|import\s*)['"`](\.{1,2}\/[^'"`]+)['"`]/g;
   const assets = /new URL\(\s*['"`]([^'"`:]+)['"`]\s*,\s*import\.meta\.url/g;
   for (const [, path] of [...source.matchAll(imports), ...source.matchAll(assets)]) visit(join(dirname(file), path));
 };

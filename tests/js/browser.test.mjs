@@ -96,3 +96,29 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     await server.close();
   }
 });
+
+test('a state of an earlier release (JSON) is converted by the module of every family, fetched for it alone', async () => {
+  const server = await serve({ '/': join(here, 'fixtures/earlier-state'), '/localdp/': join(packageDir, 'dist') });
+  const page = await browser.newPage();
+  const errors = [];
+  const wasm = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('requestfinished', (r) => r.url().endsWith('.wasm') && wasm.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
+    assert.equal(await page.evaluate(() => window.failure), undefined);
+    const result = await page.evaluate(() => window.result);
+    for (const entry of ['family', 'web']) {
+      const { spent, resets, report, after, bytes, json } = result[entry];
+      assert.deepEqual({ spent, resets, after, bytes, json }, { spent: 2, resets: 0, after: 2, bytes: 'LDPC', json: true }, entry);
+      assert.deepEqual(report, { version: 1, protocol: 'grr', epsilon: 1, domain: 'e554b29b4737a22d', value: 0 }, `${entry}: the memo is sent again`);
+    }
+    // The family's module, then the module of every family, to convert the state (once: the web entry reuses it).
+    assert.deepEqual(wasm, ['/localdp/client/web/families/frequency/localdp_client_bg.wasm', '/localdp/client/web/localdp_client_bg.wasm']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await server.close();
+  }
+});

@@ -84,6 +84,11 @@ const modules = {
     }
     return families.get(family);
   },
+  // A family's module reads the byte state only; an earlier release's JSON state is converted by this one.
+  async earlier() {
+    await initEveryFamily();
+    return ClientCore;
+  },
 };
 
 export const Client = bindClient(modules, () => (globalThis.indexedDB ? indexedDBStorage() : undefined), withMessage);
