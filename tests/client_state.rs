@@ -4,7 +4,7 @@
 //! a typed error, and the client counts them as a reset, never a panic.
 
 use localdp::client::{Client, ClientState};
-use localdp::{SimulationRng, StateError};
+use localdp::{Report, SimulationRng, StateError};
 use rand_core::SeedableRng;
 use serde_json::Value;
 
@@ -40,8 +40,14 @@ fn states_of_the_release_before_load_with_their_ledger_and_memos_and_are_written
         let state = ClientState::from_bytes(&bytes).unwrap();
         let ledger: Vec<(u64, u64)> = state.ledger.iter().map(|&(t, e)| (t, e.to_bits())).collect();
         assert_eq!(ledger, ledger_of(&json), "{config}: the ledger is kept");
+        // Each memo kept, in the byte form when it was a report's JSON
+        // (RAPPOR's permanent bits are hex in both).
         let memos: Vec<(&str, &str)> = state.memos.iter().map(|(k, v)| (k, v.as_str())).collect();
-        let stored: Vec<(&str, &str)> = json["memos"].as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v.as_str().unwrap())).collect();
+        let stored: Vec<(&str, String)> = json["memos"].as_object().unwrap().iter().map(|(k, v)| {
+            let memo = v.as_str().unwrap();
+            (k.as_str(), Report::from_json(memo).map_or(memo.to_string(), |r| r.to_memo()))
+        }).collect();
+        let stored: Vec<(&str, &str)> = stored.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(memos, stored, "{config}: the memos are kept");
         assert_eq!(state.metric, json["metric"].as_str().unwrap(), "{config}");
 

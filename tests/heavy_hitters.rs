@@ -394,7 +394,7 @@ fn a_memo_of_another_metric_is_not_sent() {
     let mut state = ClientState::from_bytes(&client.state_bytes()).unwrap();
     let other = Metric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":5}"#).unwrap();
     for memo in state.memos.values_mut() {
-        *memo = other.randomize_text("/a", &mut rng).unwrap().to_json();
+        *memo = other.randomize_text("/a", &mut rng).unwrap().to_memo();
     }
     let stored = state.to_bytes();
     let mut honest = Client::new(config, &secret, Some(&client.state_bytes())).unwrap();

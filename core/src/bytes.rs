@@ -66,10 +66,20 @@ impl ByteWriter {
         self.0.extend_from_slice(&x.to_le_bytes());
     }
 
+    /// Bytes: their length, then themselves.
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
+        self.uint(bytes.len() as u64);
+        self.0.extend_from_slice(bytes);
+    }
+
     /// Text: its length, then its UTF-8.
     pub(crate) fn text(&mut self, text: &str) {
-        self.uint(text.len() as u64);
-        self.0.extend_from_slice(text.as_bytes());
+        self.bytes(text.as_bytes());
+    }
+
+    /// The bytes written, unsealed (a part of a record: a memo).
+    pub(crate) fn into_body(self) -> Vec<u8> {
+        self.0
     }
 
     /// The record: the header (`magic`, `version`, the body's length and
@@ -107,6 +117,11 @@ impl<'a> ByteReader<'a> {
             core::cmp::Ordering::Equal if crc32(body) != word(9) => Err(StateError::Checksum),
             core::cmp::Ordering::Equal => Ok(ByteReader(body)),
         }
+    }
+
+    /// Bytes that [`ByteWriter::into_body`] wrote, read without a header.
+    pub(crate) fn body(bytes: &'a [u8]) -> Self {
+        ByteReader(bytes)
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], StateError> {
@@ -147,8 +162,13 @@ impl<'a> ByteReader<'a> {
     /// Text written by [`ByteWriter::text`]: ASCII, as everything a device
     /// stores is (keys and ids in hex, reports' JSON).
     pub(crate) fn text(&mut self) -> Result<String, StateError> {
+        ascii(self.bytes()?).ok_or(StateError::Malformed)
+    }
+
+    /// Bytes written by [`ByteWriter::bytes`].
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], StateError> {
         let n = self.count()?;
-        ascii(self.take(n)?).ok_or(StateError::Malformed)
+        self.take(n)
     }
 
     /// Ends the body: nothing may follow.

@@ -107,7 +107,7 @@ pub struct ClientState {
     /// state: the ledger keeps every charge that long.
     pub window_ms: u64,
     /// Memo keys (hex HMACs) to the permanent response, as the protocol
-    /// stores it (a report's JSON, or RAPPOR's permanent bits).
+    /// stores it (its report as `Report::to_memo` writes it, or RAPPOR's permanent bits as hex).
     pub memos: KeyMap<String>,
     /// `(time in ms, ε)` of every report that spent ε in the last
     /// `window_ms`, oldest first.
@@ -297,6 +297,16 @@ impl ClientState {
             // rule's ε_1 each (rounded up, toward refusal) could have cost.
             let step = memo.and_then(|m| m.instantaneous_epsilon()).unwrap_or(f64::INFINITY);
             state.reports = KeyMap(state.charged.0.iter().map(|(k, c)| (k.clone(), (c / step - 1e-6).ceil().clamp(1.0, MEMO_REPORTS as f64))).collect());
+        }
+        // The JSON formats stored a memo as its report's JSON (RAPPOR's, its
+        // permanent bits as hex, which is no JSON and stays as it is).
+        #[cfg(feature = "json_state")]
+        if state.version < STATE_VERSION {
+            state.memos.values_mut().for_each(|memo| {
+                if let Some(report) = Report::from_stored(memo) {
+                    *memo = report.to_memo();
+                }
+            });
         }
         state.version = STATE_VERSION;
         let draws_usable = state.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)));

@@ -31,6 +31,7 @@ use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
 use crate::number::number_text;
 pub use crate::protocol::Protocol;
+use crate::bytes::{ByteReader, ByteWriter};
 use crate::text::{hex_bytes, text, HexBytes};
 
 /// The only report format version this build writes and reads.
@@ -155,9 +156,9 @@ impl Wire {
     /// Reads a report's object by hand, classifying what is wrong as
     /// [`Report::from_json`] does: a `"version"` that is another format's
     /// is refused as such whatever else the object holds, anything else
-    /// amiss is malformed. How the wasm modules read reports (the client's
-    /// memos, the full module's Aggregator), so that they link no derived
-    /// deserializer and no JSON parser of their own.
+    /// amiss is malformed. How the full wasm module's Aggregator reads
+    /// reports (and the migration, the memos of a JSON state), so that it
+    /// links no derived deserializer and no JSON parser of its own.
     fn read(object: &ConfigObject) -> Result<Wire> {
         let malformed = |e: Error| match e {
             // A report is already randomized: echoing a field is harmless.
@@ -388,10 +389,82 @@ impl Report {
         crate::json::write::to_string(&self.to_wire()).expect("a report always serializes")
     }
 
-    /// A report a client stored (a memo), or `None` if it is not one; the
-    /// client's way to read its own JSON back ([`crate::json`]).
+    /// A report a client stored as JSON (a memo of a state of format 1 to
+    /// 4), or `None` if it is not one.
+    #[cfg(feature = "json_state")]
     pub(crate) fn from_stored(text: &str) -> Option<Report> {
         Report::from_object(&crate::json::parse_object(text)?).ok()
+    }
+
+    /// The report as a client stores it for memoization: its protocol, ε
+    /// (its 8 bytes), domain fingerprint and payload (a tag, then its
+    /// numbers and bits) as bytes (`crate::bytes`), written as
+    /// hex, since a state's memos are ASCII. A GRR memo is about 40 digits,
+    /// where its JSON was about 85 characters, and reading it back takes no
+    /// JSON parser.
+    #[doc(hidden)]
+    pub fn to_memo(&self) -> String {
+        let mut w = ByteWriter::default();
+        w.text(self.protocol.name());
+        w.float(self.epsilon);
+        w.text(&self.domain);
+        let mut numbers = |tag: u64, numbers: &[u64]| numbers.iter().fold(w.uint(tag), |(), &x| w.uint(x));
+        match &self.payload {
+            Payload::Index(v) => numbers(0, &[*v]),
+            Payload::Hashed { seed, value } => numbers(1, &[u64::from(*seed), *value]),
+            Payload::Grouped { group, seed, value } => numbers(2, &[u64::from(*group), u64::from(*seed), *value]),
+            Payload::Bits(bits) => {
+                numbers(3, &[]);
+                w.bytes(&bits.bytes);
+            }
+            Payload::Cohort { cohort, bits } => {
+                numbers(4, &[u64::from(*cohort)]);
+                w.bytes(&bits.bytes);
+            }
+            Payload::Sampled { attributes, values } => {
+                numbers(5, &[attributes.len() as u64]);
+                attributes.iter().for_each(|&a| w.uint(u64::from(a)));
+                values.iter().for_each(|&v| w.uint(v));
+            }
+        }
+        text!(HexBytes(&w.into_body()))
+    }
+
+    /// A memo [`Report::to_memo`] wrote, or `None` if it is not one (the
+    /// caller checks it against its metric).
+    pub(crate) fn from_memo(memo: &str) -> Option<Report> {
+        let bytes = hex_bytes(memo)?;
+        let mut r = ByteReader::body(&bytes);
+        let protocol = Protocol::from_name(&r.text().ok()?)?;
+        let (epsilon, domain) = (r.float().ok()?, r.text().ok()?);
+        let tag = r.uint().ok()?;
+        let count = match tag {
+            0 | 4 => 1,
+            1 => 2,
+            2 => 3,
+            3 => 0,
+            5 => 2 * r.count().ok()?,
+            _ => return None,
+        };
+        let numbers = (0..count).map(|_| r.uint().ok()).collect::<Option<Vec<u64>>>()?;
+        let bits = match tag {
+            3 | 4 => Some(BitVector { bytes: r.bytes().ok()?.to_vec() }),
+            _ => None,
+        };
+        r.finish().ok()?;
+        let small = |x: &u64| u32::try_from(*x).ok();
+        let payload = match (tag, numbers.as_slice(), bits) {
+            (0, &[v], _) => Payload::Index(v),
+            (1, [seed, value], _) => Payload::Hashed { seed: small(seed)?, value: *value },
+            (2, [group, seed, value], _) => Payload::Grouped { group: small(group)?, seed: small(seed)?, value: *value },
+            (3, _, Some(bits)) => Payload::Bits(bits),
+            (4, [cohort], Some(bits)) => Payload::Cohort { cohort: small(cohort)?, bits },
+            (_, all, _) => {
+                let (attributes, values) = all.split_at(all.len() / 2);
+                Payload::Sampled { attributes: attributes.iter().map(small).collect::<Option<_>>()?, values: values.to_vec() }
+            }
+        };
+        Some(Report { version: REPORT_VERSION, protocol, epsilon, domain, payload })
     }
 
     /// The report as a plain JS object (`JSON.parse` of its line); `None`
@@ -699,7 +772,7 @@ mod tests {
     use super::*;
     use crate::{Metric, SimulationRng};
 
-    /// The object reader (the wasm modules': memos, the full module's
+    /// The object reader (the memos of JSON states, the full module's
     /// Aggregator; run here over serde_json values, and through `JSON.parse`
     /// by tests/common/readers.rs in wasm) and the native derived reader agree on every
     /// report and on hostile variants of them: the same report, or the same
@@ -759,5 +832,33 @@ mod tests {
             assert_eq!(reason(by_object), reason(Report::from_json(text)), "{text}");
         }
         assert!(texts.iter().filter(|t| Report::from_stored(t).is_some()).count() >= configs.len() + 4);
+    }
+
+    /// A memo reads back as the report it was made of, for every payload;
+    /// one cut short or with a byte more is no memo.
+    #[test]
+    fn memos_read_back_exactly() {
+        let mut rng = SimulationRng::seed_from_u64(5);
+        let cases = [
+            (r#"{"protocol":"grr","epsilon":1,"domain":8}"#, "1"),
+            (r#"{"protocol":"olh","epsilon":1,"domain":8}"#, "1"),
+            (r#"{"protocol":"oue","epsilon":0.3,"domain":20}"#, "1"),
+            (r#"{"protocol":"dbitflip","epsilon":1,"domain":8,"d":3}"#, "1"),
+            (r#"{"protocol":"rappor","bits":16,"cohorts":4}"#, "1"),
+            (r#"{"protocol":"pem","epsilon":2,"max_length":4}"#, "1"),
+            (r#"{"protocol":"duchi","epsilon":1,"range":[[0,1],[0,1],[0,1]]}"#, "0.5,0.5,0.5"),
+        ];
+        let mut payloads = std::collections::HashSet::new();
+        for (config, value) in cases {
+            let report = Metric::from_json(config).unwrap().randomize_text(value, &mut rng).unwrap();
+            payloads.insert(std::mem::discriminant(&report.payload));
+            let memo = report.to_memo();
+            assert_eq!(Report::from_memo(&memo), Some(report), "{config}");
+            for cut in (0..memo.len()).step_by(2) {
+                assert_eq!(Report::from_memo(&memo[..cut]), None, "{config}: cut at {cut}");
+            }
+            assert_eq!(Report::from_memo(&text!(memo, "00")), None, "{config}: a byte more");
+        }
+        assert_eq!(payloads.len(), 6, "every payload");
     }
 }

@@ -591,10 +591,10 @@ impl Memo for FrequencyOracle {
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
         let index = self.domain.index_of(value)?;
-        Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_json())
+        Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_memo())
     }
     fn report(&self, permanent: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
-        let stored = Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
+        let stored = Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
         Ok(self.envelope(self.mechanism.instantaneous(&stored.payload, rng)))
     }
     fn instantaneous_epsilon(&self) -> Option<f64> {

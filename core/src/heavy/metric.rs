@@ -574,10 +574,10 @@ impl Memo for HeavyHitterMetric {
         Ok(self.prepare(value)?.into_owned())
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
-        Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_json())
+        Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_memo())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }
 

@@ -1,4 +1,5 @@
-//! JSON in and out: configs, the client's state and memos, and (in the
+//! JSON in and out: configs, the client states (and their memos) of
+//! earlier releases, and (in the
 //! wasm build) reports, one way for the whole crate. Objects are read field
 //! by field by hand-written readers ([`FromField`]) over a [`ConfigObject`]:
 //! natively an object of this module's own parser ([`parse`]), in the wasm

@@ -708,9 +708,9 @@ impl Memo for KeyValueMetric {
         self.canonical(value)
     }
     fn permanent(&self, value: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
-        Ok(self.randomize_map(value, rng)?.to_json())
+        Ok(self.randomize_map(value, rng)?.to_memo())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }

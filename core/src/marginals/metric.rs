@@ -573,10 +573,10 @@ impl Memo for MarginalsMetric {
     }
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
         let event = self.event_of(value)?;
-        Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng)?.to_json())
+        Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng)?.to_memo())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_stored(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }
 

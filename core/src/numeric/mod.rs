@@ -673,10 +673,10 @@ impl Memo for NumericMetric {
         let point = self.alpha_point(value, draws)?;
         let [lo, hi] = self.ranges[0];
         let x = lo + (hi - lo) * point as f64 / self.granularity as f64;
-        Ok(self.randomize_values(&[x], rng)?.to_json())
+        Ok(self.randomize_values(&[x], rng)?.to_memo())
     }
     fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_stored(permanent).ok_or(Error::CorruptMemo)
+        Report::from_memo(permanent).ok_or(Error::CorruptMemo)
     }
 }
 
