@@ -58,6 +58,9 @@ const POOL_SIZE: usize = 4;
 /// Exports read at once at most (more wait for a connection, up to
 /// TIMEOUT).
 const EXPORTS: usize = 4;
+/// How long an export's snapshot may wait for its client to take a page
+/// (its transaction idle) before the server ends it, and the export is cut.
+const EXPORT_IDLE: Duration = Duration::from_secs(30);
 /// Collectors on one database at most (slots).
 const SLOTS: i32 = 1024;
 /// The first key of this program's advisory locks ("ldp"); the second is
@@ -672,6 +675,20 @@ impl PgStore {
                     return Err(format!("metric {:?} already holds reports in {}: nothing was copied", metric.name, self.db.shown));
                 }
                 if randomizer != metric.randomizer {
+                    // A collector running meanwhile folds its reports by the
+                    // config it started with, which the copy would change.
+                    let others: i64 = transaction
+                        .query_one(OTHER_COLLECTORS, &[&i64::from(LOCKS), &i64::from(SLOTS), &i64::from(slot)])
+                        .await
+                        .map_err(db)?
+                        .get(0);
+                    if others > 0 {
+                        return Err(format!(
+                            "metric {:?}: {others} collector(s) run on {} with another config of it: stop them (or \
+                             start them with the copied store's config) before the copy; nothing was copied",
+                            metric.name, self.db.shown
+                        ));
+                    }
                     transaction
                         .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &metric.randomizer, &metric.config])
                         .await
@@ -745,7 +762,16 @@ impl Exporter {
         let client = self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
         let snapshot = Snapshot { client: Some(client), key };
         let client = snapshot.client()?;
-        client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await.map_err(db)?;
+        // A client that stops reading holds the snapshot (and holds back
+        // VACUUM on the whole cluster) only for so long: the server ends it.
+        client
+            .batch_execute(&format!(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; \
+                 SET LOCAL idle_in_transaction_session_timeout = {}",
+                EXPORT_IDLE.as_millis()
+            ))
+            .await
+            .map_err(db)?;
         let rows = client
             .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
             .await
