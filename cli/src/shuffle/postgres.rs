@@ -102,19 +102,22 @@ impl Tables {
         })
     }
 
-    /// Keeps reports of `metric`, all or none, each under a random row id
-    /// (drawn again in the unlikely case it is taken).
+    /// Keeps reports of `metric`, all or none, each under a random row id,
+    /// in one statement (all drawn again in the unlikely case one is taken).
     pub fn hold(&self, metric: &str, reports: &[String], rng: &mut dyn RngCore) -> StoreResult<()> {
-        self.run(async |client| {
+        self.run(async |client| loop {
+            let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
             let transaction = client.transaction().await?;
             transaction.execute(SYNCHRONOUS, &[]).await?;
             let insert = transaction
-                .prepare_cached("INSERT INTO localdp_shuffler.pending (id, metric, report) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING")
+                .prepare_cached(
+                    "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, $2, report \
+                     FROM unnest($1::bigint[], $3::text[]) AS held (id, report) ON CONFLICT (id) DO NOTHING",
+                )
                 .await?;
-            for report in reports {
-                while transaction.execute(&insert, &[&(rng.next_u64() as i64), &metric, report]).await? == 0 {}
+            if transaction.execute(&insert, &[&ids, &metric, &reports]).await? == reports.len() as u64 {
+                return transaction.commit().await;
             }
-            transaction.commit().await
         })
     }
 
