@@ -793,3 +793,22 @@ fn a_shuffler_url_that_cannot_work_is_refused_saying_why_and_never_the_password(
         assert!(!log.contains(pg::PASSWORD), "{log}");
     }
 }
+
+/// A role that does not own the shuffler's tables could not VACUUM them
+/// (PostgreSQL skips them with a warning): refused at start.
+#[test]
+fn a_shuffler_role_that_cannot_vacuum_its_tables_is_refused() {
+    let cluster = Cluster::start("shuffler-owner");
+    let scratch = scratch("pg-owner");
+    let collector = serve(&scratch, &[]);
+    drop(shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "5"]));
+    cluster.psql(
+        "collector",
+        "CREATE ROLE writer LOGIN PASSWORD 'writer-pw'; GRANT USAGE ON SCHEMA localdp_shuffler TO writer; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA localdp_shuffler TO writer; \
+         GRANT SELECT ON localdp_shuffler.migrations TO writer",
+    );
+    let url = format!("postgres://writer:writer-pw@127.0.0.1:{}/collector", cluster.port);
+    let refused = try_shuffle_on(&scratch, &collector, &url, &["--batch", "5"]).err().expect("refused at start");
+    assert!(refused.contains("this role does not own the tables of schema localdp_shuffler"), "{refused}");
+}

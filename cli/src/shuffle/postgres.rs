@@ -66,17 +66,35 @@ pub struct Tables {
 impl Tables {
     /// Connects, takes the database's shuffler lock, and migrates the schema.
     pub fn open(url: &str) -> StoreResult<Tables> {
-        let db = connect(url, "localdp shuffle", POOL_SIZE)?;
-        let shown = &db.shown;
-        let lock = db.runtime.block_on(async {
-            let mut lock = db.client().await?;
+        let connected = connect(url, "localdp shuffle", POOL_SIZE)?;
+        let shown = &connected.shown;
+        let lock = connected.runtime.block_on(async {
+            let mut lock = connected.client().await?;
             if !try_lock(&lock, SHUFFLER_LOCK).await? {
                 return Err(format!("{shown}: another localdp shuffle runs on this database (one at a time: it alone forms and sends the batches)"));
             }
             migrate(&mut lock, &SCHEMA).await.map_err(|e| format!("{shown}: {e}"))?;
+            // VACUUM skips, with only a warning, a table whose owner's
+            // rights this role lacks: forwarded rows would stay.
+            let foreign: i64 = lock
+                .query_one(
+                    "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE n.nspname = 'localdp_shuffler' AND c.relname IN ('pending', 'outbox') \
+                     AND NOT pg_has_role(c.relowner, 'USAGE')",
+                    &[],
+                )
+                .await
+                .map_err(db)?
+                .get(0);
+            if foreign > 0 {
+                return Err(format!(
+                    "{shown}: this role does not own the tables of schema localdp_shuffler, so it cannot VACUUM away \
+                     the forwarded reports: run the shuffler as their owner (the role that created them)"
+                ));
+            }
             Ok(lock)
         })?;
-        Ok(Tables { db, lock: tokio::sync::Mutex::new(lock) })
+        Ok(Tables { db: connected, lock: tokio::sync::Mutex::new(lock) })
     }
 
     /// The URL without its password.
