@@ -5,6 +5,7 @@
 //   node bench/load.mjs [--seconds 5] [--url http://127.0.0.1:8080 [--token T]]
 //       [--runs 1x1,16x1,64x1,16x100,4x1000]   (clients x reports per request)
 //       [--bin target/release/localdp] [--postgres postgres://USER:PW@HOST:PORT/DB]
+//       [--collector URL]   (with --url a shuffler's: the collector behind it)
 // Without --url it starts its own server (--bin) on a free port with a
 // scratch database (WAL, synchronous=FULL: every accepted batch is on disk
 // before the answer) and no limits, and stops it afterwards. With
@@ -100,7 +101,8 @@ const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q 
 
 for (const setup of setups) {
   const servers = await setup.servers();
-  const { metrics } = await (await fetch(`${servers[0].url}/api/metrics`, { headers: auth })).json();
+  // A shuffler (--url) serves no metric list: --collector names the collector behind it.
+  const { metrics } = await (await fetch(`${arg('collector', servers[0].url)}/api/metrics`, { headers: auth })).json();
   const metric = metrics.find((m) => m.kind === 'frequency');
   const client = new Client(metric.config);
   const labels = metric.config.domain;

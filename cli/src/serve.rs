@@ -48,7 +48,7 @@ pub(crate) mod logging;
 #[path = "serve/parquet.rs"]
 mod parquet;
 #[path = "serve/postgres.rs"]
-mod postgres;
+pub(crate) mod postgres;
 #[path = "serve/response.rs"]
 pub(crate) mod response;
 #[path = "serve/store.rs"]

@@ -12,9 +12,11 @@
 //! JSON the validation produced (never the bytes sent), without an address,
 //! a header or a time. Its row id is drawn at random, so the table's order
 //! is not the arrival order; the only time kept is in memory (when the
-//! oldest held report of a metric arrived, for `--max-wait`). Deleted rows
-//! are overwritten (`secure_delete`) and the write-ahead log is truncated
-//! after each batch, so a forwarded batch leaves no report in the file.
+//! oldest held report of a metric arrived, for `--max-wait`). In a SQLite
+//! file, deleted rows are overwritten (`secure_delete`) and the write-ahead
+//! log is truncated after each round that forwarded, so a forwarded batch
+//! leaves no report in the file. On PostgreSQL (`shuffle/postgres.rs`)
+//! the rows are deleted and vacuumed, which erases less.
 //!
 //! **Exactly once.** A batch is formed in one transaction: its reports
 //! leave the held ones and enter the outbox, already in their shuffled
@@ -56,6 +58,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod postgres;
+
 /// `localdp shuffle` options.
 #[derive(clap::Args)]
 pub struct ShuffleArgs {
@@ -82,8 +86,14 @@ pub struct ShuffleArgs {
     /// first is sent with each batch.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
-    /// The SQLite file of the reports held and the batches not yet
-    /// acknowledged (created if missing).
+    /// Where the reports held and the batches not yet acknowledged are
+    /// kept: a SQLite file (created if missing), or a PostgreSQL database
+    /// (`postgres://` or `postgresql://` URL; one shuffler per database).
+    /// On SQLite a forwarded batch leaves no report in the file. On
+    /// PostgreSQL its rows are deleted and VACUUMed after each round, but
+    /// their bytes stay in the write-ahead log (and in archives of it) and
+    /// in freed pages until reused: where erasure matters, use SQLite, or an
+    /// encrypted volume and no WAL archiving (docs/shuffler.md).
     #[arg(long, default_value = "localdp-shuffle.sqlite")]
     db: PathBuf,
     /// TCP port; 0 picks a free one (the URL printed first says which).
@@ -152,110 +162,194 @@ struct Outgoing {
     body: String,
 }
 
-/// The shuffler's file, and the generator that draws row ids, choices,
+/// A batch of at most `size` of the reports `held` (row id, report) of
+/// `metric`: chosen and ordered uniformly, under a random id; and the row
+/// ids chosen.
+fn choose(mut held: Vec<(i64, String)>, metric: &str, size: u64, rng: &mut dyn RngCore) -> (Vec<i64>, Outgoing) {
+    // A uniform order of all held: its first `size` are a uniform choice
+    // of them, in a uniform order.
+    shuffle(&mut held, rng);
+    held.truncate(usize::try_from(size).unwrap_or(usize::MAX));
+    let (ids, reports): (Vec<i64>, Vec<String>) = held.into_iter().unzip();
+    let mut id = [0u8; 16];
+    rng.fill_bytes(&mut id);
+    let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let outgoing = Outgoing { id, metric: metric.to_string(), size: reports.len() as u64, body: format!("[{}]", reports.join(",")) };
+    (ids, outgoing)
+}
+
+/// Where the reports held and the batches not yet acknowledged are kept.
+enum Tables {
+    /// A SQLite file: deleted rows are overwritten (`secure_delete`), and
+    /// the write-ahead log is truncated after each round that forwarded.
+    Sqlite(Connection),
+    /// PostgreSQL (`--db postgres://…`).
+    Postgres(postgres::Tables),
+}
+
+/// The shuffler's tables, and the generator that draws row ids, choices,
 /// orders and batch ids: the OS CSPRNG ([`SecureRng`]) in production, a
 /// seeded one in unit tests only.
 struct Held {
-    connection: Connection,
+    tables: Tables,
     rng: Box<dyn RngCore + Send>,
 }
 
+/// A SQLite error, as PostgreSQL's are shown.
+fn sql(e: rusqlite::Error) -> String {
+    format!("database: {e}")
+}
+
 impl Held {
-    fn open(path: &std::path::Path) -> StoreResult<Held> {
-        Held::open_with(path, Box::new(SecureRng::new().map_err(|e| e.to_string())?))
+    /// `--db`: a PostgreSQL URL, else a SQLite file.
+    fn open(db: &std::path::Path) -> StoreResult<Held> {
+        let rng = Box::new(SecureRng::new().map_err(|e| e.to_string())?);
+        match crate::serve::postgres::url_of(db)? {
+            Some(url) => Ok(Held { tables: Tables::Postgres(postgres::Tables::open(url)?), rng }),
+            None => Held::open_with(db, rng),
+        }
     }
 
+    /// A SQLite file, with the generator `rng`.
     fn open_with(path: &std::path::Path, rng: Box<dyn RngCore + Send>) -> StoreResult<Held> {
         let connection = store::open(path, SCHEMA, SCHEMA_VERSION, "localdp shuffle")?;
         connection.execute_batch("PRAGMA secure_delete = ON;").map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(Held { connection, rng })
+        Ok(Held { tables: Tables::Sqlite(connection), rng })
+    }
+
+    /// What the log names: the file, or the URL without its password.
+    fn describe(&self, db: &std::path::Path) -> String {
+        match &self.tables {
+            Tables::Sqlite(_) => db.display().to_string(),
+            Tables::Postgres(p) => p.describe().to_string(),
+        }
     }
 
     /// Keeps accepted reports of `metric`, all or none, each under a random
     /// row id (drawn again in the unlikely case it is taken).
-    fn hold(&mut self, metric: &str, reports: &[String]) -> rusqlite::Result<()> {
-        let transaction = self.connection.transaction()?;
-        {
-            let mut insert =
-                transaction.prepare_cached("INSERT OR IGNORE INTO pending (id, metric, report) VALUES (?1, ?2, ?3)")?;
-            for report in reports {
-                while insert.execute(params![self.rng.next_u64() as i64, metric, report])? == 0 {}
-            }
+    fn hold(&mut self, metric: &str, reports: &[String]) -> StoreResult<()> {
+        let rng = &mut *self.rng;
+        match &mut self.tables {
+            Tables::Sqlite(connection) => (|| {
+                let transaction = connection.transaction()?;
+                {
+                    let mut insert = transaction
+                        .prepare_cached("INSERT OR IGNORE INTO pending (id, metric, report) VALUES (?1, ?2, ?3)")?;
+                    for report in reports {
+                        while insert.execute(params![rng.next_u64() as i64, metric, report])? == 0 {}
+                    }
+                }
+                transaction.commit()
+            })()
+            .map_err(sql),
+            Tables::Postgres(p) => p.hold(metric, reports, rng),
         }
-        transaction.commit()
     }
 
     /// Reports held per metric.
-    fn held(&self) -> rusqlite::Result<Vec<(String, u64)>> {
-        let mut statement = self.connection.prepare_cached("SELECT metric, count(*) FROM pending GROUP BY metric")?;
-        let rows = statement.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
-        rows.collect()
+    fn held(&self) -> StoreResult<Vec<(String, u64)>> {
+        match &self.tables {
+            Tables::Sqlite(connection) => (|| {
+                let mut statement = connection.prepare_cached("SELECT metric, count(*) FROM pending GROUP BY metric")?;
+                let rows = statement.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })()
+            .map_err(sql),
+            Tables::Postgres(p) => p.held(),
+        }
     }
 
     /// Forms a batch of at most `size` reports held of `metric`, in one
     /// transaction: chosen and ordered uniformly, under a random id, into
     /// the outbox, and out of `pending`.
-    fn form(&mut self, metric: &str, size: u64) -> rusqlite::Result<Outgoing> {
-        let transaction = self.connection.transaction()?;
-        let mut held: Vec<(i64, String)> = {
-            let mut select = transaction.prepare_cached("SELECT id, report FROM pending WHERE metric = ?1 ORDER BY id")?;
-            let rows = select.query_map([metric], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        // A uniform order of all held: its first `size` are a uniform choice
-        // of them, in a uniform order.
-        shuffle(&mut held, &mut *self.rng);
-        held.truncate(usize::try_from(size).unwrap_or(usize::MAX));
-        {
-            let mut delete = transaction.prepare_cached("DELETE FROM pending WHERE id = ?1")?;
-            for (id, _) in &held {
-                delete.execute([id])?;
-            }
+    fn form(&mut self, metric: &str, size: u64) -> StoreResult<Outgoing> {
+        let rng = &mut *self.rng;
+        match &mut self.tables {
+            Tables::Sqlite(connection) => (|| {
+                let transaction = connection.transaction()?;
+                let held: Vec<(i64, String)> = {
+                    let mut select = transaction.prepare_cached("SELECT id, report FROM pending WHERE metric = ?1 ORDER BY id")?;
+                    let rows = select.query_map([metric], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                    rows.collect::<rusqlite::Result<_>>()?
+                };
+                let (ids, outgoing) = choose(held, metric, size, rng);
+                {
+                    let mut delete = transaction.prepare_cached("DELETE FROM pending WHERE id = ?1")?;
+                    for id in &ids {
+                        delete.execute([id])?;
+                    }
+                }
+                transaction.execute(
+                    "INSERT INTO outbox (id, metric, size, body) VALUES (?1, ?2, ?3, ?4)",
+                    params![outgoing.id, outgoing.metric, outgoing.size as i64, outgoing.body],
+                )?;
+                transaction.commit()?;
+                Ok(outgoing)
+            })()
+            .map_err(sql),
+            Tables::Postgres(p) => p.form(metric, |held| choose(held, metric, size, rng)),
         }
-        let reports: Vec<String> = held.into_iter().map(|(_, report)| report).collect();
-        let mut id = [0u8; 16];
-        self.rng.fill_bytes(&mut id);
-        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        let outgoing = Outgoing { id, metric: metric.to_string(), size: reports.len() as u64, body: format!("[{}]", reports.join(",")) };
-        transaction.execute(
-            "INSERT INTO outbox (id, metric, size, body) VALUES (?1, ?2, ?3, ?4)",
-            params![outgoing.id, outgoing.metric, outgoing.size as i64, outgoing.body],
-        )?;
-        transaction.commit()?;
-        Ok(outgoing)
     }
 
     /// The batches formed, not yet acknowledged and not parked.
-    fn outbox(&self) -> rusqlite::Result<Vec<Outgoing>> {
-        let mut statement = self.connection.prepare_cached("SELECT id, metric, size, body FROM outbox WHERE parked = 0")?;
-        let rows = statement.query_map([], |r| {
-            Ok(Outgoing { id: r.get(0)?, metric: r.get(1)?, size: r.get::<_, i64>(2)? as u64, body: r.get(3)? })
-        })?;
-        rows.collect()
+    fn outbox(&self) -> StoreResult<Vec<Outgoing>> {
+        match &self.tables {
+            Tables::Sqlite(connection) => (|| {
+                let mut statement = connection.prepare_cached("SELECT id, metric, size, body FROM outbox WHERE parked = 0")?;
+                let rows = statement.query_map([], |r| {
+                    Ok(Outgoing { id: r.get(0)?, metric: r.get(1)?, size: r.get::<_, i64>(2)? as u64, body: r.get(3)? })
+                })?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })()
+            .map_err(sql),
+            Tables::Postgres(p) => p.outbox(),
+        }
     }
 
     /// The batches formed and not yet acknowledged: (waiting, parked).
-    fn batches(&self) -> rusqlite::Result<(u64, u64)> {
-        self.connection.query_row("SELECT count(*) - coalesce(sum(parked), 0), coalesce(sum(parked), 0) FROM outbox", [], |r| {
-            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
-        })
+    fn batches(&self) -> StoreResult<(u64, u64)> {
+        match &self.tables {
+            Tables::Sqlite(connection) => connection
+                .query_row("SELECT count(*) - coalesce(sum(parked), 0), coalesce(sum(parked), 0) FROM outbox", [], |r| {
+                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+                })
+                .map_err(sql),
+            Tables::Postgres(p) => p.batches(),
+        }
     }
 
     /// Parks a batch the collector would not take as it is.
-    fn park(&mut self, id: &str) -> rusqlite::Result<()> {
-        self.connection.execute("UPDATE outbox SET parked = 1 WHERE id = ?1", [id]).map(|_| ())
+    fn park(&mut self, id: &str) -> StoreResult<()> {
+        match &self.tables {
+            Tables::Sqlite(connection) => connection.execute("UPDATE outbox SET parked = 1 WHERE id = ?1", [id]).map(|_| ()).map_err(sql),
+            Tables::Postgres(p) => p.park(id),
+        }
     }
 
     /// Makes the parked batches due again; how many there were.
-    fn unpark(&mut self) -> rusqlite::Result<usize> {
-        self.connection.execute("UPDATE outbox SET parked = 0 WHERE parked = 1", [])
+    fn unpark(&mut self) -> StoreResult<usize> {
+        match &self.tables {
+            Tables::Sqlite(connection) => connection.execute("UPDATE outbox SET parked = 0 WHERE parked = 1", []).map_err(sql),
+            Tables::Postgres(p) => p.unpark(),
+        }
     }
 
-    /// Drops an acknowledged batch, and truncates the write-ahead log, which
-    /// held its reports.
-    fn sent(&mut self, id: &str) -> rusqlite::Result<()> {
-        self.connection.execute("DELETE FROM outbox WHERE id = ?1", [id])?;
-        self.connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    /// Drops an acknowledged batch.
+    fn sent(&mut self, id: &str) -> StoreResult<()> {
+        match &self.tables {
+            Tables::Sqlite(connection) => connection.execute("DELETE FROM outbox WHERE id = ?1", [id]).map(|_| ()).map_err(sql),
+            Tables::Postgres(p) => p.sent(id),
+        }
+    }
+
+    /// After a round that dropped batches: erases what held their reports
+    /// as far as the database can (SQLite: truncates the write-ahead log;
+    /// PostgreSQL: `VACUUM`s the tables).
+    fn scrub(&mut self) -> StoreResult<()> {
+        match &self.tables {
+            Tables::Sqlite(connection) => connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).map_err(sql),
+            Tables::Postgres(p) => p.scrub(),
+        }
     }
 }
 
@@ -420,13 +514,12 @@ impl App {
     /// Runs `work` on the file, off the async workers.
     async fn with_held<T: Send + 'static>(
         self: &Arc<Self>,
-        work: impl FnOnce(&mut Held) -> rusqlite::Result<T> + Send + 'static,
+        work: impl FnOnce(&mut Held) -> StoreResult<T> + Send + 'static,
     ) -> Result<T, String> {
         let app = Arc::clone(self);
         tokio::task::spawn_blocking(move || work(&mut app.held.lock().expect("no panics while holding the lock")))
             .await
             .map_err(|e| e.to_string())?
-            .map_err(|e| format!("database: {e}"))
     }
 }
 
@@ -449,12 +542,11 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         );
     }
     let mut held = Held::open(&args.db)?;
-    let database = |e: rusqlite::Error| format!("database: {e}");
-    let parked = held.unpark().map_err(database)?;
-    let (waiting, unsent) = (held.held().map_err(database)?, held.outbox().map_err(database)?.len());
+    let parked = held.unpark()?;
+    let (waiting, unsent) = (held.held()?, held.outbox()?.len());
     log_info!(
         "localdp shuffle: {} ({} reports held, {unsent} batches to send again, {parked} of them parked before), forwarding to http://{}{} in batches of {}{}",
-        args.db.display(),
+        held.describe(&args.db),
         waiting.iter().map(|(_, n)| n).sum::<u64>(),
         collector.authority,
         collector.prefix,
@@ -601,19 +693,30 @@ async fn forward(app: Arc<App>) {
         // The collector's Retry-After: the batches left wait for it too
         // (they would be refused the same way).
         let mut wait = None;
+        let mut done = false;
         match app.with_held(|held| held.outbox()).await {
             Ok(outbox) => {
                 for batch in outbox {
-                    if let Err(asked) = deliver(&app, batch).await {
-                        retry = true;
-                        wait = asked;
-                        if wait.is_some() {
-                            break;
+                    match deliver(&app, batch).await {
+                        Ok(()) => done = true,
+                        Err(asked) => {
+                            retry = true;
+                            wait = asked;
+                            if wait.is_some() {
+                                break;
+                            }
                         }
                     }
                 }
             }
             Err(e) => log_error!("localdp shuffle: {e}"),
+        }
+        // The batches dropped (or parked) leave nothing of their reports
+        // that the database can erase.
+        if done {
+            if let Err(e) = app.with_held(|held| held.scrub()).await {
+                log_error!("localdp shuffle: {e}");
+            }
         }
         if retry {
             let next = wait.unwrap_or(pause);
@@ -806,8 +909,9 @@ mod tests {
         let path = std::env::temp_dir().join(format!("localdp-shuffle-form-{}.sqlite", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let mut held = Held::open_with(&path, Box::new(SimulationRng::seed_from_u64(7))).unwrap();
+        let Tables::Sqlite(connection) = &held.tables else { unreachable!("a file") };
         for value in 0..200i64 {
-            held.connection
+            connection
                 .execute("INSERT INTO pending (id, metric, report) VALUES (?1, 'm', ?2)", params![value, value.to_string()])
                 .unwrap();
         }

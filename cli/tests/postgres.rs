@@ -375,6 +375,96 @@ fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     }
 }
 
+/// A copy that would change the config of a metric a running collector
+/// folds by is refused while that collector runs, though the metric holds
+/// nothing yet, and copies nothing.
+#[test]
+fn store_copy_is_refused_while_a_collector_runs_another_config_of_a_metric() {
+    let cluster = Cluster::start("copy-config");
+    let other = Scratch::new("pg-copy-config-other");
+    other.file(
+        "metrics.json",
+        r#"[{"name":"colors","config":{"protocol":"grr","epsilon":2.0,"domain":["red","green","blue","cyan","magenta"]}}]"#,
+    );
+    let running = start_on(&other, &cluster.url("collector"));
+    let scratch = Scratch::new("pg-copy-config");
+    sqlite_store(&scratch, 20, |_| ());
+    let copy = || store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
+    let refused = copy();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("metric \"colors\": 1 collector(s) run on") && said.contains("nothing was copied"), "{said}");
+    assert!(!said.contains(pg::PASSWORD), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "0");
+    // Once it is stopped, the copy goes through.
+    drop(running);
+    let copied = copy();
+    assert!(copied.status.success(), "{}", String::from_utf8_lossy(&copied.stderr));
+}
+
+/// A SQLite store compacted by retention (`--keep`) no longer holds the
+/// compacted reports, which a PostgreSQL store (it keeps every report)
+/// could neither export nor say are missing: the copy is refused.
+#[test]
+fn store_copy_refuses_a_store_compacted_by_retention() {
+    let cluster = Cluster::start("copy-compacted");
+    let scratch = Scratch::new("pg-copy-compacted");
+    let stop = |mut server: Server| {
+        server.signal("TERM");
+        server.wait(Duration::from_secs(30)).expect("stopped");
+    };
+    let server = Server::start(&scratch, &["--keep", "30"]);
+    post_all(&[&server], &workload(&scratch, 20));
+    stop(server);
+    rusqlite::Connection::open(scratch.path("reports.sqlite")).unwrap().execute("UPDATE days SET day = day - 40", []).unwrap();
+    // Compacted at this start (the last metric's line closes it).
+    let compacting = Server::start(&scratch, &["--keep", "30"]);
+    let log = compacting.log_containing("latency: retention");
+    assert!(log.contains("latency: retention: 20 reports older than 30 days compacted"), "{log}");
+    stop(compacting);
+    let refused = store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("reports were compacted by retention (--keep)") && said.contains("nothing was copied"), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "0");
+}
+
+/// A client that stops reading an export holds its snapshot open for at
+/// most the export's idle limit (30 s): then the server ends the
+/// transaction (which held back VACUUM on the whole cluster).
+#[test]
+fn a_stalled_export_client_holds_its_snapshot_for_30_seconds_at_most() {
+    use std::io::Write;
+    let cluster = Cluster::start("stalled");
+    let scratch = Scratch::new("pg-stalled");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    // 200,000 stored reports (18 MB): more than the socket buffers hold.
+    let report = reports(&scratch, "colors", 1, 5).remove(0);
+    cluster.psql(
+        "collector",
+        &format!("INSERT INTO localdp.reports (metric, report) SELECT id, '{report}' FROM localdp.metrics, generate_series(1, 200000) WHERE name = 'colors'"),
+    );
+    let mut stalled = std::net::TcpStream::connect(server.address).unwrap();
+    write!(stalled, "GET /api/metrics/colors/export HTTP/1.1\r\nHost: {}\r\n\r\n", server.address).unwrap();
+    // Idle in its transaction for `for_at_least`: waiting for the client
+    // (between two pages it is idle only for moments).
+    let idle = |for_at_least: &str| {
+        cluster.psql(
+            "collector",
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'localdp serve' \
+                 AND state = 'idle in transaction' AND state_change <= now() - interval '{for_at_least}'"
+            ),
+        )
+    };
+    assert!(Cluster::until(Duration::from_secs(20), || idle("2 s") == "1"), "the export never waited for its client");
+    let waited = std::time::Instant::now();
+    assert!(Cluster::until(Duration::from_secs(60), || idle("0 s") == "0"), "the snapshot is still open");
+    // 30 s after the last page it read, less the 2 s above.
+    assert!(waited.elapsed() < Duration::from_secs(40), "{:?}", waited.elapsed());
+    drop(stalled);
+}
+
 /// A shuffler killed after a collector acknowledged its batch, but before
 /// it dropped the batch from its outbox, sends it again at its next start,
 /// here to the other collector on the database: stored once.

@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod common;
+mod pg;
 mod serving;
 
+use pg::Cluster;
 use serving::*;
 
 /// A GRR metric over a million values: a report may carry any of them
@@ -64,10 +66,19 @@ fn serve(scratch: &Scratch, extra: &[&str]) -> Server {
 
 /// `localdp shuffle` in front of `collector`, with the scratch's shuffler token.
 fn shuffle(scratch: &Scratch, collector: &Server, extra: &[&str]) -> Server {
+    shuffle_on(scratch, collector, "shuffle.sqlite", extra)
+}
+
+/// [`shuffle`] on `db`: a file of the scratch directory, or a URL.
+fn shuffle_on(scratch: &Scratch, collector: &Server, db: &str, extra: &[&str]) -> Server {
+    try_shuffle_on(scratch, collector, db, extra).unwrap_or_else(|log| panic!("the shuffler did not start:\n{log}"))
+}
+
+fn try_shuffle_on(scratch: &Scratch, collector: &Server, db: &str, extra: &[&str]) -> Result<Server, String> {
     let shufflers = scratch.path("shufflers");
     let mut args = vec!["--token-file", shufflers.to_str().unwrap()];
     args.extend(extra);
-    Server::start_shuffler(scratch, collector, "shuffle.sqlite", &args)
+    Server::try_start_shuffler(scratch, collector, db, &args)
 }
 
 /// Asserts that `server` logs `needle` (within 10 s).
@@ -427,17 +438,35 @@ fn a_batch_the_collector_refuses_holds_up_no_other_metric() {
 /// and the shuffler drops it.
 #[test]
 fn a_batch_acknowledged_before_a_crash_is_sent_again_and_stored_once() {
-    let scratch = scratch("resend");
+    acknowledged_before_a_crash("resend", "shuffle.sqlite", |scratch, body| {
+        let file = rusqlite::Connection::open(scratch.path("shuffle.sqlite")).unwrap();
+        file.execute("INSERT INTO outbox (id, metric, size, body) VALUES ('acknowledged', 'marks', 3, ?1)", [body]).unwrap();
+    });
+}
+
+/// The same with the shuffler on PostgreSQL.
+#[test]
+fn a_batch_acknowledged_before_a_crash_is_sent_again_and_stored_once_on_postgresql() {
+    let cluster = Cluster::start("shuffler-resend");
+    acknowledged_before_a_crash("pg-resend", &cluster.url("collector"), |_, body| {
+        let insert = format!("INSERT INTO localdp_shuffler.outbox (id, metric, size, body) VALUES ('acknowledged', 'marks', 3, '{body}')");
+        cluster.psql("collector", &insert);
+    });
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.outbox"), "0");
+}
+
+/// A shuffler on `db` whose outbox holds a batch the collector has
+/// acknowledged (`plant` puts it there, as a kill after the
+/// acknowledgement leaves it): its next start sends it again, stored once.
+fn acknowledged_before_a_crash(name: &str, db: &str, plant: impl FnOnce(&Scratch, &str)) {
+    let scratch = scratch(name);
     let collector = serve(&scratch, &[]);
     let body = format!("[{}]", (0..3).map(mark).collect::<Vec<_>>().join(","));
     assert_eq!(post_batch(&collector, "acknowledged", &body).status, 200);
-    // The shuffler's file, made by a first start, then the batch put back
-    // in its outbox as a kill after the acknowledgement leaves it.
-    drop(shuffle(&scratch, &collector, &["--batch", "5"]));
-    let file = rusqlite::Connection::open(scratch.path("shuffle.sqlite")).unwrap();
-    file.execute("INSERT INTO outbox (id, metric, size, body) VALUES ('acknowledged', 'marks', 3, ?1)", [&body]).unwrap();
-    drop(file);
-    let shuffler = shuffle(&scratch, &collector, &["--batch", "5"]);
+    // The shuffler's tables, made by a first start.
+    drop(shuffle_on(&scratch, &collector, db, &["--batch", "5"]));
+    plant(&scratch, &body);
+    let shuffler = shuffle_on(&scratch, &collector, db, &["--batch", "5"]);
     logged(&shuffler, "(0 reports held, 1 batches to send again, 0 of them parked before)");
     // Without --reports-per-minute, the start says what the figure assumes.
     logged(&shuffler, "no --reports-per-minute: one sender may fill a batch with its own reports");
@@ -516,9 +545,24 @@ impl Load {
 
 #[test]
 fn a_killed_shuffler_loses_no_acknowledged_report_and_forwards_none_twice() {
-    let scratch = scratch("kill");
+    killed_under_load("kill", "shuffle.sqlite");
+}
+
+/// The same with the shuffler on PostgreSQL: a SIGKILL mid-batch frees its
+/// lock with its connection, and the next start sends what was formed.
+#[test]
+fn a_killed_shuffler_on_postgresql_loses_no_acknowledged_report_and_forwards_none_twice() {
+    let cluster = Cluster::start("shuffler-kill");
+    killed_under_load("pg-kill", &cluster.url("collector"));
+}
+
+/// A shuffler on `db` killed (SIGKILL) twice under load from four clients,
+/// each time restarted on the same tables: every acknowledged report is
+/// stored once.
+fn killed_under_load(name: &str, db: &str) {
+    let scratch = scratch(name);
     let collector = serve(&scratch, &[]);
-    let start = |batch: &str| shuffle(&scratch, &collector, &["--batch", batch]);
+    let start = |batch: &str| shuffle_on(&scratch, &collector, db, &["--batch", batch]);
     let mut shuffler = start("40");
     let load = Load::start(shuffler.address, 4);
     // Killed twice under load (SIGKILL: no shutdown of any kind), each time
@@ -688,4 +732,111 @@ fn sighup_makes_the_shuffler_read_its_token_file_again() {
     assert_eq!(senders.len(), 2, "{senders:?}");
     assert!(senders.iter().all(|s| s["batches"] == json!(1)), "{senders:?}");
     assert!(senders.iter().any(|s| s["fingerprint"] == json!(SHUFFLER_FINGERPRINT)), "{senders:?}");
+}
+
+/// On PostgreSQL, a forwarded round leaves no held row and no outbox row,
+/// nor a dead version of one (the round's `VACUUM`): autovacuum is off, so
+/// only the shuffler's own vacuum can reclaim them.
+#[test]
+fn a_forwarded_round_on_postgresql_leaves_no_row_nor_a_dead_version_of_one() {
+    let cluster = Cluster::start("shuffler-scrub");
+    cluster.psql("postgres", "ALTER SYSTEM SET autovacuum = off");
+    cluster.psql("postgres", "SELECT pg_reload_conf()");
+    cluster.psql("collector", "CREATE EXTENSION pgstattuple");
+    let scratch = scratch("pg-scrub");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "10"]);
+    for posted in (0..30).collect::<Vec<u64>>().chunks(3) {
+        let body = format!("[{}]", posted.iter().map(|v| mark(*v)).collect::<Vec<_>>().join(","));
+        let response = shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(body.as_bytes()));
+        assert_eq!(response.status, 200, "{}", response.text());
+    }
+    eventually("30 reports stored", || stored_values(&collector).len() == 30);
+    let rows = |table: &str| {
+        cluster.psql("collector", &format!("SELECT tuple_count, dead_tuple_count FROM pgstattuple('localdp_shuffler.{table}')"))
+    };
+    eventually("no row left, dead or alive", || rows("pending") == "0|0" && rows("outbox") == "0|0");
+    let mut stored = stored_values(&collector);
+    stored.sort_unstable();
+    assert_eq!(stored, (0..30).collect::<Vec<_>>());
+}
+
+/// One shuffler per database: a second is refused at start, naming why.
+#[test]
+fn a_second_shuffler_on_one_postgresql_database_is_refused() {
+    let cluster = Cluster::start("shuffler-second");
+    let scratch = scratch("pg-second");
+    let collector = serve(&scratch, &[]);
+    let url = cluster.url("collector");
+    let _first = shuffle_on(&scratch, &collector, &url, &["--batch", "5"]);
+    let second = try_shuffle_on(&scratch, &collector, &url, &["--batch", "5"]).err().expect("refused");
+    assert!(second.contains("another localdp shuffle runs on this database"), "{second}");
+    assert!(!second.contains(pg::PASSWORD), "{second}");
+}
+
+/// A shuffler's URL that cannot work is refused at start as a collector's
+/// is: saying why, never with the password.
+#[test]
+fn a_shuffler_url_that_cannot_work_is_refused_saying_why_and_never_the_password() {
+    let cluster = Cluster::start("shuffler-urls");
+    let scratch = scratch("pg-shuffler-urls");
+    let collector = serve(&scratch, &[]);
+    let refused = |url: &str| try_shuffle_on(&scratch, &collector, url, &["--batch", "5"]).err().expect("refused at start");
+    let wrong = refused(&format!("postgres://{}:not-the-password@127.0.0.1:{}/collector", pg::USER, cluster.port));
+    assert!(wrong.contains("refused user \"localdp\" (wrong password or no such user)"), "{wrong}");
+    assert!(!wrong.contains("not-the-password"), "{wrong}");
+    let missing = refused(&cluster.url("nosuchdb").replace("postgres://", "postgresql://"));
+    assert!(missing.contains("the database \"nosuchdb\" does not exist"), "{missing}");
+    let typo = refused(&format!("postgress://{}:{}@127.0.0.1:{}/collector", pg::USER, pg::PASSWORD, cluster.port));
+    assert!(typo.contains("--db: a URL must be postgres://"), "{typo}");
+    for log in [&missing, &typo] {
+        assert!(!log.contains(pg::PASSWORD), "{log}");
+    }
+}
+
+/// A role that does not own the shuffler's tables could not VACUUM them
+/// (PostgreSQL skips them with a warning): refused at start.
+#[test]
+fn a_shuffler_role_that_cannot_vacuum_its_tables_is_refused() {
+    let cluster = Cluster::start("shuffler-owner");
+    let scratch = scratch("pg-owner");
+    let collector = serve(&scratch, &[]);
+    drop(shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "5"]));
+    cluster.psql(
+        "collector",
+        "CREATE ROLE writer LOGIN PASSWORD 'writer-pw'; GRANT USAGE ON SCHEMA localdp_shuffler TO writer; \
+         GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA localdp_shuffler TO writer; \
+         GRANT SELECT ON localdp_shuffler.migrations TO writer",
+    );
+    let url = format!("postgres://writer:writer-pw@127.0.0.1:{}/collector", cluster.port);
+    let refused = try_shuffle_on(&scratch, &collector, &url, &["--batch", "5"]).err().expect("refused at start");
+    assert!(refused.contains("this role does not own the tables of schema localdp_shuffler"), "{refused}");
+}
+
+/// A restarted database frees the shuffler's lock with its connection: the
+/// shuffler takes it again and goes on holding and forwarding.
+#[test]
+fn a_shuffler_on_a_restarted_postgresql_takes_its_lock_again_and_goes_on() {
+    let cluster = Cluster::start("shuffler-restart");
+    let scratch = scratch("pg-restart");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "2"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    assert_eq!((post(0), post(1)), (200, 200));
+    eventually("the first batch", || stored_values(&collector).len() == 2);
+    cluster.restart(Duration::from_millis(500));
+    // A post may meet a connection the restart broke; none is lost once 200.
+    let mut next = 2;
+    eventually("posts after the restart", || {
+        if post(next) == 200 {
+            next += 1;
+        }
+        next == 6
+    });
+    eventually("the batches after the restart", || stored_values(&collector).len() == 6);
+    let mut stored = stored_values(&collector);
+    stored.sort_unstable();
+    assert_eq!(stored, [0, 1, 2, 3, 4, 5]);
+    let held = cluster.psql("collector", "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted");
+    assert_eq!(held, "1", "the shuffler's lock is held again");
 }

@@ -1,7 +1,7 @@
 //! `localdp store copy --from FILE.sqlite --to postgres://…`: moves a
 //! collector's SQLite store into PostgreSQL, in one transaction (all or
 //! nothing), refusing metrics that already hold something there, so a copy
-//! run twice stores nothing twice. The collectors on the target read the
+//! run twice stores nothing twice, and a store compacted by retention. The collectors on the target read the
 //! copied reports through the aggregate state written with them.
 
 use super::collector::replay;
@@ -25,6 +25,15 @@ pub fn run(from: &Path, to: &str) -> Result<(), String> {
     let mut copied = Vec::new();
     let mut counts = Vec::new();
     for (key, name, randomizer, config) in source.metrics()? {
+        // A PostgreSQL store keeps every report, and its exports say none
+        // is compacted: reports already gone would be counted and missing.
+        if let Some((_, compacted)) = source.compacted(key)?.filter(|(_, n)| *n > 0) {
+            return Err(format!(
+                "{}: metric {name:?}: {compacted} reports were compacted by retention (--keep) and are no longer in \
+                 the file; a PostgreSQL store keeps every report, and cannot take a compacted one: nothing was copied",
+                from.display()
+            ));
+        }
         let metric = Metric::from_json(&config).map_err(|e| format!("{}: metric {name:?}: {e}", from.display()))?;
         // The state the collectors will read instead of the reports.
         let state = replay(&name, &metric, key, &source).map_err(|e| format!("{}: {e}; nothing was copied", from.display()))?;

@@ -28,14 +28,9 @@ pub type Stored = (Vec<bool>, Option<Vec<(i64, Aggregator)>>);
 impl Database {
     /// `--db`: a `postgres://` or `postgresql://` URL, else a SQLite file.
     pub fn open(db: &Path) -> StoreResult<Database> {
-        match db.to_str() {
-            Some(url) if postgres::is_url(url) => PgStore::open(url).map(Database::Postgres),
-            // Another scheme (a typo of postgres://) is no file name, and the
-            // error does not echo it: it may hold a password.
-            Some(url) if url.contains("://") => {
-                Err("--db: a URL must be postgres://… or postgresql://… (anything else is a SQLite file's path)".to_string())
-            }
-            _ => Store::open(db).map(Database::Sqlite),
+        match postgres::url_of(db)? {
+            Some(url) => PgStore::open(url).map(Database::Postgres),
+            None => Store::open(db).map(Database::Sqlite),
         }
     }
 

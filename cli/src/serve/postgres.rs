@@ -58,18 +58,35 @@ const POOL_SIZE: usize = 4;
 /// Exports read at once at most (more wait for a connection, up to
 /// TIMEOUT).
 const EXPORTS: usize = 4;
+/// How long an export's snapshot may wait for its client to take a page
+/// (its transaction idle) before the server ends it, and the export is cut.
+const EXPORT_IDLE: Duration = Duration::from_secs(30);
 /// Collectors on one database at most (slots).
 const SLOTS: i32 = 1024;
 /// The first key of this program's advisory locks ("ldp"); the second is
 /// the slot, or one of the locks below.
-const LOCKS: i32 = 0x6c_6470;
+pub const LOCKS: i32 = 0x6c_6470;
 /// Held while migrating or registering metrics (collectors starting together).
 const START_LOCK: i32 = -1;
 /// Held by a `localdp store copy` (a second one refuses).
 const COPY_LOCK: i32 = -2;
+/// Held by a `localdp shuffle` (a second one on the database refuses).
+pub const SHUFFLER_LOCK: i32 = -3;
 
-/// The migrations, in order: version `i + 1` is `MIGRATIONS[i]`. A database
-/// migrated further than this build knows is refused.
+/// A schema of this program's and its versioned migrations.
+pub struct Schema {
+    pub name: &'static str,
+    /// In order: version `i + 1` is `migrations[i]`. A database migrated
+    /// further than this build knows is refused.
+    pub migrations: &'static [&'static str],
+    /// Whether processes of the release before may be writing it (the
+    /// collectors: a migration waits for them to stop).
+    pub shared: bool,
+}
+
+/// The collectors' schema.
+const SCHEMA: Schema = Schema { name: "localdp", migrations: MIGRATIONS, shared: true };
+
 const MIGRATIONS: &[&str] = &["
 CREATE TABLE localdp.metrics (
     id BIGSERIAL PRIMARY KEY,
@@ -162,11 +179,7 @@ pub struct Copied<'a> {
 
 /// A connected PostgreSQL store.
 pub struct PgStore {
-    /// Drives the pool's connections (one worker thread).
-    runtime: tokio::runtime::Runtime,
-    pool: Pool,
-    config: Config,
-    tls: Tls,
+    db: Connected,
     /// Holds the advisory lock of `slot` for as long as it is open (one of
     /// the pool's connections, never handed out). If it is lost (the server
     /// restarted), it is taken again before the next group is written, and
@@ -174,8 +187,6 @@ pub struct PgStore {
     /// ([`PgStore::hold_slot`]).
     lock: tokio::sync::Mutex<Object>,
     slot: i32,
-    /// `user@host:port/dbname`: the URL without its password.
-    shown: String,
 }
 
 /// The URL without its password, for messages.
@@ -313,58 +324,124 @@ fn explain(e: &tokio_postgres::Error) -> String {
     }
 }
 
-fn db(e: tokio_postgres::Error) -> String {
+pub fn db(e: tokio_postgres::Error) -> String {
     format!("database: {}", explain(&e))
+}
+
+/// A pool on the database of a `--db` URL (TLS as it asks), and the
+/// runtime that drives it (one worker thread).
+pub struct Connected {
+    pub runtime: tokio::runtime::Runtime,
+    pub pool: Pool,
+    pub config: Config,
+    tls: Tls,
+    /// `user@host:port/dbname`: the URL without its password.
+    pub shown: String,
+}
+
+/// Connects to `url` as `application` (unless the URL names one), with
+/// pools of `size` connections: errors never quote the URL.
+pub fn connect(url: &str, application: &str, size: usize) -> StoreResult<Connected> {
+    let (url, tls) = tls(url)?;
+    // The parser's errors never quote the URL.
+    let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
+    let shown = shown(&config);
+    if config.get_application_name().is_none() {
+        config.application_name(application);
+    }
+    config.connect_timeout(TIMEOUT);
+    // A connection whose server went silent fails within TIMEOUT.
+    config.keepalives(true);
+    config.keepalives_idle(TIMEOUT);
+    #[cfg(target_os = "linux")]
+    config.tcp_user_timeout(TIMEOUT);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("localdp-postgres")
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let pool = runtime.block_on(async { pool(&config, &tls, size) })?;
+    Ok(Connected { runtime, pool, config, tls, shown })
+}
+
+impl Connected {
+    /// A connection of the pool; what failed, named, if none.
+    pub async fn client(&self) -> StoreResult<Object> {
+        self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
+    }
+}
+
+/// `--db`: a PostgreSQL URL (`Some`), or a SQLite file's path (`None`).
+/// Another scheme (a typo of postgres://) is no file name, and the error
+/// does not echo it: it may hold a password.
+pub fn url_of(db: &std::path::Path) -> StoreResult<Option<&str>> {
+    match db.to_str() {
+        Some(url) if is_url(url) => Ok(Some(url)),
+        Some(url) if url.contains("://") => {
+            Err("--db: a URL must be postgres://… or postgresql://… (anything else is a SQLite file's path)".to_string())
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Takes this program's session advisory lock `key` on `client` (held
+/// until the connection closes), if no other session holds it.
+pub async fn try_lock(client: &Object, key: i32) -> StoreResult<bool> {
+    Ok(client.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &key]).await.map_err(db)?.get(0))
+}
+
+/// A session lock's connection, checked before a write: if it was lost
+/// (a restarted server frees the lock with it), the lock is taken again
+/// on a new one.
+pub async fn hold_lock(held: &tokio::sync::Mutex<Object>, connected: &Connected, key: i32) -> StoreResult<Lock> {
+    let mut held = held.lock().await;
+    if !held.is_closed() {
+        return Ok(Lock::Kept);
+    }
+    let lock = connected.client().await?;
+    if !try_lock(&lock, key).await? {
+        return Ok(Lock::Lost);
+    }
+    *held = lock;
+    Ok(Lock::Again)
+}
+
+/// A session lock, as [`hold_lock`] found it.
+pub enum Lock {
+    /// Held all along.
+    Kept,
+    /// Lost with its connection, and taken again.
+    Again,
+    /// Lost, and taken by another session meanwhile.
+    Lost,
 }
 
 impl PgStore {
     /// Connects, migrates the schema, and takes a free slot.
     pub fn open(url: &str) -> StoreResult<PgStore> {
-        let (url, tls) = tls(url)?;
-        // The parser's errors never quote the URL.
-        let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
-        let shown = shown(&config);
-        if config.get_application_name().is_none() {
-            config.application_name("localdp serve");
-        }
-        config.connect_timeout(TIMEOUT);
-        // A connection whose server went silent fails within TIMEOUT.
-        config.keepalives(true);
-        config.keepalives_idle(TIMEOUT);
-        #[cfg(target_os = "linux")]
-        config.tcp_user_timeout(TIMEOUT);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("localdp-postgres")
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        let pool = runtime.block_on(async { pool(&config, &tls, POOL_SIZE) })?;
-        let (lock, slot) = runtime.block_on(async {
-            let mut lock = pool.get().await.map_err(|e| connect_error(&shown, &config, &e))?;
-            migrate(&mut lock).await.map_err(|e| format!("{shown}: {e}"))?;
+        let db = connect(url, "localdp serve", POOL_SIZE)?;
+        let shown = &db.shown;
+        let (lock, slot) = db.runtime.block_on(async {
+            let mut lock = db.client().await?;
+            migrate(&mut lock, &SCHEMA).await.map_err(|e| format!("{shown}: {e}"))?;
             for slot in 0..SLOTS {
-                let row = lock.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &slot]).await.map_err(db)?;
-                if row.get::<_, bool>(0) {
+                if try_lock(&lock, slot).await? {
                     return Ok((lock, slot));
                 }
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { runtime, pool, config, tls, lock: tokio::sync::Mutex::new(lock), slot, shown })
+        Ok(PgStore { db, lock: tokio::sync::Mutex::new(lock), slot })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.
     pub fn describe(&self) -> String {
-        format!("{} (collector slot {})", self.shown, self.slot)
+        format!("{} (collector slot {})", self.db.shown, self.slot)
     }
 
     fn run<T>(&self, work: impl std::future::Future<Output = StoreResult<T>>) -> StoreResult<T> {
-        self.runtime.block_on(work)
-    }
-
-    async fn client(&self) -> StoreResult<Object> {
-        self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
+        self.db.runtime.block_on(work)
     }
 
     /// Registers a metric (or finds it), one collector at a time. A
@@ -374,7 +451,7 @@ impl PgStore {
     pub fn register(&mut self, name: &str, randomizer: &str, config: &str) -> StoreResult<i64> {
         let slot = self.slot;
         self.run(async {
-            let mut client = self.client().await?;
+            let mut client = self.db.client().await?;
             let transaction = client.transaction().await.map_err(db)?;
             transaction.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&LOCKS, &START_LOCK]).await.map_err(db)?;
             let existing = transaction
@@ -405,7 +482,7 @@ impl PgStore {
                             return Err(format!(
                                 "metric {name:?}: another collector on {} runs it with another config; start \
                                  every collector on one database with the same config of each metric",
-                                self.shown
+                                self.db.shown
                             ));
                         }
                         let held = transaction
@@ -440,14 +517,14 @@ impl PgStore {
     /// This collector's state of a metric (empty if it has none) and the
     /// other slots' states merged.
     pub fn states(&self, key: i64, metric: &Metric) -> StoreResult<(Aggregator, Aggregator)> {
-        self.run(async { states(&self.client().await?, key, metric, self.slot).await })
+        self.run(async { states(&self.db.client().await?, key, metric, self.slot).await })
     }
 
     /// Names and report counts of stored metrics not in `configured`
     /// (counted for those only).
     pub fn unconfigured(&self, configured: &[&str]) -> StoreResult<Vec<(String, u64)>> {
         self.run(async {
-            let client = self.client().await?;
+            let client = self.db.client().await?;
             let rows = client.query("SELECT id, name FROM localdp.metrics ORDER BY name", &[]).await.map_err(db)?;
             let mut out = Vec::new();
             for row in rows {
@@ -472,20 +549,16 @@ impl PgStore {
     /// did not commit: a group answered 503 but stored would be stored
     /// again when its posts are sent again.
     pub fn append_group(&mut self, items: &[Item<'_>]) -> Result<Appended, (Unstored, String)> {
-        self.runtime.block_on(async {
+        self.db.runtime.block_on(async {
             self.hold_slot().await.map_err(|e| (Unstored::Unavailable, e))?;
-            let mut client = self
-                .pool
-                .get()
-                .await
-                .map_err(|e| (Unstored::Unavailable, connect_error(&self.shown, &self.config, &e)))?;
+            let mut client = self.db.client().await.map_err(|e| (Unstored::Unavailable, e))?;
             // A server that stops answering (a partition, a failover that
             // drops packets) is unavailable after APPEND_TIMEOUT, not after
             // TCP gives up minutes later: every post waits on this group.
             let mut sent = None;
             let appended = match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot, &mut sent)).await {
                 Ok(appended) => appended.map_err(|(retry, e)| (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)),
-                Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.shown, APPEND_TIMEOUT.as_secs()))),
+                Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.db.shown, APPEND_TIMEOUT.as_secs()))),
             };
             match (appended, sent) {
                 (Ok(()), Some((_, stored))) => Ok(stored),
@@ -515,7 +588,7 @@ impl PgStore {
     async fn committed(&self, xid: i64) -> Option<bool> {
         let ask = async {
             loop {
-                if let Ok(client) = self.pool.get().await {
+                if let Ok(client) = self.db.pool.get().await {
                     match client.query_one("SELECT txid_status($1)", &[&xid]).await {
                         Ok(row) => match row.get::<_, Option<&str>>(0) {
                             Some("committed") => return true,
@@ -542,29 +615,25 @@ impl PgStore {
     /// two would add to one state and neither would count the other's
     /// part: this one stores nothing (503) until it is restarted.
     async fn hold_slot(&self) -> StoreResult<()> {
-        let mut held = self.lock.lock().await;
-        if !held.is_closed() {
-            return Ok(());
-        }
-        let lock = self.client().await?;
-        let taken: bool = lock.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &self.slot]).await.map_err(db)?.get(0);
-        if !taken {
-            return Err(format!(
+        match hold_lock(&self.lock, &self.db, self.slot).await? {
+            Lock::Kept => Ok(()),
+            Lock::Again => {
+                log_info!("localdp serve: {} taken again", self.describe());
+                Ok(())
+            }
+            Lock::Lost => Err(format!(
                 "{}: collector slot {} was taken by another collector while this one's connection was lost; \
                  this collector stores nothing until it is restarted",
-                self.shown, self.slot
-            ));
+                self.db.shown, self.slot
+            )),
         }
-        *held = lock;
-        log_info!("localdp serve: {} taken again", self.describe());
-        Ok(())
     }
 
     /// A metric's shuffled batches per shuffler (the SQLite store's
     /// `batch_sizes`), and how many have no shuffler (read at start only).
     pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
         self.run(async {
-            let client = self.client().await?;
+            let client = self.db.client().await?;
             let unsigned: i64 = client
                 .query_one("SELECT count(*) FROM localdp.batches WHERE metric = $1 AND size > 0 AND shuffler IS NULL", &[&key])
                 .await
@@ -581,13 +650,13 @@ impl PgStore {
     /// metric, the reports moved.
     pub fn copy(&mut self, metrics: Vec<Copied<'_>>) -> StoreResult<Vec<u64>> {
         let slot = self.slot;
-        self.runtime.block_on(async {
-            let mut client = self.client().await?;
+        self.db.runtime.block_on(async {
+            let mut client = self.db.client().await?;
             let transaction = client.transaction().await.map_err(db)?;
             let alone: bool =
                 transaction.query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&LOCKS, &COPY_LOCK]).await.map_err(db)?.get(0);
             if !alone {
-                return Err(format!("another localdp store copy into {} is running: nothing was copied", self.shown));
+                return Err(format!("another localdp store copy into {} is running: nothing was copied", self.db.shown));
             }
             let mut moved = Vec::with_capacity(metrics.len());
             for mut metric in metrics {
@@ -603,9 +672,23 @@ impl PgStore {
                     .map_err(db)?;
                 let (key, randomizer, held): (i64, String, i64) = (row.get(0), row.get(1), row.get(2));
                 if held > 0 {
-                    return Err(format!("metric {:?} already holds reports in {}: nothing was copied", metric.name, self.shown));
+                    return Err(format!("metric {:?} already holds reports in {}: nothing was copied", metric.name, self.db.shown));
                 }
                 if randomizer != metric.randomizer {
+                    // A collector running meanwhile folds its reports by the
+                    // config it started with, which the copy would change.
+                    let others: i64 = transaction
+                        .query_one(OTHER_COLLECTORS, &[&i64::from(LOCKS), &i64::from(SLOTS), &i64::from(slot)])
+                        .await
+                        .map_err(db)?
+                        .get(0);
+                    if others > 0 {
+                        return Err(format!(
+                            "metric {:?}: {others} collector(s) run on {} with another config of it: stop them (or \
+                             start them with the copied store's config) before the copy; nothing was copied",
+                            metric.name, self.db.shown
+                        ));
+                    }
                     transaction
                         .execute("UPDATE localdp.metrics SET randomizer = $2, config = $3 WHERE id = $1", &[&key, &metric.randomizer, &metric.config])
                         .await
@@ -653,13 +736,13 @@ impl PgStore {
     /// What reads exports, each in a snapshot of its own, on connections
     /// of its own (an export never holds one the writer needs).
     pub fn exporter(&self) -> StoreResult<Exporter> {
-        Ok(Exporter { pool: pool(&self.config, &self.tls, EXPORTS)?, shown: self.shown.clone(), config: self.config.clone() })
+        Ok(Exporter { pool: pool(&self.db.config, &self.db.tls, EXPORTS)?, shown: self.db.shown.clone(), config: self.db.config.clone() })
     }
 
     /// What reads the other collectors' states every [`REFRESH`], on a
     /// thread and a connection of its own.
     pub fn refresher(&self) -> Refresher {
-        Refresher { config: self.config.clone(), tls: self.tls.clone(), shown: self.shown.clone(), slot: self.slot }
+        Refresher { config: self.db.config.clone(), tls: self.db.tls.clone(), shown: self.db.shown.clone(), slot: self.slot }
     }
 }
 
@@ -679,7 +762,16 @@ impl Exporter {
         let client = self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
         let snapshot = Snapshot { client: Some(client), key };
         let client = snapshot.client()?;
-        client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await.map_err(db)?;
+        // A client that stops reading holds the snapshot (and holds back
+        // VACUUM on the whole cluster) only for so long: the server ends it.
+        client
+            .batch_execute(&format!(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; \
+                 SET LOCAL idle_in_transaction_session_timeout = {}",
+                EXPORT_IDLE.as_millis()
+            ))
+            .await
+            .map_err(db)?;
         let rows = client
             .query("SELECT reason, sum(count)::bigint FROM localdp.rejections WHERE metric = $1 GROUP BY reason", &[&key])
             .await
@@ -801,39 +893,41 @@ const OTHER_COLLECTORS: &str = "SELECT count(*) FROM pg_locks WHERE locktype = '
      AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
      AND classid::bigint = $1 AND objid::bigint < $2 AND objid::bigint <> $3";
 
-async fn migrate(client: &mut Object) -> StoreResult<()> {
-    let exists: bool = client.query_one("SELECT to_regclass('localdp.migrations') IS NOT NULL", &[]).await.map_err(db)?.get(0);
+pub async fn migrate(client: &mut Object, schema: &Schema) -> StoreResult<()> {
+    let Schema { name, migrations, shared } = schema;
+    let table = format!("{name}.migrations");
+    let exists: bool = client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table]).await.map_err(db)?.get(0);
     if exists {
         let found: i32 =
-            client.query_one("SELECT coalesce(max(version), 0) FROM localdp.migrations", &[]).await.map_err(db)?.get(0);
-        if found as usize == MIGRATIONS.len() {
+            client.query_one(&format!("SELECT coalesce(max(version), 0) FROM {table}"), &[]).await.map_err(db)?.get(0);
+        if found as usize == migrations.len() {
             return Ok(());
         }
     }
     let transaction = client.transaction().await.map_err(db)?;
     transaction
         .batch_execute(&format!(
-            "SELECT pg_advisory_xact_lock({LOCKS}, {START_LOCK}); CREATE SCHEMA IF NOT EXISTS localdp; \
-             CREATE TABLE IF NOT EXISTS localdp.migrations (version INTEGER PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now());"
+            "SELECT pg_advisory_xact_lock({LOCKS}, {START_LOCK}); CREATE SCHEMA IF NOT EXISTS {name}; \
+             CREATE TABLE IF NOT EXISTS {table} (version INTEGER PRIMARY KEY, applied TIMESTAMPTZ NOT NULL DEFAULT now());"
         ))
         .await
         .map_err(db)?;
     let found: i32 = transaction
-        .query_one("SELECT coalesce(max(version), 0) FROM localdp.migrations", &[])
+        .query_one(&format!("SELECT coalesce(max(version), 0) FROM {table}"), &[])
         .await
         .map_err(db)?
         .get(0);
-    if found as usize > MIGRATIONS.len() {
+    if found as usize > migrations.len() {
         return Err(format!(
-            "made by a newer localdp (schema localdp at migration {found}, this build knows {})",
-            MIGRATIONS.len()
+            "made by a newer localdp (schema {name} at migration {found}, this build knows {})",
+            migrations.len()
         ));
     }
     // A collector of the release before writes the tables as they were
     // (migration 2 keys rejections by slot: its upsert would fail on every
     // rejection, and its batches would go uncounted): migrate a schema in
     // use only once they are stopped.
-    if found > 0 && (found as usize) < MIGRATIONS.len() {
+    if *shared && found > 0 && (found as usize) < migrations.len() {
         let running: i64 = transaction
             .query_one(OTHER_COLLECTORS, &[&i64::from(LOCKS), &i64::from(SLOTS), &-1i64])
             .await
@@ -841,16 +935,16 @@ async fn migrate(client: &mut Object) -> StoreResult<()> {
             .get(0);
         if running > 0 {
             return Err(format!(
-                "schema localdp is at migration {found} and this build needs {}, which the {running} collector(s) \
+                "schema {name} is at migration {found} and this build needs {}, which the {running} collector(s) \
                  running on this database cannot write to: stop them, then start this release",
-                MIGRATIONS.len()
+                migrations.len()
             ));
         }
     }
-    for (version, sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+    for (version, sql) in migrations.iter().enumerate().skip(found as usize) {
         transaction.batch_execute(sql).await.map_err(db)?;
         transaction
-            .execute("INSERT INTO localdp.migrations (version) VALUES ($1)", &[&(version as i32 + 1)])
+            .execute(&format!("INSERT INTO {table} (version) VALUES ($1)"), &[&(version as i32 + 1)])
             .await
             .map_err(db)?;
     }

@@ -85,13 +85,18 @@ impl Server {
     }
 
     /// Starts `localdp shuffle --port 0 --forward (collector) --db FILE` in
-    /// the scratch directory, with `extra` options.
+    /// the scratch directory (or `--db URL`), with `extra` options.
     pub fn start_shuffler(scratch: &Scratch, collector: &Server, db: &str, extra: &[&str]) -> Server {
+        Server::try_start_shuffler(scratch, collector, db, extra).unwrap_or_else(|log| panic!("the shuffler did not start:\n{log}"))
+    }
+
+    /// [`Server::start_shuffler`], or its stderr if it exits instead.
+    pub fn try_start_shuffler(scratch: &Scratch, collector: &Server, db: &str, extra: &[&str]) -> Result<Server, String> {
         let url = format!("http://{}", collector.address);
-        let db = scratch.path(db);
-        let mut args: Vec<&str> = vec!["shuffle", "--port", "0", "--forward", &url, "--db", db.to_str().unwrap()];
+        let db = if db.contains("://") { db.to_string() } else { scratch.path(db).to_str().unwrap().to_string() };
+        let mut args: Vec<&str> = vec!["shuffle", "--port", "0", "--forward", &url, "--db", &db];
         args.extend(extra);
-        Server::launch(scratch, &args, None).unwrap_or_else(|log| panic!("the shuffler did not start:\n{log}"))
+        Server::launch(scratch, &args, None)
     }
 
     /// Starts the server on the database `db` (a file or a URL).
