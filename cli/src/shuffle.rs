@@ -58,7 +58,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod outgoing;
 mod postgres;
+use outgoing::Outgoing;
 
 /// `localdp shuffle` options.
 #[derive(clap::Args)]
@@ -153,14 +155,6 @@ CREATE TABLE IF NOT EXISTS outbox (
     parked INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 ";
-
-/// A batch formed: its id, metric, size and body (a JSON array, shuffled).
-struct Outgoing {
-    id: String,
-    metric: String,
-    size: u64,
-    body: String,
-}
 
 /// A batch of at most `size` of the reports `held` (row id, report) of
 /// `metric`: chosen and ordered uniformly, under a random id; and the row

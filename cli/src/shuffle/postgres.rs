@@ -24,7 +24,7 @@
 //! write-ahead log, and in freed page space, until PostgreSQL reuses them
 //! (docs/shuffler.md says what to do where that matters).
 
-use super::Outgoing;
+use super::outgoing::Outgoing;
 use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, Connected, Lock, Schema, SHUFFLER_LOCK};
 use crate::serve::store::StoreResult;
 use deadpool_postgres::Object;
