@@ -242,8 +242,8 @@ fn a_malformed_report_is_refused_without_repeating_its_fields_or_values() {
         .iter()
         .map(|e| (e["index"].as_u64().unwrap(), e["reason"].as_str().unwrap(), e["message"].as_str().unwrap()))
         .collect();
-    let unknown = "not a report: it has a field a report does not have (not named here)";
-    let mistyped = "not a report: a field is missing or has the wrong type (not repeated here)";
+    let unknown = "not a report: an unknown field";
+    let mistyped = "not a report: a missing or mistyped field";
     let not_object = "not a report: a report is a JSON object (of UTF-8 text)";
     assert_eq!(
         described,

@@ -274,11 +274,8 @@ const WIRE_FIELDS: [&str; 10] =
 /// user's raw value or key, which an error must never repeat (it reaches
 /// answers and logs).
 fn not_a_report(unknown: bool) -> Error {
-    Rejection::Malformed.error(if unknown {
-        "not a report: it has a field a report does not have (not named here)"
-    } else {
-        "not a report: a field is missing or has the wrong type (not repeated here)"
-    })
+    // Short: the client's wasm carries them.
+    Rejection::Malformed.error(if unknown { "not a report: an unknown field" } else { "not a report: a missing or mistyped field" })
 }
 
 /// The error for anything but a JSON object where a report should be.
