@@ -176,3 +176,45 @@ fn no_error_repeats_any_part_of_the_value_that_caused_it() {
     assert!(errors >= 150, "only {errors} errors were raised: the values are not bad enough to test anything");
     assert!(leaks.is_empty(), "{} errors repeat the user's data:\n{}", leaks.len(), leaks.join("\n"));
 }
+
+/// A report a sender got wrong may carry a user's raw value or key (a
+/// buggy client that posts the event itself): no refusal of it repeats
+/// an unknown field's name or a wrong-typed value, for every family.
+#[test]
+fn no_report_refusal_repeats_a_field_or_value_it_carries() {
+    let mut rng = SimulationRng::seed_from_u64(45);
+    let (mut refused, mut leaks) = (0, Vec::new());
+    for case in cases() {
+        let metric = Metric::from_json(case.configs[0]).unwrap();
+        let mut aggregator = localdp::Aggregator::new(metric.clone());
+        let values = ["red", "1", "abc", r#"{"search":1}"#, r#"{"browser":"Chrome","os":1}"#];
+        let report = values.iter().find_map(|value| metric.randomize_text(value, &mut rng).ok()).unwrap().to_json();
+        let body = report.strip_suffix('}').unwrap();
+        let payload = ["value", "bits", "attributes"].into_iter().find(|f| report.contains(&format!("\"{f}\":"))).unwrap();
+        let texts = [
+            (format!(r#"{body},"{EMAIL}":1}}"#), EMAIL),
+            (format!(r#"{body},"{WORD}":"{EMAIL}"}}"#), WORD),
+            (format!(r#"{body},"{WORD}":"{EMAIL}"}}"#), EMAIL),
+            (report.replacen("\"epsilon\":", &format!(r#""epsilon":"{WORD}","x":"#), 1), WORD),
+            (report.replacen(&format!("\"{payload}\":"), &format!(r#""{payload}":"{EMAIL}","y":"#), 1), EMAIL),
+            (report.replacen("\"version\":1", &format!(r#""version":"{DIGITS}""#), 1), DIGITS),
+            (report.replacen("\"domain\":", &format!(r#""domain":[{DIGITS}],"z":"#), 1), DIGITS),
+            (format!(r#""{EMAIL}""#), EMAIL),
+            (format!("{DIGITS}"), DIGITS),
+        ];
+        for (text, sentinel) in &texts {
+            let errors = [localdp::Report::from_json(text).err(), aggregator.add_json(text).err()];
+            for error in errors.into_iter() {
+                let error = error.unwrap_or_else(|| panic!("accepted: {text}"));
+                refused += 1;
+                let said = format!("{error} {error:?}");
+                let pieces = echoed(sentinel, &said);
+                if !pieces.is_empty() {
+                    leaks.push(format!("report {text}\n  error {said}\n  repeats {pieces:?}"));
+                }
+            }
+        }
+    }
+    assert!(refused >= 100, "only {refused} refusals");
+    assert!(leaks.is_empty(), "{} refusals repeat what the report carried:\n{}", leaks.len(), leaks.join("\n"));
+}

@@ -202,6 +202,11 @@ enum Command {
         /// The copy to write (a new file).
         #[arg(value_name = "OUT")]
         out: PathBuf,
+        /// How long the running collector may stay silent on its control
+        /// socket (making the copy, or sending it) before the backup gives
+        /// up, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+        timeout: u64,
     },
 }
 
@@ -287,7 +292,7 @@ fn main() -> ExitCode {
         Command::Store(StoreCommand::Copy { from, to }) => serve::copy::run(&from, &to),
         Command::Import { db, metrics, metric, export } => serve::import::run(&db, &metrics, &metric, &export),
         #[cfg(unix)]
-        Command::Backup { db, out } => serve::backup::run(&db, &out),
+        Command::Backup { db, out, timeout } => serve::backup::run(&db, &out, std::time::Duration::from_secs(timeout)),
         Command::Plan(args) => plan::run(&args),
         Command::Simulate { config, users, seed, top } => simulate(&config, users, seed, top),
         Command::Audit { config, samples, confidence, seed } => audit(&config, samples, confidence, seed),

@@ -220,3 +220,57 @@ fn the_control_socket_answers_the_collectors_user_only() {
     // The collector's own user (root) gets it.
     assert!(backup(&scratch.path("reports.sqlite"), &out).status.success());
 }
+
+/// Something listening on a store's control socket that never answers (a
+/// hung collector): the socket takes the request and says nothing.
+fn hung_collector(scratch: &Scratch) -> std::os::unix::net::UnixListener {
+    std::os::unix::net::UnixListener::bind(scratch.path("reports.sqlite.control")).unwrap()
+}
+
+#[test]
+fn a_backup_from_a_hung_collector_times_out_and_leaves_nothing() {
+    let scratch = Scratch::new("backup-hung");
+    let _hung = hung_collector(&scratch);
+    let before = files(&scratch);
+    let started = Instant::now();
+    let out = std::process::Command::new(BIN)
+        .args(["backup", "--timeout", "1", "--db"])
+        .arg(scratch.path("reports.sqlite"))
+        .arg(scratch.path("copy.sqlite"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("did not answer within 1 s (--timeout"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert_eq!(files(&scratch), before, "a timed-out backup leaves no file");
+}
+
+#[test]
+fn an_interrupted_backup_leaves_no_partial_copy() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let scratch = Scratch::new(&format!("backup-{signal}"));
+        let _hung = hung_collector(&scratch);
+        let before = files(&scratch);
+        let child = std::process::Command::new(BIN)
+            .args(["backup", "--db"])
+            .arg(scratch.path("reports.sqlite"))
+            .arg(scratch.path("copy.sqlite"))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The partial copy is made once the signals are taken care of.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !files(&scratch).iter().any(|f| f.starts_with(".copy.sqlite.partial-")) {
+            assert!(Instant::now() < deadline, "no partial copy appeared: {:?}", files(&scratch));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let sent = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        assert!(sent.unwrap().success());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {stderr}");
+        assert!(stderr.contains(&format!("interrupted (SIG{signal})")), "{stderr}");
+        assert_eq!(files(&scratch), before, "SIG{signal} left a file behind");
+    }
+}

@@ -209,6 +209,64 @@ fn a_mixed_batch_stores_the_valid_and_counts_each_bad_report_by_reason() {
     assert!(answer.get("error").is_none());
 }
 
+/// A sender's report that carries a user's data (a field named after it, a
+/// value where a number belongs) is refused by its place and a fixed
+/// description: the answer, the log and the database repeat none of it.
+#[test]
+fn a_malformed_report_is_refused_without_repeating_its_fields_or_values() {
+    const FIELD: &str = "user_email_QzxWvjK";
+    const VALUE: &str = "alice.qzvj@example.org";
+    let scratch = Scratch::new("malformed-private");
+    let mut server = Server::start(&scratch, &[]);
+    let colors = valid_report(&scratch, "colors");
+    let body = array(&[
+        colors.clone(),
+        edit(&colors, |r| {
+            r.insert(FIELD.into(), json!(VALUE));
+        }),
+        edit(&colors, |r| {
+            r.insert("epsilon".into(), json!(VALUE));
+        }),
+        edit(&colors, |r| {
+            r.insert("value".into(), json!({ FIELD: VALUE }));
+        }),
+        format!("{VALUE:?}"),
+    ]);
+    let response = server.post_reports("colors", &body);
+    assert_eq!(response.status, 200, "{}", response.text());
+    let answer = response.json();
+    assert_eq!(answer["accepted"], json!(1));
+    let described: Vec<(u64, &str, &str)> = answer["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["index"].as_u64().unwrap(), e["reason"].as_str().unwrap(), e["message"].as_str().unwrap()))
+        .collect();
+    let unknown = "not a report: an unknown field";
+    let mistyped = "not a report: a missing or mistyped field";
+    let not_object = "not a report: a report is a JSON object (of UTF-8 text)";
+    assert_eq!(
+        described,
+        [(1, "malformed", unknown), (2, "malformed", mistyped), (3, "malformed", mistyped), (4, "malformed", not_object)]
+    );
+    server.signal("TERM");
+    assert!(server.wait(Duration::from_secs(10)).expect("stops").success());
+    let log = server.log_containing("stopped");
+    let mut stored = Vec::new();
+    for entry in std::fs::read_dir(&scratch.0).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap().to_str().unwrap().starts_with("reports.sqlite") {
+            stored.extend(std::fs::read(path).unwrap());
+        }
+    }
+    let stored = String::from_utf8_lossy(&stored);
+    for (what, text) in [("answer", response.text().as_str()), ("log", &log), ("database", &stored)] {
+        for secret in ["QzxWvjK", "qzvj", "example.org"] {
+            assert!(!text.contains(secret), "the {what} repeats {secret:?}: {text}");
+        }
+    }
+}
+
 #[test]
 fn counts_bit_vectors_of_the_wrong_length_as_bad_length() {
     let scratch = Scratch::new("bad-length");

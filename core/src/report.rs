@@ -161,8 +161,9 @@ impl Wire {
     /// links no derived deserializer and no JSON parser of its own.
     fn read(object: &ConfigObject) -> Result<Wire> {
         let malformed = |e: Error| match e {
-            // A report is already randomized: echoing a field is harmless.
-            Error::MalformedConfig { detail, .. } => Rejection::Malformed.error(["not a report: ", &detail].concat()),
+            Error::MalformedConfig { key, .. } => {
+                not_a_report(key.is_some_and(|key| !WIRE_FIELDS.contains(&key.as_str())))
+            }
             other => other,
         };
         let version = object.read::<u32>("version").map_err(malformed)?;
@@ -170,7 +171,7 @@ impl Wire {
             return Err(unsupported_version(version));
         }
         let fields = || -> Result<Wire> {
-            object.only(&["version", "protocol", "epsilon", "domain", "seed", "value", "bits", "cohort", "attributes", "values"])?;
+            object.only(&WIRE_FIELDS)?;
             Ok(Wire {
                 version,
                 protocol: object.read("protocol")?,
@@ -264,6 +265,20 @@ impl crate::json::write::ToJson for Wire {
     }
 }
 
+/// The fields of a report's wire object.
+const WIRE_FIELDS: [&str; 10] =
+    ["version", "protocol", "epsilon", "domain", "seed", "value", "bits", "cohort", "attributes", "values"];
+
+/// The error for an object that is not a report: a field it should not
+/// have (`unknown`), or one missing or of the wrong type. A fixed text that
+/// names neither the field nor its value: a sender's mistake may carry a
+/// user's raw value or key, which an error must never repeat (it reaches
+/// answers and logs).
+fn not_a_report(unknown: bool) -> Error {
+    // Short: the client's wasm carries them.
+    Rejection::Malformed.error(if unknown { "not a report: an unknown field" } else { "not a report: a missing or mistyped field" })
+}
+
 /// The error for anything but a JSON object where a report should be.
 fn not_an_object() -> Error {
     Rejection::Malformed.error("not a report: a report is a JSON object (of UTF-8 text)")
@@ -301,7 +316,7 @@ impl Report {
         if text.trim_ascii_start().starts_with(b"[") {
             return Err(not_an_object());
         }
-        let wire: Wire = serde_json::from_slice(text).map_err(|e| {
+        let wire: Wire = serde_json::from_slice(text).map_err(|_| {
             #[derive(serde::Deserialize)]
             struct VersionOnly {
                 version: u32,
@@ -314,9 +329,12 @@ impl Report {
             }
             match serde_json::from_slice::<VersionOnly>(text) {
                 Ok(v) if v.version != REPORT_VERSION => unsupported_version(v.version),
-                // serde_json names the position and the expected shape; a
-                // report is already randomized, so echoing a field is harmless.
-                _ => Rejection::Malformed.error(text!("not a report: ", e.to_string())),
+                // serde_json's message may quote the unknown field or the
+                // wrong-typed value: only its kind is told.
+                _ => match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(text) {
+                    Ok(object) => not_a_report(object.keys().any(|key| !WIRE_FIELDS.contains(&key.as_str()))),
+                    Err(_) => not_an_object(),
+                },
             }
         })?;
         Report::from_wire(wire)

@@ -12,13 +12,16 @@
 //!
 //! Either way the copy is written to a temporary file beside OUT, checked
 //! (`PRAGMA quick_check`, and that it is a store), synced, and only then
-//! linked to OUT, which must not exist: a failed backup leaves no OUT.
+//! linked to OUT, which must not exist: a failed backup leaves no OUT. A
+//! backup interrupted by SIGINT or SIGTERM removes its temporary file; one
+//! whose collector stays silent for `--timeout` gives up.
 
 use super::store::{control_path, Store};
 use crate::serve::logging::{log_error, log_info};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// The one request the control socket takes.
 const REQUEST: &str = "backup\n";
@@ -26,8 +29,8 @@ const REQUEST: &str = "backup\n";
 /// Said of a PostgreSQL store, which has its own tools.
 pub const POSTGRES: &str = "a PostgreSQL store is backed up with pg_dump (localdp backup copies a SQLite store)";
 
-/// `localdp backup --db FILE OUT`.
-pub fn run(db: &Path, out: &Path) -> Result<(), String> {
+/// `localdp backup --db FILE OUT --timeout SECONDS`.
+pub fn run(db: &Path, out: &Path, timeout: Duration) -> Result<(), String> {
     if db.to_str().is_some_and(|d| d.contains("://")) {
         return Err(format!("--db: {POSTGRES}"));
     }
@@ -37,7 +40,7 @@ pub fn run(db: &Path, out: &Path) -> Result<(), String> {
     let partial = Partial::create(out)?;
     let through = match std::os::unix::net::UnixStream::connect(control_path(db)) {
         Ok(socket) => {
-            receive(socket, &partial.path)?;
+            receive(socket, &partial.path, timeout)?;
             "through the running collector"
         }
         // No collector listens (none runs, or one was killed and left its
@@ -64,9 +67,18 @@ pub fn run(db: &Path, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads the collector's answer on `socket` into `to`.
-fn receive(mut socket: std::os::unix::net::UnixStream, to: &Path) -> Result<(), String> {
-    let refused = |e: std::io::Error| format!("the collector's control socket: {e}");
+/// Reads the collector's answer on `socket` into `to`, giving up when the
+/// collector stays silent for `timeout` (a hung collector).
+fn receive(mut socket: std::os::unix::net::UnixStream, to: &Path, timeout: Duration) -> Result<(), String> {
+    let refused = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
+            "the collector did not answer within {} s (--timeout) on its control socket; it may be hung, or its \
+             copy may need longer; no backup was written",
+            timeout.as_secs_f64()
+        ),
+        _ => format!("the collector's control socket: {e}"),
+    };
+    socket.set_read_timeout(Some(timeout)).and_then(|()| socket.set_write_timeout(Some(timeout))).map_err(refused)?;
     socket.write_all(REQUEST.as_bytes()).map_err(refused)?;
     let mut answer = BufReader::new(socket);
     let mut head = String::new();
@@ -93,7 +105,8 @@ fn private_file(path: &Path) -> std::io::Result<()> {
     std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map(drop)
 }
 
-/// The temporary file beside OUT, removed unless it became OUT.
+/// The temporary file beside OUT, removed unless it became OUT: when the
+/// backup fails, and when SIGINT or SIGTERM ends it.
 struct Partial {
     path: PathBuf,
 }
@@ -105,6 +118,7 @@ impl Partial {
         partial.push(name);
         partial.push(format!(".partial-{}", std::process::id()));
         let path = out.with_file_name(partial);
+        remove_on_signal(path.clone())?;
         private_file(&path).map_err(|e| format!("{}: cannot write there: {e}", out.display()))?;
         Ok(Partial { path })
     }
@@ -125,6 +139,31 @@ impl Partial {
         }
         Ok(bytes)
     }
+}
+
+/// From now on, SIGINT and SIGTERM remove `partial` and end the process
+/// (exit 130 and 143, as the shell's default would): a signal that ended it
+/// at once would leave the file behind. (A copy already linked to OUT is
+/// complete: removing its temporary name keeps it.)
+fn remove_on_signal(partial: PathBuf) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let failed = |e: std::io::Error| format!("cannot watch for SIGINT and SIGTERM: {e}");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().map_err(failed)?;
+    let (mut interrupt, mut terminate) = runtime
+        .block_on(async { Ok::<_, std::io::Error>((signal(SignalKind::interrupt())?, signal(SignalKind::terminate())?)) })
+        .map_err(failed)?;
+    std::thread::spawn(move || {
+        let (name, code) = runtime.block_on(async {
+            tokio::select! {
+                _ = interrupt.recv() => ("SIGINT", 130),
+                _ = terminate.recv() => ("SIGTERM", 143),
+            }
+        });
+        let _ = std::fs::remove_file(&partial);
+        eprintln!("localdp backup: interrupted ({name}); its temporary file was removed; no backup was written");
+        std::process::exit(code);
+    });
+    Ok(())
 }
 
 impl Drop for Partial {
