@@ -257,7 +257,7 @@ function distribution(m, estimate) {
   const y = (f) => Math.max(0, Math.min(100, (100 * f) / top));
   const rise = (node, from, to) => { node.style.bottom = `${y(from)}%`; node.style.height = `${y(to) - y(from)}%`; return node; };
   // Square Wave's EMS smooths the bins: its intervals add the smoothing's
-  // estimated bias, and hold a bin's share only 87.5–90.3% of the time where
+  // estimated bias, and hold a bin's share only 87.5–91.7% of the time where
   // the density bends within a bin or two (the note below, docs/distributions.md).
   const level = estimate.protocol === 'square_wave' ? '≈95%' : '95%';
   const hist = el('div', { class: 'hist' }, ...estimate.histogram.map((b) => el('div', {
@@ -298,7 +298,7 @@ function estimated(m, answer) {
       return {
         plot: distribution(m, e),
         note: e.protocol === 'square_wave'
-          ? 'Columns: each bin\'s share with its ≈95% interval. Below: the quantiles and the mean, each with its interval (in brackets). Square Wave\'s EMS smooths the bins, and each interval adds the smoothing\'s estimated bias: in the tests (5,000 values, ε = 1, 32 bins) each bin\'s interval held its share in at least 96.5% of collections on a smooth density and a steep tail, but only 87.5–90.3% where it bends within a bin or two (a peak about a bin wide, the foot of a mode); see docs/distributions.md.'
+          ? 'Columns: each bin\'s share with its ≈95% interval. Below: the quantiles and the mean, each with its interval (in brackets). Square Wave\'s EMS smooths the bins, and each interval adds the smoothing\'s estimated bias: in the tests (5,000 values, ε = 1, 32 bins) each bin\'s interval held its share in at least 96.5% of collections on a smooth density and a steep tail, but only 87.5–91.7% where it bends within a bin or two (a peak about a bin wide, the foot of a mode); see docs/distributions.md.'
           : 'Columns: each bin\'s share with its 95% interval. Below: the quantiles and the mean, each with its 95% interval (in brackets).',
       };
     case 'heavy-hitter':
