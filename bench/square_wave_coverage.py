@@ -16,7 +16,8 @@ share of covering intervals, their least and mean, and the mean interval
 width. A bin's count of covers is Binomial(R, c): at R = 500 a bin that
 covers 95% reads 0.950 +- 0.0097 (one standard deviation), so the least of
 32 such bins reads about 0.93 by chance alone; tests/distribution.rs fails
-a bin under 444 of 500 (alpha 1e-6/37 per count).
+a page-load bin under 733 of 800 (alpha 1e-3 over 37 counts, one-sided),
+which catches a bin at 90% with probability 0.93.
 Needs only the release CLI (built if missing).
 """
 

@@ -76,36 +76,43 @@ fn bin_shares(metric: &DistributionMetric, values: &[f64]) -> Vec<f64> {
 
 /// Over seeded collections of 5,000 values (ε = 1, 32 bins), the 95%
 /// intervals of p50, p90, p95 and p99, of every bin and of the mean cover
-/// the population's own values 95% of the time: each count of covers is
-/// within the exact two-sided acceptance region of Binomial(R, 0.95), or,
-/// where an interval is conservative by design, at least its lower end
-/// (Square Wave's, which add a bound on EMS's bias; the tree's p95 and p99),
-/// α = 1e-6/37 per count; and the intervals are not vacuous (the median's
-/// narrower than a fifth of the range). For the tree, whose estimate is
-/// unbiased, the bins' mean estimates are within `z·√(se²/R)` of the truth
-/// too. Two shapes: the page-load times (a steep low tail, R = 500) and
-/// two modes (R = 300); a smooth shape passes with either interval, before
-/// or after the bias bound, so it is measured by
-/// `bench/square_wave_coverage.py` and not here. The lower end is 444
-/// covers of 500 (260 of 300): one bin that covers 86% fails with
-/// probability 0.96 (83%: 0.95), one at 84% (as Square Wave's third bin did
-/// before its margin bounded EMS's bias) 0.999 (80%: 0.998).
+/// the population's own values 95% of the time, and the intervals are not
+/// vacuous (the median's narrower than a fifth of the range). Each count of
+/// covers is tested against Binomial(R, 0.95) at a false-alarm rate `alpha`
+/// shared (Bonferroni) by the 37 counts. For the tree, whose estimate is
+/// unbiased, within the exact two-sided acceptance region, and the bins'
+/// mean estimates within `z·√(se²/R)` of the truth. Square Wave's
+/// intervals add a bound on EMS's bias, so covering too often is no
+/// alarm: only too few covers fail (one-sided).
+///
+/// The page-load times (a steep low tail): R = 800, α = 1e-3, so a count
+/// fails under 733 covers (91.6%; each count's false-alarm rate 2.1e-5):
+/// one bin that covers 90% fails with probability 0.93 (91%: 0.71), and
+/// one that covers 96.5% (this shape's least bin over these 800, #42)
+/// 1e-11. The test this
+/// replaces (R = 500, α = 1e-6 two-sided, 444 covers) caught a bin at 90%
+/// with probability 0.17. Two modes (R = 300, α = 1e-6): EMS's
+/// bias at the narrow mode is larger than the margin's bound, and its
+/// least bins cover 88–90% (docs/PROTOCOLS.md §13.3, hence the dashboard's
+/// "≈95%"); this count (261 covers) only guards that from falling further
+/// (a bin at 86% fails with probability 0.66, at 80% 0.999). A smooth shape
+/// (least bin 0.977) is measured by `bench/square_wave_coverage.py`.
 #[test]
-fn square_wave_intervals_cover_over_500_collections() {
-    intervals_cover(DistributionProtocol::SquareWave, &load_times(5000), 500);
+fn square_wave_intervals_cover_over_800_collections() {
+    intervals_cover(DistributionProtocol::SquareWave, &load_times(5000), 800, 1e-3);
 }
 
 #[test]
 fn square_wave_intervals_cover_on_two_modes() {
-    intervals_cover(DistributionProtocol::SquareWave, &two_modes(5000), 300);
+    intervals_cover(DistributionProtocol::SquareWave, &two_modes(5000), 300, 1e-6);
 }
 
 #[test]
 fn hierarchical_intervals_cover_over_500_collections() {
-    intervals_cover(DistributionProtocol::Hierarchical, &load_times(5000), 500);
+    intervals_cover(DistributionProtocol::Hierarchical, &load_times(5000), 500, 1e-6);
 }
 
-fn intervals_cover(protocol: DistributionProtocol, values: &[f64], runs: usize) {
+fn intervals_cover(protocol: DistributionProtocol, values: &[f64], runs: usize, alpha: f64) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     {
@@ -134,12 +141,14 @@ fn intervals_cover(protocol: DistributionProtocol, values: &[f64], runs: usize) 
         let rate = |c: usize, of: usize| c as f64 / of as f64;
         println!("{protocol}: p50/p90/p95/p99 {:?}, bins {:?}, mean {:.3}, median width {median_width:.0} ms",
             quantiles.map(|c| rate(c, runs)), bins.iter().map(|&c| rate(c, runs)).collect::<Vec<_>>(), rate(mean, runs));
-        let alpha = 1e-6 / (quantiles.len() + bins.len() + 1) as f64;
-        let least = *common::binomial_acceptance(runs, 0.95, alpha).start();
+        let alpha = alpha / (quantiles.len() + bins.len() + 1) as f64;
         let square_wave = protocol == DistributionProtocol::SquareWave;
         // Square Wave's margins add a bound on EMS's bias, and the tree's
         // p95 and p99 intervals are wide where F is flat: covering too
-        // often is no alarm, too rarely is.
+        // often is no alarm, too rarely is. Square Wave's test is one-sided
+        // (its whole α in the lower tail); the tree's p95 and p99 keep the
+        // lower end of its two-sided region.
+        let least = *common::binomial_acceptance(runs, 0.95, if square_wave { 2.0 * alpha } else { alpha }).start();
         let at_least = |what: String, c: usize| assert!(c >= least, "{what}: {c} of {runs} covered, fewer than {least}");
         for (i, &c) in quantiles.iter().enumerate() {
             let what = format!("{protocol}: quantile {i}");
