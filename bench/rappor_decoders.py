@@ -5,6 +5,7 @@ RAPPORServer runs, fed localdp's reports.
 
     python3 bench/rappor_decoders.py                 # n in {10^5, 10^6}, 3 seeds each
     python3 bench/rappor_decoders.py --n 100000 --seeds 1
+    python3 bench/rappor_decoders.py --n 1000000 --seeds 16 --first-seed 1000   # other collections
 
 pure-ldp's own client never turns a set Bloom bit to 0 (no instantaneous
 response), so its reports are not a fair baseline: this script makes the
@@ -120,6 +121,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, action="append")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--cli", type=Path, default=ROOT / "target" / "release" / "localdp")
     args = parser.parse_args()
     peers.rerun_in_venv(__file__, ["sklearn", "numpy"], ["scikit-learn", "numpy<2"])
@@ -134,7 +136,7 @@ def main():
         config = {"protocol": "rappor", "bits": K, "hashes": H, "cohorts": M, "f": F, "p": P, "q": Q, "candidates": values}
         errors = {}
         detected = covered = above = above_covered = absent_collections = 0
-        for seed, reports, ours in peers.collections(args.cli, config, values, counts, range(args.seeds)):
+        for seed, reports, ours in peers.collections(args.cli, config, values, counts, range(args.first_seed, args.first_seed + args.seeds)):
             estimate = np.zeros(len(values))
             absent_above = False
             for e in ours["estimates"]:
