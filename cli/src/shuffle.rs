@@ -659,7 +659,10 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
         if let Err(e) = held.await {
             log_error!("{name}: {accepted} reports not held: {e}");
             app.front.refund(&received.taken);
-            return json(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "the reports could not be stored; nothing of them was counted"}));
+            // As the collector answers a store it cannot write (a database
+            // restarting): nothing was kept, so the sender may post again.
+            let error = "the reports could not be stored; nothing of them was counted";
+            return retry_later(StatusCode::SERVICE_UNAVAILABLE, json!({ "error": error, "retry_after": 1 }), 1);
         }
         app.wake.notify_one();
     }
