@@ -66,7 +66,7 @@ for target in "" wasm32-unknown-unknown; do
 done
 # Each family is a cargo feature of localdp-core: a client of one family
 # alone (a module of the package: scripts/build.sh) builds without the others.
-for family in frequency numeric rappor heavy distribution key_value marginals; do
+for family in grr frequency numeric rappor heavy distribution key_value marginals; do
   cargo check --quiet -p localdp-core --lib --no-default-features --features "$family"
 done
 # The engines' crate builds in the dev profile, not the test profile, so it

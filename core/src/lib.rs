@@ -25,7 +25,7 @@
 #![cfg_attr(not(feature = "aggregate"), allow(dead_code, unused_imports))]
 
 #[cfg(not(any(
-    feature = "frequency",
+    feature = "grr",
     feature = "numeric",
     feature = "rappor",
     feature = "heavy",
@@ -33,7 +33,7 @@
     feature = "key_value",
     feature = "marginals"
 )))]
-compile_error!("localdp-core needs at least one family's feature (the default has them all; a client: `--features numeric`)");
+compile_error!("localdp-core needs at least one family's feature (the default has them all; a client: `--features numeric`, or `grr`)");
 
 pub mod accounting;
 #[doc(hidden)]
@@ -45,7 +45,7 @@ pub mod config;
 pub mod distribution;
 pub mod domain;
 pub mod error;
-#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
+#[cfg(any(feature = "grr", feature = "oracles"))]
 pub mod frequency;
 pub mod hash;
 #[cfg(feature = "heavy")]
@@ -81,7 +81,7 @@ pub mod text;
 pub use distribution::{DistributionConfig, DistributionMetric};
 pub use domain::{Domain, DomainSpec};
 pub use error::{DomainKind, Error, ExpectedValue, FieldProblem, MergeConflict, Rejection, Requirement, Result, StateError};
-#[cfg(any(feature = "frequency", feature = "heavy", feature = "distribution", feature = "marginals"))]
+#[cfg(any(feature = "grr", feature = "oracles"))]
 pub use frequency::{FrequencyConfig, FrequencyOracle, Likelihood};
 #[cfg(feature = "heavy")]
 pub use heavy::{HeavyHitterConfig, HeavyHitterMetric};

@@ -4,9 +4,9 @@
 // metrics.json, the same file the collector serves it from, so the two
 // cannot drift apart; the collector's address from settings.json.
 // A service worker cannot import() a module later, so it imports the entry of
-// its metric's family (grr: frequency; localdp/client/web/FAMILY), which
-// setup.mjs copied with that family's wasm alone.
-import { Client, chromeStorage } from './localdp/dist/client/web/families/frequency/localdp.js';
+// its metric's family (GRR's own; localdp/client/web/FAMILY), which setup.mjs
+// copied with that family's wasm alone.
+import { Client, chromeStorage } from './localdp/dist/client/web/families/grr/localdp.js';
 
 const METRIC = 'ui_language';
 

@@ -115,7 +115,7 @@ test('a state of an earlier release (JSON) is converted by the module of every f
       assert.deepEqual(report, { version: 1, protocol: 'grr', epsilon: 1, domain: 'e554b29b4737a22d', value: 0 }, `${entry}: the memo is sent again`);
     }
     // The family's module, then the module of every family, to convert the state (once: the web entry reuses it).
-    assert.deepEqual(wasm, ['/localdp/client/web/families/frequency/localdp_client_bg.wasm', '/localdp/client/web/localdp_client_bg.wasm']);
+    assert.deepEqual(wasm, ['/localdp/client/web/families/grr/localdp_client_bg.wasm', '/localdp/client/web/localdp_client_bg.wasm']);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

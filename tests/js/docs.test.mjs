@@ -134,7 +134,7 @@ test("the packed package's README is js/README.md, stands alone, and it ships th
   }
   // The sizes are the build's, and give what a page of each family loads.
   const sizes = /<!-- sizes: written by scripts\/build.sh -->([^]*?)<!-- end of sizes -->/.exec(readme)?.[1] ?? '';
-  for (const family of ['frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals']) {
+  for (const family of ['grr', 'frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals']) {
     assert.match(sizes, new RegExp(`\\| a \`${family}\` metric \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+ \\|`), family);
   }
   assert.match(sizes, /\| every family \(`init\(\)`\) \| \d+ \| \d+ \|/);

@@ -30,9 +30,9 @@ test("the extension's service worker reports to the collector", async () => {
     // folder is left as it was.
     execFileSync(process.execPath, [setup, extension, '--collector', collector.url], { cwd: scratch });
     assert.equal(JSON.parse(readFileSync(join(extension, 'settings.json'), 'utf8')).collector, collector.url);
-    // It ships the wasm of the one family its metric names (grr: frequency), and no other.
+    // It ships the wasm of the one family its metric names (GRR's own), and no other.
     const shipped = readdirSync(extension, { recursive: true }).filter((f) => f.endsWith('.wasm'));
-    assert.deepEqual(shipped, ['localdp/dist/client/web/families/frequency/localdp_client_bg.wasm']);
+    assert.deepEqual(shipped, ['localdp/dist/client/web/families/grr/localdp_client_bg.wasm']);
     assert.deepEqual(readdirSync(dirname(setup)).sort(), ['README.md', 'background.js', 'manifest.json', 'metrics.json', 'setup.mjs']);
 
     context = await chromium.launchPersistentContext(profile, {

@@ -25,7 +25,7 @@ const packageDir = dirname(createRequire(import.meta.url).resolve('localdp/packa
 /** The package's client wasm modules: the one of every family, and each family's. */
 const clientModules = new Map([
   ['every family', join(packageDir, 'dist/client/web/localdp_client_bg.wasm')],
-  ...['frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals'].map((f) => [f, join(packageDir, `dist/client/web/families/${f}/localdp_client_bg.wasm`)]),
+  ...['grr', 'frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals'].map((f) => [f, join(packageDir, `dist/client/web/families/${f}/localdp_client_bg.wasm`)]),
 ].map(([name, file]) => [readFileSync(file).toString('base64'), name]));
 
 /** Which client module a built asset is (by its bytes: Vite copies them as they are), or undefined. */

@@ -87,11 +87,13 @@ impl Longitudinal {
                 let permanent = GeneralizedRandomizedResponse::new(epsilon, d as u64);
                 Chain::Direct { step: symbol_step(&permanent, epsilon_1), permanent }
             }
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Olh | FrequencyProtocol::Blh => {
                 let g = if protocol == FrequencyProtocol::Olh { LocalHashing::optimal_g(epsilon_1) } else { 2 };
                 let permanent = LocalHashing::new(epsilon, g, domain.keys());
                 Chain::Hashed { step: symbol_step(permanent.response(), epsilon_1), permanent }
             }
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Sue | FrequencyProtocol::Oue => {
                 let permanent = if protocol == FrequencyProtocol::Sue {
                     UnaryEncoding::symmetric(epsilon, d)

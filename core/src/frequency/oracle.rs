@@ -68,19 +68,32 @@ impl Params<'_> {
 impl FrequencyProtocol {
     /// The protocol's mechanism: one arm per protocol (its name is in
     /// `protocol.rs`; a new protocol is a module, its name there and an arm
-    /// here, which the compiler asks for).
-    fn mechanism(self, p: &Params<'_>) -> Arc<dyn Mechanism> {
-        match self {
+    /// here, which the compiler asks for). `None` only in the module of GRR
+    /// alone, for the others.
+    fn mechanism(self, p: &Params<'_>) -> Option<Arc<dyn Mechanism>> {
+        Some(match self {
             FrequencyProtocol::Grr => Arc::new(GeneralizedRandomizedResponse::new(p.epsilon, p.domain.len() as u64)),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Sue => Arc::new(UnaryEncoding::symmetric(p.epsilon, p.domain.len())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Oue => Arc::new(UnaryEncoding::optimized(p.epsilon, p.domain.len())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Blh => Arc::new(LocalHashing::new(p.epsilon, 2, p.domain.keys())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Olh => Arc::new(LocalHashing::new(p.epsilon, LocalHashing::optimal_g(p.epsilon), p.domain.keys())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Hr => Arc::new(HadamardResponse::new(p.epsilon, p.domain.len())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Hrr => Arc::new(hadamard_rr::HadamardRandomizedResponse::new(p.epsilon, p.domain.len())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::Ss => Arc::new(SubsetSelection::new(p.epsilon, p.domain.len())),
+            #[cfg(feature = "oracles")]
             FrequencyProtocol::DBitFlip => Arc::new(DBitFlip::new(p.epsilon, p.domain.len(), p.sampled())),
-        }
+            // The module of GRR alone (`grr` without `oracles`) has no
+            // other oracle; its family claims no other protocol.
+            #[cfg(not(feature = "oracles"))]
+            _ => return None,
+        })
     }
 }
 
@@ -245,7 +258,7 @@ impl FrequencyOracle {
     /// one is asked for.
     fn with_protocol(protocol: FrequencyProtocol, params: &Params<'_>, domain: &Arc<Domain>) -> Option<Self> {
         let (mechanism, epsilon): (Arc<dyn Mechanism>, f64) = match params.instantaneous {
-            None => (protocol.mechanism(params), params.epsilon),
+            None => (protocol.mechanism(params)?, params.epsilon),
             Some(epsilon_1) => {
                 (Arc::new(Longitudinal::new(protocol, params.epsilon, epsilon_1, domain)?), epsilon_1)
             }
@@ -481,9 +494,14 @@ impl Randomizer for FrequencyOracle {
 /// Frequency configs: a `"protocol"` of this family (or `"auto"`) without a
 /// `"range"`.
 pub(crate) static FAMILY: Family = Family {
+    #[cfg(feature = "oracles")]
     claims: |protocol, config| {
         !config.contains_key("range") && protocol.parse::<Selection<FrequencyProtocol>>().is_ok()
     },
+    // The module of GRR alone: "grr" only (a page of any other frequency
+    // protocol, or of "auto", loads the family's module).
+    #[cfg(not(feature = "oracles"))]
+    claims: |protocol, config| !config.contains_key("range") && protocol == "grr",
     build: |config, settings| {
         if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(..)) {
             return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
@@ -496,7 +514,10 @@ pub(crate) static FAMILY: Family = Family {
         }
         Ok(Arc::new(FrequencyOracle::new(&config)?))
     },
+    #[cfg(feature = "oracles")]
     protocols: Selection::<FrequencyProtocol>::names,
+    #[cfg(not(feature = "oracles"))]
+    protocols: || "grr".into(),
     shape: "domain",
     label: "frequency (\"domain\")",
 };

@@ -31,7 +31,7 @@ pub(crate) const FAMILIES: &[&Family] = &[
     &crate::marginals::metric::FAMILY,
     #[cfg(feature = "numeric")]
     &crate::numeric::FAMILY,
-    #[cfg(feature = "frequency")]
+    #[cfg(feature = "grr")]
     &crate::frequency::oracle::FAMILY,
 ];
 
@@ -140,9 +140,9 @@ impl Metric {
             return Err(Error::malformed_key("epsilon", "\"epsilon\" must be a number"));
         }
         // Only frequency protocols take an instantaneous step (RAPPOR has its own).
-        #[cfg(feature = "frequency")]
+        #[cfg(feature = "grr")]
         let frequency = std::ptr::eq(*family, &crate::frequency::oracle::FAMILY);
-        #[cfg(not(feature = "frequency"))]
+        #[cfg(not(feature = "grr"))]
         let frequency = false;
         let foreign_step = !frequency && object.remove("instantaneous_epsilon");
         let kind = (family.build)(object, &settings)?;

@@ -2,13 +2,14 @@
 // alone. The family is the one that claims the config in the Rust registry
 // (core/src/metric/registry.rs): by its "protocol", whose names are disjoint
 // across families, but that frequency claims its own and "auto" without a
-// "range", numeric with one. Only a choice of module: the module's Rust
-// checks the config, and a config no family claims (no protocol, an unknown
-// one, not an object) goes to the module of every family, whose error names
-// what is wrong. tests/js/families.test.mjs holds the table to
+// "range", numeric with one. GRR has a module of its own, the frequency
+// family's with GRR alone (the frequency module serves it too). Only a
+// choice of module: the module's Rust checks the config, and a config no
+// family claims (no protocol, an unknown one, not an object) goes to the
+// module of every family, whose error names what is wrong. tests/js/families.test.mjs holds the table to
 // the Rust registry's names, and each family's module to every family's.
 const FAMILY_OF = {
-  grr: 'frequency', sue: 'frequency', oue: 'frequency', blh: 'frequency', olh: 'frequency',
+  grr: 'grr', sue: 'frequency', oue: 'frequency', blh: 'frequency', olh: 'frequency',
   hr: 'frequency', hrr: 'frequency', ss: 'frequency', dbitflip: 'frequency',
   duchi: 'numeric', laplace: 'numeric', piecewise: 'numeric', hybrid: 'numeric', one_bit_mean: 'numeric',
   rappor: 'rappor',
@@ -35,5 +36,5 @@ export function familyOf(config) {
   if (protocol === 'auto') return ranged ? 'numeric' : 'frequency';
   const family = typeof protocol === 'string' && Object.hasOwn(FAMILY_OF, protocol) ? FAMILY_OF[protocol] : undefined;
   // Frequency claims its protocols without a "range", numeric with one.
-  return (family === 'frequency' && ranged) || (family === 'numeric' && !ranged) ? undefined : family;
+  return ((family === 'frequency' || family === 'grr') && ranged) || (family === 'numeric' && !ranged) ? undefined : family;
 }

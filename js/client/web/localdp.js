@@ -19,6 +19,7 @@ export * from './storage.mjs';
 // Each family's module. The specifiers are literal, so that a bundler emits
 // each as a chunk of its own, loaded only when a config of that family is.
 const FAMILY_MODULES = {
+  grr: () => import('./families/grr/bindings.js'),
   frequency: () => import('./families/frequency/bindings.js'),
   numeric: () => import('./families/numeric/bindings.js'),
   rappor: () => import('./families/rappor/bindings.js'),

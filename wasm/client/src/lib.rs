@@ -12,11 +12,9 @@
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
 use localdp_core::bytes::{base64, from_base64};
-use localdp_core::error::{DomainKind, Error, ExpectedValue};
+use localdp_core::error::Error;
 use localdp_core::metric::ValueKind;
-use localdp_core::privacy::number_text;
 use localdp_core::SecureRng;
-use localdp_core::text::text;
 use wasm_bindgen::prelude::*;
 
 #[doc(hidden)]
@@ -24,7 +22,7 @@ pub mod convert;
 #[cfg(all(feature = "heap", not(target_feature = "atomics")))]
 mod heap;
 use convert::{
-    config_object, js_error, range_error, set_property, stringify, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
+    config_object, js_error, range_error, set_property, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
 };
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -632,7 +630,9 @@ impl ClientCore {
         let value: JsValue = value.into();
         let now = clock(now_ms)?;
         let text = match self.core.metric().value_kind() {
+            #[cfg(any(feature = "rappor", feature = "heavy"))]
             ValueKind::Text => value.as_string().ok_or_else(|| type_error("a value of this metric must be a string"))?,
+            #[cfg(feature = "grr")]
             ValueKind::Index { size } => {
                 if let Some(s) = value.as_string() {
                     s
@@ -641,13 +641,14 @@ impl ClientCore {
                         return Err(type_error("this domain's values are strings"));
                     }
                     if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
-                        return Err(js_error(Error::ValueNotInDomain { domain: DomainKind::Size(size.unwrap_or(0)) }));
+                        return Err(js_error(Error::ValueNotInDomain { domain: localdp_core::error::DomainKind::Size(size.unwrap_or(0)) }));
                     }
-                    text!(n as u64)
+                    localdp_core::text::text!(n as u64)
                 } else {
                     return Err(type_error("a value must be a string or a number"));
                 }
             }
+            #[cfg(any(feature = "numeric", feature = "distribution"))]
             ValueKind::Numbers { .. } => {
                 let numbers: Vec<f64> = if let Some(n) = value.as_f64() {
                     vec![n]
@@ -660,16 +661,22 @@ impl ClientCore {
                     return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
                 };
                 if numbers.iter().any(|x| !x.is_finite()) {
-                    return Err(js_error(Error::InvalidValue { expected: ExpectedValue::FiniteNumber }));
+                    return Err(js_error(Error::InvalidValue { expected: localdp_core::error::ExpectedValue::FiniteNumber }));
                 }
-                localdp_core::text::join(numbers.iter().map(|&x| number_text(x)), ",")
+                localdp_core::text::join(numbers.iter().map(|&x| localdp_core::privacy::number_text(x)), ",")
             }
+            #[cfg(any(feature = "key_value", feature = "marginals"))]
             ValueKind::Object => {
                 if !value.is_object() || js_sys::Array::is_array(&value) {
                     return Err(type_error("a value of this metric must be an object"));
                 }
-                stringify(&value, "a value of this metric must be a JSON object")?
+                convert::stringify(&value, "a value of this metric must be a JSON object")?
             }
+            // A module of one family converts only its own values (the
+            // other arms are not compiled in): no metric of another kind
+            // can be built here, so this arm is never taken.
+            #[allow(unreachable_patterns)]
+            _ => return Err(type_error("this module does not randomize values of this kind")),
         };
         let report = self.core.randomize_text(&text, now, &mut self.rng).map_err(js_error)?;
         let wire = report.to_js().ok_or_else(|| js_error(Error::CorruptMemo))?;
