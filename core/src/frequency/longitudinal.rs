@@ -58,12 +58,16 @@ pub(crate) struct Longitudinal {
     long_run: f64,
 }
 
+/// The chains by permanent response; the module of GRR alone (`grr`
+/// without `oracles`) has the direct one only.
 enum Chain {
     /// L-GRR.
     Direct { permanent: GeneralizedRandomizedResponse, step: GeneralizedRandomizedResponse },
     /// LOLOHA: the step is GRR over the buckets.
+    #[cfg(feature = "oracles")]
     Hashed { permanent: LocalHashing, step: GeneralizedRandomizedResponse },
     /// L-SUE, L-OSUE: each bit flipped with this coin.
+    #[cfg(feature = "oracles")]
     Unary { permanent: UnaryEncoding, flip: Bernoulli },
 }
 
@@ -117,7 +121,9 @@ impl Longitudinal {
     fn permanent(&self) -> &dyn Mechanism {
         match &self.chain {
             Chain::Direct { permanent, .. } => permanent,
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, .. } => permanent,
+            #[cfg(feature = "oracles")]
             Chain::Unary { permanent, .. } => permanent,
         }
     }
@@ -146,6 +152,8 @@ impl Longitudinal {
     }
 }
 
+// Without the other oracles, the arms that read draws and coins are gone.
+#[cfg_attr(not(feature = "oracles"), allow(unused_variables))]
 impl Mechanism for Longitudinal {
     /// A one-time report: a fresh permanent response (and, for local
     /// hashing, a fresh hash), then the step.
@@ -181,9 +189,11 @@ impl Mechanism for Longitudinal {
     fn support_probabilities(&self) -> (f64, f64) {
         match &self.chain {
             Chain::Direct { permanent, step } => Self::symbols(permanent, step),
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, step } => {
                 (Self::symbols(permanent.response(), step).0, permanent.support_probabilities().1)
             }
+            #[cfg(feature = "oracles")]
             Chain::Unary { permanent, flip } => {
                 let ((_, own), (_, other)) = Self::bits(permanent, flip);
                 (own, other)
@@ -199,11 +209,13 @@ impl Mechanism for Longitudinal {
                 let (keep, other) = Self::symbols(permanent, step);
                 Likelihood::new(if *y == index as u64 { keep } else { other })
             }
+            #[cfg(feature = "oracles")]
             (Chain::Hashed { permanent, step }, Payload::Hashed { seed, value }) if *value < permanent.buckets() => {
                 let (keep, other) = Self::symbols(permanent.response(), step);
                 let p = if permanent.bucket_of(*seed, index) == *value { keep } else { other };
                 Likelihood::new(1.0 / 4_294_967_296.0).times(p)
             }
+            #[cfg(feature = "oracles")]
             (Chain::Unary { permanent, flip }, Payload::Bits(bits)) => {
                 let (own, other) = Self::bits(permanent, flip);
                 (0..self.counts_len()).fold(Likelihood::new(1.0), |l, i| {
@@ -238,6 +250,7 @@ impl Mechanism for Longitudinal {
     /// Local hashing: the install's hash seed.
     fn memo_draws(&self, rng: &mut dyn RngCore) -> Vec<u64> {
         match self.chain {
+            #[cfg(feature = "oracles")]
             Chain::Hashed { .. } => vec![u64::from(rng.next_u32())],
             _ => Vec::new(),
         }
@@ -245,6 +258,7 @@ impl Mechanism for Longitudinal {
 
     fn memo_draws_valid(&self, draws: &[u64]) -> bool {
         match self.chain {
+            #[cfg(feature = "oracles")]
             Chain::Hashed { .. } => matches!(draws, [seed] if *seed <= u64::from(u32::MAX)),
             _ => draws.is_empty(),
         }
@@ -254,6 +268,7 @@ impl Mechanism for Longitudinal {
     /// permanent response.
     fn memo_key(&self, index: usize, draws: &[u64]) -> String {
         match &self.chain {
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, .. } => text!(permanent.bucket_of(seed_of(draws), index)),
             _ => text!(index),
         }
@@ -261,6 +276,7 @@ impl Mechanism for Longitudinal {
 
     fn randomize_memoized(&self, index: usize, draws: &[u64], rng: &mut dyn RngCore) -> Payload {
         match &self.chain {
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, .. } => {
                 let seed = seed_of(draws);
                 Payload::Hashed { seed, value: permanent.response().perturb(permanent.bucket_of(seed, index), rng) }
@@ -277,10 +293,12 @@ impl Mechanism for Longitudinal {
             Chain::Direct { permanent, step } => {
                 MemoChain::Symbols { m: permanent.symbols(), permanent: symbols(permanent), step: symbols(step) }
             }
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, step } => {
                 let response = permanent.response();
                 MemoChain::Symbols { m: response.symbols(), permanent: symbols(response), step: symbols(step) }
             }
+            #[cfg(feature = "oracles")]
             Chain::Unary { permanent, flip } => {
                 let (own, other) = Self::permanent_bits(permanent);
                 MemoChain::Bits { own, other, flip: flip.probability() }
@@ -296,7 +314,9 @@ impl Mechanism for Longitudinal {
     fn memo_epsilon(&self, reports: u64) -> Option<f64> {
         let epsilon = match &self.chain {
             Chain::Direct { permanent, step } => symbol_chain_epsilon(permanent, step, reports),
+            #[cfg(feature = "oracles")]
             Chain::Hashed { permanent, step } => symbol_chain_epsilon(permanent.response(), step, reports),
+            #[cfg(feature = "oracles")]
             Chain::Unary { permanent, flip } => {
                 let (own, other) = Self::permanent_bits(permanent);
                 bit_chain_epsilon(own, other, flip.probability(), reports)
@@ -311,9 +331,11 @@ impl Mechanism for Longitudinal {
     fn instantaneous(&self, permanent: &Payload, rng: &mut dyn RngCore) -> Payload {
         match (&self.chain, permanent) {
             (Chain::Direct { step, .. }, Payload::Index(x)) => Payload::Index(step.perturb(*x, rng)),
+            #[cfg(feature = "oracles")]
             (Chain::Hashed { step, .. }, Payload::Hashed { seed, value }) => {
                 Payload::Hashed { seed: *seed, value: step.perturb(*value, rng) }
             }
+            #[cfg(feature = "oracles")]
             (Chain::Unary { flip, .. }, Payload::Bits(bits)) => {
                 let mut out = BitVector::zeros(self.counts_len());
                 for i in 0..self.counts_len() {
