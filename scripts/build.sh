@@ -109,7 +109,7 @@ size() {
 # The families, each a cargo feature of the client module and a module of
 # its own that localdp/client/web loads for a config of that family alone
 # (js/client/web/families.js); grr is the frequency family with GRR alone,
-# for the page of a GRR metric (4.7 KB gzipped less than frequency's).
+# for the page of a GRR metric (5.4 KB gzipped less than frequency's).
 families=(grr frequency numeric rappor heavy distribution key_value marginals)
 # What a page of the client loads from localdp/client/web: the entry's JS
 # (with the bindings of the module of every family, whose wasm it fetches
