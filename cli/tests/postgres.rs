@@ -112,17 +112,17 @@ fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
     let scratch = Scratch::new("pg-schema");
     drop(start_on(&scratch, &cluster.url("collector")));
-    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2");
+    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2 3");
     let tables = cluster.psql(
         "collector",
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
     );
-    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.imports localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
     // A database migrated further than this build knows is refused.
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (4)");
     let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
-    assert!(log.contains("made by a newer localdp (schema localdp at migration 3, this build knows 2)"), "{log}");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 4, this build knows 3)"), "{log}");
 }
 
 #[test]
@@ -375,6 +375,79 @@ fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     }
 }
 
+/// `localdp import --db FILE --metrics METRICS.json --metric NAME EXPORT`.
+fn import(scratch: &Scratch, db: &str, metric: &str, export: &std::path::Path) -> (bool, String) {
+    let metrics = scratch.path("metrics.json");
+    let out = std::process::Command::new(common::cli::BIN)
+        .args(["import", "--db", db, "--metrics", metrics.to_str().unwrap(), "--metric", metric])
+        .arg(export)
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// Each metric's Parquet export of a SQLite collector (which carries its
+/// rejection counts), imported into PostgreSQL while a collector runs
+/// there: that collector counts it within its refresh, a collector started
+/// afterwards answers as the SQLite one did, byte for byte, and a file
+/// imported again stores nothing.
+#[test]
+fn an_export_imported_into_postgresql_is_counted_by_running_collectors_once() {
+    let cluster = Cluster::start("import");
+    let scratch = Scratch::new("pg-import");
+    let (expected, exported, files) = sqlite_store(&scratch, 200, |sqlite| {
+        let mut files = Vec::new();
+        for (name, _) in METRICS {
+            let response = sqlite.get(&format!("/api/metrics/{name}/reports.parquet"));
+            assert_eq!(response.status, 200);
+            let file = scratch.path(&format!("{name}.parquet"));
+            std::fs::write(&file, &response.body).unwrap();
+            files.push(file);
+        }
+        let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+        (estimates(sqlite), exported, files)
+    });
+    let url = cluster.url("collector");
+    let running = start_on(&scratch, &url);
+    assert_eq!(running.estimate("colors", "none").status, 409, "no report yet");
+    for ((name, _), file) in METRICS.iter().zip(&files) {
+        let (ok, said) = import(&scratch, &url, name, file);
+        assert!(ok, "{said}");
+        assert!(said.contains(&format!("into metric \"{name}\" of postgres://")) && said.contains(": 200 reports, 1 rejections counted"), "{said}");
+        assert!(!said.contains(pg::PASSWORD), "{said}");
+    }
+    // The running collector reads the import's slot state within its
+    // refresh (1 s; 10 s allowed here for a loaded machine).
+    let imported = std::time::Instant::now();
+    let counted = || METRICS.iter().all(|(name, _)| running.estimate(name, "none").status == 200) && estimates(&running) == expected;
+    assert!(Cluster::until(Duration::from_secs(10), counted), "{}", running.log());
+    eprintln!("the running collector counted the import after {:?}", imported.elapsed());
+    // The same file again: nothing stored.
+    let (ok, said) = import(&scratch, &url, "colors", &files[0]);
+    assert!(ok && said.contains("was imported into metric \"colors\" before") && said.contains("nothing stored"), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    assert_eq!(cluster.psql("collector", "SELECT count(*), sum(reports) FROM localdp.imports"), "5|1000");
+    // A file with a report of another metric at its end, after more
+    // reports than one statement sends: refused whole, nothing stored.
+    let states = cluster.psql("collector", "SELECT md5(string_agg(state::text, ',' ORDER BY metric, slot)) FROM localdp.states");
+    let mut lines: Vec<String> = std::iter::repeat_n(exported[0].iter().cloned(), 60).flatten().collect();
+    lines.push(exported[1][0].clone());
+    let bad = scratch.file("bad.jsonl", &(lines.join("\n") + "\n"));
+    let (ok, said) = import(&scratch, &url, "colors", &bad);
+    assert!(!ok && said.contains("line 12001: rejected (config_mismatch)") && said.contains("nothing was imported"), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.imports"), "5");
+    assert_eq!(cluster.psql("collector", "SELECT md5(string_agg(state::text, ',' ORDER BY metric, slot)) FROM localdp.states"), states);
+    // A collector started now reads the states: the SQLite collector's
+    // estimates and exports.
+    let fresh = start_on(&scratch, &url);
+    assert_eq!(estimates(&fresh), expected);
+    assert_eq!(estimates(&running), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        assert_eq!(&fresh.export(name, &[]), lines);
+    }
+}
+
 /// A copy that would change the config of a metric a running collector
 /// folds by is refused while that collector runs, though the metric holds
 /// nothing yet, and copies nothing.
@@ -604,12 +677,12 @@ fn a_migration_waits_for_the_collectors_of_the_release_before_to_stop() {
     let scratch = Scratch::new("pg-upgrade");
     let url = cluster.url("collector");
     let running = start_on(&scratch, &url);
-    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 2");
+    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 3");
     let refused = Server::try_start_on(&scratch, &url, &[]).err().expect("refused at start");
-    assert!(refused.contains("schema localdp is at migration 1 and this build needs 2"), "{refused}");
+    assert!(refused.contains("schema localdp is at migration 2 and this build needs 3"), "{refused}");
     assert!(refused.contains("the 1 collector(s) running on this database"), "{refused}");
     drop(running);
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
     drop(start_on(&scratch, &url));
 }
 

@@ -4,8 +4,8 @@
 
 pub use super::postgres::{Item, Unstored};
 use super::postgres::{self, Exporter, PgStore, Refresher};
-use super::store::{BatchGroup, Store, StoreResult};
-use localdp::{Aggregator, Metric, RejectionCounts};
+use super::store::{self, BatchGroup, Store, StoreResult};
+use localdp::{Aggregator, Metric, RejectionCounts, Report};
 use std::path::Path;
 
 /// The writer reads exports' pages on SQLite only: on PostgreSQL an export
@@ -122,6 +122,16 @@ impl Database {
         }
     }
 
+    /// Starts importing the file of SHA-256 `digest` into metric `key`
+    /// (`localdp import`), in one transaction; `None` if that file was
+    /// imported into it before.
+    pub fn import(&mut self, key: i64, digest: &str, metric: &Metric, name: &str) -> StoreResult<Option<Import<'_>>> {
+        Ok(match self {
+            Database::Sqlite(s) => s.import(key, digest)?.map(Import::Sqlite),
+            Database::Postgres(p) => p.import(key, digest, metric, name)?.map(Import::Postgres),
+        })
+    }
+
     /// A consistent copy of the store at `to` (`localdp backup`).
     pub fn snapshot(&self, to: &Path) -> StoreResult<()> {
         match self {
@@ -135,6 +145,31 @@ impl Database {
         match self {
             Database::Sqlite(_) => None,
             Database::Postgres(p) => Some(p.refresher()),
+        }
+    }
+}
+
+/// An import under way ([`Database::import`]): nothing of it is stored
+/// unless committed.
+pub enum Import<'a> {
+    Sqlite(store::Import<'a>),
+    Postgres(postgres::Import<'a>),
+}
+
+impl Import<'_> {
+    /// Stores an accepted report.
+    pub fn add(&mut self, report: &Report) -> StoreResult<()> {
+        match self {
+            Import::Sqlite(i) => i.add(&report.to_json()),
+            Import::Postgres(i) => i.add(report),
+        }
+    }
+
+    /// Adds the file's rejection counts and commits; the reports stored.
+    pub fn commit(self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        match self {
+            Import::Sqlite(i) => i.commit(rejected),
+            Import::Postgres(i) => i.commit(rejected),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! localdp.batches    (metric, id, size, shuffler)      -- one per (metric, id), across all collectors
 //! localdp.states     (metric, slot, state)             -- a collector's aggregate (`Aggregator::to_bytes`)
 //! localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest)  -- per collector, summed on read
+//! localdp.imports    (metric, digest, reports)         -- export files taken by `localdp import` (SHA-256)
 //! ```
 //!
 //! (Slot -1 holds what migration 2 found counted before it.)
@@ -33,7 +34,7 @@
 use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
 use super::store::{batch_groups, rejection_counts, BatchGroup, BatchId, StoreResult};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Transaction};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
 use tokio_postgres::config::Host;
@@ -136,6 +137,13 @@ CREATE TABLE localdp.batch_counts (
 INSERT INTO localdp.batch_counts
     SELECT metric, -1, shuffler, count(*), sum(size), min(size) FROM localdp.batches
     WHERE size > 0 AND shuffler IS NOT NULL GROUP BY metric, shuffler;
+", "
+CREATE TABLE localdp.imports (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    digest TEXT NOT NULL,
+    reports BIGINT NOT NULL,
+    PRIMARY KEY (metric, digest)
+);
 "];
 
 /// Whether `--db` names a PostgreSQL database rather than a SQLite file.
@@ -733,6 +741,37 @@ impl PgStore {
         })
     }
 
+    /// Starts importing the file of SHA-256 `digest` into metric `key`
+    /// (`localdp import`), in one transaction that also adds the file to
+    /// this process's slot state, as a collector's group does: nothing is
+    /// stored unless [`Import::commit`] is reached. `None` if that file was
+    /// imported into it before (or is being imported: this waits for that
+    /// import to end).
+    pub fn import<'a>(&'a self, key: i64, digest: &str, metric: &Metric, name: &str) -> StoreResult<Option<Import<'a>>> {
+        let client = self.run(async {
+            let client = self.db.client().await?;
+            client.batch_execute("BEGIN; SET LOCAL synchronous_commit = on").await.map_err(db)?;
+            let new = client
+                .execute(
+                    "INSERT INTO localdp.imports (metric, digest, reports) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
+                    &[&key, &digest],
+                )
+                .await
+                .map_err(db)?;
+            Ok((new == 1).then_some(client))
+        })?;
+        Ok(client.map(|client| Import {
+            store: self,
+            client: Some(client),
+            key,
+            digest: digest.to_string(),
+            name: name.to_string(),
+            texts: Vec::new(),
+            state: Aggregator::new(metric.clone()),
+            reports: 0,
+        }))
+    }
+
     /// What reads exports, each in a snapshot of its own, on connections
     /// of its own (an export never holds one the writer needs).
     pub fn exporter(&self) -> StoreResult<Exporter> {
@@ -743,6 +782,94 @@ impl PgStore {
     /// thread and a connection of its own.
     pub fn refresher(&self) -> Refresher {
         Refresher { config: self.db.config.clone(), tls: self.db.tls.clone(), shown: self.db.shown.clone(), slot: self.slot }
+    }
+}
+
+/// An import under way ([`PgStore::import`]): its transaction is open
+/// on `client`, and rolled back (the connection closed) unless committed.
+pub struct Import<'a> {
+    store: &'a PgStore,
+    client: Option<Object>,
+    key: i64,
+    digest: String,
+    name: String,
+    /// Reports not yet sent, canonical JSON.
+    texts: Vec<String>,
+    /// The reports added, as an aggregate, for the slot's state.
+    state: Aggregator,
+    reports: u64,
+}
+
+/// Reports an import sends per statement.
+const IMPORT_PAGE: usize = 10_000;
+
+impl Import<'_> {
+    fn client(&self) -> StoreResult<&Object> {
+        self.client.as_ref().ok_or_else(|| "database: the import's transaction is closed".to_string())
+    }
+
+    /// Stores an accepted report.
+    pub fn add(&mut self, report: &Report) -> StoreResult<()> {
+        self.state.add(report).map_err(|e| format!("a report the collector accepts was refused by the aggregate: {e}"))?;
+        self.texts.push(report.to_json());
+        self.reports += 1;
+        if self.texts.len() == IMPORT_PAGE {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    /// Inserts the reports not yet sent.
+    fn send(&mut self) -> StoreResult<()> {
+        let texts = std::mem::take(&mut self.texts);
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let client = self.client()?;
+        self.store.run(async {
+            client
+                .execute("INSERT INTO localdp.reports (metric, report) SELECT $1, unnest($2::text[])", &[&self.key, &texts])
+                .await
+                .map(drop)
+                .map_err(db)
+        })
+    }
+
+    /// Adds the file's rejection counts, adds everything to this process's
+    /// slot state (while it holds the slot), and commits; the reports
+    /// stored.
+    pub fn commit(mut self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        self.send()?;
+        fold(&mut self.state, &[], rejected, &self.name);
+        let store = self.store;
+        let client = self.client()?;
+        store.run(async {
+            store.hold_slot().await?;
+            client
+                .execute("UPDATE localdp.imports SET reports = $3 WHERE metric = $1 AND digest = $2", &[&self.key, &self.digest, &(self.reports as i64)])
+                .await
+                .map_err(db)?;
+            let imported = &self.state;
+            add_to_slot(client, (self.key, store.slot), (imported.metric(), &self.name), rejected, &[], |state| {
+                state.merge(imported).map_err(|e| format!("database: {e}"))
+            })
+            .await
+            .map_err(|(_, e)| e)?;
+            client.batch_execute("COMMIT").await.map_err(db)
+        })?;
+        // Committed: the connection goes back to the pool.
+        self.client = None;
+        Ok(self.reports)
+    }
+}
+
+impl Drop for Import<'_> {
+    fn drop(&mut self) {
+        // Not committed: the connection is closed, and its server rolls
+        // the transaction back.
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
     }
 }
 
@@ -1068,10 +1195,10 @@ fn add_batch(groups: &mut Vec<BatchGroup>, shuffler: &str, size: u64) {
 /// Adds to a collector slot's rows of metric `key`, in the transaction of
 /// what they count: its rejections by reason, its shuffled batches per
 /// shuffler, and its aggregate state, read `FOR UPDATE` (two processes on
-/// one slot still add up) and `change`d. A group's append and `store copy`
-/// both write through here. The slot's new state; `Err((retry, why))`.
+/// one slot still add up) and `change`d. A group's append, `store copy`
+/// and `import` write through here. The slot's new state; `Err((retry, why))`.
 async fn add_to_slot(
-    transaction: &Transaction<'_>,
+    transaction: &impl GenericClient,
     (key, slot): (i64, i32),
     (metric, name): (&Metric, &str),
     rejected: &RejectionCounts,
