@@ -140,7 +140,8 @@ fn add_rows(
 ) -> Result<(), String> {
     let place = |i: usize| format!("row {}", first + i as u64 + 1);
     if view.len > 0 && (view.version != REPORT_VERSION || view.id != metric.id()) {
-        return Err(format!("{}: rows of another metric or report version ({}, version {})", place(0), view.id, view.version));
+        // Not the file's id or version: whoever made the file chose them.
+        return Err(format!("{}: rows of another metric or report version", place(0)));
     }
     for i in 0..view.len {
         let payload = view.row(i).map_err(|e| refusal(place(i), &e))?;
