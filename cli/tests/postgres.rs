@@ -112,17 +112,17 @@ fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
     let scratch = Scratch::new("pg-schema");
     drop(start_on(&scratch, &cluster.url("collector")));
-    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2 3");
+    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2 3 4");
     let tables = cluster.psql(
         "collector",
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
     );
-    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.imports localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.compacted localdp.imports localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
     // A database migrated further than this build knows is refused.
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (4)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (5)");
     let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
-    assert!(log.contains("made by a newer localdp (schema localdp at migration 4, this build knows 3)"), "{log}");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 5, this build knows 4)"), "{log}");
 }
 
 #[test]
@@ -476,10 +476,11 @@ fn store_copy_is_refused_while_a_collector_runs_another_config_of_a_metric() {
 }
 
 /// A SQLite store compacted by retention (`--keep`) no longer holds the
-/// compacted reports, which a PostgreSQL store (it keeps every report)
-/// could neither export nor say are missing: the copy is refused.
+/// compacted reports; its state counts them. The copy carries the state
+/// and the count: the collectors on PostgreSQL answer as the SQLite one
+/// did, and exports say what they no longer hold.
 #[test]
-fn store_copy_refuses_a_store_compacted_by_retention() {
+fn store_copy_carries_a_store_compacted_by_retention() {
     let cluster = Cluster::start("copy-compacted");
     let scratch = Scratch::new("pg-copy-compacted");
     let stop = |mut server: Server| {
@@ -490,16 +491,80 @@ fn store_copy_refuses_a_store_compacted_by_retention() {
     post_all(&[&server], &workload(&scratch, 20));
     stop(server);
     rusqlite::Connection::open(scratch.path("reports.sqlite")).unwrap().execute("UPDATE days SET day = day - 40", []).unwrap();
-    // Compacted at this start (the last metric's line closes it).
+    // Compacted at this start (the last metric's line closes it); then
+    // newer reports, kept.
     let compacting = Server::start(&scratch, &["--keep", "30"]);
     let log = compacting.log_containing("latency: retention");
     assert!(log.contains("latency: retention: 20 reports older than 30 days compacted"), "{log}");
+    post_all(&[&compacting], &workload(&scratch, 10));
+    let expected = estimates(&compacting);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| compacting.export(name, &[])).collect();
     stop(compacting);
-    let refused = store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
-    let said = String::from_utf8_lossy(&refused.stderr).to_string();
-    assert!(!refused.status.success(), "{said}");
-    assert!(said.contains("reports were compacted by retention (--keep)") && said.contains("nothing was copied"), "{said}");
-    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "0");
+    let copied = store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
+    let said = String::from_utf8_lossy(&copied.stderr).to_string();
+    assert!(copied.status.success(), "{said}");
+    assert!(said.contains("metric \"colors\": 10 reports, 2 rejections counted"), "{said}");
+    let on_postgres = start_on(&scratch, &cluster.url("collector"));
+    assert_eq!(estimates(&on_postgres), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        let export = on_postgres.get(&format!("/api/metrics/{name}/export"));
+        assert_eq!(export.header("localdp-compacted"), Some("20"), "{name}");
+        assert_eq!(&export.text().lines().map(str::to_string).collect::<Vec<_>>(), lines, "{name}");
+    }
+}
+
+
+/// Retention on PostgreSQL (`--keep DAYS`): two collectors starting
+/// together delete the reports that arrived before the cut-off once
+/// between them; every estimate stays the same bytes (the slots' states
+/// count the reports), also after a restart, and exports say what they no
+/// longer hold. Reports stored without `--keep` carry no day, and are kept.
+#[test]
+fn retention_compacts_old_reports_once_and_leaves_every_estimate_unchanged() {
+    let cluster = Cluster::start("keep");
+    let scratch = Scratch::new("pg-keep");
+    let url = cluster.url("collector");
+    let keeping = || Server::try_start_on(&scratch, &url, &["--keep", "30"]).unwrap_or_else(|log| panic!("{log}"));
+    let stop = |mut server: Server| {
+        server.signal("TERM");
+        assert!(server.wait(Duration::from_secs(30)).is_some_and(|s| s.success()), "{}", server.log());
+    };
+    let first = keeping();
+    post_all(&[&first], &workload(&scratch, 100));
+    stop(first);
+    // Forty days pass; then reports are stored with retention off.
+    cluster.psql("collector", "UPDATE localdp.reports SET day = day - 40");
+    let plain = start_on(&scratch, &url);
+    let new = workload(&scratch, 50);
+    post_all(&[&plain], &new);
+    let before = estimates(&plain);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| plain.export(name, &[])).collect();
+    stop(plain);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "750");
+    let (a, b) = (keeping(), keeping());
+    let compacted = || cluster.psql("collector", "SELECT count(*), (SELECT sum(reports) FROM localdp.compacted) FROM localdp.reports") == "250|500";
+    assert!(Cluster::until(Duration::from_secs(10), compacted), "{}\n{}", a.log(), b.log());
+    for server in [&a, &b] {
+        assert_eq!(estimates(server), before);
+    }
+    for (name, _) in METRICS {
+        let logged: u64 = [&a, &b]
+            .iter()
+            .flat_map(|s| s.log().lines().map(str::to_string).collect::<Vec<_>>())
+            .filter_map(|line| line.split(&format!("{name}: retention: ")).nth(1)?.split(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(logged, 100, "{name}");
+    }
+    drop((a, b));
+    let again = start_on(&scratch, &url);
+    assert_eq!(estimates(&again), before);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        let export = again.get(&format!("/api/metrics/{name}/export"));
+        assert_eq!(export.header("localdp-compacted"), Some("100"), "{name}");
+        assert_eq!(export.text().lines().map(str::to_string).collect::<Vec<_>>(), lines[100..].to_vec(), "{name}");
+    }
+    let metrics = again.get("/metrics").text();
+    assert!(metrics.contains("localdp_reports_compacted{metric=\"colors\"} 100"), "{metrics}");
 }
 
 /// A client that stops reading an export holds its snapshot open for at
@@ -677,12 +742,12 @@ fn a_migration_waits_for_the_collectors_of_the_release_before_to_stop() {
     let scratch = Scratch::new("pg-upgrade");
     let url = cluster.url("collector");
     let running = start_on(&scratch, &url);
-    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 3");
+    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 4");
     let refused = Server::try_start_on(&scratch, &url, &[]).err().expect("refused at start");
-    assert!(refused.contains("schema localdp is at migration 2 and this build needs 3"), "{refused}");
+    assert!(refused.contains("schema localdp is at migration 3 and this build needs 4"), "{refused}");
     assert!(refused.contains("the 1 collector(s) running on this database"), "{refused}");
     drop(running);
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (4)");
     drop(start_on(&scratch, &url));
 }
 

@@ -104,21 +104,32 @@ impl Database {
         }
     }
 
-    /// Reports of a metric compacted into its state (retention, SQLite
-    /// only: a PostgreSQL store keeps every report).
+    /// Reports of a metric compacted by retention (`--keep`): counted in
+    /// its estimate, no longer stored.
     pub fn compacted_reports(&self, key: i64) -> StoreResult<u64> {
         match self {
             Database::Sqlite(s) => Ok(s.compacted(key)?.map_or(0, |(_, reports)| reports)),
-            Database::Postgres(_) => Ok(0),
+            Database::Postgres(p) => p.compacted(key),
+        }
+    }
+
+    /// From now on, stored reports carry the day they arrive (`--keep`).
+    pub fn mark_days(&mut self) -> StoreResult<()> {
+        match self {
+            Database::Sqlite(s) => s.mark_days(),
+            Database::Postgres(p) => {
+                p.mark_days();
+                Ok(())
+            }
         }
     }
 
     /// Retention: compacts what arrived before day `cutoff` (see
-    /// `store.rs`); how many reports. `--keep` is refused on PostgreSQL.
+    /// `store.rs` and `postgres.rs`); how many reports.
     pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
         match self {
             Database::Sqlite(s) => s.compact(key, metric, cutoff),
-            Database::Postgres(_) => Ok(0),
+            Database::Postgres(p) => p.compact(key, cutoff),
         }
     }
 
