@@ -287,7 +287,7 @@ fn not_an_object() -> Error {
 /// The error for a report of another format version. It does not repeat
 /// the version the sender chose (any number: it could carry a value).
 pub fn unsupported_version() -> Error {
-    Rejection::UnsupportedVersion.error(text!("report of a format version this build does not read (it reads version ", REPORT_VERSION, ")"))
+    Rejection::UnsupportedVersion.error(text!("report format version is not supported (this build reads ", REPORT_VERSION, ")"))
 }
 
 impl Report {
