@@ -29,7 +29,6 @@
 
 use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
-use crate::number::number_text;
 pub use crate::protocol::Protocol;
 use crate::bytes::{ByteReader, ByteWriter};
 use crate::text::{hex_bytes, text, HexBytes};
@@ -284,10 +283,10 @@ fn not_an_object() -> Error {
     Rejection::Malformed.error("not a report: a report is a JSON object (of UTF-8 text)")
 }
 
-/// The error for a report of another format version. It does not repeat
+/// The error for a report of another format version: a fixed text, not
 /// the version the sender chose (any number: it could carry a value).
 pub fn unsupported_version() -> Error {
-    Rejection::UnsupportedVersion.error(text!("report format version is not supported (this build reads ", REPORT_VERSION, ")"))
+    Rejection::UnsupportedVersion.error("unsupported report version")
 }
 
 impl Report {
@@ -531,8 +530,8 @@ pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, 
             .error(text!("report made with protocol ", quoted(report.protocol.name()), ", expected ", quoted(protocol.name()))));
     }
     if report.epsilon.to_bits() != epsilon.to_bits() {
-        // Not the report's ε: the sender chose it (any number).
-        return Err(Rejection::ConfigMismatch.error(text!("report made with another epsilon, expected ", number_text(epsilon))));
+        // Neither ε: the report's is any number its sender chose.
+        return Err(Rejection::ConfigMismatch.error("report made with another epsilon"));
     }
     if report.domain != fingerprint {
         return Err(Rejection::ConfigMismatch.error("report made for another domain or range"));
