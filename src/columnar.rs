@@ -28,7 +28,7 @@
 //! ```
 
 use localdp_core::error::{Error, Rejection, Result};
-use localdp_core::report::{BitVector, Payload, REPORT_VERSION};
+use localdp_core::report::{unsupported_version, BitVector, Payload, REPORT_VERSION};
 pub use localdp_core::report::{Presence, ReportFields};
 
 /// An Arrow-style validity bitmap: bit `i` (least significant first) of
@@ -276,9 +276,7 @@ impl<'a> ReportBatch<'a> {
     pub(crate) fn envelope_rejection(&self, envelope: Envelope, i: usize) -> Option<Error> {
         match envelope {
             Envelope::Matches => None,
-            Envelope::OtherVersion => Some(
-                Rejection::UnsupportedVersion.error(localdp_core::text::text!("report format version ", self.version, " is not supported")),
-            ),
+            Envelope::OtherVersion => Some(unsupported_version()),
             Envelope::OtherMetric => Some(match self.row(i) {
                 Err(e) => e,
                 Ok(_) => Rejection::ConfigMismatch.error("report batch made for another metric"),

@@ -177,6 +177,13 @@ fn no_error_repeats_any_part_of_the_value_that_caused_it() {
     assert!(leaks.is_empty(), "{} errors repeat the user's data:\n{}", leaks.len(), leaks.join("\n"));
 }
 
+/// The report with its ε's number replaced by `number`.
+fn epsilon(report: &str, number: &str) -> String {
+    let at = report.find("\"epsilon\":").unwrap() + "\"epsilon\":".len();
+    let end = at + report[at..].find([',', '}']).unwrap();
+    format!("{}{number}{}", &report[..at], &report[end..])
+}
+
 /// A report a sender got wrong may carry a user's raw value or key (a
 /// buggy client that posts the event itself): no refusal of it repeats
 /// an unknown field's name or a wrong-typed value, for every family.
@@ -199,13 +206,17 @@ fn no_report_refusal_repeats_a_field_or_value_it_carries() {
             (report.replacen(&format!("\"{payload}\":"), &format!(r#""{payload}":"{EMAIL}","y":"#), 1), EMAIL),
             (report.replacen("\"version\":1", &format!(r#""version":"{DIGITS}""#), 1), DIGITS),
             (report.replacen("\"domain\":", &format!(r#""domain":[{DIGITS}],"z":"#), 1), DIGITS),
+            // Well-formed, but a version or an ε the sender chose.
+            (report.replacen("\"version\":1", &format!(r#""version":{DIGITS}"#), 1), DIGITS),
+            (epsilon(&report, &format!("{DIGITS}.5")), DIGITS),
             (format!(r#""{EMAIL}""#), EMAIL),
             (format!("{DIGITS}"), DIGITS),
         ];
         for (text, sentinel) in &texts {
-            let errors = [localdp::Report::from_json(text).err(), aggregator.add_json(text).err()];
-            for error in errors.into_iter() {
-                let error = error.unwrap_or_else(|| panic!("accepted: {text}"));
+            // A report of another ε parses: the aggregate refuses it.
+            let parsed = localdp::Report::from_json(text).err();
+            let added = aggregator.add_json(text).err().unwrap_or_else(|| panic!("accepted: {text}"));
+            for error in parsed.into_iter().chain([added]) {
                 refused += 1;
                 let said = format!("{error} {error:?}");
                 let pieces = echoed(sentinel, &said);

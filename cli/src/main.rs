@@ -170,13 +170,15 @@ enum Command {
     Store(StoreCommand),
     /// Import a metric's export (JSON Lines, or Parquet when the name ends
     /// in `.parquet`: what the collector's `…/export` and
-    /// `…/reports.parquet` give) into a SQLite store, checking every report
-    /// as a post's. One transaction: a report the collector would reject
-    /// refuses the whole file, naming its line or row. A file already
-    /// imported into the metric (same SHA-256) stores nothing again.
+    /// `…/reports.parquet` give) into a store, checking every report as a
+    /// post's. One transaction: a report the collector would reject refuses
+    /// the whole file, naming its line or row. A file already imported into
+    /// the metric (same SHA-256) stores nothing again.
     Import {
-        /// The collector's SQLite file (created if missing; not in use).
-        #[arg(long, value_name = "FILE")]
+        /// The collector's SQLite file (created if missing; not in use), or
+        /// its PostgreSQL database, `postgres://…` (collectors may run on
+        /// it: they count the import within a second).
+        #[arg(long, value_name = "FILE|URL")]
         db: PathBuf,
         /// The collector's metrics file (`localdp serve --metrics`).
         #[arg(long, value_name = "FILE")]

@@ -112,17 +112,17 @@ fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
     let scratch = Scratch::new("pg-schema");
     drop(start_on(&scratch, &cluster.url("collector")));
-    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2");
+    assert_eq!(cluster.psql("collector", "SELECT string_agg(version::text, ' ' ORDER BY version) FROM localdp.migrations"), "1 2 3 4");
     let tables = cluster.psql(
         "collector",
         "SELECT string_agg(table_schema || '.' || table_name, ' ' ORDER BY table_name) FROM information_schema.tables \
          WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
     );
-    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
+    assert_eq!(tables, "localdp.batch_counts localdp.batches localdp.compacted localdp.imports localdp.metrics localdp.migrations localdp.rejections localdp.reports localdp.states");
     // A database migrated further than this build knows is refused.
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (3)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (5)");
     let log = Server::try_start_on(&scratch, &cluster.url("collector"), &[]).err().expect("refused");
-    assert!(log.contains("made by a newer localdp (schema localdp at migration 3, this build knows 2)"), "{log}");
+    assert!(log.contains("made by a newer localdp (schema localdp at migration 5, this build knows 4)"), "{log}");
 }
 
 #[test]
@@ -375,6 +375,79 @@ fn store_copy_moves_a_sqlite_store_once_and_says_what_it_moved() {
     }
 }
 
+/// `localdp import --db FILE --metrics METRICS.json --metric NAME EXPORT`.
+fn import(scratch: &Scratch, db: &str, metric: &str, export: &std::path::Path) -> (bool, String) {
+    let metrics = scratch.path("metrics.json");
+    let out = std::process::Command::new(common::cli::BIN)
+        .args(["import", "--db", db, "--metrics", metrics.to_str().unwrap(), "--metric", metric])
+        .arg(export)
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// Each metric's Parquet export of a SQLite collector (which carries its
+/// rejection counts), imported into PostgreSQL while a collector runs
+/// there: that collector counts it within its refresh, a collector started
+/// afterwards answers as the SQLite one did, byte for byte, and a file
+/// imported again stores nothing.
+#[test]
+fn an_export_imported_into_postgresql_is_counted_by_running_collectors_once() {
+    let cluster = Cluster::start("import");
+    let scratch = Scratch::new("pg-import");
+    let (expected, exported, files) = sqlite_store(&scratch, 200, |sqlite| {
+        let mut files = Vec::new();
+        for (name, _) in METRICS {
+            let response = sqlite.get(&format!("/api/metrics/{name}/reports.parquet"));
+            assert_eq!(response.status, 200);
+            let file = scratch.path(&format!("{name}.parquet"));
+            std::fs::write(&file, &response.body).unwrap();
+            files.push(file);
+        }
+        let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| sqlite.export(name, &[])).collect();
+        (estimates(sqlite), exported, files)
+    });
+    let url = cluster.url("collector");
+    let running = start_on(&scratch, &url);
+    assert_eq!(running.estimate("colors", "none").status, 409, "no report yet");
+    for ((name, _), file) in METRICS.iter().zip(&files) {
+        let (ok, said) = import(&scratch, &url, name, file);
+        assert!(ok, "{said}");
+        assert!(said.contains(&format!("into metric \"{name}\" of postgres://")) && said.contains(": 200 reports, 1 rejections counted"), "{said}");
+        assert!(!said.contains(pg::PASSWORD), "{said}");
+    }
+    // The running collector reads the import's slot state within its
+    // refresh (1 s; 10 s allowed here for a loaded machine).
+    let imported = std::time::Instant::now();
+    let counted = || METRICS.iter().all(|(name, _)| running.estimate(name, "none").status == 200) && estimates(&running) == expected;
+    assert!(Cluster::until(Duration::from_secs(10), counted), "{}", running.log());
+    eprintln!("the running collector counted the import after {:?}", imported.elapsed());
+    // The same file again: nothing stored.
+    let (ok, said) = import(&scratch, &url, "colors", &files[0]);
+    assert!(ok && said.contains("was imported into metric \"colors\" before") && said.contains("nothing stored"), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    assert_eq!(cluster.psql("collector", "SELECT count(*), sum(reports) FROM localdp.imports"), "5|1000");
+    // A file with a report of another metric at its end, after more
+    // reports than one statement sends: refused whole, nothing stored.
+    let states = cluster.psql("collector", "SELECT md5(string_agg(state::text, ',' ORDER BY metric, slot)) FROM localdp.states");
+    let mut lines: Vec<String> = std::iter::repeat_n(exported[0].iter().cloned(), 60).flatten().collect();
+    lines.push(exported[1][0].clone());
+    let bad = scratch.file("bad.jsonl", &(lines.join("\n") + "\n"));
+    let (ok, said) = import(&scratch, &url, "colors", &bad);
+    assert!(!ok && said.contains("line 12001: rejected (config_mismatch)") && said.contains("nothing was imported"), "{said}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1000");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.imports"), "5");
+    assert_eq!(cluster.psql("collector", "SELECT md5(string_agg(state::text, ',' ORDER BY metric, slot)) FROM localdp.states"), states);
+    // A collector started now reads the states: the SQLite collector's
+    // estimates and exports.
+    let fresh = start_on(&scratch, &url);
+    assert_eq!(estimates(&fresh), expected);
+    assert_eq!(estimates(&running), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        assert_eq!(&fresh.export(name, &[]), lines);
+    }
+}
+
 /// A copy that would change the config of a metric a running collector
 /// folds by is refused while that collector runs, though the metric holds
 /// nothing yet, and copies nothing.
@@ -403,10 +476,11 @@ fn store_copy_is_refused_while_a_collector_runs_another_config_of_a_metric() {
 }
 
 /// A SQLite store compacted by retention (`--keep`) no longer holds the
-/// compacted reports, which a PostgreSQL store (it keeps every report)
-/// could neither export nor say are missing: the copy is refused.
+/// compacted reports; its state counts them. The copy carries the state
+/// and the count: the collectors on PostgreSQL answer as the SQLite one
+/// did, and exports say what they no longer hold.
 #[test]
-fn store_copy_refuses_a_store_compacted_by_retention() {
+fn store_copy_carries_a_store_compacted_by_retention() {
     let cluster = Cluster::start("copy-compacted");
     let scratch = Scratch::new("pg-copy-compacted");
     let stop = |mut server: Server| {
@@ -417,16 +491,80 @@ fn store_copy_refuses_a_store_compacted_by_retention() {
     post_all(&[&server], &workload(&scratch, 20));
     stop(server);
     rusqlite::Connection::open(scratch.path("reports.sqlite")).unwrap().execute("UPDATE days SET day = day - 40", []).unwrap();
-    // Compacted at this start (the last metric's line closes it).
+    // Compacted at this start (the last metric's line closes it); then
+    // newer reports, kept.
     let compacting = Server::start(&scratch, &["--keep", "30"]);
     let log = compacting.log_containing("latency: retention");
     assert!(log.contains("latency: retention: 20 reports older than 30 days compacted"), "{log}");
+    post_all(&[&compacting], &workload(&scratch, 10));
+    let expected = estimates(&compacting);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| compacting.export(name, &[])).collect();
     stop(compacting);
-    let refused = store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
-    let said = String::from_utf8_lossy(&refused.stderr).to_string();
-    assert!(!refused.status.success(), "{said}");
-    assert!(said.contains("reports were compacted by retention (--keep)") && said.contains("nothing was copied"), "{said}");
-    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "0");
+    let copied = store_copy(&scratch.path("reports.sqlite"), &cluster.url("collector")).output().unwrap();
+    let said = String::from_utf8_lossy(&copied.stderr).to_string();
+    assert!(copied.status.success(), "{said}");
+    assert!(said.contains("metric \"colors\": 10 reports, 2 rejections counted"), "{said}");
+    let on_postgres = start_on(&scratch, &cluster.url("collector"));
+    assert_eq!(estimates(&on_postgres), expected);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        let export = on_postgres.get(&format!("/api/metrics/{name}/export"));
+        assert_eq!(export.header("localdp-compacted"), Some("20"), "{name}");
+        assert_eq!(&export.text().lines().map(str::to_string).collect::<Vec<_>>(), lines, "{name}");
+    }
+}
+
+
+/// Retention on PostgreSQL (`--keep DAYS`): two collectors starting
+/// together delete the reports that arrived before the cut-off once
+/// between them; every estimate stays the same bytes (the slots' states
+/// count the reports), also after a restart, and exports say what they no
+/// longer hold. Reports stored without `--keep` carry no day, and are kept.
+#[test]
+fn retention_compacts_old_reports_once_and_leaves_every_estimate_unchanged() {
+    let cluster = Cluster::start("keep");
+    let scratch = Scratch::new("pg-keep");
+    let url = cluster.url("collector");
+    let keeping = || Server::try_start_on(&scratch, &url, &["--keep", "30"]).unwrap_or_else(|log| panic!("{log}"));
+    let stop = |mut server: Server| {
+        server.signal("TERM");
+        assert!(server.wait(Duration::from_secs(30)).is_some_and(|s| s.success()), "{}", server.log());
+    };
+    let first = keeping();
+    post_all(&[&first], &workload(&scratch, 100));
+    stop(first);
+    // Forty days pass; then reports are stored with retention off.
+    cluster.psql("collector", "UPDATE localdp.reports SET day = day - 40");
+    let plain = start_on(&scratch, &url);
+    let new = workload(&scratch, 50);
+    post_all(&[&plain], &new);
+    let before = estimates(&plain);
+    let exported: Vec<Vec<String>> = METRICS.iter().map(|(name, _)| plain.export(name, &[])).collect();
+    stop(plain);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "750");
+    let (a, b) = (keeping(), keeping());
+    let compacted = || cluster.psql("collector", "SELECT count(*), (SELECT sum(reports) FROM localdp.compacted) FROM localdp.reports") == "250|500";
+    assert!(Cluster::until(Duration::from_secs(10), compacted), "{}\n{}", a.log(), b.log());
+    for server in [&a, &b] {
+        assert_eq!(estimates(server), before);
+    }
+    for (name, _) in METRICS {
+        let logged: u64 = [&a, &b]
+            .iter()
+            .flat_map(|s| s.log().lines().map(str::to_string).collect::<Vec<_>>())
+            .filter_map(|line| line.split(&format!("{name}: retention: ")).nth(1)?.split(' ').next()?.parse::<u64>().ok())
+            .sum();
+        assert_eq!(logged, 100, "{name}");
+    }
+    drop((a, b));
+    let again = start_on(&scratch, &url);
+    assert_eq!(estimates(&again), before);
+    for ((name, _), lines) in METRICS.iter().zip(&exported) {
+        let export = again.get(&format!("/api/metrics/{name}/export"));
+        assert_eq!(export.header("localdp-compacted"), Some("100"), "{name}");
+        assert_eq!(export.text().lines().map(str::to_string).collect::<Vec<_>>(), lines[100..].to_vec(), "{name}");
+    }
+    let metrics = again.get("/metrics").text();
+    assert!(metrics.contains("localdp_reports_compacted{metric=\"colors\"} 100"), "{metrics}");
 }
 
 /// A client that stops reading an export holds its snapshot open for at
@@ -604,12 +742,12 @@ fn a_migration_waits_for_the_collectors_of_the_release_before_to_stop() {
     let scratch = Scratch::new("pg-upgrade");
     let url = cluster.url("collector");
     let running = start_on(&scratch, &url);
-    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 2");
+    cluster.psql("collector", "DELETE FROM localdp.migrations WHERE version = 4");
     let refused = Server::try_start_on(&scratch, &url, &[]).err().expect("refused at start");
-    assert!(refused.contains("schema localdp is at migration 1 and this build needs 2"), "{refused}");
+    assert!(refused.contains("schema localdp is at migration 3 and this build needs 4"), "{refused}");
     assert!(refused.contains("the 1 collector(s) running on this database"), "{refused}");
     drop(running);
-    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (2)");
+    cluster.psql("collector", "INSERT INTO localdp.migrations (version) VALUES (4)");
     drop(start_on(&scratch, &url));
 }
 

@@ -29,7 +29,6 @@
 
 use crate::error::{Error, Rejection, Result};
 use crate::json::{quoted, ConfigObject};
-use crate::number::number_text;
 pub use crate::protocol::Protocol;
 use crate::bytes::{ByteReader, ByteWriter};
 use crate::text::{hex_bytes, text, HexBytes};
@@ -168,7 +167,7 @@ impl Wire {
         };
         let version = object.read::<u32>("version").map_err(malformed)?;
         if version != REPORT_VERSION {
-            return Err(unsupported_version(version));
+            return Err(unsupported_version());
         }
         let fields = || -> Result<Wire> {
             object.only(&WIRE_FIELDS)?;
@@ -284,9 +283,10 @@ fn not_an_object() -> Error {
     Rejection::Malformed.error("not a report: a report is a JSON object (of UTF-8 text)")
 }
 
-/// The error for a report of another format version.
-fn unsupported_version(version: u32) -> Error {
-    Rejection::UnsupportedVersion.error(text!("report format version ", version, " is not supported"))
+/// The error for a report of another format version: a fixed text, not
+/// the version the sender chose (any number: it could carry a value).
+pub fn unsupported_version() -> Error {
+    Rejection::UnsupportedVersion.error("unsupported report version")
 }
 
 impl Report {
@@ -328,7 +328,7 @@ impl Report {
                 return not_an_object();
             }
             match serde_json::from_slice::<VersionOnly>(text) {
-                Ok(v) if v.version != REPORT_VERSION => unsupported_version(v.version),
+                Ok(v) if v.version != REPORT_VERSION => unsupported_version(),
                 // serde_json's message may quote the unknown field or the
                 // wrong-typed value: only its kind is told.
                 _ => match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(text) {
@@ -373,7 +373,7 @@ impl Report {
 
     fn from_wire(w: Wire) -> Result<Report> {
         if w.version != REPORT_VERSION {
-            return Err(unsupported_version(w.version));
+            return Err(unsupported_version());
         }
         let payload = Payload::from_fields(w.seed, w.value, w.bits, w.cohort, w.attributes, w.values, |hex| {
             BitVector::from_hex(&hex)
@@ -523,14 +523,15 @@ impl Report {
 /// protocol, ε (bit for bit) and the domain or range fingerprint.
 pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, fingerprint: &str) -> Result<()> {
     if report.version != REPORT_VERSION {
-        return Err(Rejection::UnsupportedVersion.error("unsupported report version"));
+        return Err(unsupported_version());
     }
     if report.protocol != protocol {
         return Err(Rejection::ConfigMismatch
             .error(text!("report made with protocol ", quoted(report.protocol.name()), ", expected ", quoted(protocol.name()))));
     }
     if report.epsilon.to_bits() != epsilon.to_bits() {
-        return Err(Rejection::ConfigMismatch.error(text!("report made with epsilon ", number_text(report.epsilon), ", expected ", number_text(epsilon))));
+        // Neither ε: the report's is any number its sender chose.
+        return Err(Rejection::ConfigMismatch.error("report made with another epsilon"));
     }
     if report.domain != fingerprint {
         return Err(Rejection::ConfigMismatch.error("report made for another domain or range"));

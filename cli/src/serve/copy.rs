@@ -1,8 +1,9 @@
 //! `localdp store copy --from FILE.sqlite --to postgres://…`: moves a
 //! collector's SQLite store into PostgreSQL, in one transaction (all or
 //! nothing), refusing metrics that already hold something there, so a copy
-//! run twice stores nothing twice, and a store compacted by retention. The collectors on the target read the
-//! copied reports through the aggregate state written with them.
+//! run twice stores nothing twice. The collectors on the target read the
+//! copied reports through the aggregate state written with them, which also
+//! counts what retention compacted (its count is copied: exports say it).
 
 use super::collector::replay;
 use super::postgres::{self, Copied, PgStore};
@@ -25,17 +26,9 @@ pub fn run(from: &Path, to: &str) -> Result<(), String> {
     let mut copied = Vec::new();
     let mut counts = Vec::new();
     for (key, name, randomizer, config) in source.metrics()? {
-        // A PostgreSQL store keeps every report, and its exports say none
-        // is compacted: reports already gone would be counted and missing.
-        if let Some((_, compacted)) = source.compacted(key)?.filter(|(_, n)| *n > 0) {
-            return Err(format!(
-                "{}: metric {name:?}: {compacted} reports were compacted by retention (--keep) and are no longer in \
-                 the file; a PostgreSQL store keeps every report, and cannot take a compacted one: nothing was copied",
-                from.display()
-            ));
-        }
         let metric = Metric::from_json(&config).map_err(|e| format!("{}: metric {name:?}: {e}", from.display()))?;
-        // The state the collectors will read instead of the reports.
+        // The state the collectors will read instead of the reports
+        // (retention's compacted state included).
         let state = replay(&name, &metric, key, &source).map_err(|e| format!("{}: {e}; nothing was copied", from.display()))?;
         let rejected = *state.rejected();
         counts.push((name.clone(), rejected.total()));
@@ -47,6 +40,7 @@ pub fn run(from: &Path, to: &str) -> Result<(), String> {
             pages: Box::new(move |after| source.page(key, after, i64::MAX, PAGE)),
             rejected,
             batches: source.batches(key)?,
+            compacted: source.compacted(key)?.map_or(0, |(_, reports)| reports),
             state,
         });
     }

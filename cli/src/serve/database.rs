@@ -4,8 +4,8 @@
 
 pub use super::postgres::{Item, Unstored};
 use super::postgres::{self, Exporter, PgStore, Refresher};
-use super::store::{BatchGroup, Store, StoreResult};
-use localdp::{Aggregator, Metric, RejectionCounts};
+use super::store::{self, BatchGroup, Store, StoreResult};
+use localdp::{Aggregator, Metric, RejectionCounts, Report};
 use std::path::Path;
 
 /// The writer reads exports' pages on SQLite only: on PostgreSQL an export
@@ -104,22 +104,43 @@ impl Database {
         }
     }
 
-    /// Reports of a metric compacted into its state (retention, SQLite
-    /// only: a PostgreSQL store keeps every report).
+    /// Reports of a metric compacted by retention (`--keep`): counted in
+    /// its estimate, no longer stored.
     pub fn compacted_reports(&self, key: i64) -> StoreResult<u64> {
         match self {
             Database::Sqlite(s) => Ok(s.compacted(key)?.map_or(0, |(_, reports)| reports)),
-            Database::Postgres(_) => Ok(0),
+            Database::Postgres(p) => p.compacted(key),
+        }
+    }
+
+    /// From now on, stored reports carry the day they arrive (`--keep`).
+    pub fn mark_days(&mut self) -> StoreResult<()> {
+        match self {
+            Database::Sqlite(s) => s.mark_days(),
+            Database::Postgres(p) => {
+                p.mark_days();
+                Ok(())
+            }
         }
     }
 
     /// Retention: compacts what arrived before day `cutoff` (see
-    /// `store.rs`); how many reports. `--keep` is refused on PostgreSQL.
+    /// `store.rs` and `postgres.rs`); how many reports.
     pub fn compact(&mut self, key: i64, metric: &Metric, cutoff: i64) -> StoreResult<u64> {
         match self {
             Database::Sqlite(s) => s.compact(key, metric, cutoff),
-            Database::Postgres(_) => Ok(0),
+            Database::Postgres(p) => p.compact(key, cutoff),
         }
+    }
+
+    /// Starts importing the file of SHA-256 `digest` into metric `key`
+    /// (`localdp import`), in one transaction; `None` if that file was
+    /// imported into it before.
+    pub fn import(&mut self, key: i64, digest: &str, metric: &Metric, name: &str) -> StoreResult<Option<Import<'_>>> {
+        Ok(match self {
+            Database::Sqlite(s) => s.import(key, digest)?.map(Import::Sqlite),
+            Database::Postgres(p) => p.import(key, digest, metric, name)?.map(Import::Postgres),
+        })
     }
 
     /// A consistent copy of the store at `to` (`localdp backup`).
@@ -135,6 +156,31 @@ impl Database {
         match self {
             Database::Sqlite(_) => None,
             Database::Postgres(p) => Some(p.refresher()),
+        }
+    }
+}
+
+/// An import under way ([`Database::import`]): nothing of it is stored
+/// unless committed.
+pub enum Import<'a> {
+    Sqlite(store::Import<'a>),
+    Postgres(postgres::Import<'a>),
+}
+
+impl Import<'_> {
+    /// Stores an accepted report.
+    pub fn add(&mut self, report: &Report) -> StoreResult<()> {
+        match self {
+            Import::Sqlite(i) => i.add(&report.to_json()),
+            Import::Postgres(i) => i.add(report),
+        }
+    }
+
+    /// Adds the file's rejection counts and commits; the reports stored.
+    pub fn commit(self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        match self {
+            Import::Sqlite(i) => i.commit(rejected),
+            Import::Postgres(i) => i.commit(rejected),
         }
     }
 }

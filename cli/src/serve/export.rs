@@ -92,9 +92,9 @@ impl Pages {
                 Ok((Pages::Writer { key, upto: first.upto, compacted: first.compacted }, first))
             }
             Some(exporter) => {
-                let (snapshot, rejected) = exporter.snapshot(key).await?;
+                let (snapshot, rejected, compacted) = exporter.snapshot(key).await?;
                 let rows = snapshot.page(0, EXPORT_PAGE).await?;
-                Ok((Pages::Snapshot(snapshot), Page { rows, upto: i64::MAX, rejected: Some(rejected), compacted: 0 }))
+                Ok((Pages::Snapshot(snapshot), Page { rows, upto: i64::MAX, rejected: Some(rejected), compacted }))
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `localdp import --db FILE --metrics METRICS.json --metric NAME EXPORT`:
 //! a metric's export (`GET …/export`, JSON Lines, or `…/reports.parquet`)
-//! into a collector's SQLite store, as if its reports had been posted.
+//! into a collector's store (a SQLite file, or `postgres://…`), as if its
+//! reports had been posted.
 //!
 //! Every report is checked as a post's are ([`accept`]), and stored in
 //! canonical JSON. The whole file is one transaction: a line the collector
@@ -11,9 +12,14 @@
 //! the earlier one's reports again: import one export per metric.)
 //! A Parquet export's rejection counts (`localdp.rejected`) are added to
 //! the metric's; a JSON Lines export carries none.
+//!
+//! On PostgreSQL the import takes a collector slot of its own, as a
+//! collector does (running collectors go on), and in the same transaction
+//! adds the file to that slot's aggregate state, which is what collectors
+//! estimate from: a running one counts it within its refresh (1 s).
 
 use super::collector::{accept, read_metrics_file};
-use super::store::{Import, Store};
+use super::database::{Database, Import};
 use localdp::columnar::ReportBatch;
 use localdp::metric::envelope;
 use localdp::report::REPORT_VERSION;
@@ -24,9 +30,6 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub fn run(db: &Path, metrics_file: &Path, name: &str, export: &Path) -> Result<(), String> {
-    if db.to_str().is_some_and(|d| d.contains("://")) {
-        return Err("--db: import into a SQLite store (then `localdp store copy --from FILE --to URL` for PostgreSQL)".into());
-    }
     let specs = read_metrics_file(metrics_file)?;
     let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
@@ -37,9 +40,10 @@ pub fn run(db: &Path, metrics_file: &Path, name: &str, export: &Path) -> Result<
     let parquet = export.extension().is_some_and(|e| e == "parquet");
     // A Parquet file is read (its footer checked) before the store is touched.
     let parquet = parquet.then(|| ParquetFile::open(export).map_err(|e| format!("{}: {e}", export.display()))).transpose()?;
-    let mut store = Store::open(db)?;
+    let mut store = Database::open(db)?;
+    let shown = store.describe(db);
     let key = store.register(name, &metric.id(), spec.config.get())?;
-    let Some(mut import) = store.import(key, &digest)? else {
+    let Some(mut import) = store.import(key, &digest, &metric, name)? else {
         eprintln!(
             "localdp import: {} was imported into metric {name:?} before (SHA-256 {digest}); nothing stored",
             export.display()
@@ -61,7 +65,7 @@ pub fn run(db: &Path, metrics_file: &Path, name: &str, export: &Path) -> Result<
     eprintln!(
         "localdp import: {} into metric {name:?} of {}: {reports} reports, {} rejections counted",
         export.display(),
-        db.display(),
+        shown,
         rejected.total()
     );
     Ok(())
@@ -100,7 +104,7 @@ fn lines(path: &Path, metric: &Metric, import: &mut Import<'_>) -> Result<(), St
     for (at, line) in BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| format!("line {}: {e}", at + 1))?;
         let report = accept(metric, &line, &mut scratch).map_err(|e| refusal(format!("line {}", at + 1), &e))?;
-        import.add(&report.to_json())?;
+        import.add(&report)?;
     }
     Ok(())
 }
@@ -136,13 +140,14 @@ fn add_rows(
 ) -> Result<(), String> {
     let place = |i: usize| format!("row {}", first + i as u64 + 1);
     if view.len > 0 && (view.version != REPORT_VERSION || view.id != metric.id()) {
-        return Err(format!("{}: rows of another metric or report version ({}, version {})", place(0), view.id, view.version));
+        // Not the file's id or version: whoever made the file chose them.
+        return Err(format!("{}: rows of another metric or report version", place(0)));
     }
     for i in 0..view.len {
         let payload = view.row(i).map_err(|e| refusal(place(i), &e))?;
         let text = envelope(metric.kind(), payload).to_json();
         let report = accept(metric, &text, scratch).map_err(|e| refusal(place(i), &e))?;
-        import.add(&report.to_json())?;
+        import.add(&report)?;
     }
     Ok(())
 }

@@ -11,7 +11,18 @@
 //! localdp.batches    (metric, id, size, shuffler)      -- one per (metric, id), across all collectors
 //! localdp.states     (metric, slot, state)             -- a collector's aggregate (`Aggregator::to_bytes`)
 //! localdp.batch_counts (metric, slot, shuffler, batches, reports, smallest)  -- per collector, summed on read
+//! localdp.imports    (metric, digest, reports)         -- export files taken by `localdp import` (SHA-256)
+//! localdp.compacted  (metric, reports)                 -- with `--keep`: the reports deleted by retention
 //! ```
+//!
+//! With `--keep DAYS` (retention), a report's row holds the day (UTC) it
+//! arrived (`reports.day`; without `--keep` none, and such a report counts
+//! as arrived on the day a compaction first sees it: never earlier than it
+//! did). Compacting deletes the rows of reports that arrived before the
+//! cut-off and counts them in `compacted`: the slots' states, which every
+//! estimate is read from, already count them, so estimates do not change.
+//! One compaction runs at a time on a database (a transaction advisory
+//! lock: a collector that finds it held skips that round).
 //!
 //! (Slot -1 holds what migration 2 found counted before it.)
 //!
@@ -32,8 +43,8 @@
 
 use crate::serve::logging::{log_error, log_info, log_warn};
 use super::fold::fold;
-use super::store::{batch_groups, rejection_counts, BatchGroup, BatchId, StoreResult};
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Transaction};
+use super::store::{batch_groups, rejection_counts, today, BatchGroup, BatchId, StoreResult};
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
 use localdp::{Aggregator, Metric, Rejection, RejectionCounts, Report};
 use std::time::Duration;
 use tokio_postgres::config::Host;
@@ -72,6 +83,8 @@ const START_LOCK: i32 = -1;
 const COPY_LOCK: i32 = -2;
 /// Held by a `localdp shuffle` (a second one on the database refuses).
 pub const SHUFFLER_LOCK: i32 = -3;
+/// Held by a retention compaction (`--keep`), for its transaction.
+const COMPACT_LOCK: i32 = -4;
 
 /// A schema of this program's and its versioned migrations.
 pub struct Schema {
@@ -136,6 +149,19 @@ CREATE TABLE localdp.batch_counts (
 INSERT INTO localdp.batch_counts
     SELECT metric, -1, shuffler, count(*), sum(size), min(size) FROM localdp.batches
     WHERE size > 0 AND shuffler IS NOT NULL GROUP BY metric, shuffler;
+", "
+CREATE TABLE localdp.imports (
+    metric BIGINT NOT NULL REFERENCES localdp.metrics(id),
+    digest TEXT NOT NULL,
+    reports BIGINT NOT NULL,
+    PRIMARY KEY (metric, digest)
+);
+", "
+ALTER TABLE localdp.reports ADD COLUMN day INTEGER;
+CREATE TABLE localdp.compacted (
+    metric BIGINT PRIMARY KEY REFERENCES localdp.metrics(id),
+    reports BIGINT NOT NULL
+);
 "];
 
 /// Whether `--db` names a PostgreSQL database rather than a SQLite file.
@@ -166,7 +192,8 @@ pub struct Item<'a> {
 
 /// A metric to copy in: its registration, its reports page by page
 /// (`pages(after)`: the next reports with ids past `after`, none at the
-/// end), rejection counts, batch ids and aggregate state.
+/// end), rejection counts, batch ids, the reports retention compacted
+/// (counted in the state, not in the pages) and aggregate state.
 pub struct Copied<'a> {
     pub name: String,
     pub randomizer: String,
@@ -174,6 +201,7 @@ pub struct Copied<'a> {
     pub pages: Box<dyn FnMut(i64) -> StoreResult<Vec<(i64, String)>> + 'a>,
     pub rejected: RejectionCounts,
     pub batches: Vec<(String, i64, Option<String>)>,
+    pub compacted: u64,
     pub state: Aggregator,
 }
 
@@ -187,6 +215,8 @@ pub struct PgStore {
     /// ([`PgStore::hold_slot`]).
     lock: tokio::sync::Mutex<Object>,
     slot: i32,
+    /// Whether stored reports carry the day they arrived (`--keep`).
+    days: bool,
 }
 
 /// The URL without its password, for messages.
@@ -432,7 +462,7 @@ impl PgStore {
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { db, lock: tokio::sync::Mutex::new(lock), slot })
+        Ok(PgStore { db, lock: tokio::sync::Mutex::new(lock), slot, days: false })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.
@@ -487,7 +517,8 @@ impl PgStore {
                         }
                         let held = transaction
                             .query_one(
-                                "SELECT (SELECT count(*) FROM localdp.reports WHERE metric = $1), \
+                                "SELECT (SELECT count(*) FROM localdp.reports WHERE metric = $1) \
+                                 + (SELECT coalesce(sum(reports), 0)::bigint FROM localdp.compacted WHERE metric = $1), \
                                  (SELECT coalesce(sum(count), 0)::bigint FROM localdp.rejections WHERE metric = $1)",
                                 &[&key],
                             )
@@ -556,7 +587,7 @@ impl PgStore {
             // drops packets) is unavailable after APPEND_TIMEOUT, not after
             // TCP gives up minutes later: every post waits on this group.
             let mut sent = None;
-            let appended = match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, self.slot, &mut sent)).await {
+            let appended = match tokio::time::timeout(APPEND_TIMEOUT, append(&mut client, items, (self.slot, self.days.then(|| today() as i32)), &mut sent)).await {
                 Ok(appended) => appended.map_err(|(retry, e)| (if retry { Unstored::Unavailable } else { Unstored::Failed }, e)),
                 Err(_) => Err((Unstored::Unavailable, format!("{}: no answer within {} s", self.db.shown, APPEND_TIMEOUT.as_secs()))),
             };
@@ -629,6 +660,52 @@ impl PgStore {
         }
     }
 
+    /// From now on, stored reports carry the day they arrive (`--keep`).
+    pub fn mark_days(&mut self) {
+        self.days = true;
+    }
+
+    /// Retention: deletes a metric's reports that arrived before day
+    /// `cutoff` and counts them as compacted, in one transaction (the
+    /// states count them already); how many. Reports of no day count as
+    /// arrived today. Nothing (0) while another compaction runs.
+    pub fn compact(&self, key: i64, cutoff: i64) -> StoreResult<u64> {
+        self.run(async {
+            let mut client = self.db.client().await?;
+            let transaction = client.transaction().await.map_err(db)?;
+            let alone: bool =
+                transaction.query_one("SELECT pg_try_advisory_xact_lock($1, $2)", &[&LOCKS, &COMPACT_LOCK]).await.map_err(db)?.get(0);
+            if !alone {
+                return Ok(0);
+            }
+            transaction
+                .execute("UPDATE localdp.reports SET day = $2 WHERE metric = $1 AND day IS NULL", &[&key, &(today() as i32)])
+                .await
+                .map_err(db)?;
+            let old = transaction
+                .execute("DELETE FROM localdp.reports WHERE metric = $1 AND day < $2", &[&key, &(cutoff as i32)])
+                .await
+                .map_err(db)?;
+            if old > 0 {
+                transaction
+                    .execute(
+                        "INSERT INTO localdp.compacted (metric, reports) VALUES ($1, $2) \
+                         ON CONFLICT (metric) DO UPDATE SET reports = localdp.compacted.reports + excluded.reports",
+                        &[&key, &(old as i64)],
+                    )
+                    .await
+                    .map_err(db)?;
+            }
+            transaction.commit().await.map_err(db)?;
+            Ok(old)
+        })
+    }
+
+    /// A metric's reports compacted by retention.
+    pub fn compacted(&self, key: i64) -> StoreResult<u64> {
+        self.run(async { compacted(&self.db.client().await?, key).await })
+    }
+
     /// A metric's shuffled batches per shuffler (the SQLite store's
     /// `batch_sizes`), and how many have no shuffler (read at start only).
     pub fn batch_sizes(&self, key: i64) -> StoreResult<(Vec<BatchGroup>, u64)> {
@@ -665,6 +742,7 @@ impl PgStore {
                         "INSERT INTO localdp.metrics (name, randomizer, config) VALUES ($1, $2, $3) \
                          ON CONFLICT (name) DO UPDATE SET config = localdp.metrics.config RETURNING id, randomizer, \
                          ((SELECT count(*) FROM localdp.reports WHERE metric = localdp.metrics.id) \
+                         + (SELECT coalesce(sum(reports), 0) FROM localdp.compacted WHERE metric = localdp.metrics.id) \
                          + (SELECT coalesce(sum(count), 0) FROM localdp.rejections WHERE metric = localdp.metrics.id))::bigint",
                         &[&metric.name, &metric.randomizer, &metric.config],
                     )
@@ -720,6 +798,12 @@ impl PgStore {
                         add_batch(&mut groups, shuffler, *size as u64);
                     }
                 }
+                if metric.compacted > 0 {
+                    transaction
+                        .execute("INSERT INTO localdp.compacted (metric, reports) VALUES ($1, $2)", &[&key, &(metric.compacted as i64)])
+                        .await
+                        .map_err(db)?;
+                }
                 let copied = &metric.state;
                 add_to_slot(&transaction, (key, slot), (copied.metric(), &metric.name), &metric.rejected, &groups, |state| {
                     state.merge(copied).map_err(|e| format!("database: {e}"))
@@ -731,6 +815,37 @@ impl PgStore {
             transaction.commit().await.map_err(db)?;
             Ok(moved)
         })
+    }
+
+    /// Starts importing the file of SHA-256 `digest` into metric `key`
+    /// (`localdp import`), in one transaction that also adds the file to
+    /// this process's slot state, as a collector's group does: nothing is
+    /// stored unless [`Import::commit`] is reached. `None` if that file was
+    /// imported into it before (or is being imported: this waits for that
+    /// import to end).
+    pub fn import<'a>(&'a self, key: i64, digest: &str, metric: &Metric, name: &str) -> StoreResult<Option<Import<'a>>> {
+        let client = self.run(async {
+            let client = self.db.client().await?;
+            client.batch_execute("BEGIN; SET LOCAL synchronous_commit = on").await.map_err(db)?;
+            let new = client
+                .execute(
+                    "INSERT INTO localdp.imports (metric, digest, reports) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
+                    &[&key, &digest],
+                )
+                .await
+                .map_err(db)?;
+            Ok((new == 1).then_some(client))
+        })?;
+        Ok(client.map(|client| Import {
+            store: self,
+            client: Some(client),
+            key,
+            digest: digest.to_string(),
+            name: name.to_string(),
+            texts: Vec::new(),
+            state: Aggregator::new(metric.clone()),
+            reports: 0,
+        }))
     }
 
     /// What reads exports, each in a snapshot of its own, on connections
@@ -746,6 +861,94 @@ impl PgStore {
     }
 }
 
+/// An import under way ([`PgStore::import`]): its transaction is open
+/// on `client`, and rolled back (the connection closed) unless committed.
+pub struct Import<'a> {
+    store: &'a PgStore,
+    client: Option<Object>,
+    key: i64,
+    digest: String,
+    name: String,
+    /// Reports not yet sent, canonical JSON.
+    texts: Vec<String>,
+    /// The reports added, as an aggregate, for the slot's state.
+    state: Aggregator,
+    reports: u64,
+}
+
+/// Reports an import sends per statement.
+const IMPORT_PAGE: usize = 10_000;
+
+impl Import<'_> {
+    fn client(&self) -> StoreResult<&Object> {
+        self.client.as_ref().ok_or_else(|| "database: the import's transaction is closed".to_string())
+    }
+
+    /// Stores an accepted report.
+    pub fn add(&mut self, report: &Report) -> StoreResult<()> {
+        self.state.add(report).map_err(|e| format!("a report the collector accepts was refused by the aggregate: {e}"))?;
+        self.texts.push(report.to_json());
+        self.reports += 1;
+        if self.texts.len() == IMPORT_PAGE {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    /// Inserts the reports not yet sent.
+    fn send(&mut self) -> StoreResult<()> {
+        let texts = std::mem::take(&mut self.texts);
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let client = self.client()?;
+        self.store.run(async {
+            client
+                .execute("INSERT INTO localdp.reports (metric, report) SELECT $1, unnest($2::text[])", &[&self.key, &texts])
+                .await
+                .map(drop)
+                .map_err(db)
+        })
+    }
+
+    /// Adds the file's rejection counts, adds everything to this process's
+    /// slot state (while it holds the slot), and commits; the reports
+    /// stored.
+    pub fn commit(mut self, rejected: &RejectionCounts) -> StoreResult<u64> {
+        self.send()?;
+        fold(&mut self.state, &[], rejected, &self.name);
+        let store = self.store;
+        let client = self.client()?;
+        store.run(async {
+            store.hold_slot().await?;
+            client
+                .execute("UPDATE localdp.imports SET reports = $3 WHERE metric = $1 AND digest = $2", &[&self.key, &self.digest, &(self.reports as i64)])
+                .await
+                .map_err(db)?;
+            let imported = &self.state;
+            add_to_slot(client, (self.key, store.slot), (imported.metric(), &self.name), rejected, &[], |state| {
+                state.merge(imported).map_err(|e| format!("database: {e}"))
+            })
+            .await
+            .map_err(|(_, e)| e)?;
+            client.batch_execute("COMMIT").await.map_err(db)
+        })?;
+        // Committed: the connection goes back to the pool.
+        self.client = None;
+        Ok(self.reports)
+    }
+}
+
+impl Drop for Import<'_> {
+    fn drop(&mut self) {
+        // Not committed: the connection is closed, and its server rolls
+        // the transaction back.
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
+    }
+}
+
 /// Opens exports' snapshots.
 pub struct Exporter {
     pool: Pool,
@@ -757,8 +960,8 @@ impl Exporter {
     /// A metric's stored reports as one snapshot (a `REPEATABLE READ`
     /// transaction): with several collectors, row ids are not in commit
     /// order, so "the rows up to the newest id" is no snapshot. Also the
-    /// rejection counts, read in it.
-    pub async fn snapshot(&self, key: i64) -> StoreResult<(Snapshot, RejectionCounts)> {
+    /// rejection counts and the reports compacted, read in it.
+    pub async fn snapshot(&self, key: i64) -> StoreResult<(Snapshot, RejectionCounts, u64)> {
         let client = self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))?;
         let snapshot = Snapshot { client: Some(client), key };
         let client = snapshot.client()?;
@@ -777,7 +980,8 @@ impl Exporter {
             .await
             .map_err(db)?;
         let rejected = rejection_counts(rows.iter().map(|row| (row.get(0), row.get(1))))?;
-        Ok((snapshot, rejected))
+        let compacted = compacted(client, key).await?;
+        Ok((snapshot, rejected, compacted))
     }
 }
 
@@ -951,6 +1155,15 @@ pub async fn migrate(client: &mut Object, schema: &Schema) -> StoreResult<()> {
     transaction.commit().await.map_err(db)
 }
 
+/// A metric's reports compacted by retention (`--keep`).
+async fn compacted(client: &impl GenericClient, key: i64) -> StoreResult<u64> {
+    let row = client
+        .query_one("SELECT coalesce(sum(reports), 0)::bigint FROM localdp.compacted WHERE metric = $1", &[&key])
+        .await
+        .map_err(db)?;
+    Ok(row.get::<_, i64>(0) as u64)
+}
+
 /// A metric's stored batches that held an accepted report, per shuffler:
 /// the collectors' counts, summed.
 async fn batch_counts(client: &Object, key: i64) -> StoreResult<Vec<BatchGroup>> {
@@ -988,7 +1201,7 @@ type Appended = (Vec<bool>, Vec<(i64, Aggregator)>);
 /// `sent` takes the transaction's id (a commit whose answer is lost is
 /// asked about by it) and what the group stores, which is the answer once
 /// committed.
-async fn append(client: &mut Object, items: &[Item<'_>], slot: i32, sent: &mut Option<(i64, Appended)>) -> Result<(), (bool, String)> {
+async fn append(client: &mut Object, items: &[Item<'_>], (slot, day): (i32, Option<i32>), sent: &mut Option<(i64, Appended)>) -> Result<(), (bool, String)> {
     let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
     // Acknowledged means on the server's disk, whatever the role's or the
@@ -1018,9 +1231,9 @@ async fn append(client: &mut Object, items: &[Item<'_>], slot: i32, sent: &mut O
     if !texts.is_empty() {
         // One statement for the group's reports, in order.
         let insert = transaction
-            .prepare_cached("INSERT INTO localdp.reports (metric, report) SELECT * FROM unnest($1::bigint[], $2::text[])")
+            .prepare_cached("INSERT INTO localdp.reports (metric, report, day) SELECT *, $3::integer FROM unnest($1::bigint[], $2::text[])")
             .await.map_err(pg)?;
-        transaction.execute(&insert, &[&keys, &texts]).await.map_err(pg)?;
+        transaction.execute(&insert, &[&keys, &texts, &day]).await.map_err(pg)?;
     }
     // Per metric, in key order: this slot's rows, with the batches added.
     let mut touched: Vec<i64> = items.iter().zip(&stored).filter(|(_, &new)| new).map(|(item, _)| item.key).collect();
@@ -1068,10 +1281,10 @@ fn add_batch(groups: &mut Vec<BatchGroup>, shuffler: &str, size: u64) {
 /// Adds to a collector slot's rows of metric `key`, in the transaction of
 /// what they count: its rejections by reason, its shuffled batches per
 /// shuffler, and its aggregate state, read `FOR UPDATE` (two processes on
-/// one slot still add up) and `change`d. A group's append and `store copy`
-/// both write through here. The slot's new state; `Err((retry, why))`.
+/// one slot still add up) and `change`d. A group's append, `store copy`
+/// and `import` write through here. The slot's new state; `Err((retry, why))`.
 async fn add_to_slot(
-    transaction: &Transaction<'_>,
+    transaction: &impl GenericClient,
     (key, slot): (i64, i32),
     (metric, name): (&Metric, &str),
     rejected: &RejectionCounts,
