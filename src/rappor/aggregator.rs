@@ -11,7 +11,9 @@ use crate::state::{StateError, StateReader, StateWriter};
 use serde::Serialize;
 
 /// The most candidates estimated: non-negative least squares solves once
-/// per candidate that enters, `O(s³)` each.
+/// per candidate that enters, `O(s³)` each. With at most this many
+/// candidates, the test and the intervals are from least squares on every
+/// one of them (one `O(c³)` solve).
 const SUPPORT: usize = 256;
 
 /// One candidate's estimate.
@@ -19,9 +21,12 @@ const SUPPORT: usize = 256;
 pub struct CandidateEstimate {
     /// The candidate.
     pub value: String,
-    /// Its estimated frequency (share of reports).
+    /// Its estimated frequency (share of reports), by non-negative least
+    /// squares.
     pub frequency: f64,
-    /// The standard error of the frequency.
+    /// The standard error of the estimate that the test and the interval
+    /// use: least squares on every candidate (on the support where that
+    /// cannot be solved).
     pub std_error: f64,
     /// The 95% interval: given that it passed the Bonferroni test over the
     /// candidates, else from 0.
@@ -168,23 +173,37 @@ impl Aggregate for RapporAggregator {
                     .collect()
             })
             .collect();
-        // Non-negative least squares over every candidate and every row; its
-        // support is what is estimated, with least squares' variances on it,
-        // and each interval holds given the side of the Bonferroni test over
-        // the candidates that its count fell on.
+        // Non-negative least squares over every candidate and every row gives
+        // the counts and its support is what is reported. The Bonferroni test
+        // over the candidates and each interval are from least squares on
+        // every candidate (unbiased: the small candidates NNLS fits above 0
+        // pull the large ones down by about 0.2 standard errors), or, where
+        // that cannot be solved (more than `SUPPORT` candidates, rows too
+        // few or filters that coincide), on the support, as before.
         let (support, fit) = nnls(&design, &target, &weight);
+        let every: Vec<usize> = (0..c).collect();
+        let tested = if c <= SUPPORT { least_squares(&design, &every, &target, &weight) } else { None };
         let z = normal_quantile(1.0 - 0.05 / (2.0 * c as f64));
         let mut fitted = vec![None; c];
         if let Some(fit) = fit {
             for ((&v, &b), variance) in support.iter().zip(&fit.beta).zip(fit.variances()) {
-                fitted[v] = Some((b, variance));
+                fitted[v] = Some((b, b, variance));
+            }
+        }
+        if let Some(tested) = tested {
+            for ((b, variance), fitted) in tested.beta.iter().zip(tested.variances()).zip(&mut fitted) {
+                if let Some((_, test, var)) = fitted {
+                    (*test, *var) = (*b, variance);
+                }
             }
         }
         let mut estimates = Vec::new();
         let mut not_detected = Vec::new();
         for (v, name) in metric.candidates().iter().enumerate() {
             // A count without a finite, positive variance estimates nothing.
-            let Some((count, variance)) = fitted[v].filter(|&(b, var)| b.is_finite() && var.is_finite() && var > 0.0) else {
+            let Some((count, tested, variance)) =
+                fitted[v].filter(|&(b, t, var)| b.is_finite() && t.is_finite() && var.is_finite() && var > 0.0)
+            else {
                 not_detected.push(name.clone());
                 continue;
             };
@@ -192,10 +211,10 @@ impl Aggregate for RapporAggregator {
             // Above the test, the interval given that it passed; below, from
             // 0 (so a candidate nobody holds is shown above 0 in at most 5%
             // of collections) to the normal interval's end.
-            let [low, high] = if count > z * std_error {
-                selective_interval(count / std_error, z, n / std_error).map(|mu| mu * std_error / n)
+            let [low, high] = if tested > z * std_error {
+                selective_interval(tested / std_error, z, n / std_error).map(|mu| mu * std_error / n)
             } else {
-                [0.0, (count + Z95 * std_error) / n]
+                [0.0, (tested + Z95 * std_error).max(0.0) / n]
             };
             estimates.push(CandidateEstimate { value: name.clone(), frequency: count / n, std_error: std_error / n, ci95: [low, high] });
         }

@@ -17,11 +17,13 @@
 //!   whose Bloom bit is set, `t_ij = (c_ij − (p + fq/2 − fp/2) N_j) /
 //!   ((1−f)(q−p))`. Non-negative least squares of `t` on the candidates'
 //!   Bloom bits (each row weighted by its noise; Lawson and Hanson's active
-//!   set, nalgebra's Cholesky) gives the counts; its support is reported,
-//!   with least squares' standard errors on it, scaled by the residual
-//!   variance. A candidate that passes the Bonferroni test over the
-//!   candidates gets the 95% interval given that it passed; the others'
-//!   intervals start at 0.
+//!   set, nalgebra's Cholesky) gives the counts; its support is reported.
+//!   The standard errors, the Bonferroni test over the candidates and the
+//!   intervals are from least squares on every candidate (scaled by the
+//!   residual variance), or on the support where that cannot be solved
+//!   (more than 256 candidates, too few rows, filters that coincide). A
+//!   candidate that passes the test gets the 95% interval given that it
+//!   passed; the others' intervals start at 0.
 //!
 //! ```
 //! use localdp::{Aggregator, Metric, SimulationRng, PostProcessing};
