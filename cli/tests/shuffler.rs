@@ -869,3 +869,39 @@ fn a_shuffler_on_a_restarted_postgresql_takes_its_lock_again_and_goes_on() {
     let held = cluster.psql("collector", "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted");
     assert_eq!(held, "1", "the shuffler's lock is held again");
 }
+
+/// Group commit: the posts that arrive while a commit is under way are held
+/// by one transaction, not one each. The first post's INSERT is held up by
+/// a table lock (seen waiting in `pg_locks`) while 15 more are sent; once
+/// the lock goes, all 17 reports (one before, the first, the 15) carry at
+/// most 3 transaction ids (`xmin`): the one before, the first post's, and
+/// that of the 15 queued behind it. With a transaction per post (the build
+/// before this test) they carry 17. The 15 are sent before the test asks
+/// `pg_locks` (a psql run, tens of ms) and releases the lock (another);
+/// reading a post of one report and queueing it takes the shuffler well
+/// under a millisecond.
+#[test]
+fn posts_that_arrive_during_a_commit_are_held_by_one_transaction_on_postgresql() {
+    let cluster = Cluster::start("shuffler-group");
+    let scratch = scratch("pg-group");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    // The metric is learnt from the collector at its first post.
+    assert_eq!(post(0), 200);
+    let mut lock = cluster.session("collector");
+    lock.run("BEGIN; LOCK TABLE localdp_shuffler.pending IN SHARE MODE;");
+    let waiting = "SELECT count(*) FROM pg_locks WHERE relation = 'localdp_shuffler.pending'::regclass AND NOT granted";
+    let answers = std::thread::scope(|s| {
+        let first = s.spawn(|| post(1));
+        eventually("the first post's INSERT waits for the lock", || cluster.psql("collector", waiting) == "1");
+        let rest: Vec<_> = (2..17).map(|value| s.spawn(move || post(value))).collect();
+        assert_eq!(cluster.psql("collector", waiting), "1", "still one INSERT waiting");
+        lock.run("COMMIT;");
+        std::iter::once(first).chain(rest).map(|poster| poster.join().unwrap()).collect::<Vec<_>>()
+    });
+    assert!(answers.iter().all(|status| *status == 200), "{answers:?}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "17");
+    let commits: u64 = cluster.psql("collector", "SELECT count(DISTINCT xmin::text) FROM localdp_shuffler.pending").parse().unwrap();
+    assert!(commits <= 3, "17 reports held by {commits} transactions");
+}

@@ -25,6 +25,7 @@
 //! (docs/shuffler.md says what to do where that matters).
 
 use super::outgoing::Outgoing;
+use super::Hold;
 use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, Connected, Lock, Schema, SHUFFLER_LOCK};
 use crate::serve::store::StoreResult;
 use deadpool_postgres::Object;
@@ -120,20 +121,23 @@ impl Tables {
         })
     }
 
-    /// Keeps reports of `metric`, all or none, each under a random row id,
-    /// in one statement (all drawn again in the unlikely case one is taken).
-    pub fn hold(&self, metric: &str, reports: &[String], rng: &mut dyn RngCore) -> StoreResult<()> {
+    /// Keeps the reports of `posts`, all or none, each under a random row
+    /// id, in one statement of one transaction (all drawn again in the
+    /// unlikely case one is taken).
+    pub fn hold(&self, posts: &[Hold], rng: &mut dyn RngCore) -> StoreResult<()> {
+        let metrics: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(|_| post.metric.as_str())).collect();
+        let reports: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(String::as_str)).collect();
         self.run(async |client| loop {
             let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
             let transaction = client.transaction().await?;
             transaction.execute(SYNCHRONOUS, &[]).await?;
             let insert = transaction
                 .prepare_cached(
-                    "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, $2, report \
-                     FROM unnest($1::bigint[], $3::text[]) AS held (id, report) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, metric, report \
+                     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS held (id, metric, report) ON CONFLICT (id) DO NOTHING",
                 )
                 .await?;
-            if transaction.execute(&insert, &[&ids, &metric, &reports]).await? == reports.len() as u64 {
+            if transaction.execute(&insert, &[&ids, &metrics, &reports]).await? == reports.len() as u64 {
                 return transaction.commit().await;
             }
         })
