@@ -905,3 +905,33 @@ fn posts_that_arrive_during_a_commit_are_held_by_one_transaction_on_postgresql()
     let commits: u64 = cluster.psql("collector", "SELECT count(DISTINCT xmin::text) FROM localdp_shuffler.pending").parse().unwrap();
     assert!(commits <= 3, "17 reports held by {commits} transactions");
 }
+
+/// A shuffler's lock can go without its connection noticing: here its
+/// session is terminated (`pg_terminate_backend`) behind a proxy that keeps
+/// the shuffler's side of that connection open and silent. A second
+/// shuffler then takes the database. The first, which still thinks it holds
+/// the lock (`is_closed()` is false), must hold nothing: it asks its lock's
+/// session before each write, gets no answer, and answers 503 (before, it
+/// held the post: 200 while another shuffler ran on the database).
+#[test]
+fn a_shuffler_whose_lock_session_ended_unnoticed_holds_nothing_once_another_took_the_database() {
+    let cluster = Cluster::start("shuffler-unnoticed");
+    let proxy = pg::Muter::start(&cluster);
+    let scratch = scratch("pg-unnoticed");
+    let collector = serve(&scratch, &[]);
+    let post = |shuffler: &Server, value: u64| {
+        shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status
+    };
+    let first = shuffle_on(&scratch, &collector, &proxy.url("collector"), &["--batch", "1000"]);
+    assert_eq!(post(&first, 0), 200);
+    let locks = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted";
+    let holder = cluster.psql("collector", locks);
+    proxy.mute();
+    assert_eq!(cluster.psql("collector", &format!("SELECT pg_terminate_backend({holder})")), "t");
+    eventually("the lock's session ended", || cluster.psql("collector", locks).is_empty());
+    let second = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "1000"]);
+    assert_eq!(post(&second, 1), 200);
+    assert_eq!(post(&first, 2), 503);
+    logged(&first, "another localdp shuffle took this database");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
+}

@@ -60,8 +60,9 @@ const SYNCHRONOUS: &str = "SELECT set_config('synchronous_commit', 'on', true)";
 
 pub struct Tables {
     db: Connected,
-    /// Holds [`SHUFFLER_LOCK`] for as long as it is open.
-    lock: tokio::sync::Mutex<Object>,
+    /// Holds [`SHUFFLER_LOCK`] for as long as its session lives; `None`
+    /// from when it was found lost until it is taken again.
+    lock: tokio::sync::Mutex<Option<Object>>,
 }
 
 impl Tables {
@@ -95,7 +96,7 @@ impl Tables {
             }
             Ok(lock)
         })?;
-        Ok(Tables { db: connected, lock: tokio::sync::Mutex::new(lock) })
+        Ok(Tables { db: connected, lock: tokio::sync::Mutex::new(Some(lock)) })
     }
 
     /// The URL without its password.

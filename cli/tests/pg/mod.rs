@@ -315,3 +315,64 @@ impl Drop for Session {
         let _ = self.child.wait();
     }
 }
+
+/// A TCP proxy in front of a cluster whose first connection can be muted:
+/// from then on nothing passes on it either way, and the client's side of
+/// it stays open. The client cannot tell when the server ends that
+/// connection's session (as behind a NAT, a proxy or a pooler that keeps
+/// its clients' connections while the server's go).
+pub struct Muter {
+    pub port: u16,
+    muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Muter {
+    pub fn start(cluster: &Cluster) -> Muter {
+        use std::net::TcpStream;
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let upstream = cluster.port;
+        let muted = Arc::new(AtomicBool::new(false));
+        let muting = Arc::clone(&muted);
+        std::thread::spawn(move || {
+            for (n, client) in listener.incoming().enumerate() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let muted = (n == 0).then(|| Arc::clone(&muting));
+                for (from, to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)] {
+                    let muted = muted.clone();
+                    std::thread::spawn(move || pipe(from, to, muted));
+                }
+            }
+        });
+        Muter { port, muted }
+    }
+
+    /// Mutes the first connection.
+    pub fn mute(&self) {
+        self.muted.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The URL of a database of the cluster, through this proxy.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// Copies `from` to `to` until `from` ends, then ends `to`; once `muted`,
+/// drops what it reads and leaves `to` open.
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream, muted: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+    use std::io::{Read, Write};
+    let muted = || muted.as_ref().is_some_and(|m| m.load(std::sync::atomic::Ordering::SeqCst));
+    let mut buffer = [0u8; 16384];
+    while let Ok(n @ 1..) = from.read(&mut buffer) {
+        if !muted() && to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    if !muted() {
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    }
+}
