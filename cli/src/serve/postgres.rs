@@ -407,12 +407,20 @@ pub async fn hold_lock(held: &tokio::sync::Mutex<Option<Object>>, connected: &Co
         }
         drop(Object::take(client));
     }
-    let lock = connected.client().await?;
-    if !try_lock(&lock, key).await? {
-        return Ok(Lock::Lost);
+    // A pooled connection to a server that stopped answering would wait
+    // for ever.
+    let retake = async {
+        let lock = connected.client().await?;
+        Ok::<_, String>(try_lock(&lock, key).await?.then_some(lock))
+    };
+    let no_answer = || format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs());
+    match tokio::time::timeout(TIMEOUT, retake).await.map_err(|_| no_answer())?? {
+        Some(lock) => {
+            *held = Some(lock);
+            Ok(Lock::Again)
+        }
+        None => Ok(Lock::Lost),
     }
-    *held = Some(lock);
-    Ok(Lock::Again)
 }
 
 /// Whether `client`'s session holds this program's advisory lock `key`

@@ -211,6 +211,23 @@ impl Drop for Cluster {
     }
 }
 
+/// A TCP proxy in front of `cluster` on a free port (returned): for each
+/// client connection, its number (from 0) and a new connection to the
+/// server go to `each`.
+fn proxy(cluster: &Cluster, each: impl Fn(usize, std::net::TcpStream, std::net::TcpStream) + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = cluster.port;
+    std::thread::spawn(move || {
+        for (n, client) in listener.incoming().enumerate() {
+            let Ok(client) = client else { return };
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+            each(n, client, server);
+        }
+    });
+    port
+}
+
 /// A TCP proxy in front of a cluster that, once armed, forwards the next
 /// `COMMIT` a client sends and then cuts that client's connection: the
 /// server commits, and its answer is lost (a network failure between
@@ -223,51 +240,44 @@ pub struct CommitCutter {
 impl CommitCutter {
     pub fn start(cluster: &Cluster) -> CommitCutter {
         use std::io::{Read, Write};
-        use std::net::{Shutdown, TcpStream};
+        use std::net::Shutdown;
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let upstream = cluster.port;
         let armed = Arc::new(AtomicBool::new(false));
         let arming = Arc::clone(&armed);
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(mut client) = client else { return };
-                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut answers, &mut to_client);
-                });
-                let armed = Arc::clone(&arming);
-                std::thread::spawn(move || {
-                    // The startup message (length first, no type byte), then
-                    // messages of a type byte and a length that counts itself.
-                    let mut length = [0u8; 4];
-                    if client.read_exact(&mut length).is_err() {
+        let port = proxy(cluster, move |_, mut client, mut server| {
+            let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut answers, &mut to_client);
+            });
+            let armed = Arc::clone(&arming);
+            std::thread::spawn(move || {
+                // The startup message (length first, no type byte), then
+                // messages of a type byte and a length that counts itself.
+                let mut length = [0u8; 4];
+                if client.read_exact(&mut length).is_err() {
+                    return;
+                }
+                let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+                if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                    return;
+                }
+                let mut head = [0u8; 5];
+                while client.read_exact(&mut head).is_ok() {
+                    let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+                    if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
                         return;
                     }
-                    let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
-                    if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                    if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
+                        let _ = client.shutdown(Shutdown::Both);
+                        // The server reads the COMMIT before it sees the end.
+                        std::thread::sleep(Duration::from_millis(200));
+                        let _ = server.shutdown(Shutdown::Both);
                         return;
                     }
-                    let mut head = [0u8; 5];
-                    while client.read_exact(&mut head).is_ok() {
-                        let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
-                        if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
-                            return;
-                        }
-                        if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
-                            let _ = client.shutdown(Shutdown::Both);
-                            // The server reads the COMMIT before it sees the end.
-                            std::thread::sleep(Duration::from_millis(200));
-                            let _ = server.shutdown(Shutdown::Both);
-                            return;
-                        }
-                    }
-                    let _ = server.shutdown(Shutdown::Both);
-                });
-            }
+                }
+                let _ = server.shutdown(Shutdown::Both);
+            });
         });
         CommitCutter { port, armed }
     }
@@ -328,23 +338,15 @@ pub struct Muter {
 
 impl Muter {
     pub fn start(cluster: &Cluster) -> Muter {
-        use std::net::TcpStream;
         use std::sync::atomic::AtomicBool;
         use std::sync::Arc;
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let upstream = cluster.port;
         let muted = Arc::new(AtomicBool::new(false));
         let muting = Arc::clone(&muted);
-        std::thread::spawn(move || {
-            for (n, client) in listener.incoming().enumerate() {
-                let Ok(client) = client else { return };
-                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let muted = (n == 0).then(|| Arc::clone(&muting));
-                for (from, to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)] {
-                    let muted = muted.clone();
-                    std::thread::spawn(move || pipe(from, to, muted));
-                }
+        let port = proxy(cluster, move |n, client, server| {
+            let muted = (n == 0).then(|| Arc::clone(&muting));
+            for (from, to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)] {
+                let muted = muted.clone();
+                std::thread::spawn(move || pipe(from, to, muted));
             }
         });
         Muter { port, muted }
