@@ -107,39 +107,54 @@ impl Tables {
     /// Runs `work` with a connection, once the lock is known held.
     fn run<T>(&self, work: impl AsyncFnOnce(&mut Object) -> Result<T, tokio_postgres::Error>) -> StoreResult<T> {
         self.db.runtime.block_on(async {
-            match hold_lock(&self.lock, &self.db, SHUFFLER_LOCK).await? {
-                Lock::Kept | Lock::Again => {}
-                Lock::Lost => {
-                    return Err(format!(
-                        "{}: another localdp shuffle took this database while this one's connection was lost; \
-                         this shuffler stores nothing until it is restarted",
-                        self.db.shown
-                    ))
-                }
-            }
+            self.locked().await?;
             let mut client = self.db.client().await?;
             work(&mut client).await.map_err(db)
         })
     }
 
+    /// `Ok` once the lock is known held (taken again if it was lost).
+    async fn locked(&self) -> StoreResult<()> {
+        match hold_lock(&self.lock, &self.db, SHUFFLER_LOCK).await? {
+            Lock::Kept | Lock::Again => Ok(()),
+            Lock::Lost => Err(format!(
+                "{}: another localdp shuffle took this database while this one's connection was lost; \
+                 this shuffler stores nothing until it is restarted",
+                self.db.shown
+            )),
+        }
+    }
+
     /// Keeps the reports of `posts`, all or none, each under a random row
     /// id, in one statement of one transaction (all drawn again in the
-    /// unlikely case one is taken).
+    /// unlikely case one is taken). The lock is checked while the
+    /// transaction begins (on its own connection), so the check costs a
+    /// post no round trip of its own; nothing commits unless it is held.
     pub fn hold(&self, posts: &[Hold], rng: &mut dyn RngCore) -> StoreResult<()> {
         let metrics: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(|_| post.metric.as_str())).collect();
         let reports: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(String::as_str)).collect();
-        self.run(async |client| loop {
-            let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
-            let transaction = client.transaction().await?;
-            transaction.execute(SYNCHRONOUS, &[]).await?;
-            let insert = transaction
-                .prepare_cached(
-                    "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, metric, report \
-                     FROM unnest($1::bigint[], $2::text[], $3::text[]) AS held (id, metric, report) ON CONFLICT (id) DO NOTHING",
-                )
-                .await?;
-            if transaction.execute(&insert, &[&ids, &metrics, &reports]).await? == reports.len() as u64 {
-                return transaction.commit().await;
+        self.db.runtime.block_on(async {
+            let mut client = self.db.client().await?;
+            loop {
+                let begin = async {
+                    let transaction = client.transaction().await?;
+                    transaction.execute(SYNCHRONOUS, &[]).await?;
+                    Ok::<_, tokio_postgres::Error>(transaction)
+                };
+                let (locked, transaction) = tokio::join!(self.locked(), begin);
+                locked?;
+                let transaction = transaction.map_err(db)?;
+                let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
+                let insert = transaction
+                    .prepare_cached(
+                        "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, metric, report \
+                         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS held (id, metric, report) ON CONFLICT (id) DO NOTHING",
+                    )
+                    .await
+                    .map_err(db)?;
+                if transaction.execute(&insert, &[&ids, &metrics, &reports]).await.map_err(db)? == reports.len() as u64 {
+                    return transaction.commit().await.map_err(db);
+                }
             }
         })
     }
