@@ -106,8 +106,14 @@ impl Tables {
 
     /// Runs `work` with a connection, once the lock is known held.
     fn run<T>(&self, work: impl AsyncFnOnce(&mut Object) -> Result<T, tokio_postgres::Error>) -> StoreResult<T> {
+        self.db.runtime.block_on(self.locked())?;
+        self.read(work)
+    }
+
+    /// Runs `work` with a connection, without the lock: a read (the lock
+    /// guards writes, and its check would cost each read a round trip).
+    fn read<T>(&self, work: impl AsyncFnOnce(&mut Object) -> Result<T, tokio_postgres::Error>) -> StoreResult<T> {
         self.db.runtime.block_on(async {
-            self.locked().await?;
             let mut client = self.db.client().await?;
             work(&mut client).await.map_err(db)
         })
@@ -161,7 +167,7 @@ impl Tables {
 
     /// Reports held per metric.
     pub fn held(&self) -> StoreResult<Vec<(String, u64)>> {
-        self.run(async |client| {
+        self.read(async |client| {
             let rows = client.query("SELECT metric, count(*) FROM localdp_shuffler.pending GROUP BY metric", &[]).await?;
             Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64)).collect())
         })
@@ -192,7 +198,7 @@ impl Tables {
 
     /// The batches formed, not yet acknowledged and not parked.
     pub fn outbox(&self) -> StoreResult<Vec<Outgoing>> {
-        self.run(async |client| {
+        self.read(async |client| {
             let rows = client.query("SELECT id, metric, size, body FROM localdp_shuffler.outbox WHERE NOT parked", &[]).await?;
             Ok(rows.iter().map(|r| Outgoing { id: r.get(0), metric: r.get(1), size: r.get::<_, i64>(2) as u64, body: r.get(3) }).collect())
         })
@@ -200,7 +206,7 @@ impl Tables {
 
     /// The batches formed and not yet acknowledged: (waiting, parked).
     pub fn batches(&self) -> StoreResult<(u64, u64)> {
-        self.run(async |client| {
+        self.read(async |client| {
             let row = client
                 .query_one("SELECT count(*) FILTER (WHERE NOT parked), count(*) FILTER (WHERE parked) FROM localdp_shuffler.outbox", &[])
                 .await?;
