@@ -56,7 +56,7 @@ pub(crate) mod store;
 #[path = "serve/telemetry.rs"]
 pub(crate) mod telemetry;
 #[path = "serve/writer.rs"]
-mod writer;
+pub(crate) mod writer;
 
 use crate::serve::logging::{log_error, log_info, log_warn};
 use app::{authorize, authorize_batch, unknown_metric, App, ESTIMATES_WAITING};

@@ -37,6 +37,7 @@ use crate::serve::access::{fingerprint, Tokens};
 use crate::serve::collector::{self, Batch};
 use crate::serve::intake::{self, Front, FrontArgs, Post, BATCH_HEADER};
 use crate::serve::store::{self, StoreResult};
+use crate::serve::writer::MAX_GROUP_REPORTS;
 use crate::serve::telemetry::{family, Telemetry};
 use crate::serve::response::{json, retry_later};
 use crate::serve::signals;
@@ -61,6 +62,16 @@ use std::time::{Duration, Instant};
 mod outgoing;
 mod postgres;
 use outgoing::Outgoing;
+
+/// A post's accepted reports of a metric, to be held.
+pub struct Hold {
+    pub metric: String,
+    pub reports: Vec<String>,
+}
+
+/// A post waiting for the commit of its reports: `Ok` once they are on
+/// disk, else why nothing of them is.
+type Queued = (Hold, tokio::sync::oneshot::Sender<StoreResult<()>>);
 
 /// `localdp shuffle` options.
 #[derive(clap::Args)]
@@ -219,9 +230,10 @@ impl Held {
         }
     }
 
-    /// Keeps accepted reports of `metric`, all or none, each under a random
-    /// row id (drawn again in the unlikely case it is taken).
-    fn hold(&mut self, metric: &str, reports: &[String]) -> StoreResult<()> {
+    /// Keeps the accepted reports of `posts`, all or none, in one
+    /// transaction, each under a random row id (drawn again in the unlikely
+    /// case it is taken).
+    fn hold(&mut self, posts: &[Hold]) -> StoreResult<()> {
         let rng = &mut *self.rng;
         match &mut self.tables {
             Tables::Sqlite(connection) => (|| {
@@ -229,14 +241,16 @@ impl Held {
                 {
                     let mut insert = transaction
                         .prepare_cached("INSERT OR IGNORE INTO pending (id, metric, report) VALUES (?1, ?2, ?3)")?;
-                    for report in reports {
-                        while insert.execute(params![rng.next_u64() as i64, metric, report])? == 0 {}
+                    for post in posts {
+                        for report in &post.reports {
+                            while insert.execute(params![rng.next_u64() as i64, post.metric, report])? == 0 {}
+                        }
                     }
                 }
                 transaction.commit()
             })()
             .map_err(sql),
-            Tables::Postgres(p) => p.hold(metric, reports, rng),
+            Tables::Postgres(p) => p.hold(posts, rng),
         }
     }
 
@@ -461,6 +475,8 @@ struct App {
     /// Per metric with reports held: when the oldest of them arrived (in
     /// memory only; the file keeps no time).
     since: Mutex<HashMap<String, Instant>>,
+    /// Posts whose reports wait for the next commit (group commit).
+    queued: Mutex<Vec<Queued>>,
     /// Rung when reports were held.
     wake: tokio::sync::Notify,
     batch: u64,
@@ -515,6 +531,46 @@ impl App {
             .await
             .map_err(|e| e.to_string())?
     }
+
+    /// Group commit: holds the reports of every post queued by now, in one
+    /// transaction per [`MAX_GROUP_REPORTS`] reports, and answers each post
+    /// once its transaction is committed (or failed). Called with the
+    /// tables by each post after it queued itself, so a post waits for at
+    /// most the commit under way and the one that holds it; under load one
+    /// commit serves many posts.
+    fn hold_queued(&self, held: &mut Held) {
+        loop {
+            let group: Vec<Queued> = {
+                let mut queued = self.queued.lock().expect("no panics while holding the lock");
+                let mut reports = 0;
+                let take = queued
+                    .iter()
+                    .take_while(|(post, _)| {
+                        let first = reports == 0;
+                        reports += post.reports.len();
+                        first || reports <= MAX_GROUP_REPORTS
+                    })
+                    .count();
+                queued.drain(..take).collect()
+            };
+            if group.is_empty() {
+                return;
+            }
+            let (posts, replies): (Vec<Hold>, Vec<_>) = group.into_iter().unzip();
+            let stored = held.hold(&posts);
+            if stored.is_ok() {
+                // Under the tables' lock, as a batch is formed: the wait
+                // starts with the first report a batch will hold.
+                let mut since = self.since.lock().expect("no panics while holding the lock");
+                for post in posts {
+                    since.entry(post.metric).or_insert_with(Instant::now);
+                }
+            }
+            for reply in replies {
+                let _ = reply.send(stored.clone());
+            }
+        }
+    }
 }
 
 /// Runs the shuffler until SIGINT or SIGTERM. The reports held and the
@@ -557,6 +613,7 @@ pub fn run(args: ShuffleArgs) -> Result<(), String> {
         metrics: Mutex::new(HashMap::new()),
         held: Mutex::new(held),
         since: Mutex::new(waiting.into_iter().map(|(metric, _)| (metric, now)).collect()),
+        queued: Mutex::new(Vec::new()),
         wake: tokio::sync::Notify::new(),
         forwarded: AtomicU64::new(0),
         errors: AtomicU64::new(0),
@@ -648,15 +705,21 @@ async fn post_reports(State(app): State<Arc<App>>, post: Post) -> Response {
     let Batch { reports, rejected, described, .. } = received.batch;
     let accepted = reports.len();
     if accepted > 0 {
-        let (metric, shared) = (name.clone(), Arc::clone(&app));
-        let held = app.with_held(move |held| {
-            held.hold(&metric, &reports)?;
-            // Under the file's lock, as a batch is formed: the wait starts
-            // with the first report a batch will hold.
-            shared.since.lock().expect("no panics while holding the lock").entry(metric).or_insert_with(Instant::now);
+        let (reply, stored) = tokio::sync::oneshot::channel();
+        app.queued.lock().expect("no panics while holding the lock").push((Hold { metric: name.clone(), reports }, reply));
+        // Whoever has the tables next holds this post's reports with every
+        // other post queued by then; by the time this post has had them,
+        // its reports were committed (or failed), and it was told.
+        let shared = Arc::clone(&app);
+        let held = match app.with_held(move |held| {
+            shared.hold_queued(held);
             Ok(())
-        });
-        if let Err(e) = held.await {
+        })
+        .await {
+            Ok(()) => stored.await.unwrap_or_else(|_| Err("the shuffler is stopping".into())),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = held {
             log_error!("{name}: {accepted} reports not held: {e}");
             app.front.refund(&received.taken);
             // As the collector answers a store it cannot write (a database

@@ -711,6 +711,36 @@ fn a_collector_whose_slot_was_taken_during_a_restart_stores_nothing() {
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "1");
 }
 
+/// A collector's slot lock can go without its connection noticing: here
+/// its session is terminated (`pg_terminate_backend`) behind a proxy that
+/// keeps the collector's side of that connection open and silent, and a
+/// collector started then takes the same slot. The first must store
+/// nothing: it asks its lock's session before each group, gets no answer,
+/// and answers 503 (before, it stored: two collectors on one slot, each
+/// missing the other's part of the estimate).
+#[test]
+fn a_collector_whose_slot_session_ended_unnoticed_stores_nothing_once_another_took_the_slot() {
+    let cluster = Cluster::start("unnoticed");
+    let proxy = pg::Muter::start(&cluster);
+    let scratch = Scratch::new("pg-unnoticed");
+    let first = start_on(&scratch, &proxy.url("collector"));
+    let body = reports(&scratch, "colors", 1, 5).remove(0);
+    assert_eq!(first.post_reports("colors", &body).status, 200);
+    assert_eq!(slots(&cluster), "0");
+    let holder = cluster.psql("collector", "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND objid = 0");
+    proxy.mute();
+    assert_eq!(cluster.psql("collector", &format!("SELECT pg_terminate_backend({holder})")), "t");
+    assert!(Cluster::until(Duration::from_secs(10), || slots(&cluster).is_empty()), "the slot's session ended");
+    let second = start_on(&scratch, &cluster.url("collector"));
+    assert!(second.log_containing("(collector slot 0)").contains("(collector slot 0)"), "{}", second.log());
+    let answer = first.post_reports("colors", &body);
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    let log = first.log_containing("was taken by another collector");
+    assert!(log.contains("collector slot 0 was taken by another collector"), "{log}");
+    assert_eq!(second.post_reports("colors", &body).status, 200);
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "2");
+}
+
 /// Two collectors on one database with different configs of one metric
 /// would fold reports of both into one estimate: the second is refused at
 /// start, naming the metric.

@@ -869,3 +869,69 @@ fn a_shuffler_on_a_restarted_postgresql_takes_its_lock_again_and_goes_on() {
     let held = cluster.psql("collector", "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted");
     assert_eq!(held, "1", "the shuffler's lock is held again");
 }
+
+/// Group commit: the posts that arrive while a commit is under way are held
+/// by one transaction, not one each. The first post's INSERT is held up by
+/// a table lock (seen waiting in `pg_locks`) while 15 more are sent; once
+/// the lock goes, all 17 reports (one before, the first, the 15) carry at
+/// most 3 transaction ids (`xmin`): the one before, the first post's, and
+/// that of the 15 queued behind it. With a transaction per post (the build
+/// before this test) they carry 17. The 15 are sent before the test asks
+/// `pg_locks` (a psql run, tens of ms) and releases the lock (another);
+/// reading a post of one report and queueing it takes the shuffler well
+/// under a millisecond.
+#[test]
+fn posts_that_arrive_during_a_commit_are_held_by_one_transaction_on_postgresql() {
+    let cluster = Cluster::start("shuffler-group");
+    let scratch = scratch("pg-group");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    // The metric is learnt from the collector at its first post.
+    assert_eq!(post(0), 200);
+    let mut lock = cluster.session("collector");
+    lock.run("BEGIN; LOCK TABLE localdp_shuffler.pending IN SHARE MODE;");
+    let waiting = "SELECT count(*) FROM pg_locks WHERE relation = 'localdp_shuffler.pending'::regclass AND NOT granted";
+    let answers = std::thread::scope(|s| {
+        let first = s.spawn(|| post(1));
+        eventually("the first post's INSERT waits for the lock", || cluster.psql("collector", waiting) == "1");
+        let rest: Vec<_> = (2..17).map(|value| s.spawn(move || post(value))).collect();
+        assert_eq!(cluster.psql("collector", waiting), "1", "still one INSERT waiting");
+        lock.run("COMMIT;");
+        std::iter::once(first).chain(rest).map(|poster| poster.join().unwrap()).collect::<Vec<_>>()
+    });
+    assert!(answers.iter().all(|status| *status == 200), "{answers:?}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "17");
+    let commits: u64 = cluster.psql("collector", "SELECT count(DISTINCT xmin::text) FROM localdp_shuffler.pending").parse().unwrap();
+    assert!(commits <= 3, "17 reports held by {commits} transactions");
+}
+
+/// A shuffler's lock can go without its connection noticing: here its
+/// session is terminated (`pg_terminate_backend`) behind a proxy that keeps
+/// the shuffler's side of that connection open and silent. A second
+/// shuffler then takes the database. The first, which still thinks it holds
+/// the lock (`is_closed()` is false), must hold nothing: it asks its lock's
+/// session before each write, gets no answer, and answers 503 (before, it
+/// held the post: 200 while another shuffler ran on the database).
+#[test]
+fn a_shuffler_whose_lock_session_ended_unnoticed_holds_nothing_once_another_took_the_database() {
+    let cluster = Cluster::start("shuffler-unnoticed");
+    let proxy = pg::Muter::start(&cluster);
+    let scratch = scratch("pg-unnoticed");
+    let collector = serve(&scratch, &[]);
+    let post = |shuffler: &Server, value: u64| {
+        shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status
+    };
+    let first = shuffle_on(&scratch, &collector, &proxy.url("collector"), &["--batch", "1000"]);
+    assert_eq!(post(&first, 0), 200);
+    let locks = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted";
+    let holder = cluster.psql("collector", locks);
+    proxy.mute();
+    assert_eq!(cluster.psql("collector", &format!("SELECT pg_terminate_backend({holder})")), "t");
+    eventually("the lock's session ended", || cluster.psql("collector", locks).is_empty());
+    let second = shuffle_on(&scratch, &collector, &cluster.url("collector"), &["--batch", "1000"]);
+    assert_eq!(post(&second, 1), 200);
+    assert_eq!(post(&first, 2), 503);
+    logged(&first, "another localdp shuffle took this database");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
+}

@@ -212,8 +212,9 @@ pub struct PgStore {
     /// the pool's connections, never handed out). If it is lost (the server
     /// restarted), it is taken again before the next group is written, and
     /// nothing is written while another collector holds the slot
-    /// ([`PgStore::hold_slot`]).
-    lock: tokio::sync::Mutex<Object>,
+    /// ([`PgStore::hold_slot`]); `None` from when it was found lost until
+    /// it is taken again.
+    lock: tokio::sync::Mutex<Option<Object>>,
     slot: i32,
     /// Whether stored reports carry the day they arrived (`--keep`).
     days: bool,
@@ -421,20 +422,55 @@ pub async fn try_lock(client: &Object, key: i32) -> StoreResult<bool> {
     Ok(client.query_one("SELECT pg_try_advisory_lock($1, $2)", &[&LOCKS, &key]).await.map_err(db)?.get(0))
 }
 
-/// A session lock's connection, checked before a write: if it was lost
-/// (a restarted server frees the lock with it), the lock is taken again
-/// on a new one.
-pub async fn hold_lock(held: &tokio::sync::Mutex<Object>, connected: &Connected, key: i32) -> StoreResult<Lock> {
+/// A session lock's connection, checked before a write: kept if its
+/// session still holds the lock ([`holds`]). Else (a restarted server, a
+/// session terminated, or one whose connection died without the client
+/// noticing, behind a proxy that keeps the client's socket open) it is
+/// closed, not put back in the pool, and the lock is taken again on a new
+/// connection.
+pub async fn hold_lock(held: &tokio::sync::Mutex<Option<Object>>, connected: &Connected, key: i32) -> StoreResult<Lock> {
     let mut held = held.lock().await;
-    if !held.is_closed() {
-        return Ok(Lock::Kept);
+    if let Some(client) = held.take() {
+        if holds(&client, key).await {
+            *held = Some(client);
+            return Ok(Lock::Kept);
+        }
+        drop(Object::take(client));
     }
-    let lock = connected.client().await?;
-    if !try_lock(&lock, key).await? {
-        return Ok(Lock::Lost);
+    // A pooled connection to a server that stopped answering would wait
+    // for ever.
+    let retake = async {
+        let lock = connected.client().await?;
+        Ok::<_, String>(try_lock(&lock, key).await?.then_some(lock))
+    };
+    let no_answer = || format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs());
+    match tokio::time::timeout(TIMEOUT, retake).await.map_err(|_| no_answer())?? {
+        Some(lock) => {
+            *held = Some(lock);
+            Ok(Lock::Again)
+        }
+        None => Ok(Lock::Lost),
     }
-    *held = lock;
-    Ok(Lock::Again)
+}
+
+/// Whether `client`'s session holds this program's advisory lock `key`
+/// now, as `pg_locks` says, asked on that session and answered within
+/// [`TIMEOUT`]: a connection that looks open (`is_closed()` is false)
+/// may have lost its session, and the lock with it.
+async fn holds(client: &Object, key: i32) -> bool {
+    if client.is_closed() {
+        return false;
+    }
+    let asked = async {
+        let statement = client
+            .prepare_cached(
+                "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() \
+                 AND classid = $1::int4::oid AND objid = $2::int4::oid AND objsubid = 2 AND granted)",
+            )
+            .await?;
+        client.query_one(&statement, &[&LOCKS, &key]).await
+    };
+    matches!(tokio::time::timeout(TIMEOUT, asked).await, Ok(Ok(row)) if row.get::<_, bool>(0))
 }
 
 /// A session lock, as [`hold_lock`] found it.
@@ -462,7 +498,7 @@ impl PgStore {
             }
             Err(format!("{shown}: {SLOTS} collectors run on this database already"))
         })?;
-        Ok(PgStore { db, lock: tokio::sync::Mutex::new(lock), slot, days: false })
+        Ok(PgStore { db, lock: tokio::sync::Mutex::new(Some(lock)), slot, days: false })
     }
 
     /// `postgres://user@host:port/dbname (slot N)`.

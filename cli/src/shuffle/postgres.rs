@@ -25,6 +25,7 @@
 //! (docs/shuffler.md says what to do where that matters).
 
 use super::outgoing::Outgoing;
+use super::Hold;
 use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, Connected, Lock, Schema, SHUFFLER_LOCK};
 use crate::serve::store::StoreResult;
 use deadpool_postgres::Object;
@@ -59,8 +60,9 @@ const SYNCHRONOUS: &str = "SELECT set_config('synchronous_commit', 'on', true)";
 
 pub struct Tables {
     db: Connected,
-    /// Holds [`SHUFFLER_LOCK`] for as long as it is open.
-    lock: tokio::sync::Mutex<Object>,
+    /// Holds [`SHUFFLER_LOCK`] for as long as its session lives; `None`
+    /// from when it was found lost until it is taken again.
+    lock: tokio::sync::Mutex<Option<Object>>,
 }
 
 impl Tables {
@@ -94,7 +96,7 @@ impl Tables {
             }
             Ok(lock)
         })?;
-        Ok(Tables { db: connected, lock: tokio::sync::Mutex::new(lock) })
+        Ok(Tables { db: connected, lock: tokio::sync::Mutex::new(Some(lock)) })
     }
 
     /// The URL without its password.
@@ -104,44 +106,68 @@ impl Tables {
 
     /// Runs `work` with a connection, once the lock is known held.
     fn run<T>(&self, work: impl AsyncFnOnce(&mut Object) -> Result<T, tokio_postgres::Error>) -> StoreResult<T> {
+        self.db.runtime.block_on(self.locked())?;
+        self.read(work)
+    }
+
+    /// Runs `work` with a connection, without the lock: a read (the lock
+    /// guards writes, and its check would cost each read a round trip).
+    fn read<T>(&self, work: impl AsyncFnOnce(&mut Object) -> Result<T, tokio_postgres::Error>) -> StoreResult<T> {
         self.db.runtime.block_on(async {
-            match hold_lock(&self.lock, &self.db, SHUFFLER_LOCK).await? {
-                Lock::Kept | Lock::Again => {}
-                Lock::Lost => {
-                    return Err(format!(
-                        "{}: another localdp shuffle took this database while this one's connection was lost; \
-                         this shuffler stores nothing until it is restarted",
-                        self.db.shown
-                    ))
-                }
-            }
             let mut client = self.db.client().await?;
             work(&mut client).await.map_err(db)
         })
     }
 
-    /// Keeps reports of `metric`, all or none, each under a random row id,
-    /// in one statement (all drawn again in the unlikely case one is taken).
-    pub fn hold(&self, metric: &str, reports: &[String], rng: &mut dyn RngCore) -> StoreResult<()> {
-        self.run(async |client| loop {
-            let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
-            let transaction = client.transaction().await?;
-            transaction.execute(SYNCHRONOUS, &[]).await?;
-            let insert = transaction
-                .prepare_cached(
-                    "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, $2, report \
-                     FROM unnest($1::bigint[], $3::text[]) AS held (id, report) ON CONFLICT (id) DO NOTHING",
-                )
-                .await?;
-            if transaction.execute(&insert, &[&ids, &metric, &reports]).await? == reports.len() as u64 {
-                return transaction.commit().await;
+    /// `Ok` once the lock is known held (taken again if it was lost).
+    async fn locked(&self) -> StoreResult<()> {
+        match hold_lock(&self.lock, &self.db, SHUFFLER_LOCK).await? {
+            Lock::Kept | Lock::Again => Ok(()),
+            Lock::Lost => Err(format!(
+                "{}: another localdp shuffle took this database while this one's connection was lost; \
+                 this shuffler stores nothing until it is restarted",
+                self.db.shown
+            )),
+        }
+    }
+
+    /// Keeps the reports of `posts`, all or none, each under a random row
+    /// id, in one statement of one transaction (all drawn again in the
+    /// unlikely case one is taken). The lock is checked while the
+    /// transaction begins (on its own connection), so the check costs a
+    /// post no round trip of its own; nothing commits unless it is held.
+    pub fn hold(&self, posts: &[Hold], rng: &mut dyn RngCore) -> StoreResult<()> {
+        let metrics: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(|_| post.metric.as_str())).collect();
+        let reports: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(String::as_str)).collect();
+        self.db.runtime.block_on(async {
+            let mut client = self.db.client().await?;
+            loop {
+                let begin = async {
+                    let transaction = client.transaction().await?;
+                    transaction.execute(SYNCHRONOUS, &[]).await?;
+                    Ok::<_, tokio_postgres::Error>(transaction)
+                };
+                let (locked, transaction) = tokio::join!(self.locked(), begin);
+                locked?;
+                let transaction = transaction.map_err(db)?;
+                let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
+                let insert = transaction
+                    .prepare_cached(
+                        "INSERT INTO localdp_shuffler.pending (id, metric, report) SELECT id, metric, report \
+                         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS held (id, metric, report) ON CONFLICT (id) DO NOTHING",
+                    )
+                    .await
+                    .map_err(db)?;
+                if transaction.execute(&insert, &[&ids, &metrics, &reports]).await.map_err(db)? == reports.len() as u64 {
+                    return transaction.commit().await.map_err(db);
+                }
             }
         })
     }
 
     /// Reports held per metric.
     pub fn held(&self) -> StoreResult<Vec<(String, u64)>> {
-        self.run(async |client| {
+        self.read(async |client| {
             let rows = client.query("SELECT metric, count(*) FROM localdp_shuffler.pending GROUP BY metric", &[]).await?;
             Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64)).collect())
         })
@@ -172,7 +198,7 @@ impl Tables {
 
     /// The batches formed, not yet acknowledged and not parked.
     pub fn outbox(&self) -> StoreResult<Vec<Outgoing>> {
-        self.run(async |client| {
+        self.read(async |client| {
             let rows = client.query("SELECT id, metric, size, body FROM localdp_shuffler.outbox WHERE NOT parked", &[]).await?;
             Ok(rows.iter().map(|r| Outgoing { id: r.get(0), metric: r.get(1), size: r.get::<_, i64>(2) as u64, body: r.get(3) }).collect())
         })
@@ -180,7 +206,7 @@ impl Tables {
 
     /// The batches formed and not yet acknowledged: (waiting, parked).
     pub fn batches(&self) -> StoreResult<(u64, u64)> {
-        self.run(async |client| {
+        self.read(async |client| {
             let row = client
                 .query_one("SELECT count(*) FILTER (WHERE NOT parked), count(*) FILTER (WHERE parked) FROM localdp_shuffler.outbox", &[])
                 .await?;

@@ -211,6 +211,23 @@ impl Drop for Cluster {
     }
 }
 
+/// A TCP proxy in front of `cluster` on a free port (returned): for each
+/// client connection, its number (from 0) and a new connection to the
+/// server go to `each`.
+fn proxy(cluster: &Cluster, each: impl Fn(usize, std::net::TcpStream, std::net::TcpStream) + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = cluster.port;
+    std::thread::spawn(move || {
+        for (n, client) in listener.incoming().enumerate() {
+            let Ok(client) = client else { return };
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+            each(n, client, server);
+        }
+    });
+    port
+}
+
 /// A TCP proxy in front of a cluster that, once armed, forwards the next
 /// `COMMIT` a client sends and then cuts that client's connection: the
 /// server commits, and its answer is lost (a network failure between
@@ -223,51 +240,44 @@ pub struct CommitCutter {
 impl CommitCutter {
     pub fn start(cluster: &Cluster) -> CommitCutter {
         use std::io::{Read, Write};
-        use std::net::{Shutdown, TcpStream};
+        use std::net::Shutdown;
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let upstream = cluster.port;
         let armed = Arc::new(AtomicBool::new(false));
         let arming = Arc::clone(&armed);
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(mut client) = client else { return };
-                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut answers, &mut to_client);
-                });
-                let armed = Arc::clone(&arming);
-                std::thread::spawn(move || {
-                    // The startup message (length first, no type byte), then
-                    // messages of a type byte and a length that counts itself.
-                    let mut length = [0u8; 4];
-                    if client.read_exact(&mut length).is_err() {
+        let port = proxy(cluster, move |_, mut client, mut server| {
+            let (mut answers, mut to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut answers, &mut to_client);
+            });
+            let armed = Arc::clone(&arming);
+            std::thread::spawn(move || {
+                // The startup message (length first, no type byte), then
+                // messages of a type byte and a length that counts itself.
+                let mut length = [0u8; 4];
+                if client.read_exact(&mut length).is_err() {
+                    return;
+                }
+                let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+                if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                    return;
+                }
+                let mut head = [0u8; 5];
+                while client.read_exact(&mut head).is_ok() {
+                    let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+                    if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
                         return;
                     }
-                    let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
-                    if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+                    if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
+                        let _ = client.shutdown(Shutdown::Both);
+                        // The server reads the COMMIT before it sees the end.
+                        std::thread::sleep(Duration::from_millis(200));
+                        let _ = server.shutdown(Shutdown::Both);
                         return;
                     }
-                    let mut head = [0u8; 5];
-                    while client.read_exact(&mut head).is_ok() {
-                        let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
-                        if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
-                            return;
-                        }
-                        if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
-                            let _ = client.shutdown(Shutdown::Both);
-                            // The server reads the COMMIT before it sees the end.
-                            std::thread::sleep(Duration::from_millis(200));
-                            let _ = server.shutdown(Shutdown::Both);
-                            return;
-                        }
-                    }
-                    let _ = server.shutdown(Shutdown::Both);
-                });
-            }
+                }
+                let _ = server.shutdown(Shutdown::Both);
+            });
         });
         CommitCutter { port, armed }
     }
@@ -313,5 +323,58 @@ impl Drop for Session {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
         let _ = self.child.wait();
+    }
+}
+
+/// A TCP proxy in front of a cluster whose first connection can be muted:
+/// from then on nothing passes on it either way, and the client's side of
+/// it stays open. The client cannot tell when the server ends that
+/// connection's session (as behind a NAT, a proxy or a pooler that keeps
+/// its clients' connections while the server's go).
+pub struct Muter {
+    pub port: u16,
+    muted: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Muter {
+    pub fn start(cluster: &Cluster) -> Muter {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::Arc;
+        let muted = Arc::new(AtomicBool::new(false));
+        let muting = Arc::clone(&muted);
+        let port = proxy(cluster, move |n, client, server| {
+            let muted = (n == 0).then(|| Arc::clone(&muting));
+            for (from, to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)] {
+                let muted = muted.clone();
+                std::thread::spawn(move || pipe(from, to, muted));
+            }
+        });
+        Muter { port, muted }
+    }
+
+    /// Mutes the first connection.
+    pub fn mute(&self) {
+        self.muted.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The URL of a database of the cluster, through this proxy.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// Copies `from` to `to` until `from` ends, then ends `to`; once `muted`,
+/// drops what it reads and leaves `to` open.
+fn pipe(mut from: std::net::TcpStream, mut to: std::net::TcpStream, muted: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+    use std::io::{Read, Write};
+    let muted = || muted.as_ref().is_some_and(|m| m.load(std::sync::atomic::Ordering::SeqCst));
+    let mut buffer = [0u8; 16384];
+    while let Ok(n @ 1..) = from.read(&mut buffer) {
+        if !muted() && to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    if !muted() {
+        let _ = to.shutdown(std::net::Shutdown::Both);
     }
 }
