@@ -61,13 +61,7 @@ use std::time::{Duration, Instant};
 
 mod outgoing;
 mod postgres;
-use outgoing::Outgoing;
-
-/// A post's accepted reports of a metric, to be held.
-pub struct Hold {
-    pub metric: String,
-    pub reports: Vec<String>,
-}
+use outgoing::{Hold, Outgoing};
 
 /// A post waiting for the commit of its reports: `Ok` once they are on
 /// disk, else why nothing of them is.

@@ -25,7 +25,7 @@
 //! (docs/shuffler.md says what to do where that matters).
 
 use super::outgoing::Outgoing;
-use super::Hold;
+use super::outgoing::Hold;
 use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, Connected, Lock, Schema, SHUFFLER_LOCK};
 use crate::serve::store::StoreResult;
 use deadpool_postgres::Object;
