@@ -94,7 +94,8 @@ module() {
   bindings web "$web" "$name" "$crate" "$@"
   cmp -s "$out/$node/${name}_bg.wasm" "$out/$web/${name}_bg.wasm" || { echo "build: node and web wasm differ" >&2; exit 1; }
   optimize "$out/$web/${name}_bg.wasm"
-  cp "$out/$web/${name}_bg.wasm" "$out/$node/${name}_bg.wasm"
+  node scripts/short-names.mjs "$out/$web/${name}_bg.wasm" "$out"/{"$node","$web"}/bindings.js
+  cp "$out/$web/${name}_bg.wasm" "$out/$web/${name}_bg.wasm.d.ts" "$out/$node/"
 }
 
 # size FILE...: their bytes raw and gzip -9'd one by one, summed.
@@ -148,6 +149,7 @@ for family in "${families[@]}"; do
   bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
   no_fmt "$family"
   optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
+  node scripts/short-names.mjs "$out/client/web/families/$family/localdp_client_bg.wasm" "$out/client/web/families/$family/bindings.js"
   cp js/family.js "$out/client/web/families/$family/localdp.js"
   cp js/web/localdp.d.ts "$out/client/web/families/$family/"
 done
