@@ -6,7 +6,7 @@
 # client/web/families/FAMILY/, which `Client.open` loads by need), each with its bindings for Node
 # (CommonJS, loads synchronously) and for the web (an ES module with
 # init()), the JS Client (js/client.mjs, and a CommonJS copy of it) and the
-# entry points in js/; the web entries' JS is minified (scripts/minify.mjs).
+# entry points in js/; the web entries' JS is bundled and minified (scripts/minify.mjs).
 # Prints the sizes that tests/js/size-budget.json holds.
 #   bash scripts/build.sh [OUT]   (default dist; another directory is a
 #   build beside the package's, e.g. LOCALDP_WASM_ROUTE=stable's: setup.sh)
@@ -118,12 +118,12 @@ families=(grr frequency numeric rappor heavy distribution key_value marginals)
 # the module of every family.
 client_page() {
   local web=$out/client/web
-  echo "$web"/{localdp.js,families.js,client.mjs,storage.mjs,messages.mjs,bindings.js}
+  echo "$web"/{localdp.js,messages.mjs,bindings.js}
   if [ $# -gt 0 ]; then echo "$web/families/$1"/{bindings.js,localdp_client_bg.wasm}; else echo "$web/localdp_client_bg.wasm"; fi
 }
 # What a page loads from localdp/client/web/FAMILY, the family's own entry.
 family_page() {
-  echo "$out/client/web/families/$1"/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js,localdp_client_bg.wasm}
+  echo "$out/client/web/families/$1"/{localdp.js,messages.mjs,bindings.js,localdp_client_bg.wasm}
 }
 client_sizes() {
   echo "client module (every family), localdp_client_bg.wasm: $(size "$out"/client/web/localdp_client_bg.wasm)"
@@ -162,8 +162,10 @@ cp js/web/* "$out"/client/web/
 cp -r js/client/. "$out"/client/
 # What a page loads without a bundler, minified (the sources in js/ and the
 # Node entries stay as written).
-node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js} \
-  "$out"/client/web/families/*/{localdp.js,client.mjs,storage.mjs,messages.mjs,bindings.js} "$out"/client/web/families.js
+node scripts/minify.mjs "$out"/{,client/}web/{localdp.js,messages.mjs,bindings.js} \
+  "$out"/client/web/families/*/{localdp.js,messages.mjs,bindings.js} "$out"/client/web/families.js
+# ...into which client.mjs and storage.mjs are bundled (their types stay).
+rm "$out"/{,client/}web/{client,storage}.mjs "$out"/client/web/families/*/{client,storage}.mjs
 
 echo "full module, localdp_bg.wasm: $(size "$out"/web/localdp_bg.wasm)"
 client_sizes

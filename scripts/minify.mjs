@@ -3,11 +3,24 @@
 // traces still say what they are). The build runs it on what a page loads
 // without a bundler (dist/web, dist/client/web): the sources in js/ stay
 // commented and readable, and the Node entries are copied as they are.
+// A module's static imports of the client and storage JS beside it
+// (client.mjs, storage.mjs, families.js) are bundled into it first, so that
+// an entry is one file and its bindings another: a GRR page fetches three
+// scripts, not five, and loads 0.3 KB less gzipped. The bindings stay files
+// of their own (`localdp/client/web` imports a family's by need), as do
+// messages.mjs (its table is tested as shipped) and dynamic imports.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { rolldown } from 'rolldown';
 import { minifySync } from 'rolldown/utils';
 
+const BUNDLED = /(^|\/)(client\.mjs|storage\.mjs|families\.js)$/;
+
 for (const file of process.argv.slice(2)) {
-  const { code, errors } = minifySync(file, readFileSync(file, 'utf8'), {
+  const bundle = await rolldown({ input: file, external: (id, importer) => importer !== undefined && !BUNDLED.test(id), logLevel: 'warn' });
+  const { output } = await bundle.generate({ format: 'es' });
+  await bundle.close();
+  if (output.length !== 1) throw new Error(`minify ${file}: expected one chunk, got ${output.length}`);
+  const { code, errors } = minifySync(file, output[0].code, {
     module: true,
     compress: { keepNames: { function: true, class: true } },
     mangle: { keepNames: true },

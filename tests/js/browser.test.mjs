@@ -80,15 +80,12 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
     const fromPackage = loaded.filter((p) => p.startsWith('/localdp/')).sort();
     assert.deepEqual(fromPackage, [
       '/localdp/client/web/bindings.js',
-      '/localdp/client/web/client.mjs',
-      '/localdp/client/web/families.js',
       '/localdp/client/web/families/frequency/bindings.js',
       '/localdp/client/web/families/frequency/localdp_client_bg.wasm',
       '/localdp/client/web/families/numeric/bindings.js',
       '/localdp/client/web/families/numeric/localdp_client_bg.wasm',
       '/localdp/client/web/localdp.js',
       '/localdp/client/web/messages.mjs',
-      '/localdp/client/web/storage.mjs',
     ]);
     await page.screenshot({ path: join(ARTIFACTS, 'client-page-csp.png'), fullPage: true });
   } finally {
