@@ -19,20 +19,9 @@ out=${1:-dist}
 rm -rf "$out"
 grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs must have exactly one export" >&2; exit 1; }
 
-# The modules are compiled as setup.sh's wasm_compiler says. On the routes
-# that rebuild std it is built with panic=immediate-abort: a panic is a bare
-# trap, as it already ended the module, so no panic machinery, location or
-# message is linked (client module -8 KB gzipped, full module -26 KB); and
-# without the reference-types feature, so wasm-bindgen keeps JS values in a
-# JS array rather than an externref table with its shims in the wasm
-# (client page -0.6 KB gzipped, full module -1 KB). Route stable links
-# rustup's prebuilt std, which has neither.
+# The modules are compiled as setup.sh's wasm_compiler says, with its
+# ship_flags.
 wasm_compiler
-std=()
-if [ ${#build_std[@]} -gt 0 ]; then
-  std=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none", "-Ctarget-feature=-reference-types"]'
-    "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
-fi
 
 # bindings TARGET DIR NAME CRATE [cargo args]: wasm-pack's bindings of the
 # crate in directory CRATE for TARGET in OUT/DIR, as bindings.js (and .d.ts)
@@ -45,7 +34,7 @@ bindings() {
   shift 4
   mkdir -p "$dir"
   wasm-pack --quiet build --mode no-install --no-pack --no-gitignore --profile wasm \
-    --target "$target" --out-dir "$(cd "$dir" && pwd)" --out-name "$name" "$crate" "${std[@]}" "$@"
+    --target "$target" --out-dir "$(cd "$dir" && pwd)" --out-name "$name" "$crate" "${ship_flags[@]}" "$@"
   mv "$dir/$name.js" "$dir/bindings.js"
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
