@@ -945,3 +945,30 @@ fn a_shuffler_whose_lock_session_ended_unnoticed_holds_nothing_once_another_took
     logged(&first, "another localdp shuffle took this database");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
 }
+
+/// A COMMIT that reached the server but whose answer was lost (the
+/// connection cut right after it) is asked about by its transaction id, as
+/// the collector's is: the post is answered 200 and its report held once.
+/// (Before, it was answered 503, and the sender's resend held it twice.)
+#[test]
+fn a_hold_whose_commit_answer_is_lost_is_acknowledged_and_held_once() {
+    let cluster = Cluster::start("shuffler-cut");
+    let cutter = pg::CommitCutter::start(&cluster);
+    let scratch = scratch("pg-cut");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cutter.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    // The metric is learnt from the collector at its first post.
+    assert_eq!(post(0), 200);
+    cutter.arm();
+    // A sender posts again after a 503, until it is answered 200.
+    let mut answers = Vec::new();
+    while answers.len() < 5 && answers.last() != Some(&200) {
+        answers.push(post(1));
+    }
+    assert!(cutter.cut(), "the COMMIT was cut");
+    let held = cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending");
+    assert_eq!(held, "2", "answers {answers:?}\n{}", shuffler.log());
+    assert_eq!(answers, [200]);
+    logged(&shuffler, "a commit's answer was lost");
+}
