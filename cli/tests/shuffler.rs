@@ -972,3 +972,39 @@ fn a_hold_whose_commit_answer_is_lost_is_acknowledged_and_held_once() {
     assert_eq!(answers, [200]);
     logged(&shuffler, "a commit's answer was lost");
 }
+
+/// A lock taken again whose answer does not come within its 5 s (here the
+/// server grants it and the answer is dropped) must not stay held by a
+/// connection the shuffler no longer counts as its lock's: that connection
+/// is closed, its session ends, and the lock is taken again at a later
+/// write. (Before, it went back to the pool still holding the lock, and
+/// every later write was refused, 503, as if another shuffler held it.)
+#[test]
+fn a_lock_retaken_too_late_is_not_left_held_by_a_pooled_connection() {
+    let cluster = Cluster::start("shuffler-late-lock");
+    let dropper = pg::LockAnswerDropper::start(&cluster);
+    let scratch = scratch("pg-late-lock");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &dropper.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    assert_eq!(post(0), 200);
+    // The lock's session ends; the next write takes the lock again, and
+    // the answer of that is lost.
+    let locks = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted";
+    let holder = cluster.psql("collector", locks);
+    assert_eq!(cluster.psql("collector", &format!("SELECT pg_terminate_backend({holder})")), "t");
+    dropper.arm();
+    assert_eq!(post(1), 503);
+    assert!(dropper.dropped(), "the lock's answer was dropped");
+    logged(&shuffler, "no answer within 5 s");
+    // The session that was granted the lock ends with its connection; a
+    // later post takes the lock again and is held.
+    let mut answers = Vec::new();
+    eventually("a post held after the late lock", || {
+        answers.push(post(2));
+        answers.last() == Some(&200)
+    });
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
+    let holders = cluster.psql("collector", locks);
+    assert_eq!(holders.lines().count(), 1, "one session holds the lock: {holders:?}");
+}

@@ -490,18 +490,27 @@ pub async fn hold_lock(held: &tokio::sync::Mutex<Option<Object>>, connected: &Co
         drop(Object::take(client));
     }
     // A pooled connection to a server that stopped answering would wait
-    // for ever.
+    // for ever. One that timed out may have taken the lock all the same
+    // (its answer late or lost): it is closed, so the lock goes with its
+    // session, rather than put back in the pool still holding it.
+    let mut tried = None;
     let retake = async {
-        let lock = connected.client().await?;
-        Ok::<_, String>(try_lock(&lock, key).await?.then_some(lock))
+        let lock = tried.insert(connected.client().await?);
+        try_lock(lock, key).await
     };
-    let no_answer = || format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs());
-    match tokio::time::timeout(TIMEOUT, retake).await.map_err(|_| no_answer())?? {
-        Some(lock) => {
-            *held = Some(lock);
+    match tokio::time::timeout(TIMEOUT, retake).await {
+        Ok(Ok(true)) => {
+            *held = tried;
             Ok(Lock::Again)
         }
-        None => Ok(Lock::Lost),
+        Ok(Ok(false)) => Ok(Lock::Lost),
+        Ok(Err(e)) => Err(e),
+        Err(_) => {
+            if let Some(tried) = tried {
+                drop(Object::take(tried));
+            }
+            Err(format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs()))
+        }
     }
 }
 
