@@ -703,7 +703,8 @@ impl PgStore {
     /// goes with its connection (a restarted server); it is taken again
     /// here, before a group. If another collector took the slot meanwhile,
     /// two would add to one state and neither would count the other's
-    /// part: this one stores nothing (503) until it is restarted.
+    /// part: this one stores nothing (503) while that one holds the slot,
+    /// and tries again before each group (it goes on once that one stops).
     async fn hold_slot(&self) -> StoreResult<()> {
         match hold_lock(&self.lock, &self.db, self.slot).await? {
             Lock::Kept => Ok(()),
@@ -713,7 +714,8 @@ impl PgStore {
             }
             Lock::Lost => Err(format!(
                 "{}: collector slot {} was taken by another collector while this one's connection was lost; \
-                 this collector stores nothing until it is restarted",
+                 this collector stores nothing while that one runs (it tries to take the slot again at each group; \
+                 restarted, it takes a free slot)",
                 self.db.shown, self.slot
             )),
         }

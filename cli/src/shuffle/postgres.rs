@@ -14,7 +14,8 @@
 //! runs): one process forms and sends the batches, so no batch is sent by
 //! two at once. A lock lost with its connection (a restarted server) is
 //! taken again before the next write; if another shuffler took it
-//! meanwhile, this one writes nothing until it is restarted.
+//! meanwhile, this one writes nothing while that one holds it, and tries
+//! again before each write (it goes on once that one stops).
 //!
 //! **Erasure.** The tables are logged (an unlogged table loses acknowledged
 //! reports in a crash). A batch's reports leave `pending` in the
@@ -121,7 +122,7 @@ impl Tables {
             Lock::Kept | Lock::Again => Ok(()),
             Lock::Lost => Err(format!(
                 "{}: another localdp shuffle took this database while this one's connection was lost; \
-                 this shuffler stores nothing until it is restarted",
+                 this shuffler stores nothing while that one runs (it tries to take the database again at each post)",
                 self.db.shown
             )),
         }
