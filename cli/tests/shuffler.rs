@@ -562,7 +562,18 @@ fn a_killed_shuffler_on_postgresql_loses_no_acknowledged_report_and_forwards_non
 fn killed_under_load(name: &str, db: &str) {
     let scratch = scratch(name);
     let collector = serve(&scratch, &[]);
-    let start = |batch: &str| shuffle_on(&scratch, &collector, db, &["--batch", batch]);
+    // On PostgreSQL the server ends a killed shuffler's session, and its
+    // lock with it, once it sees its connection close: a start before
+    // then is refused, and tried again (as a service manager would).
+    let start = |batch: &str| {
+        let mut started = None;
+        eventually("the shuffler starts", || match try_shuffle_on(&scratch, &collector, db, &["--batch", batch]) {
+            Ok(shuffler) => started.replace(shuffler).is_none(),
+            Err(log) if log.contains("another localdp shuffle runs on this database") => false,
+            Err(log) => panic!("the shuffler did not start:\n{log}"),
+        });
+        started.unwrap()
+    };
     let mut shuffler = start("40");
     let load = Load::start(shuffler.address, 4);
     // Killed twice under load (SIGKILL: no shutdown of any kind), each time
