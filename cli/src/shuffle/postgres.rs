@@ -144,7 +144,8 @@ impl Tables {
             loop {
                 let begin = async {
                     let transaction = client.transaction().await?;
-                    let xid: i64 = transaction.query_one(BEGUN, &[]).await?.get(0);
+                    let begun = transaction.prepare_cached(BEGUN).await?;
+                    let xid: i64 = transaction.query_one(&begun, &[]).await?.get(0);
                     Ok::<_, tokio_postgres::Error>((transaction, xid))
                 };
                 let (locked, transaction) = tokio::join!(self.locked(), begin);
