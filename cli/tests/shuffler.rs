@@ -562,7 +562,18 @@ fn a_killed_shuffler_on_postgresql_loses_no_acknowledged_report_and_forwards_non
 fn killed_under_load(name: &str, db: &str) {
     let scratch = scratch(name);
     let collector = serve(&scratch, &[]);
-    let start = |batch: &str| shuffle_on(&scratch, &collector, db, &["--batch", batch]);
+    // On PostgreSQL the server ends a killed shuffler's session, and its
+    // lock with it, once it sees its connection close: a start before
+    // then is refused, and tried again (as a service manager would).
+    let start = |batch: &str| {
+        let mut started = None;
+        eventually("the shuffler starts", || match try_shuffle_on(&scratch, &collector, db, &["--batch", batch]) {
+            Ok(shuffler) => started.replace(shuffler).is_none(),
+            Err(log) if log.contains("another localdp shuffle runs on this database") => false,
+            Err(log) => panic!("the shuffler did not start:\n{log}"),
+        });
+        started.unwrap()
+    };
     let mut shuffler = start("40");
     let load = Load::start(shuffler.address, 4);
     // Killed twice under load (SIGKILL: no shutdown of any kind), each time
@@ -944,4 +955,67 @@ fn a_shuffler_whose_lock_session_ended_unnoticed_holds_nothing_once_another_took
     assert_eq!(post(&first, 2), 503);
     logged(&first, "another localdp shuffle took this database");
     assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
+}
+
+/// A COMMIT that reached the server but whose answer was lost (the
+/// connection cut right after it) is asked about by its transaction id, as
+/// the collector's is: the post is answered 200 and its report held once.
+/// (Before, it was answered 503, and the sender's resend held it twice.)
+#[test]
+fn a_hold_whose_commit_answer_is_lost_is_acknowledged_and_held_once() {
+    let cluster = Cluster::start("shuffler-cut");
+    let cutter = pg::CommitCutter::start(&cluster);
+    let scratch = scratch("pg-cut");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &cutter.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    // The metric is learnt from the collector at its first post.
+    assert_eq!(post(0), 200);
+    cutter.arm();
+    // A sender posts again after a 503, until it is answered 200.
+    let mut answers = Vec::new();
+    while answers.len() < 5 && answers.last() != Some(&200) {
+        answers.push(post(1));
+    }
+    assert!(cutter.cut(), "the COMMIT was cut");
+    let held = cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending");
+    assert_eq!(held, "2", "answers {answers:?}\n{}", shuffler.log());
+    assert_eq!(answers, [200]);
+    logged(&shuffler, "a commit's answer was lost");
+}
+
+/// A lock taken again whose answer does not come within its 5 s (here the
+/// server grants it and the answer is dropped) must not stay held by a
+/// connection the shuffler no longer counts as its lock's: that connection
+/// is closed, its session ends, and the lock is taken again at a later
+/// write. (Before, it went back to the pool still holding the lock, and
+/// every later write was refused, 503, as if another shuffler held it.)
+#[test]
+fn a_lock_retaken_too_late_is_not_left_held_by_a_pooled_connection() {
+    let cluster = Cluster::start("shuffler-late-lock");
+    let dropper = pg::LockAnswerDropper::start(&cluster);
+    let scratch = scratch("pg-late-lock");
+    let collector = serve(&scratch, &[]);
+    let shuffler = shuffle_on(&scratch, &collector, &dropper.url("collector"), &["--batch", "1000"]);
+    let post = |value: u64| shuffler.request("POST", "/api/metrics/marks/reports", &[], Some(mark(value).as_bytes())).status;
+    assert_eq!(post(0), 200);
+    // The lock's session ends; the next write takes the lock again, and
+    // the answer of that is lost.
+    let locks = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted";
+    let holder = cluster.psql("collector", locks);
+    assert_eq!(cluster.psql("collector", &format!("SELECT pg_terminate_backend({holder})")), "t");
+    dropper.arm();
+    assert_eq!(post(1), 503);
+    assert!(dropper.dropped(), "the lock's answer was dropped");
+    logged(&shuffler, "no answer within 5 s");
+    // The session that was granted the lock ends with its connection; a
+    // later post takes the lock again and is held.
+    let mut answers = Vec::new();
+    eventually("a post held after the late lock", || {
+        answers.push(post(2));
+        answers.last() == Some(&200)
+    });
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp_shuffler.pending"), "2");
+    let holders = cluster.psql("collector", locks);
+    assert_eq!(holders.lines().count(), 1, "one session holds the lock: {holders:?}");
 }

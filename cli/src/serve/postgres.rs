@@ -64,6 +64,11 @@ const APPEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a commit whose answer was lost is asked about (the posts'
 /// `Retry-After`).
 const RESOLVE: Duration = Duration::from_secs(1);
+/// The first statement of each writing transaction: its id (a commit whose
+/// answer is lost is asked about by it, [`Connected::lost_commit`]), and
+/// acknowledged means on the server's disk, whatever the role's or the
+/// server's default (a shared server may run with it off).
+pub const BEGUN: &str = "SELECT txid_current(), set_config('synchronous_commit', 'on', true)";
 /// Connections per collector (the writer, exports and the start's reads).
 const POOL_SIZE: usize = 4;
 /// Exports read at once at most (more wait for a connection, up to
@@ -336,7 +341,7 @@ fn connect_error(shown: &str, config: &Config, e: &PoolError) -> String {
 
 /// Whether a failed statement is worth a retry (the server went away or
 /// restarts, a deadlock or serialization failure) rather than a bug.
-fn unavailable(e: &tokio_postgres::Error) -> bool {
+pub fn unavailable(e: &tokio_postgres::Error) -> bool {
     match e.code() {
         None => true,
         Some(code) => {
@@ -401,6 +406,53 @@ impl Connected {
     pub async fn client(&self) -> StoreResult<Object> {
         self.pool.get().await.map_err(|e| connect_error(&self.shown, &self.config, &e))
     }
+
+    /// After a COMMIT left without an answer (`e`: the connection lost, or
+    /// no answer in time) on `client`, for `program`'s log: `Ok` if the
+    /// server committed transaction `xid` all the same. Failing there
+    /// would answer 503 for what is stored, and it would be stored again
+    /// when sent again.
+    pub async fn lost_commit(&self, client: Object, xid: i64, e: String, program: &str) -> StoreResult<()> {
+        // The connection's state is unknown: it goes, and its server ends
+        // the transaction if it is still open.
+        drop(Object::take(client));
+        match self.committed(xid).await {
+            Some(true) => {
+                log_warn!("{program}: a commit's answer was lost ({e}); the server committed it");
+                Ok(())
+            }
+            Some(false) => Err(e),
+            None => Err(format!("{e}; whether the server committed it is unknown (it may be stored, and stored again if sent again)")),
+        }
+    }
+
+    /// Whether transaction `xid` committed, asked on another connection
+    /// for up to [`RESOLVE`]; `None` if that cannot be known by then (the
+    /// server is away: its posts are answered 503 at once, as the outage's
+    /// others are).
+    async fn committed(&self, xid: i64) -> Option<bool> {
+        let ask = async {
+            loop {
+                if let Ok(client) = self.pool.get().await {
+                    match client.query_one("SELECT txid_status($1)", &[&xid]).await {
+                        Ok(row) => match row.get::<_, Option<&str>>(0) {
+                            Some("committed") => return true,
+                            Some("aborted") => return false,
+                            // In progress: its server has not yet seen its
+                            // connection go.
+                            _ => {}
+                        },
+                        // A server that restarted without the transaction in
+                        // its log has not used its id yet: never committed.
+                        Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return false,
+                        Err(_) => {}
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::time::timeout(RESOLVE, ask).await.ok()
+    }
 }
 
 /// `--db`: a PostgreSQL URL (`Some`), or a SQLite file's path (`None`).
@@ -438,18 +490,27 @@ pub async fn hold_lock(held: &tokio::sync::Mutex<Option<Object>>, connected: &Co
         drop(Object::take(client));
     }
     // A pooled connection to a server that stopped answering would wait
-    // for ever.
+    // for ever. One that timed out may have taken the lock all the same
+    // (its answer late or lost): it is closed, so the lock goes with its
+    // session, rather than put back in the pool still holding it.
+    let mut tried = None;
     let retake = async {
-        let lock = connected.client().await?;
-        Ok::<_, String>(try_lock(&lock, key).await?.then_some(lock))
+        let lock = tried.insert(connected.client().await?);
+        try_lock(lock, key).await
     };
-    let no_answer = || format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs());
-    match tokio::time::timeout(TIMEOUT, retake).await.map_err(|_| no_answer())?? {
-        Some(lock) => {
-            *held = Some(lock);
+    match tokio::time::timeout(TIMEOUT, retake).await {
+        Ok(Ok(true)) => {
+            *held = tried;
             Ok(Lock::Again)
         }
-        None => Ok(Lock::Lost),
+        Ok(Ok(false)) => Ok(Lock::Lost),
+        Ok(Err(e)) => Err(e),
+        Err(_) => {
+            if let Some(tried) = tried {
+                drop(Object::take(tried));
+            }
+            Err(format!("{}: no answer within {} s", connected.shown, TIMEOUT.as_secs()))
+        }
     }
 }
 
@@ -630,17 +691,7 @@ impl PgStore {
             match (appended, sent) {
                 (Ok(()), Some((_, stored))) => Ok(stored),
                 (Err((Unstored::Unavailable, e)), Some((xid, stored))) => {
-                    // The connection's state is unknown: it goes, and its
-                    // server ends the transaction if it is still open.
-                    drop(Object::take(client));
-                    match self.committed(xid).await {
-                        Some(true) => {
-                            log_warn!("localdp serve: a commit's answer was lost ({e}); the server committed it");
-                            Ok(stored)
-                        }
-                        Some(false) => Err((Unstored::Unavailable, e)),
-                        None => Err((Unstored::Unavailable, format!("{e}; whether the server committed it is unknown (it may be stored, and stored again if sent again)"))),
-                    }
+                    self.db.lost_commit(client, xid, e, "localdp serve").await.map(|()| stored).map_err(|e| (Unstored::Unavailable, e))
                 }
                 (Err(e), _) => Err(e),
                 (Ok(()), None) => Err((Unstored::Failed, "database: a group committed without its answer".into())),
@@ -648,39 +699,12 @@ impl PgStore {
         })
     }
 
-    /// Whether transaction `xid` committed, asked on another connection
-    /// for up to [`RESOLVE`]; `None` if that cannot be known by then (the
-    /// server is away: its posts are answered 503 at once, as the outage's
-    /// others are).
-    async fn committed(&self, xid: i64) -> Option<bool> {
-        let ask = async {
-            loop {
-                if let Ok(client) = self.db.pool.get().await {
-                    match client.query_one("SELECT txid_status($1)", &[&xid]).await {
-                        Ok(row) => match row.get::<_, Option<&str>>(0) {
-                            Some("committed") => return true,
-                            Some("aborted") => return false,
-                            // In progress: its server has not yet seen its
-                            // connection go.
-                            _ => {}
-                        },
-                        // A server that restarted without the transaction in
-                        // its log has not used its id yet: never committed.
-                        Err(e) if e.code() == Some(&SqlState::INVALID_PARAMETER_VALUE) => return false,
-                        Err(_) => {}
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        tokio::time::timeout(RESOLVE, ask).await.ok()
-    }
-
     /// A collector writes only while it holds its slot's lock. The lock
     /// goes with its connection (a restarted server); it is taken again
     /// here, before a group. If another collector took the slot meanwhile,
     /// two would add to one state and neither would count the other's
-    /// part: this one stores nothing (503) until it is restarted.
+    /// part: this one stores nothing (503) while that one holds the slot,
+    /// and tries again before each group (it goes on once that one stops).
     async fn hold_slot(&self) -> StoreResult<()> {
         match hold_lock(&self.lock, &self.db, self.slot).await? {
             Lock::Kept => Ok(()),
@@ -690,7 +714,8 @@ impl PgStore {
             }
             Lock::Lost => Err(format!(
                 "{}: collector slot {} was taken by another collector while this one's connection was lost; \
-                 this collector stores nothing until it is restarted",
+                 this collector stores nothing while that one runs (it tries to take the slot again at each group; \
+                 restarted, it takes a free slot)",
                 self.db.shown, self.slot
             )),
         }
@@ -1240,9 +1265,7 @@ type Appended = (Vec<bool>, Vec<(i64, Aggregator)>);
 async fn append(client: &mut Object, items: &[Item<'_>], (slot, day): (i32, Option<i32>), sent: &mut Option<(i64, Appended)>) -> Result<(), (bool, String)> {
     let pg = |e: tokio_postgres::Error| (unavailable(&e), explain(&e));
     let transaction = client.transaction().await.map_err(pg)?;
-    // Acknowledged means on the server's disk, whatever the role's or the
-    // server's default (a shared server may run with it off).
-    let begun = transaction.prepare_cached("SELECT txid_current(), set_config('synchronous_commit', 'on', true)").await.map_err(pg)?;
+    let begun = transaction.prepare_cached(BEGUN).await.map_err(pg)?;
     let xid: i64 = transaction.query_one(&begun, &[]).await.map_err(pg)?.get(0);
     let batch_id = transaction
         .prepare_cached(

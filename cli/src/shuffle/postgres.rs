@@ -14,7 +14,8 @@
 //! runs): one process forms and sends the batches, so no batch is sent by
 //! two at once. A lock lost with its connection (a restarted server) is
 //! taken again before the next write; if another shuffler took it
-//! meanwhile, this one writes nothing until it is restarted.
+//! meanwhile, this one writes nothing while that one holds it, and tries
+//! again before each write (it goes on once that one stops).
 //!
 //! **Erasure.** The tables are logged (an unlogged table loses acknowledged
 //! reports in a crash). A batch's reports leave `pending` in the
@@ -26,7 +27,7 @@
 
 use super::outgoing::Outgoing;
 use super::outgoing::Hold;
-use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, Connected, Lock, Schema, SHUFFLER_LOCK};
+use crate::serve::postgres::{connect, db, hold_lock, migrate, try_lock, unavailable, Connected, Lock, Schema, BEGUN, SHUFFLER_LOCK};
 use crate::serve::store::StoreResult;
 use deadpool_postgres::Object;
 use localdp::rng::RngCore;
@@ -53,10 +54,6 @@ CREATE TABLE localdp_shuffler.outbox (
 
 /// The lock's connection and one to work on.
 const POOL_SIZE: usize = 2;
-
-/// Acknowledged means on the server's disk, whatever the role's or the
-/// server's default: the first statement of each writing transaction.
-const SYNCHRONOUS: &str = "SELECT set_config('synchronous_commit', 'on', true)";
 
 pub struct Tables {
     db: Connected,
@@ -125,7 +122,7 @@ impl Tables {
             Lock::Kept | Lock::Again => Ok(()),
             Lock::Lost => Err(format!(
                 "{}: another localdp shuffle took this database while this one's connection was lost; \
-                 this shuffler stores nothing until it is restarted",
+                 this shuffler stores nothing while that one runs (it tries to take the database again at each post)",
                 self.db.shown
             )),
         }
@@ -136,6 +133,9 @@ impl Tables {
     /// unlikely case one is taken). The lock is checked while the
     /// transaction begins (on its own connection), so the check costs a
     /// post no round trip of its own; nothing commits unless it is held.
+    /// A COMMIT left without an answer is asked about, as the collector's
+    /// is: `Ok` if it committed, so that its posts, answered 200, are not
+    /// sent and held again.
     pub fn hold(&self, posts: &[Hold], rng: &mut dyn RngCore) -> StoreResult<()> {
         let metrics: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(|_| post.metric.as_str())).collect();
         let reports: Vec<&str> = posts.iter().flat_map(|post| post.reports.iter().map(String::as_str)).collect();
@@ -144,12 +144,13 @@ impl Tables {
             loop {
                 let begin = async {
                     let transaction = client.transaction().await?;
-                    transaction.execute(SYNCHRONOUS, &[]).await?;
-                    Ok::<_, tokio_postgres::Error>(transaction)
+                    let begun = transaction.prepare_cached(BEGUN).await?;
+                    let xid: i64 = transaction.query_one(&begun, &[]).await?.get(0);
+                    Ok::<_, tokio_postgres::Error>((transaction, xid))
                 };
                 let (locked, transaction) = tokio::join!(self.locked(), begin);
                 locked?;
-                let transaction = transaction.map_err(db)?;
+                let (transaction, xid) = transaction.map_err(db)?;
                 let ids: Vec<i64> = reports.iter().map(|_| rng.next_u64() as i64).collect();
                 let insert = transaction
                     .prepare_cached(
@@ -159,7 +160,11 @@ impl Tables {
                     .await
                     .map_err(db)?;
                 if transaction.execute(&insert, &[&ids, &metrics, &reports]).await.map_err(db)? == reports.len() as u64 {
-                    return transaction.commit().await.map_err(db);
+                    return match transaction.commit().await {
+                        Ok(()) => Ok(()),
+                        Err(e) if unavailable(&e) => self.db.lost_commit(client, xid, db(e), "localdp shuffle").await,
+                        Err(e) => Err(db(e)),
+                    };
                 }
             }
         })
@@ -179,7 +184,7 @@ impl Tables {
     pub fn form(&self, metric: &str, choose: impl FnOnce(Vec<(i64, String)>) -> (Vec<i64>, Outgoing)) -> StoreResult<Outgoing> {
         self.run(async |client| {
             let transaction = client.transaction().await?;
-            transaction.execute(SYNCHRONOUS, &[]).await?;
+            transaction.execute(BEGUN, &[]).await?;
             let rows = transaction
                 .query("SELECT id, report FROM localdp_shuffler.pending WHERE metric = $1 ORDER BY id", &[&metric])
                 .await?;

@@ -239,7 +239,6 @@ pub struct CommitCutter {
 
 impl CommitCutter {
     pub fn start(cluster: &Cluster) -> CommitCutter {
-        use std::io::{Read, Write};
         use std::net::Shutdown;
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
@@ -252,29 +251,11 @@ impl CommitCutter {
             });
             let armed = Arc::clone(&arming);
             std::thread::spawn(move || {
-                // The startup message (length first, no type byte), then
-                // messages of a type byte and a length that counts itself.
-                let mut length = [0u8; 4];
-                if client.read_exact(&mut length).is_err() {
-                    return;
-                }
-                let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
-                if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
-                    return;
-                }
-                let mut head = [0u8; 5];
-                while client.read_exact(&mut head).is_ok() {
-                    let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
-                    if client.read_exact(&mut body).is_err() || server.write_all(&head).is_err() || server.write_all(&body).is_err() {
-                        return;
-                    }
-                    if head[0] == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst) {
-                        let _ = client.shutdown(Shutdown::Both);
-                        // The server reads the COMMIT before it sees the end.
-                        std::thread::sleep(Duration::from_millis(200));
-                        let _ = server.shutdown(Shutdown::Both);
-                        return;
-                    }
+                let commit = |kind, body: &[u8]| kind == b'Q' && body.starts_with(b"COMMIT") && armed.swap(false, Ordering::SeqCst);
+                if relay(&mut client, &mut server, commit) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    // The server reads the COMMIT before it sees the end.
+                    std::thread::sleep(Duration::from_millis(200));
                 }
                 let _ = server.shutdown(Shutdown::Both);
             });
@@ -289,6 +270,95 @@ impl CommitCutter {
 
     /// Whether the armed cut happened.
     pub fn cut(&self) -> bool {
+        !self.armed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The URL of a database of the cluster, through this proxy.
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+/// Forwards a client's messages to the server one at a time: the startup
+/// message (length first, no type byte), then messages of a type byte and
+/// a length that counts itself. `last` sees each message's type and body
+/// before it is forwarded; the relay stops after the one it says is the
+/// last (`true`), or when either side ends (`false`).
+fn relay(client: &mut std::net::TcpStream, server: &mut std::net::TcpStream, mut last: impl FnMut(u8, &[u8]) -> bool) -> bool {
+    use std::io::{Read, Write};
+    let mut length = [0u8; 4];
+    if client.read_exact(&mut length).is_err() {
+        return false;
+    }
+    let mut startup = vec![0; u32::from_be_bytes(length) as usize - 4];
+    if client.read_exact(&mut startup).is_err() || server.write_all(&length).is_err() || server.write_all(&startup).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 5];
+    while client.read_exact(&mut head).is_ok() {
+        let mut body = vec![0; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+        if client.read_exact(&mut body).is_err() {
+            return false;
+        }
+        let stop = last(head[0], &body);
+        if server.write_all(&head).is_err() || server.write_all(&body).is_err() {
+            return false;
+        }
+        if stop {
+            return true;
+        }
+    }
+    false
+}
+
+/// A TCP proxy in front of a cluster that, once armed, lets the next
+/// `pg_try_advisory_lock` a client asks reach the server and drops the
+/// answer, and every answer after it on that connection, whose client's
+/// side stays open: the server grants the lock, and the client never hears
+/// it (it gives up waiting; when it closes, the server's side closes too).
+pub struct LockAnswerDropper {
+    pub port: u16,
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl LockAnswerDropper {
+    pub fn start(cluster: &Cluster) -> LockAnswerDropper {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let armed = Arc::new(AtomicBool::new(false));
+        let arming = Arc::clone(&armed);
+        let port = proxy(cluster, move |_, mut client, mut server| {
+            let dropping = Arc::new(AtomicBool::new(false));
+            let (answers, to_client) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+            let muted = Some(Arc::clone(&dropping));
+            std::thread::spawn(move || pipe(answers, to_client, muted));
+            let armed = Arc::clone(&arming);
+            std::thread::spawn(move || {
+                // The statement is prepared (Parse, answered), then bound
+                // and run (Bind): answers are dropped from that Bind on.
+                let mut asked = false;
+                relay(&mut client, &mut server, |kind, body| {
+                    if kind == b'P' {
+                        asked = armed.load(Ordering::SeqCst) && body.windows(20).any(|w| w == b"pg_try_advisory_lock");
+                    }
+                    if kind == b'B' && asked && armed.swap(false, Ordering::SeqCst) {
+                        dropping.store(true, Ordering::SeqCst);
+                    }
+                    false
+                });
+                let _ = server.shutdown(std::net::Shutdown::Both);
+            });
+        });
+        LockAnswerDropper { port, armed }
+    }
+
+    /// Drops the answer of the next `pg_try_advisory_lock` on.
+    pub fn arm(&self) {
+        self.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the armed drop happened.
+    pub fn dropped(&self) -> bool {
         !self.armed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
