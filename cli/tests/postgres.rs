@@ -19,9 +19,14 @@ use serving::*;
 /// The shuffler's token file's one token.
 const SHUFFLER_TOKEN: &str = "shuffler-token-0123456789abcdef";
 
-/// Per metric: seeded reports, and one that is rejected (a wrong version).
+/// Per metric of [`METRICS`]: seeded reports, and one that is rejected (a
+/// wrong version).
 fn workload(scratch: &Scratch, count: usize) -> Vec<(&'static str, Vec<String>)> {
-    METRICS
+    workload_of(scratch, METRICS, count)
+}
+
+fn workload_of(scratch: &Scratch, metrics: &[(&'static str, &str)], count: usize) -> Vec<(&'static str, Vec<String>)> {
+    metrics
         .iter()
         .enumerate()
         .map(|(i, (name, _))| {
@@ -49,12 +54,17 @@ fn start_on(scratch: &Scratch, db: &str) -> Server {
     Server::try_start_on(scratch, db, &[]).unwrap_or_else(|log| panic!("the collector did not start:\n{log}"))
 }
 
-/// Every metric's estimate (both post-processings of the frequency ones)
-/// from `server`.
+/// Every metric's estimate of [`METRICS`] (both post-processings of the
+/// frequency ones) from `server`.
 fn estimates(server: &Server) -> Vec<String> {
+    estimates_of(server, METRICS)
+}
+
+fn estimates_of(server: &Server, metrics: &[(&str, &str)]) -> Vec<String> {
     let mut out = Vec::new();
-    for (name, _) in METRICS {
-        let posts: &[&str] = if *name == "latency" { &["none"] } else { &["none", "project"] };
+    for (name, _) in metrics {
+        let frequency = ["colors", "bits", "subset", "hashed"].contains(name);
+        let posts: &[&str] = if frequency { &["none", "project"] } else { &["none"] };
         for post in posts {
             let response = server.estimate(name, post);
             assert_eq!(response.status, 200, "{}", response.text());
@@ -68,8 +78,11 @@ fn estimates(server: &Server) -> Vec<String> {
 fn estimates_and_exports_are_the_same_bytes_on_sqlite_postgresql_and_two_collectors() {
     let cluster = Cluster::start("same");
     cluster.psql("postgres", "CREATE DATABASE pair");
-    let scratch = Scratch::new("pg-same");
-    let work = workload(&scratch, 400);
+    // A metric of every family.
+    let every = [METRICS, FAMILIES].concat();
+    let scratch = Scratch::with_metrics("pg-same", &every);
+    let work = workload_of(&scratch, &every, 400);
+    let estimates = |server: &Server| estimates_of(server, &every);
     let sqlite = Server::start(&scratch, &[]);
     let mut one = start_on(&scratch, &cluster.url("collector"));
     let (a, b) = (start_on(&scratch, &cluster.url("pair")), start_on(&scratch, &cluster.url("pair")));
@@ -88,7 +101,7 @@ fn estimates_and_exports_are_the_same_bytes_on_sqlite_postgresql_and_two_collect
     }
     // Exports: the same lines in the same order from one collector; from
     // two, the same lines (in the order they were committed).
-    for (name, _) in METRICS {
+    for (name, _) in &every {
         assert_eq!(one.export(name, &[]), sqlite.export(name, &[]));
         let mut pair = a.export(name, &[]);
         let mut alone = sqlite.export(name, &[]);
@@ -104,7 +117,7 @@ fn estimates_and_exports_are_the_same_bytes_on_sqlite_postgresql_and_two_collect
     one.wait(Duration::from_secs(10));
     let again = start_on(&scratch, &cluster.url("collector"));
     assert_eq!(estimates(&again), expected);
-    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.states"), METRICS.len().to_string());
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.states"), every.len().to_string());
 }
 
 #[test]
