@@ -152,6 +152,40 @@ fn a_post_acknowledged_by_one_collector_is_counted_by_another_within_the_stated_
     }
 }
 
+/// Group commit on PostgreSQL: while a group's INSERT waits (here on a
+/// table lock), the posts that arrive are held, and then stored by one
+/// transaction, not one each.
+#[test]
+fn posts_that_arrive_during_a_commit_are_stored_by_one_transaction() {
+    let cluster = Cluster::start("group");
+    let scratch = Scratch::new("pg-group");
+    let server = start_on(&scratch, &cluster.url("collector"));
+    let lines = reports(&scratch, "colors", 17, 6);
+    let post = |i: usize| server.post_reports("colors", &array(&lines[i..=i])).status;
+    let in_flight = || {
+        let text = server.get("/metrics").text();
+        text.lines().find_map(|l| l.strip_prefix("localdp_requests_in_flight ").map(str::to_string)).unwrap()
+    };
+    let mut lock = cluster.session("collector");
+    lock.run("BEGIN; LOCK TABLE localdp.reports IN SHARE MODE;");
+    let waiting = "SELECT count(*) FROM pg_locks WHERE relation = 'localdp.reports'::regclass AND NOT granted";
+    let answers = std::thread::scope(|s| {
+        let first = s.spawn(|| post(0));
+        assert!(Cluster::until(Duration::from_secs(10), || cluster.psql("collector", waiting) == "1"), "the first post's INSERT waits");
+        let rest: Vec<_> = (1..17).map(|i| s.spawn(move || post(i))).collect();
+        // All 17 posts are being answered (and this poll).
+        assert!(Cluster::until(Duration::from_secs(10), || in_flight() == "18"), "in flight: {}", in_flight());
+        assert_eq!(cluster.psql("collector", waiting), "1", "still one INSERT waiting");
+        lock.run("COMMIT;");
+        std::iter::once(first).chain(rest).map(|poster| poster.join().unwrap()).collect::<Vec<_>>()
+    });
+    assert!(answers.iter().all(|status| *status == 200), "{answers:?}");
+    assert_eq!(cluster.psql("collector", "SELECT count(*) FROM localdp.reports"), "17");
+    // The first post's transaction, and one for the 16 that arrived during it.
+    let commits = cluster.psql("collector", "SELECT count(DISTINCT xmin::text) FROM localdp.reports");
+    assert_eq!(commits, "2", "17 reports stored by {commits} transactions");
+}
+
 #[test]
 fn the_schema_is_versioned_and_kept_in_its_own_schema() {
     let cluster = Cluster::start("schema");
