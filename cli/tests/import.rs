@@ -12,47 +12,10 @@ mod serving;
 use common::cli::BIN;
 use serving::*;
 
-/// A metric of every family, and values for it.
-const FAMILIES: &[(&str, &str)] = &[
-    ("colors", r#"{"protocol":"grr","epsilon":1.0,"domain":["red","green","blue"]}"#),
-    ("latency", r#"{"protocol":"auto","epsilon":1.0,"range":[0,5000]}"#),
-    ("sites", r#"{"protocol":"rappor","bits":64,"hashes":2,"cohorts":8,"candidates":["a","b","c"]}"#),
-    ("pages", r#"{"protocol":"heavy_hitters","epsilon":4,"max_length":8,"top":5}"#),
-    ("load", r#"{"protocol":"distribution","epsilon":1.0,"range":[0,5000],"bins":16}"#),
-    ("usage", r#"{"protocol":"key_value","epsilon":4,"keys":["search","share","print"],"range":[0,60],"pad":2}"#),
-    ("device", r#"{"protocol":"marginals","epsilon":2,"way":2,"attributes":[{"name":"browser","domain":["Chrome","Safari"]},{"name":"os","domain":3}]}"#),
-];
-
-fn value(metric: &str, i: usize) -> String {
-    match metric {
-        "colors" => ["red", "green", "blue", "red"][i % 4].to_string(),
-        "latency" | "load" => ((i * 37) % 5000).to_string(),
-        "sites" => ["a", "b", "a", "c"][i % 4].to_string(),
-        "pages" => ["/home", "/a", "/home", "/cart"][i % 4].to_string(),
-        "usage" => format!(r#"{{"search": {}, "share": 50}}"#, 10 + 20 * (i % 2)),
-        "device" => format!(r#"{{"browser":"{}","os":{}}}"#, ["Chrome", "Safari"][i % 2], i % 3),
-        _ => unreachable!(),
-    }
-}
-
-/// The scratch directory with the metrics file of [`FAMILIES`].
+/// The scratch directory with the metrics file of every family
+/// ([`METRICS`] and [`FAMILIES`]).
 fn scratch(name: &str) -> Scratch {
-    let scratch = Scratch::new(name);
-    let entries: Vec<String> = FAMILIES
-        .iter()
-        .map(|(name, config)| {
-            scratch.file(&format!("{name}.json"), config);
-            format!(r#"{{"name":"{name}","config":{config}}}"#)
-        })
-        .collect();
-    scratch.file("metrics.json", &format!("[{}]", entries.join(",")));
-    scratch
-}
-
-fn randomized(scratch: &Scratch, metric: &str, count: usize) -> Vec<String> {
-    let values: String = (0..count).map(|i| value(metric, i) + "\n").collect();
-    let config = scratch.path(&format!("{metric}.json"));
-    cli(&["randomize", "--config", config.to_str().unwrap(), "--seed", "11"], &values).lines().map(str::to_string).collect()
+    Scratch::with_metrics(name, &[METRICS, FAMILIES].concat())
 }
 
 fn import(scratch: &Scratch, db: &Path, metric: &str, export: &Path) -> Output {
@@ -79,8 +42,8 @@ fn an_export_imported_into_an_empty_store_gives_the_same_estimates_for_every_fam
     let original = Server::start(&scratch, &[]);
     let (from_lines, from_parquet) = (scratch.path("lines.sqlite"), scratch.path("parquet.sqlite"));
     let mut exports: Vec<(&str, PathBuf, PathBuf)> = Vec::new();
-    for (name, _) in FAMILIES {
-        let mut lines = randomized(&scratch, name, 600);
+    for (name, _) in [METRICS, FAMILIES].concat() {
+        let mut lines = reports(&scratch, name, 600, 11);
         lines.push(r#"{"not":"a report"}"#.to_string());
         let posted = original.post_reports(name, &array(&lines));
         assert_eq!(posted.status, 200, "{name}: {}", posted.text());
@@ -117,10 +80,10 @@ fn an_export_imported_into_an_empty_store_gives_the_same_estimates_for_every_fam
 fn a_bad_line_refuses_the_whole_file_naming_the_line_not_its_content() {
     let scratch = scratch("import-refused");
     let db = scratch.path("store.sqlite");
-    let good = randomized(&scratch, "colors", 20);
+    let good = reports(&scratch, "colors", 20, 11);
     imported(&scratch, &db, "colors", &scratch.file("good.jsonl", &(good.join("\n") + "\n")));
     // Line 3: a report of another metric; line 2 of the next file: not JSON.
-    let other = randomized(&scratch, "latency", 1);
+    let other = reports(&scratch, "latency", 1, 11);
     let files = [
         (format!("{}\n{}\n{}\n{}\n", good[0], good[1], other[0], good[2]), "line 3: rejected (config_mismatch)"),
         (format!("{}\n{{\"secret-value-7\": \n", good[0]), "line 2: "),

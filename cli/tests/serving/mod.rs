@@ -23,15 +23,32 @@ pub const METRICS: &[(&str, &str)] = &[
     ("latency", r#"{"protocol":"auto","epsilon":1.0,"range":[0,5000]}"#),
 ];
 
+/// A metric of each other family (RAPPOR, heavy hitters, distribution,
+/// key-value, marginals): with [`METRICS`], every family.
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("sites", r#"{"protocol":"rappor","bits":64,"hashes":2,"cohorts":8,"candidates":["a","b","c"]}"#),
+    ("pages", r#"{"protocol":"heavy_hitters","epsilon":4,"max_length":8,"top":5}"#),
+    ("load", r#"{"protocol":"distribution","epsilon":1.0,"range":[0,5000],"bins":16}"#),
+    ("usage", r#"{"protocol":"key_value","epsilon":4,"keys":["search","share","print"],"range":[0,60],"pad":2}"#),
+    ("device", r#"{"protocol":"marginals","epsilon":2,"way":2,"attributes":[{"name":"browser","domain":["Chrome","Safari"]},{"name":"os","domain":3}]}"#),
+];
+
 pub struct Scratch(pub PathBuf);
 
 impl Scratch {
+    /// A scratch directory with the metrics file of [`METRICS`].
     pub fn new(name: &str) -> Scratch {
+        Scratch::with_metrics(name, METRICS)
+    }
+
+    /// A scratch directory with the metrics file of `metrics` (and each
+    /// one's config, NAME.json).
+    pub fn with_metrics(name: &str, metrics: &[(&str, &str)]) -> Scratch {
         let dir = std::env::temp_dir().join(format!("localdp-server-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let scratch = Scratch(dir);
-        let entries: Vec<String> = METRICS
+        let entries: Vec<String> = metrics
             .iter()
             .map(|(name, config)| {
                 scratch.file(&format!("{name}.json"), config);
@@ -388,7 +405,11 @@ pub fn reports(scratch: &Scratch, metric: &str, count: usize, seed: u64) -> Vec<
             "colors" => ["red", "green", "blue", "red", "red"][i % 5].to_string(),
             "bits" => ["a", "b", "a", "c", "j"][i % 5].to_string(),
             "subset" | "hashed" => ((i * i) % 16).to_string(),
-            "latency" => format!("{}", (i * 37) % 5000),
+            "latency" | "load" => format!("{}", (i * 37) % 5000),
+            "sites" => ["a", "b", "a", "c"][i % 4].to_string(),
+            "pages" => ["/home", "/a", "/home", "/cart"][i % 4].to_string(),
+            "usage" => format!(r#"{{"search": {}, "share": 50}}"#, 10 + 20 * (i % 2)),
+            "device" => format!(r#"{{"browser":"{}","os":{}}}"#, ["Chrome", "Safari"][i % 2], i % 3),
             _ => unreachable!(),
         })
         .collect();
