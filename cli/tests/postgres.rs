@@ -237,6 +237,39 @@ fn a_batch_id_is_stored_once_across_collectors() {
 }
 
 #[test]
+fn a_url_without_its_password_takes_it_from_pgpassword() {
+    let cluster = Cluster::start("pgpassword");
+    let scratch = Scratch::new("pg-pgpassword");
+    // `localdp serve` with PGPASSWORD set to `password`: its first line on
+    // stdout (its address, once connected), or its stderr if it exits.
+    let serve = |url: &str, password: &str| -> Result<String, String> {
+        let metrics = scratch.path("metrics.json");
+        let mut child = std::process::Command::new(common::cli::BIN)
+            .args(["serve", "--port", "0", "--db", url, "--metrics", metrics.to_str().unwrap()])
+            .env("PGPASSWORD", password)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        if first.is_empty() { Err(String::from_utf8_lossy(&output.stderr).into_owned()) } else { Ok(first) }
+    };
+    let bare = format!("postgres://{}@127.0.0.1:{}/collector", pg::USER, cluster.port);
+    let started = serve(&bare, pg::PASSWORD).expect("started with the password from PGPASSWORD");
+    assert!(started.starts_with("http://127.0.0.1:"), "{started}");
+    let wrong = serve(&bare, "not-the-password").err().expect("refused");
+    assert!(wrong.contains("refused user \"localdp\" (wrong password or no such user)"), "{wrong}");
+    assert!(!wrong.contains("not-the-password"), "{wrong}");
+    let none = serve(&bare, "").err().expect("refused");
+    assert!(none.contains("the server asks for a password, and neither the URL nor PGPASSWORD gives one"), "{none}");
+    // The URL's own password comes first, as with libpq.
+    serve(&cluster.url("collector"), "not-the-password").expect("started with the URL's password");
+}
+
+#[test]
 fn a_url_that_cannot_work_is_refused_at_start_saying_why_and_never_the_password() {
     let cluster = Cluster::start("urls");
     let scratch = Scratch::new("pg-urls");

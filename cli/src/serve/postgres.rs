@@ -332,6 +332,9 @@ fn connect_error(shown: &str, config: &Config, e: &PoolError) -> String {
                 format!("{shown}: the database {database:?} does not exist on the server (create it first): {e}")
             }
             (Some(_), e) => format!("{shown}: {e}"),
+            (None, e) if config.get_password().is_none() && e.contains("password missing") => {
+                format!("{shown}: the server asks for a password, and neither the URL nor PGPASSWORD gives one")
+            }
             (None, e) => format!("{shown}: cannot reach the server: {e}"),
         },
         PoolError::Timeout(_) => format!("{shown}: cannot reach the server: no connection within {} s", TIMEOUT.as_secs()),
@@ -382,6 +385,14 @@ pub fn connect(url: &str, application: &str, size: usize) -> StoreResult<Connect
     // The parser's errors never quote the URL.
     let mut config: Config = url.parse().map_err(|e| format!("--db: not a PostgreSQL URL: {}", explain(&e)))?;
     let shown = shown(&config);
+    // libpq's PGPASSWORD, for a URL without a password: a password in the
+    // URL is on the command line, which every user of the machine may read
+    // (ps), and a process's environment is its owner's alone.
+    if config.get_password().is_none() {
+        if let Some(password) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty()) {
+            config.password(password.as_encoded_bytes());
+        }
+    }
     if config.get_application_name().is_none() {
         config.application_name(application);
     }
