@@ -491,6 +491,62 @@ fn sighup_reads_the_origin_file_again_under_load_without_failing_a_request() {
 }
 
 #[test]
+fn every_refusal_class_is_summed_up_in_the_log_at_a_bounded_rate() {
+    let scratch = Scratch::new("refusal-log");
+    let server = Server::start(&scratch, &["--max-body", "2000", "--requests-per-minute", "600"]);
+    let line = &reports(&scratch, "colors", 1, 3)[0];
+    let started = Instant::now();
+    // What the client was answered, by status of 400 and above.
+    let mut refused = BTreeMap::<u16, usize>::new();
+    let mut connection = Connection::open(server.address).unwrap();
+    for _ in 0..50 {
+        let status = connection.request("POST", "/api/metrics/colors/reports", b"not json").unwrap().status;
+        *refused.entry(status).or_default() += 1;
+    }
+    for _ in 0..3 {
+        let status = server.post("/api/metrics/colors/reports", &[b' '; 4000]).status;
+        *refused.entry(status).or_default() += 1;
+    }
+    // Past the request limit (600 a minute, refilled 10 a second).
+    for _ in 0..5000 {
+        let status = connection.request("POST", "/api/metrics/colors/reports", line.as_bytes()).unwrap().status;
+        if status != 200 {
+            *refused.entry(status).or_default() += 1;
+        }
+        if refused.get(&429) == Some(&3) {
+            break;
+        }
+    }
+    assert_eq!(refused.keys().copied().collect::<Vec<_>>(), [400, 413, 429], "{refused:?}");
+    // The summary lines (one per interval at most) add up to them all.
+    let logged = |log: &str| {
+        let mut logged = BTreeMap::<u16, usize>::new();
+        let mut lines = 0;
+        for summary in log.lines().filter_map(|l| l.split_once("refused in the last 10 s: ")) {
+            lines += 1;
+            let counts = summary.1.split(" (").next().unwrap();
+            for count in counts.split(", ") {
+                let mut words = count.split(' ');
+                let n: usize = words.next().unwrap().parse().unwrap();
+                assert_eq!(words.next(), Some("×"), "{count}");
+                *logged.entry(words.next().unwrap().parse().unwrap()).or_default() += n;
+            }
+        }
+        (logged, lines)
+    };
+    // The summary comes within one interval: waiting thrice as long is a
+    // bound for a loaded machine, not a sleep.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while logged(&server.log()).0 != refused {
+        assert!(Instant::now() < deadline, "{refused:?}, logged {:?}:\n{}", logged(&server.log()).0, server.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lines = logged(&server.log()).1;
+    assert!((1..=2 + started.elapsed().as_secs() as usize / 10).contains(&lines), "{lines} lines:\n{}", server.log());
+    assert!(server.log().contains("3 × 413 Payload Too Large"), "{}", server.log());
+}
+
+#[test]
 fn json_logs_sum_up_commits_and_refusals() {
     let scratch = Scratch::new("json-log");
     let server = Server::start(&scratch, &["--log-format", "json"]);
