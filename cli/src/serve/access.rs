@@ -399,7 +399,7 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         assert_eq!(Origins::read(&[], Some(&file)).unwrap().describe(), "0 origins");
         std::fs::write(&file, "https://ok.example\nhttps://secret.example/path\n").unwrap();
-        let error = Origins::read(&[], Some(&file)).unwrap_err();
+        let error = Origins::read(&[], Some(&file)).err().unwrap();
         assert!(error.starts_with("--allow-origin-file ") && error.contains("line 2: "), "{error}");
         assert!(!error.contains("secret"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
