@@ -1,12 +1,14 @@
 // Remakes the docs' pictures in Chromium, each from a scratch collector:
 // - docs/dashboard.png, the demo: 20,000 users simulated in the page;
-// - docs/operator-dashboard.png (--operator), the operator's dashboard at
-//   /dashboard: the demo's metrics file, seeded reports from the CLI for
-//   each metric (one kept below the planner's floor), a bad report, a
-//   request limit run into, and the login with a token.
+// - target/artifacts/operator-dashboard-demo.png (--operator), the
+//   operator's dashboard at /dashboard: the demo's metrics file, seeded
+//   reports from the CLI for each metric (one kept below the planner's
+//   floor), a bad report, a request limit run into, and the login with a
+//   token. (docs/operator-dashboard.png, one card of every family, is the
+//   dashboard test's target/artifacts/operator-dashboard.png, copied.)
 // Needs the CLI ($LOCALDP_CLI, else the release build) and, for the demo, dist/.
 //   node scripts/screenshot.mjs [--users 20000] [--out docs/dashboard.png]
-//   node scripts/screenshot.mjs --operator [--out docs/operator-dashboard.png]
+//   node scripts/screenshot.mjs --operator [--out target/artifacts/operator-dashboard-demo.png]
 // - docs/planner.png (--planner), the demo's planner card (no users needed).
 //   node scripts/screenshot.mjs --planner [--out docs/planner.png]
 // With --shuffle N (docs/shuffled-dashboard.png), the operator's dashboard
@@ -32,7 +34,9 @@ const root = new URL('..', import.meta.url).pathname;
 const cli = process.env.LOCALDP_CLI ?? join(root, 'target/release/localdp');
 const batch = arg('shuffle', null);
 if (batch !== null && !operator) throw new Error('--shuffle goes with --operator (the central ε needs a collector with tokens)');
-const out = arg('out', join(root, `docs/${batch ? 'shuffled-dashboard' : operator ? 'operator-dashboard' : planner ? 'planner' : 'dashboard'}.png`));
+const out = arg('out', operator && !batch
+  ? join(root, 'target/artifacts/operator-dashboard-demo.png')
+  : join(root, `docs/${batch ? 'shuffled-dashboard' : planner ? 'planner' : 'dashboard'}.png`));
 const dir = mkdtempSync(join(tmpdir(), 'localdp-screenshot-'));
 const metrics = join(root, 'www/metrics.json');
 const TOKEN = 'screenshot-token-0123456789abcdef';

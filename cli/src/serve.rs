@@ -300,13 +300,16 @@ async fn serve(app: &Arc<App>, bind: IpAddr, port: u16, control: Option<PathBuf>
     }
     print_url(address);
     log_info!("localdp serve: the operator's dashboard is http://{address}/dashboard");
-    // SIGHUP reads the token files again (`--token-file`,
-    // `--shuffler-token-file`); a file that does not read keeps the old
-    // tokens, and the log says why.
+    // SIGHUP reads the token files (`--token-file`, `--shuffler-token-file`)
+    // and the origin file (`--allow-origin-file`) again; a file that does
+    // not read keeps what was read from it last, and the log says why.
     let reloaded = Arc::clone(app);
-    on_hangup(move || match reloaded.keys.reload() {
-        Ok(keys) => log_info!("localdp serve: SIGHUP: token files read again: {}", keys.describe()),
-        Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
+    on_hangup(move || {
+        match reloaded.keys.reload() {
+            Ok(keys) => log_info!("localdp serve: SIGHUP: token files read again: {}", keys.describe()),
+            Err(e) => log_error!("localdp serve: SIGHUP: the old tokens are kept: {e}"),
+        }
+        reloaded.front.reload_origins("localdp serve");
     })?;
     tokio::spawn(log_refusals(Arc::clone(&app.telemetry)));
     if let Some(days) = keep {

@@ -627,13 +627,15 @@ async fn serve(app: Arc<App>, bind: std::net::IpAddr, port: u16) -> Result<(), S
         tokio::net::TcpListener::bind((bind, port)).await.map_err(|e| format!("cannot listen on {bind}:{port}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let (first, _second) = signals().map_err(|e| format!("cannot handle signals: {e}"))?;
-    // SIGHUP reads `--token-file` again (a token rotated at the collector);
-    // a file that does not read keeps the token, and the log says why.
+    // SIGHUP reads `--token-file` (a token rotated at the collector) and
+    // `--allow-origin-file` again; a file that does not read keeps what was
+    // read from it last, and the log says why.
     let reloaded = Arc::clone(&app);
     crate::serve::on_hangup(move || {
         if let Err(e) = reloaded.collector.read_token() {
             log_error!("localdp shuffle: SIGHUP: the old token is kept: {e}");
         }
+        reloaded.front.reload_origins("localdp shuffle");
     })?;
     crate::serve::print_url(address);
     tokio::spawn(forward(Arc::clone(&app)));

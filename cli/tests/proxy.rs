@@ -50,6 +50,7 @@ fn collector(scratch: &Scratch, extra: &[&str]) -> Server {
     command = replace(&command, "/usr/local/share/localdp/pkg", repository().join("dist/web").to_str().unwrap());
     std::fs::copy(repository().join("www/metrics.json"), scratch.path("metrics.json")).unwrap();
     scratch.file("tokens.txt", "reader-token-0123456789abcdef0123\n");
+    scratch.file("origins.txt", "https://app.example.com\n");
     let mut args: Vec<&str> = command.split_whitespace().collect();
     args.extend(extra);
     Server::launch(scratch, &args, None).unwrap_or_else(|log| panic!("the collector did not start:\n{log}"))

@@ -379,17 +379,13 @@ fn readiness_turns_503_while_the_listener_still_takes_connections() {
     assert!(TcpStream::connect(server.address).is_err());
 }
 
-#[test]
-fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
-    const OLD: &str = "old-reader-token-0123456789abcdef";
-    const NEW: &str = "new-reader-token-0123456789abcdef";
-    let scratch = Scratch::new("sighup");
-    let tokens = scratch.file("tokens.txt", &format!("{OLD}\n"));
-    let server = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
-    let pool = reports(&scratch, "colors", 50, 9);
+/// Runs `during` while 4 keep-alive clients post reports of `pool`
+/// (metric `colors`) on connections that live across whatever it does;
+/// fails if any post is answered other than 200, and returns how many were
+/// posted.
+fn under_load(server: &Server, pool: &[String], during: impl FnOnce()) -> usize {
     let stop = AtomicBool::new(false);
     let (posted, failed) = (AtomicUsize::new(0), Mutex::new(Vec::new()));
-    let reader = |token: &str| server.request("GET", "/api/metrics", &[("Authorization", &format!("Bearer {token}"))], None).status;
     /// Stops the clients however the scope ends (a failed assertion too).
     struct Stop<'a>(&'a AtomicBool);
     impl Drop for Stop<'_> {
@@ -400,9 +396,8 @@ fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
     std::thread::scope(|scope| {
         let _stop = Stop(&stop);
         for client in 0..4 {
-            let (stop, posted, failed, pool) = (&stop, &posted, &failed, &pool);
+            let (stop, posted, failed) = (&stop, &posted, &failed);
             scope.spawn(move || {
-                // Keep-alive connections that live across the reloads.
                 let mut connection = Connection::open(server.address).unwrap();
                 let mut i = client;
                 while !stop.load(Ordering::Relaxed) {
@@ -416,6 +411,24 @@ fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
                 }
             });
         }
+        during();
+    });
+    assert!(failed.lock().unwrap().is_empty(), "{:?}", failed.lock().unwrap());
+    let posted = posted.load(Ordering::Relaxed);
+    assert!(posted > 0);
+    posted
+}
+
+#[test]
+fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
+    const OLD: &str = "old-reader-token-0123456789abcdef";
+    const NEW: &str = "new-reader-token-0123456789abcdef";
+    let scratch = Scratch::new("sighup");
+    let tokens = scratch.file("tokens.txt", &format!("{OLD}\n"));
+    let server = Server::start(&scratch, &["--token-file", tokens.to_str().unwrap()]);
+    let pool = reports(&scratch, "colors", 50, 9);
+    let reader = |token: &str| server.request("GET", "/api/metrics", &[("Authorization", &format!("Bearer {token}"))], None).status;
+    let posted = under_load(&server, &pool, || {
         assert_eq!(reader(OLD), 200);
         assert_eq!(reader(NEW), 401);
         // Both tokens, then the new one alone.
@@ -433,12 +446,104 @@ fn sighup_reads_the_token_files_again_under_load_without_failing_a_request() {
         assert!(server.log_containing("the old tokens are kept").contains("no token in it"));
         assert_eq!(reader(NEW), 200);
     });
-    assert!(failed.lock().unwrap().is_empty(), "{:?}", failed.lock().unwrap());
-    let posted = posted.load(Ordering::Relaxed);
-    assert!(posted > 0);
     let listed = server.request("GET", "/api/metrics/colors", &[("Authorization", &format!("Bearer {NEW}"))], None).json();
     assert_eq!(listed["n"], json!(posted));
     assert!(!server.log().contains(OLD) && !server.log().contains(NEW));
+}
+
+#[test]
+fn sighup_reads_the_origin_file_again_under_load_without_failing_a_request() {
+    const FLAG: &str = "https://flag.example";
+    const ADDED: &str = "https://added.example";
+    let scratch = Scratch::new("sighup-origins");
+    let origins = scratch.file("origins.txt", "# none yet\n");
+    let server = Server::start(&scratch, &["--allow-origin", FLAG, "--allow-origin-file", origins.to_str().unwrap()]);
+    let pool = reports(&scratch, "colors", 50, 9);
+    let page_posts = AtomicUsize::new(0);
+    // A page of `origin` posts a report: its status and the origin CORS lets read the answer.
+    let post_from = |origin: &str| {
+        let r = server.request("POST", "/api/metrics/colors/reports", &[("Origin", origin)], Some(pool[0].as_bytes()));
+        page_posts.fetch_add((r.status == 200) as usize, Ordering::Relaxed);
+        (r.status, r.header("access-control-allow-origin").map(str::to_string))
+    };
+    let allowed = |origin: &str| (200, Some(origin.to_string()));
+    let posted = under_load(&server, &pool, || {
+        assert_eq!(post_from(ADDED).0, 403);
+        assert_eq!(post_from(FLAG), allowed(FLAG));
+        std::fs::write(&origins, format!("# the shop\n  {}  \n", ADDED.to_uppercase())).unwrap();
+        server.signal("HUP");
+        server.log_containing("origin file read again: 2 origins");
+        assert_eq!((post_from(ADDED), post_from(FLAG)), (allowed(ADDED), allowed(FLAG)));
+        // A file that does not read keeps the origins.
+        std::fs::write(&origins, format!("{ADDED}/shop\n")).unwrap();
+        server.signal("HUP");
+        assert!(server.log_containing("the old origins are kept").contains("line 1: "));
+        assert_eq!(post_from(ADDED), allowed(ADDED));
+        // Taken out, it is refused again.
+        std::fs::write(&origins, "").unwrap();
+        server.signal("HUP");
+        server.log_containing("origin file read again: 1 origins");
+        assert_eq!(post_from(ADDED).0, 403);
+    });
+    let listed = server.get("/api/metrics/colors").json();
+    assert_eq!(listed["n"], json!(posted + page_posts.load(Ordering::Relaxed)));
+    assert!(!server.log().contains("added.example"), "{}", server.log());
+}
+
+#[test]
+fn every_refusal_class_is_summed_up_in_the_log_at_a_bounded_rate() {
+    let scratch = Scratch::new("refusal-log");
+    let server = Server::start(&scratch, &["--max-body", "2000", "--requests-per-minute", "600"]);
+    let line = &reports(&scratch, "colors", 1, 3)[0];
+    let started = Instant::now();
+    // What the client was answered, by status of 400 and above.
+    let mut refused = BTreeMap::<u16, usize>::new();
+    let mut connection = Connection::open(server.address).unwrap();
+    for _ in 0..50 {
+        let status = connection.request("POST", "/api/metrics/colors/reports", b"not json").unwrap().status;
+        *refused.entry(status).or_default() += 1;
+    }
+    for _ in 0..3 {
+        let status = server.post("/api/metrics/colors/reports", &[b' '; 4000]).status;
+        *refused.entry(status).or_default() += 1;
+    }
+    // Past the request limit (600 a minute, refilled 10 a second).
+    for _ in 0..5000 {
+        let status = connection.request("POST", "/api/metrics/colors/reports", line.as_bytes()).unwrap().status;
+        if status != 200 {
+            *refused.entry(status).or_default() += 1;
+        }
+        if refused.get(&429) == Some(&3) {
+            break;
+        }
+    }
+    assert_eq!(refused.keys().copied().collect::<Vec<_>>(), [400, 413, 429], "{refused:?}");
+    // The summary lines (one per interval at most) add up to them all.
+    let logged = |log: &str| {
+        let mut logged = BTreeMap::<u16, usize>::new();
+        let mut lines = 0;
+        for summary in log.lines().filter_map(|l| l.split_once("refused in the last 10 s: ")) {
+            lines += 1;
+            let counts = summary.1.split(" (").next().unwrap();
+            for count in counts.split(", ") {
+                let mut words = count.split(' ');
+                let n: usize = words.next().unwrap().parse().unwrap();
+                assert_eq!(words.next(), Some("×"), "{count}");
+                *logged.entry(words.next().unwrap().parse().unwrap()).or_default() += n;
+            }
+        }
+        (logged, lines)
+    };
+    // The summary comes within one interval: waiting thrice as long is a
+    // bound for a loaded machine, not a sleep.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while logged(&server.log()).0 != refused {
+        assert!(Instant::now() < deadline, "{refused:?}, logged {:?}:\n{}", logged(&server.log()).0, server.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lines = logged(&server.log()).1;
+    assert!((1..=2 + started.elapsed().as_secs() as usize / 10).contains(&lines), "{lines} lines:\n{}", server.log());
+    assert!(server.log().contains("3 × 413 Payload Too Large"), "{}", server.log());
 }
 
 #[test]

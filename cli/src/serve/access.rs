@@ -7,7 +7,8 @@ use crate::serve::logging::{log_warn};
 use axum::http::{header, HeaderMap};
 use sha2::{Digest, Sha256};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 /// The tokens of a token file (never printed: Debug says how many).
 pub struct Tokens(Vec<Vec<u8>>);
@@ -118,7 +119,8 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// `--allow-origin`: origins whose pages may call the collector.
+/// `--allow-origin` and `--allow-origin-file`: origins whose pages may
+/// call the collector.
 #[derive(Default)]
 pub struct Origins {
     /// Exact origins (`scheme://host[:port]`, lower case): they may post
@@ -126,6 +128,38 @@ pub struct Origins {
     listed: Vec<String>,
     /// `*`: any origin may post reports (and nothing else).
     any: bool,
+}
+
+/// The origins of `--allow-origin` and of `--allow-origin-file`, the file
+/// read again on SIGHUP.
+pub struct AllowedOrigins {
+    flags: Vec<String>,
+    file: Option<PathBuf>,
+    current: RwLock<Arc<Origins>>,
+}
+
+impl AllowedOrigins {
+    pub fn open(flags: Vec<String>, file: Option<PathBuf>) -> Result<AllowedOrigins, String> {
+        let origins = Origins::read(&flags, file.as_deref())?;
+        Ok(AllowedOrigins { flags, file, current: RwLock::new(Arc::new(origins)) })
+    }
+
+    /// The origins read last (a reload replaces them whole).
+    pub fn current(&self) -> Arc<Origins> {
+        Arc::clone(&self.current.read().expect("no panics while holding the lock"))
+    }
+
+    /// Reads `--allow-origin-file` again (SIGHUP): its origins, with the
+    /// flags', from the next request on, or, if it does not read, the old
+    /// ones kept and the error. `None` without the file.
+    pub fn reload(&self) -> Option<Result<Arc<Origins>, String>> {
+        self.file.as_ref()?;
+        Some(Origins::read(&self.flags, self.file.as_deref()).map(|origins| {
+            let origins = Arc::new(origins);
+            *self.current.write().expect("no panics while holding the lock") = Arc::clone(&origins);
+            origins
+        }))
+    }
 }
 
 /// What a cross-origin request may do.
@@ -140,26 +174,47 @@ pub enum Grant {
 }
 
 impl Origins {
-    pub fn parse(values: &[String]) -> Result<Origins, String> {
+    /// The origins of the flags and of the file: one per line, blank lines
+    /// and lines starting with `#` skipped, surrounding whitespace not part
+    /// of an origin. An error names the file's line, not what is on it.
+    pub fn read(flags: &[String], file: Option<&Path>) -> Result<Origins, String> {
         let mut origins = Origins::default();
-        for value in values {
-            if value == "*" {
-                origins.any = true;
-                continue;
+        for value in flags {
+            origins.add(value).map_err(|e| format!("--allow-origin {value:?}: {e}"))?;
+        }
+        if let Some(path) = file {
+            let at = |e: &dyn std::fmt::Display| format!("--allow-origin-file {}: {e}", path.display());
+            let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+            for (i, line) in text.lines().enumerate() {
+                let value = line.trim();
+                if !(value.is_empty() || value.starts_with('#')) {
+                    origins.add(value).map_err(|e| at(&format!("line {}: {e}", i + 1)))?;
+                }
             }
-            let lower = value.to_ascii_lowercase();
-            let rest = lower
-                .strip_prefix("https://")
-                .or_else(|| lower.strip_prefix("http://"))
-                .ok_or_else(|| format!("--allow-origin {value:?}: an origin is scheme://host[:port] (http or https), or *"))?;
-            if rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
-                return Err(format!(
-                    "--allow-origin {value:?}: an origin is scheme://host[:port], without a path or a trailing slash"
-                ));
-            }
-            origins.listed.push(lower);
         }
         Ok(origins)
+    }
+
+    fn add(&mut self, value: &str) -> Result<(), &'static str> {
+        if value == "*" {
+            self.any = true;
+            return Ok(());
+        }
+        let lower = value.to_ascii_lowercase();
+        let rest = lower
+            .strip_prefix("https://")
+            .or_else(|| lower.strip_prefix("http://"))
+            .ok_or("an origin is scheme://host[:port] (http or https), or *")?;
+        if rest.is_empty() || rest.contains(['/', '?', '#', '@', ' ']) {
+            return Err("an origin is scheme://host[:port], without a path or a trailing slash");
+        }
+        self.listed.push(lower);
+        Ok(())
+    }
+
+    /// How many: the log says this, never the origins.
+    pub fn describe(&self) -> String {
+        format!("{} origins{}", self.listed.len(), if self.any { " and *" } else { "" })
     }
 
     /// What `origin` may do.
@@ -316,18 +371,38 @@ mod tests {
 
     #[test]
     fn origins_grant_posting_or_reading() {
-        let origins = Origins::parse(&["https://App.example".into(), "http://127.0.0.1:5173".into()]).unwrap();
+        let origins = Origins::read(&["https://App.example".into(), "http://127.0.0.1:5173".into()], None).unwrap();
         assert_eq!(origins.grant("https://app.example"), Grant::Read);
         assert_eq!(origins.grant("http://127.0.0.1:5173"), Grant::Read);
         assert_eq!(origins.grant("http://127.0.0.1:5174"), Grant::None);
         assert_eq!(origins.grant("null"), Grant::None);
-        let any = Origins::parse(&["*".into(), "https://app.example".into()]).unwrap();
+        let any = Origins::read(&["*".into(), "https://app.example".into()], None).unwrap();
         assert_eq!(any.grant("https://elsewhere.example"), Grant::Post);
         assert_eq!(any.grant("https://app.example"), Grant::Read);
         for bad in ["app.example", "https://app.example/", "https://app.example/path", "ftp://x", "https://"] {
-            assert!(Origins::parse(&[bad.into()]).is_err(), "{bad}");
+            assert!(Origins::read(&[bad.into()], None).is_err(), "{bad}");
         }
-        assert_eq!(Origins::parse(&[]).unwrap().grant("https://app.example"), Grant::None);
+        assert_eq!(Origins::read(&[], None).unwrap().grant("https://app.example"), Grant::None);
+    }
+
+    #[test]
+    fn an_origin_file_adds_to_the_flags_and_names_a_bad_line_not_its_text() {
+        let dir = std::env::temp_dir().join(format!("localdp-origins-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("origins.txt");
+        std::fs::write(&file, "# the app\n  https://App.example  \n\nhttp://127.0.0.1:5173\n").unwrap();
+        let origins = Origins::read(&["https://flag.example".into()], Some(&file)).unwrap();
+        for origin in ["https://flag.example", "https://app.example", "http://127.0.0.1:5173"] {
+            assert_eq!(origins.grant(origin), Grant::Read, "{origin}");
+        }
+        assert_eq!(origins.describe(), "3 origins");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(Origins::read(&[], Some(&file)).unwrap().describe(), "0 origins");
+        std::fs::write(&file, "https://ok.example\nhttps://secret.example/path\n").unwrap();
+        let error = Origins::read(&[], Some(&file)).err().unwrap();
+        assert!(error.starts_with("--allow-origin-file ") && error.contains("line 2: "), "{error}");
+        assert!(!error.contains("secret"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

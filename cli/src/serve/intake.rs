@@ -4,8 +4,8 @@
 //! per-source limits, the body's size and time limits, the validation of its
 //! reports against the metric (`collector::validate`), and the answer.
 
-use crate::serve::logging::{log_info};
-use super::access::{self, Grant, Names, Origins};
+use crate::serve::logging::{log_error, log_info};
+use super::access::{self, AllowedOrigins, Grant, Names};
 use super::collector::{self, Batch};
 use super::limits::{self, Limits, Refused, Source};
 use super::response::{json, retry_later};
@@ -43,6 +43,12 @@ pub struct FrontArgs {
     /// (403, counting nothing), with or without this flag.
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origin: Vec<String>,
+    /// A file of origins, one per line (`#` starts a comment line), taken
+    /// as --allow-origin takes them and besides them; read again on
+    /// SIGHUP (a file that does not read keeps the origins, and the log
+    /// says why).
+    #[arg(long = "allow-origin-file", value_name = "FILE")]
+    allow_origin_file: Option<std::path::PathBuf>,
     /// A name the server answers to besides its address (and localhost
     /// when bound to loopback): what a proxy in front forwards as Host;
     /// repeatable. A request naming any other host is answered 421 (a page
@@ -89,7 +95,7 @@ impl FrontArgs {
         }
         Ok(Front {
             max_body: self.max_body,
-            origins: Origins::parse(&self.allow_origin)?,
+            origins: AllowedOrigins::open(self.allow_origin.clone(), self.allow_origin_file.clone())?,
             names: Names::new(self.bind, &self.hosts)?,
             limits,
             trust_proxy: self.trust_proxy,
@@ -103,8 +109,8 @@ impl FrontArgs {
 pub struct Front {
     /// `--max-body`.
     pub max_body: usize,
-    /// `--allow-origin`.
-    pub origins: Origins,
+    /// `--allow-origin`, `--allow-origin-file`.
+    pub origins: AllowedOrigins,
     /// `--bind` and `--host`: the `Host`s answered.
     pub names: Names,
     /// `--requests-per-minute`, `--reports-per-minute`.
@@ -181,6 +187,16 @@ impl Refusal {
 }
 
 impl Front {
+    /// Reads `--allow-origin-file` again (SIGHUP), and logs what came of
+    /// it; `program` names the server.
+    pub fn reload_origins(&self, program: &str) {
+        match self.origins.reload() {
+            Some(Ok(origins)) => log_info!("{program}: SIGHUP: origin file read again: {}", origins.describe()),
+            Some(Err(e)) => log_error!("{program}: SIGHUP: the old origins are kept: {e}"),
+            None => {}
+        }
+    }
+
     /// Reads a report post's body for the metric `name` (the per-source
     /// request limit first, then the size and time limits), validates its
     /// reports, and takes them from the per-source report limit, all or
@@ -337,7 +353,7 @@ pub async fn cors(State(front): State<Arc<Front>>, request: Request, next: Next)
     if access::same_origin(&origin, headers) {
         return next.run(request).await;
     }
-    let grant = match front.origins.grant(&origin) {
+    let grant = match front.origins.current().grant(&origin) {
         Grant::None if access::extension(&origin) => Grant::Post,
         grant => grant,
     };
