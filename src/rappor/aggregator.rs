@@ -303,8 +303,11 @@ fn lasso(design: &[Vec<(usize, f64)>], support: &[usize], target: &[f64], weight
     let mut beta = vec![0.0; s];
     let mut gradient: Vec<f64> = moment.iter().copied().collect();
     let (mut least, mut best) = (total, beta.clone());
-    for step in 0..STEPS {
-        let lambda = top * 1e-4f64.powf(step as f64 / (STEPS - 1) as f64);
+    // The ratio of the steps, `10^(−4/(STEPS − 1))`, by `exp` and `ln`,
+    // which the module already carries (`powf` would add its own).
+    let ratio = (1e-4f64.ln() / (STEPS - 1) as f64).exp();
+    let mut lambda = top;
+    for _ in 0..STEPS {
         // Sweeps until no count moves the fit by more than 10⁻⁴ of the
         // noise (a bound against rounding's cycles).
         for _ in 0..1000 {
@@ -330,6 +333,7 @@ fn lasso(design: &[Vec<(usize, f64)>], support: &[usize], target: &[f64], weight
         if risk < least {
             (least, best) = (risk, beta.clone());
         }
+        lambda *= ratio;
     }
     best
 }
