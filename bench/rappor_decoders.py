@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""RAPPOR's decoders on the same reports (#42): localdp's (non-negative least
-squares, intervals given the Bonferroni test) beside the ones pure-ldp's
+"""RAPPOR's decoders on the same reports (#42): localdp's (the non-negative
+Lasso on non-negative least squares' support, intervals given the Bonferroni
+test) beside the ones pure-ldp's
 RAPPORServer runs, fed localdp's reports.
 
     python3 bench/rappor_decoders.py                 # n in {10^5, 10^6}, 3 seeds each
@@ -22,7 +23,8 @@ the design is localdp's Bloom filters):
   * nnls:        non-negative least squares on every candidate (reg_const=0,
     lasso=False).
 Prints per (n, decoder) the MSE over the 250 candidates (0 for one a decoder
-does not report), and for localdp the coverage of its detected candidates'
+does not report) and its paired difference from localdp's over the same
+collections (mean ± its standard error), and for localdp the coverage of its detected candidates'
 95% intervals, of those of them above 0, and the collections reporting an
 absent candidate above 0.
 Runs in a throwaway venv (bench/peers.py) if scikit-learn is missing; not
@@ -128,7 +130,7 @@ def main():
     import numpy as np
     if not args.cli.exists():
         subprocess.run(["cargo", "build", "--release", "-p", "localdp-cli"], cwd=ROOT, check=True)
-    print(f"{'n':>8} {'decoder':>12} {'MSE':>10} {'detected':>9} {'coverage':>9} {'above 0':>8} {'coverage':>9} {'absent>0':>9}")
+    print(f"{'n':>8} {'decoder':>12} {'MSE':>10} {'detected':>9} {'coverage':>9} {'above 0':>8} {'coverage':>9} {'absent>0':>9}  (other decoders: MSE − localdp's, paired)")
     for n in args.n or [100_000, 1_000_000]:
         values, counts = population(n)
         truth = np.array(counts) / n
@@ -154,8 +156,11 @@ def main():
             for name, counts_hat in pure_ldp_decoders(x, per_cohort, set_bits).items():
                 errors.setdefault(name, []).append(np.mean((counts_hat / n - truth) ** 2))
         for name, e in errors.items():
+            # The paired difference from localdp's MSE over the same collections, with its standard error.
+            difference = np.array(e) - np.array(errors["localdp"])
+            paired = f"{np.mean(difference):+10.2e} ± {np.std(difference, ddof=1) / np.sqrt(len(e)):.1e}" if len(e) > 1 else ""
             extra = (f"{detected:>9} {covered / max(detected, 1):>9.3f} {above:>8} {above_covered / max(above, 1):>9.3f}"
-                     f" {absent_collections:>5}/{args.seeds}") if name == "localdp" else ""
+                     f" {absent_collections:>5}/{args.seeds}") if name == "localdp" else f"{paired:>47}"
             print(f"{n:>8} {name:>12} {np.mean(e):>10.3e} {extra}", flush=True)
 
 

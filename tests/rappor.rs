@@ -33,6 +33,9 @@ struct Outcome {
     absent_above_zero: usize,
     collections_with_absent_above_zero: usize,
     squared_error: f64,
+    /// The sum over collections of the square of each one's mean squared
+    /// error.
+    mean_squared_error_squared: f64,
     /// The candidates held by more than 8 standard errors: how many, and
     /// the sum and the sum of squares of their intervals' midpoints'
     /// errors, in standard errors.
@@ -75,7 +78,9 @@ fn collect(config: &str, n: usize, held: usize, absent: usize, seeds: std::ops::
         }
         out.absent_above_zero += absent_above;
         out.collections_with_absent_above_zero += usize::from(absent_above > 0);
-        out.squared_error += estimated.iter().zip(&counts).map(|(e, &c)| (e - c as f64 / n as f64).powi(2)).sum::<f64>();
+        let squared_error = estimated.iter().zip(&counts).map(|(e, &c)| (e - c as f64 / n as f64).powi(2)).sum::<f64>();
+        out.squared_error += squared_error;
+        out.mean_squared_error_squared += (squared_error / values.len() as f64).powi(2);
     }
     out
 }
@@ -173,6 +178,27 @@ fn intervals_are_centred_on_an_unbiased_estimate() {
     let missed_above = o.above_zero - o.above_zero_covered;
     let bound_above = binomial_critical(1e-4, o.above_zero, 0.05);
     assert!(missed_above <= bound_above, "{missed_above} of the {} intervals above 0 miss, at most {bound_above}", o.above_zero);
+}
+
+/// The point estimates are more accurate than non-negative least squares'
+/// where most candidates are within the noise: at 10⁵ reports (the
+/// issue's configuration, 20 seeded collections, about 30 s) the mean of
+/// the collections' MSE over the 250 candidates, plus 3.09 of its standard
+/// errors (from the collections' sample variance; one-sided, so a decoder
+/// no better than NNLS passes with chance at most 10⁻³), is below NNLS's
+/// mean on the same collections, which the decoder before measured:
+/// 2.574·10⁻⁵ (2.81·10⁻⁵ with its 3.09 standard errors).
+#[test]
+fn estimates_are_more_accurate_than_least_squares_at_a_hundred_thousand_reports() {
+    const NNLS_MSE: f64 = 2.574e-5;
+    const RUNS: u64 = 20;
+    let o = collect(ISSUE, 100_000, 200, 50, 1000..1000 + RUNS);
+    let runs = RUNS as f64;
+    let mean = o.squared_error / (runs * 250.0);
+    let variance = (o.mean_squared_error_squared - runs * mean * mean) / (runs - 1.0);
+    let high = mean + 3.09 * (variance / runs).sqrt();
+    println!("MSE {mean:.4e}, plus 3.09 standard errors {high:.4e}, against {NNLS_MSE:.4e}");
+    assert!(high < NNLS_MSE, "MSE {mean:.4e}, plus 3.09 standard errors {high:.4e}, not below NNLS's {NNLS_MSE:.4e}");
 }
 
 /// A configuration whose rows cannot fit every candidate (2 cohorts of 8

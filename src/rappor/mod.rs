@@ -17,7 +17,9 @@
 //!   whose Bloom bit is set, `t_ij = (c_ij − (p + fq/2 − fp/2) N_j) /
 //!   ((1−f)(q−p))`. Non-negative least squares of `t` on the candidates'
 //!   Bloom bits (each row weighted by its noise; Lawson and Hanson's active
-//!   set, nalgebra's Cholesky) gives the counts; its support is reported.
+//!   set, nalgebra's Cholesky) selects a support; the non-negative Lasso on
+//!   it, its penalty chosen by Stein's unbiased risk estimate, gives the
+//!   counts, and the candidates it fits above 0 are reported.
 //!   The standard errors, the Bonferroni test over the candidates and the
 //!   intervals are from least squares on every candidate (scaled by the
 //!   residual variance), or on the support where that cannot be solved

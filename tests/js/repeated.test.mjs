@@ -135,7 +135,7 @@ test('RAPPOR: one cohort per install, a fresh instantaneous response per report,
   }
   const estimate = aggregator.estimate();
   assert.equal(estimate.protocol, 'rappor');
-  // The list is what non-negative least squares fits above 0: 'absent' may be in it, with an interval from 0.
+  // The list is what the non-negative Lasso fits above 0: 'absent' may be in it, with an interval from 0.
   // Only a candidate that passes the Bonferroni test is shown above 0 (how often an absent one is, with a
   // stated α, is tested seeded in tests/rappor.rs); at 30,000 reports both present ones pass (z > 50).
   const shown = estimate.estimates.filter((e) => e.ci95[0] > 0).map((e) => e.value);
