@@ -9,8 +9,10 @@
 
 #[doc(hidden)]
 pub mod bounds;
+#[cfg(feature = "delta")]
 #[doc(hidden)]
 pub mod compose;
 
 pub use bounds::MIN_DELTA;
+#[cfg(feature = "delta")]
 pub use compose::{compose, Composition, MAX_SUPPORT};

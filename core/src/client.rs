@@ -53,6 +53,7 @@
 //! seed for every value (LOLOHA), so its seed tells nothing of a change but
 //! is the same on every report: a stable pseudonym linking all of them.
 
+#[cfg(feature = "delta")]
 use crate::accounting::compose;
 use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
@@ -727,16 +728,19 @@ impl Client {
             in_window.map(|&(_, e)| e).chain(more)
         };
         let sum = charges().fold(0.0, add_rounded_up);
-        let independent = self.metric.kind().memo().and_then(|m| m.instantaneous_epsilon()).is_none();
-        match self.settings.budget.and_then(|b| b.delta) {
-            Some(delta) if independent => {
+        // Without the delta feature no budget has a δ (ClientSettings
+        // refuses one): the sum.
+        #[cfg(feature = "delta")]
+        if let Some(delta) = self.settings.budget.and_then(|b| b.delta) {
+            let independent = self.metric.kind().memo().and_then(|m| m.instantaneous_epsilon()).is_none();
+            if independent {
                 let reports: Vec<(f64, u64)> = charges().map(|e| (e, 1)).collect();
                 // No charge (nothing to compose) or too many distinct ε to
                 // enumerate: the sum, itself a valid bound.
-                compose(&reports, delta).map_or(sum, |c| c.epsilon.min(sum))
+                return compose(&reports, delta).map_or(sum, |c| c.epsilon.min(sum));
             }
-            _ => sum,
         }
+        sum
     }
 
     /// Randomizes a value written as text (see [`Metric::randomize_text`]) at

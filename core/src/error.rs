@@ -106,6 +106,11 @@ pub enum Error {
     /// (the JS client loads that one to convert the state, once per device).
     /// Nothing was read and nothing changed.
     EarlierState,
+    /// A config's budget has a `"delta"`, and this build does not charge by
+    /// the (ε, δ) composition: a client module of one family, which leaves
+    /// it to the module of every family (the JS client loads that one for
+    /// such a config). Nothing was made.
+    ComposedBudget,
     /// The operating system's random source failed.
     Randomness {
         /// The platform's description of the failure.
@@ -590,6 +595,7 @@ impl Error {
             Error::PrivacyBudgetExceeded { .. } => 300,
             Error::CorruptMemo => 310,
             Error::EarlierState => 312,
+            Error::ComposedBudget => 313,
             Error::Rejected { .. } => 400,
             Error::MergeMismatch { conflict, .. } => match conflict {
                 MergeConflict::Configuration => 410,
@@ -813,6 +819,7 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
     (310, "a stored memo is corrupt"),
     (312, "the stored state is of an earlier release: the module of every family reads it"),
+    (313, "a budget with \"delta\" is charged by the module of every family: open the client with Client.open or Client.load, which load it"),
     (400, "report rejected ({0}): {1}"),
     (410, "the aggregators have different configurations"),
     (411, "aggregators of different kinds of metric"),
@@ -917,6 +924,7 @@ mod tests {
             Error::PrivacyBudgetExceeded { cost: 1.0, spent: 0.25, budget: 1e-7 },
             Error::CorruptMemo,
             Error::EarlierState,
+            Error::ComposedBudget,
             Rejection::BadLength.error("expected 8 bits"),
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "grr:2:a".into(), conflict: MergeConflict::Configuration },
             Error::MergeMismatch { ours: "grr:1:a".into(), theirs: "duchi:1:b".into(), conflict: MergeConflict::Kind },

@@ -80,6 +80,11 @@ impl ClientSettings {
                         return Err(Error::malformed_key("budget.delta", detail));
                     }
                 };
+                // A build without the (ε, δ) charge (a module of one family)
+                // refuses a δ it would not charge by.
+                if cfg!(not(feature = "delta")) && delta.is_some() {
+                    return Err(Error::ComposedBudget);
+                }
                 Some(Budget { epsilon, window_ms, delta })
             }
             _ => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),

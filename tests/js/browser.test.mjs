@@ -119,3 +119,32 @@ test('a state of an earlier release (JSON) is converted by the module of every f
     await server.close();
   }
 });
+
+test('a budget with "delta" is charged by the module of every family, fetched instead of the family\'s', async () => {
+  const server = await serve({ '/': join(here, 'fixtures/composed-budget'), '/localdp/': join(packageDir, 'dist') });
+  const page = await browser.newPage();
+  const errors = [];
+  const wasm = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('requestfinished', (r) => r.url().endsWith('.wasm') && wasm.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
+    assert.equal(await page.evaluate(() => window.failure), undefined);
+    const result = await page.evaluate(() => window.result);
+    for (const entry of ['family', 'web']) {
+      const { spent, protocol, again } = result[entry];
+      assert.equal(protocol, 'grr', entry);
+      // 20 reports at ε 0.1 sum to 2: composed at δ 1e-6 they cost less.
+      assert.ok(spent > 0.1 && spent < 2, `${entry}: spent ${spent}`);
+      assert.ok(again > 0 && again <= 0.1, `${entry}: new Client after Client.open spent ${again}`);
+    }
+    assert.equal(result.family.spent, result.web.spent);
+    // The module of every family alone, once: the family entry imports the web entry's module.
+    assert.deepEqual(wasm, ['/localdp/client/web/localdp_client_bg.wasm']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await server.close();
+  }
+});

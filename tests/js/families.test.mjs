@@ -41,7 +41,7 @@ Object.defineProperty(globalThis, 'crypto', {
   },
 });
 
-const { familyOf } = await import(pathToFileURL(join(web, 'families.js')));
+const { familyOf, composes } = await import(pathToFileURL(join(web, 'families.js')));
 const FAMILIES = ['grr', 'frequency', 'numeric', 'rappor', 'heavy', 'distribution', 'key_value', 'marginals'];
 // A family whose configs another module serves as well: GRR's, which the frequency module serves.
 const SUPERSET = { grr: 'frequency' };
@@ -105,6 +105,13 @@ const corpus = [
   { protocol: 'marginals', epsilon: 2, way: 3, attributes },
   { protocol: 'grr', epsilon: 1, domain: 4, memoize: 'yes' },
   { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 0.5 } },
+  // A budget with "delta": the module of every family, which alone charges it.
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: 1e-6 } },
+  { protocol: 'oue', epsilon: 1, domain: 4, memoize: true, budget: { epsilon: 4, window: '1d', delta: 1e-6 } },
+  { protocol: 'duchi', epsilon: 1, range: [0, 1], budget: { epsilon: 4, window: '1d', delta: 1e-9 } },
+  { protocol: 'pckv_ue', epsilon: 1, keys: 8, range: [0, 1], pad: 2, budget: { epsilon: 4, window: '1h', delta: 1e-6 } },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: 2 } },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: undefined } },
   // Read as the core reads them, through their JSON: no "range" here.
   { protocol: 'auto', epsilon: 1, domain: 4, range: undefined },
   { protocol: 'auto', epsilon: 1, domain: 4, range: { toJSON: () => undefined } },
@@ -172,7 +179,7 @@ test('each family module answers its configs as the module of every family does'
     const chosen = familyOf(config);
     const expected = run(every, config);
     if (chosen === undefined) {
-      assert.ok('error' in expected, `${JSON.stringify(config)} is not placed, yet the module of every family accepts it`);
+      assert.ok('error' in expected || composes(config), `${JSON.stringify(config)} is not placed, yet the module of every family accepts it`);
       continue;
     }
     placed.add(chosen);
@@ -193,6 +200,27 @@ test('a family module refuses the configs of the other families', () => {
       }
     }
   }
+});
+
+test('a config whose budget has "delta" goes to the module of every family; its own family\'s module refuses it (code 313)', () => {
+  let composed = 0;
+  for (const config of corpus) {
+    if (!composes(config)) continue;
+    assert.equal(familyOf(config), undefined, JSON.stringify(config));
+    const expected = run(every, config);
+    if ('error' in expected) continue;
+    composed += 1;
+    // The family the config names, were its budget without "delta".
+    const own = familyOf({ ...config, budget: { ...config.budget, delta: undefined } });
+    for (const f of own === 'grr' ? ['grr', 'frequency'] : [own]) {
+      const { error } = run(family[f], config);
+      assert.deepEqual(error, { name: 'Error', message: '', code: 313, params: [] }, `${JSON.stringify(config)} in the ${f} module`);
+    }
+    // Without "delta", its own module serves it as the module of every family does.
+    const plain = { ...config, budget: { ...config.budget, delta: undefined } };
+    assert.deepEqual(run(family[own], plain), run(every, plain), `${JSON.stringify(plain)} in the ${own} module`);
+  }
+  assert.ok(composed >= 4, `${composed} configs with "delta" accepted`);
 });
 
 test("a family module refuses an earlier release's JSON state (code 312), changing nothing; the module of every family reads it", () => {

@@ -6,7 +6,9 @@
 // family's with GRR alone (the frequency module serves it too). Only a
 // choice of module: the module's Rust checks the config, and a config no
 // family claims (no protocol, an unknown one, not an object) goes to the
-// module of every family, whose error names what is wrong. tests/js/families.test.mjs holds the table to
+// module of every family, whose error names what is wrong; so does a config
+// whose budget has "delta", which only that module charges (a module of one
+// family refuses it, code 313). tests/js/families.test.mjs holds the table to
 // the Rust registry's names, and each family's module to every family's.
 const FAMILY_OF = {
   grr: 'grr', sue: 'frequency', oue: 'frequency', blh: 'frequency', olh: 'frequency',
@@ -19,18 +21,31 @@ const FAMILY_OF = {
   marginals_oue: 'marginals', marginals_olh: 'marginals', marginals: 'marginals',
 };
 
-/** The family whose module serves `config`, or undefined (the module of every family). */
-export function familyOf(config) {
-  // The two keys as the core reads them (wasm/client/src/convert.rs): through
-  // JSON, so a key that is undefined, or that toJSON drops, is absent here
-  // too (and a config's long lists are not copied).
-  let object;
+/**
+ * The keys that choose a module, as the core reads them
+ * (wasm/client/src/convert.rs): through JSON, so a key that is undefined, or
+ * that toJSON drops, is absent here too (and a config's long lists are not
+ * copied). Undefined where that is no object.
+ */
+function chooser(config) {
   try {
-    object = config !== null && typeof config === 'object' ? JSON.parse(JSON.stringify(config, ['protocol', 'range'])) : undefined;
+    const object = config !== null && typeof config === 'object' ? JSON.parse(JSON.stringify(config, ['protocol', 'range', 'budget', 'delta'])) : undefined;
+    return object !== null && typeof object === 'object' ? object : undefined;
   } catch {
     return undefined;
   }
-  if (object === null || typeof object !== 'object' || !Object.hasOwn(object, 'protocol')) return undefined;
+}
+
+/** Whether `config`'s budget has "delta": the module of every family charges it. */
+export function composes(config) {
+  const budget = chooser(config)?.budget;
+  return budget !== null && typeof budget === 'object' && Object.hasOwn(budget, 'delta');
+}
+
+/** The family whose module serves `config`, or undefined (the module of every family). */
+export function familyOf(config) {
+  const object = chooser(config);
+  if (object === undefined || !Object.hasOwn(object, 'protocol') || composes(object)) return undefined;
   const { protocol } = object;
   const ranged = Object.hasOwn(object, 'range');
   if (protocol === 'auto') return ranged ? 'numeric' : 'frequency';
