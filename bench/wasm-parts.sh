@@ -32,7 +32,7 @@ const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").slice(1).m
 const parts = [
   ["the family: its config reading and checks, randomizers, channel constants", /^<*localdp_core::(frequency|numeric|rappor|heavy|distribution|key_value|marginals|randomizer|privacy)\b/],
   ["reading configs (the generic readers: json, config, domain, number, names, protocol, settings)", /^<*localdp_core::(json|config|domain|number|names|protocol|settings)\b/],
-  ["device state: the ledger and its composition (with libm), memos, the stored state", /^<*(localdp_core::(client|accounting|bytes|metric)|libm)\b/],
+  ["device state: the ledger (with its composition where the delta feature is on), memos, the stored state", /^<*(localdp_core::(client|accounting|bytes|metric)|libm)\b/],
   ["reports: the wire form, hashes, text", /^<*localdp_core::(report|hash|text)\b/],
   ["randomness and memo keys: rng, getrandom, HMAC-SHA256", /^<*(localdp_core::rng|getrandom|sha2|hmac|digest|block_buffer|crypto_common|generic_array|typenum)\b/],
   ["errors (codes and parameters; the messages are in messages.mjs)", /^<*localdp_core::error\b/],
