@@ -376,6 +376,11 @@ impl ClientState {
     /// # Ok::<(), localdp::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.body().seal(STATE_MAGIC, STATE_VERSION as u8)
+    }
+
+    /// [`ClientState::to_bytes`]'s body, before its header.
+    fn body(&self) -> ByteWriter {
         let mut w = ByteWriter::default();
         w.text(&self.metric);
         w.text(self.secret_id.as_deref().unwrap_or(""));
@@ -400,7 +405,7 @@ impl ClientState {
             // A count the reader refuses (0) where none was kept.
             w.uint(self.reports.get(key).map_or(0, |&n| n as u64));
         }
-        w.seal(STATE_MAGIC, STATE_VERSION as u8)
+        w
     }
 
     /// Reads [`ClientState::to_bytes`]: a typed error, never a panic, for
@@ -411,6 +416,7 @@ impl ClientState {
     /// See the example on [`ClientState::to_bytes`].
     pub fn from_bytes(bytes: &[u8]) -> std::result::Result<ClientState, StateError> {
         let mut r = ByteReader::open(bytes, STATE_MAGIC, STATE_VERSION as u8)?;
+        let body = r.rest();
         let mut state = ClientState::fresh(r.text()?);
         state.secret_id = Some(r.text()?).filter(|id| !id.is_empty());
         state.window_ms = r.uint()?;
@@ -435,8 +441,9 @@ impl ClientState {
             state.reports.insert(key, r.uint()? as f64);
         }
         r.finish()?;
-        // One encoding: keys in order and once each, integers unpadded.
-        if state.to_bytes() != bytes {
+        // One encoding: keys in order and once each, integers unpadded (the
+        // body written again; its header, checked by open, follows from it).
+        if state.body().into_body() != body {
             return Err(StateError::Malformed);
         }
         Ok(state)
