@@ -50,7 +50,8 @@ export declare class Client<C extends Config = Config> {
   /**
    * Loads and instantiates the wasm module that serves `config` (from
    * `localdp/client/web` and `localdp/client` in a bundler: the module of
-   * the config's family alone), after which `new Client(config)` is
+   * the config's family alone, or of every family for a budget with
+   * `delta`), after which `new Client(config)` is
    * synchronous. Resolves at once where it is loaded (Node, or after the
    * entry's `init()`, which loads every family).
    */

@@ -8,9 +8,11 @@
 // worker), that call rejects with error 312 and nothing is released: open
 // the client once from a page or worker, or import `localdp/client/web`
 // there, to convert it. A config whose budget has "delta" is likewise served
-// by the module of every family, which alone charges it (its own module
-// refuses it, code 313): Client.open and Client.load import that module
-// instead of instantiating this one.
+// by the module of every family, which alone charges it (this family's
+// module refuses it, code 313): Client.open and Client.load import that
+// module instead of instantiating this one, and once it is loaded it serves
+// every config, as in localdp/client/web after init(). Where that import()
+// is refused, they reject with error 313 and the import's error as `cause`.
 import init, { ClientCore } from './bindings.js';
 import { bindClient } from './client.mjs';
 import { composes } from '../../families.js';
@@ -22,15 +24,29 @@ export { default } from './bindings.js';
 export * from './storage.mjs';
 /** The module of every family's ClientCore, instantiated. */
 async function everyFamily() {
-  const every = await import('../../localdp.js');
-  await every.default();
-  return every.ClientCore;
+  const module = await import('../../localdp.js');
+  await module.default();
+  return module.ClientCore;
 }
-let composing; // that ClientCore, once a config with "delta" loaded it
+let every; // that ClientCore, once a config with "delta" loaded it: it then serves every config
 const modules = {
-  core: (config) => (composing !== undefined && composes(config) ? composing : ClientCore),
+  core: () => every ?? ClientCore,
   async load(config) {
-    if (composes(config)) return (composing = await everyFamily());
+    if (every === undefined && composes(config)) {
+      try {
+        every = await everyFamily();
+      } catch (cause) {
+        // This family's module says why it cannot serve the config (313, or what else is wrong with it).
+        await init();
+        try {
+          new ClientCore(config, '0'.repeat(64)).free();
+        } catch (error) {
+          throw Object.assign(withMessage(error), { cause });
+        }
+        throw cause;
+      }
+    }
+    if (every !== undefined) return every;
     await init();
     return ClientCore;
   },

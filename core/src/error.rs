@@ -819,7 +819,7 @@ pub const MESSAGES: &[(u16, &str)] = &[
     (300, "privacy budget exceeded: this report would spend {0} more, with {1} of {2} spent in the window"),
     (310, "a stored memo is corrupt"),
     (312, "the stored state is of an earlier release: the module of every family reads it"),
-    (313, "a budget with \"delta\" is charged by the module of every family: open the client with Client.open or Client.load, which load it"),
+    (313, "a budget with \"delta\" is charged by the module of every family, which Client.open and Client.load import (where import() is refused, as in a service worker, import localdp/client/web instead)"),
     (400, "report rejected ({0}): {1}"),
     (410, "the aggregators have different configurations"),
     (411, "aggregators of different kinds of metric"),

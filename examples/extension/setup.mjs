@@ -39,9 +39,14 @@ if (!existsSync(join(web, 'families.js'))) {
 
 // The entry of each family the metrics name (localdp/client/web/FAMILY:
 // families.js places a config as Client.open does).
-const { familyOf } = await import(pathToFileURL(join(web, 'families.js')));
+const { familyOf, composes } = await import(pathToFileURL(join(web, 'families.js')));
 const entries = JSON.parse(readFileSync(join(here, 'metrics.json'), 'utf8')).map(({ name, config }) => {
   const family = familyOf(config);
+  if (composes(config)) {
+    // Only the module of every family charges a δ, and a service worker cannot import() it from a family's entry.
+    console.error(`setup.mjs: the budget of metric ${name} has "delta": a service worker imports localdp/client/web for it (the module of every family), not a family's entry`);
+    process.exit(1);
+  }
   if (family === undefined) {
     console.error(`setup.mjs: the config of metric ${name} names no protocol of any family`);
     process.exit(1);

@@ -133,15 +133,40 @@ test('a budget with "delta" is charged by the module of every family, fetched in
     assert.equal(await page.evaluate(() => window.failure), undefined);
     const result = await page.evaluate(() => window.result);
     for (const entry of ['family', 'web']) {
-      const { spent, protocol, again } = result[entry];
+      const { spent, protocol, again, plain } = result[entry];
       assert.equal(protocol, 'grr', entry);
       // 20 reports at ε 0.1 sum to 2: composed at δ 1e-6 they cost less.
       assert.ok(spent > 0.1 && spent < 2, `${entry}: spent ${spent}`);
       assert.ok(again > 0 && again <= 0.1, `${entry}: new Client after Client.open spent ${again}`);
+      assert.equal(plain, 'grr', `${entry}: new Client of a config without "delta" after Client.open`);
     }
     assert.equal(result.family.spent, result.web.spent);
     // The module of every family alone, once: the family entry imports the web entry's module.
     assert.deepEqual(wasm, ['/localdp/client/web/localdp_client_bg.wasm']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await server.close();
+  }
+});
+
+test('where the module of every family cannot be imported, a family\'s entry refuses a budget with "delta" (313, with the cause)', async () => {
+  const server = await serve({ '/': join(here, 'fixtures/composed-budget'), '/localdp/': join(packageDir, 'dist') });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  // As a service worker refuses import(): the module of every family's entry does not load.
+  await page.route('**/localdp/client/web/localdp.js', (route) => route.abort());
+  try {
+    await page.goto(`${server.url}/?blocked`);
+    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
+    assert.equal(await page.evaluate(() => window.failure), undefined);
+    const { sync, code, message, cause, opened } = await page.evaluate(() => window.result);
+    assert.equal(opened, undefined, 'Client.open refused');
+    assert.equal(sync, 313, 'new Client, once the family\'s module is instantiated');
+    assert.equal(code, 313);
+    assert.match(message, /^a budget with "delta" is charged by the module of every family/);
+    assert.equal(cause, true, 'the failed import is the cause');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

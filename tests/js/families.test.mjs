@@ -112,6 +112,10 @@ const corpus = [
   { protocol: 'pckv_ue', epsilon: 1, keys: 8, range: [0, 1], pad: 2, budget: { epsilon: 4, window: '1h', delta: 1e-6 } },
   { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: 2 } },
   { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: undefined } },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: null } },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: null },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, toJSON: () => ({ epsilon: 4, window: '1d', delta: 1e-6 }) } },
+  { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 4, window: '1d', delta: 1e-6, toJSON: () => ({ epsilon: 4, window: '1d' }) } },
   // Read as the core reads them, through their JSON: no "range" here.
   { protocol: 'auto', epsilon: 1, domain: 4, range: undefined },
   { protocol: 'auto', epsilon: 1, domain: 4, range: { toJSON: () => undefined } },
@@ -210,17 +214,19 @@ test('a config whose budget has "delta" goes to the module of every family; its 
     const expected = run(every, config);
     if ('error' in expected) continue;
     composed += 1;
-    // The family the config names, were its budget without "delta".
-    const own = familyOf({ ...config, budget: { ...config.budget, delta: undefined } });
+    // The config with its budget (as JSON reads it) without "delta", and the family it names.
+    const { delta, ...budget } = JSON.parse(JSON.stringify(config.budget));
+    const plain = { ...config, budget };
+    const own = familyOf(plain);
     for (const f of own === 'grr' ? ['grr', 'frequency'] : [own]) {
       const { error } = run(family[f], config);
       assert.deepEqual(error, { name: 'Error', message: '', code: 313, params: [] }, `${JSON.stringify(config)} in the ${f} module`);
     }
     // Without "delta", its own module serves it as the module of every family does.
-    const plain = { ...config, budget: { ...config.budget, delta: undefined } };
+    assert.ok(delta > 0 && own !== undefined);
     assert.deepEqual(run(family[own], plain), run(every, plain), `${JSON.stringify(plain)} in the ${own} module`);
   }
-  assert.ok(composed >= 4, `${composed} configs with "delta" accepted`);
+  assert.ok(composed >= 5, `${composed} configs with "delta" accepted`);
 });
 
 test("a family module refuses an earlier release's JSON state (code 312), changing nothing; the module of every family reads it", () => {

@@ -36,16 +36,21 @@ function chooser(config) {
   }
 }
 
+/** Whether the chosen keys' budget has "delta". */
+function delta(object) {
+  const budget = object?.budget;
+  return budget !== null && typeof budget === 'object' && Object.hasOwn(budget, 'delta');
+}
+
 /** Whether `config`'s budget has "delta": the module of every family charges it. */
 export function composes(config) {
-  const budget = chooser(config)?.budget;
-  return budget !== null && typeof budget === 'object' && Object.hasOwn(budget, 'delta');
+  return delta(chooser(config));
 }
 
 /** The family whose module serves `config`, or undefined (the module of every family). */
 export function familyOf(config) {
   const object = chooser(config);
-  if (object === undefined || !Object.hasOwn(object, 'protocol') || composes(object)) return undefined;
+  if (object === undefined || !Object.hasOwn(object, 'protocol') || delta(object)) return undefined;
   const { protocol } = object;
   const ranged = Object.hasOwn(object, 'range');
   if (protocol === 'auto') return ranged ? 'numeric' : 'frequency';
