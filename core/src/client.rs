@@ -21,7 +21,7 @@
 //!   would take the ε spent in the last window above `E` (basic composition:
 //!   ε's add). With `"delta": δ` in the budget it charges by the optimal
 //!   composition of the window's reports at that δ
-//!   ([`crate::accounting::compose`]), so that, say, 365 reports at ε 0.1
+//!   (`accounting::compose`, with the `delta` feature), so that, say, 365 reports at ε 0.1
 //!   cost about 10.31 at δ = 10⁻⁶ instead of 36.5; with an instantaneous
 //!   step the sum stands (see [`Client::spent`]). It fails closed: nothing
 //!   is released when the budget is short.
@@ -715,7 +715,8 @@ impl Client {
     /// ε spent within the budget window ending at `now_ms`: the sum of the
     /// window's charges, rounded up addition by addition, so it is never
     /// below the exact total; with a budget δ, their optimal composition at
-    /// that δ ([`compose`]), never below the truth and never above the sum.
+    /// that δ (`accounting::compose`, with the `delta` feature), never below
+    /// the truth and never above the sum.
     ///
     /// See the example on [`Client::new`].
     pub fn spent(&self, now_ms: u64) -> f64 {

@@ -17,7 +17,7 @@ pub const MAX_GRANULARITY: u64 = 1 << 20;
 
 /// A privacy budget: at most `epsilon` spent in any `window_ms`: the sum
 /// of the reports' ε, or with a `delta`, their optimal composition at that
-/// δ ([`crate::accounting::compose`]).
+/// δ (`accounting::compose`, with the `delta` feature).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
     /// The most ε a window may hold.
