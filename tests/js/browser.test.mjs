@@ -94,82 +94,65 @@ test("localdp/client/web in a bare page (CSP script-src 'self' 'wasm-unsafe-eval
   }
 });
 
-test('a state of an earlier release (JSON) is converted by the module of every family, fetched for it alone', async () => {
-  const server = await serve({ '/': join(here, 'fixtures/earlier-state'), '/localdp/': join(packageDir, 'dist') });
+/**
+ * Opens fixtures/NAME (with `query`) beside the package's dist/ in a fresh
+ * page, `block` a URL pattern to abort, and gives its `window.result` (no
+ * `window.failure`, no page error) and the wasm it fetched, in order.
+ */
+async function fixture(name, { query = '', block } = {}) {
+  const server = await serve({ '/': join(here, 'fixtures', name), '/localdp/': join(packageDir, 'dist') });
   const page = await browser.newPage();
   const errors = [];
   const wasm = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('requestfinished', (r) => r.url().endsWith('.wasm') && wasm.push(new URL(r.url()).pathname));
+  if (block) await page.route(block, (route) => route.abort());
   try {
-    await page.goto(`${server.url}/`);
+    await page.goto(`${server.url}/${query}`);
     await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
     assert.equal(await page.evaluate(() => window.failure), undefined);
     const result = await page.evaluate(() => window.result);
-    for (const entry of ['family', 'web']) {
-      const { spent, resets, report, after, bytes, json } = result[entry];
-      assert.deepEqual({ spent, resets, after, bytes, json }, { spent: 2, resets: 0, after: 2, bytes: 'LDPC', json: true }, entry);
-      assert.deepEqual(report, { version: 1, protocol: 'grr', epsilon: 1, domain: 'e554b29b4737a22d', value: 0 }, `${entry}: the memo is sent again`);
-    }
-    // The family's module, then the module of every family, to convert the state (once: the web entry reuses it).
-    assert.deepEqual(wasm, ['/localdp/client/web/families/grr/localdp_client_bg.wasm', '/localdp/client/web/localdp_client_bg.wasm']);
     assert.deepEqual(errors, []);
+    return { result, wasm };
   } finally {
     await page.close();
     await server.close();
   }
+}
+
+test('a state of an earlier release (JSON) is converted by the module of every family, fetched for it alone', async () => {
+  const { result, wasm } = await fixture('earlier-state');
+  for (const entry of ['family', 'web']) {
+    const { spent, resets, report, after, bytes, json } = result[entry];
+    assert.deepEqual({ spent, resets, after, bytes, json }, { spent: 2, resets: 0, after: 2, bytes: 'LDPC', json: true }, entry);
+    assert.deepEqual(report, { version: 1, protocol: 'grr', epsilon: 1, domain: 'e554b29b4737a22d', value: 0 }, `${entry}: the memo is sent again`);
+  }
+  // The family's module, then the module of every family, to convert the state (once: the web entry reuses it).
+  assert.deepEqual(wasm, ['/localdp/client/web/families/grr/localdp_client_bg.wasm', '/localdp/client/web/localdp_client_bg.wasm']);
 });
 
 test('a budget with "delta" is charged by the module of every family, fetched instead of the family\'s', async () => {
-  const server = await serve({ '/': join(here, 'fixtures/composed-budget'), '/localdp/': join(packageDir, 'dist') });
-  const page = await browser.newPage();
-  const errors = [];
-  const wasm = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('requestfinished', (r) => r.url().endsWith('.wasm') && wasm.push(new URL(r.url()).pathname));
-  try {
-    await page.goto(`${server.url}/`);
-    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
-    assert.equal(await page.evaluate(() => window.failure), undefined);
-    const result = await page.evaluate(() => window.result);
-    for (const entry of ['family', 'web']) {
-      const { spent, protocol, again, plain } = result[entry];
-      assert.equal(protocol, 'grr', entry);
-      // 20 reports at ε 0.1 sum to 2: composed at δ 1e-6 they cost less.
-      assert.ok(spent > 0.1 && spent < 2, `${entry}: spent ${spent}`);
-      assert.ok(again > 0 && again <= 0.1, `${entry}: new Client after Client.open spent ${again}`);
-      assert.equal(plain, 'grr', `${entry}: new Client of a config without "delta" after Client.open`);
-    }
-    assert.equal(result.family.spent, result.web.spent);
-    // The module of every family alone, once: the family entry imports the web entry's module.
-    assert.deepEqual(wasm, ['/localdp/client/web/localdp_client_bg.wasm']);
-    assert.deepEqual(errors, []);
-  } finally {
-    await page.close();
-    await server.close();
+  const { result, wasm } = await fixture('composed-budget');
+  for (const entry of ['family', 'web']) {
+    const { spent, protocol, again, plain } = result[entry];
+    assert.equal(protocol, 'grr', entry);
+    // 20 reports at ε 0.1 sum to 2: composed at δ 1e-6 they cost less.
+    assert.ok(spent > 0.1 && spent < 2, `${entry}: spent ${spent}`);
+    assert.ok(again > 0 && again <= 0.1, `${entry}: new Client after Client.open spent ${again}`);
+    assert.equal(plain, 'grr', `${entry}: new Client of a config without "delta" after Client.open`);
   }
+  assert.equal(result.family.spent, result.web.spent);
+  // The module of every family alone, once: the family entry imports the web entry's module.
+  assert.deepEqual(wasm, ['/localdp/client/web/localdp_client_bg.wasm']);
 });
 
 test('where the module of every family cannot be imported, a family\'s entry refuses a budget with "delta" (313, with the cause)', async () => {
-  const server = await serve({ '/': join(here, 'fixtures/composed-budget'), '/localdp/': join(packageDir, 'dist') });
-  const page = await browser.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
   // As a service worker refuses import(): the module of every family's entry does not load.
-  await page.route('**/localdp/client/web/localdp.js', (route) => route.abort());
-  try {
-    await page.goto(`${server.url}/?blocked`);
-    await page.waitForFunction(() => window.result || window.failure, null, { timeout: 20000 });
-    assert.equal(await page.evaluate(() => window.failure), undefined);
-    const { sync, code, message, cause, opened } = await page.evaluate(() => window.result);
-    assert.equal(opened, undefined, 'Client.open refused');
-    assert.equal(sync, 313, 'new Client, once the family\'s module is instantiated');
-    assert.equal(code, 313);
-    assert.match(message, /^a budget with "delta" is charged by the module of every family/);
-    assert.equal(cause, true, 'the failed import is the cause');
-    assert.deepEqual(errors, []);
-  } finally {
-    await page.close();
-    await server.close();
-  }
+  const { result } = await fixture('composed-budget', { query: '?blocked', block: '**/localdp/client/web/localdp.js' });
+  const { sync, code, message, cause, opened } = result;
+  assert.equal(opened, undefined, 'Client.open refused');
+  assert.equal(sync, 313, 'new Client, once the family\'s module is instantiated');
+  assert.equal(code, 313);
+  assert.match(message, /^a budget with "delta" is charged by the module of every family/);
+  assert.equal(cause, true, 'the failed import is the cause');
 });
