@@ -4,8 +4,8 @@
 //! a typed error, and the client counts them as a reset, never a panic.
 
 use localdp::client::{Client, ClientState};
+use localdp::report::BitVector;
 use localdp::{Report, SimulationRng, StateError};
-use rand_core::SeedableRng;
 use serde_json::Value;
 
 /// One state per family as the release before the byte form (469381b)
@@ -30,7 +30,7 @@ fn states_of_the_release_before_load_with_their_ledger_and_memos_and_are_written
         let json: Value = serde_json::from_str(text).unwrap();
         let now = fixture["now"].as_u64().unwrap();
         let spent = fixture["spent"].as_f64().unwrap();
-        let mut client = Client::new(&config, secret, Some(text.as_bytes())).unwrap();
+        let client = Client::new(&config, secret, Some(text.as_bytes())).unwrap();
         assert_eq!((client.resets(), client.spent(now)), (0, spent), "{config}: read, not reset");
 
         // Migrated: the bytes hold the same ledger and memos, exactly.
@@ -41,13 +41,14 @@ fn states_of_the_release_before_load_with_their_ledger_and_memos_and_are_written
         let ledger: Vec<(u64, u64)> = state.ledger.iter().map(|&(t, e)| (t, e.to_bits())).collect();
         assert_eq!(ledger, ledger_of(&json), "{config}: the ledger is kept");
         // Each memo kept, in the byte form when it was a report's JSON
-        // (RAPPOR's permanent bits are hex in both).
-        let memos: Vec<(&str, &str)> = state.memos.iter().map(|(k, v)| (k, v.as_str())).collect();
-        let stored: Vec<(&str, String)> = json["memos"].as_object().unwrap().iter().map(|(k, v)| {
+        // (RAPPOR's permanent bits: hex in JSON, their bytes now).
+        let memos: Vec<(&str, &[u8])> = state.memos.iter().map(|(k, v)| (k, v.as_slice())).collect();
+        let stored: Vec<(&str, Vec<u8>)> = json["memos"].as_object().unwrap().iter().map(|(k, v)| {
             let memo = v.as_str().unwrap();
-            (k.as_str(), Report::from_json(memo).map_or(memo.to_string(), |r| r.to_memo()))
+            let bits = || BitVector::from_hex(memo).unwrap().as_bytes().to_vec();
+            (k.as_str(), Report::from_json(memo).map_or_else(|_| bits(), |r| r.to_memo()))
         }).collect();
-        let stored: Vec<(&str, &str)> = stored.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let stored: Vec<(&str, &[u8])> = stored.iter().map(|(k, v)| (*k, v.as_slice())).collect();
         assert_eq!(memos, stored, "{config}: the memos are kept");
         assert_eq!(state.metric, json["metric"].as_str().unwrap(), "{config}");
 

@@ -28,7 +28,7 @@ fn corrupt_memo(config: &str, value: &str) -> Error {
     client.randomize_text(value, 0, &mut rng).unwrap();
     let mut state = ClientState::from_bytes(&client.state_bytes()).unwrap();
     for memo in state.memos.values_mut() {
-        *memo = "zz".into();
+        *memo = vec![0xff];
     }
     let mut client = Client::new(config, &secret, Some(&state.to_bytes())).unwrap();
     client.randomize_text(value, 1, &mut rng).unwrap_err()

@@ -108,8 +108,10 @@ pub struct ClientState {
     /// state: the ledger keeps every charge that long.
     pub window_ms: u64,
     /// Memo keys (hex HMACs) to the permanent response, as the protocol
-    /// stores it (its report as `Report::to_memo` writes it, or RAPPOR's permanent bits as hex).
-    pub memos: KeyMap<String>,
+    /// stores it (its report as `Report::to_memo` writes it, or RAPPOR's
+    /// permanent bits); serialized as hex.
+    #[cfg_attr(feature = "serde", serde(serialize_with = "hex_memos"))]
+    pub memos: KeyMap<Vec<u8>>,
     /// `(time in ms, ε)` of every report that spent ε in the last
     /// `window_ms`, oldest first.
     pub ledger: Vec<(u64, f64)>,
@@ -233,6 +235,17 @@ impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
     }
 }
 
+/// Memos as a map of hex texts.
+#[cfg(feature = "serde")]
+fn hex_memos<S: serde::Serializer>(memos: &KeyMap<Vec<u8>>, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(memos.len()))?;
+    for (key, memo) in memos.iter() {
+        map.serialize_entry(key, &text!(HexBytes(memo)))?;
+    }
+    map.end()
+}
+
 #[cfg(feature = "json_state")]
 impl<V: FromField> FromField for KeyMap<V> {
     fn from_field(field: Field) -> std::result::Result<Self, String> {
@@ -298,16 +311,6 @@ impl ClientState {
             // rule's ε_1 each (rounded up, toward refusal) could have cost.
             let step = memo.and_then(|m| m.instantaneous_epsilon()).unwrap_or(f64::INFINITY);
             state.reports = KeyMap(state.charged.0.iter().map(|(k, c)| (k.clone(), (c / step - 1e-6).ceil().clamp(1.0, MEMO_REPORTS as f64))).collect());
-        }
-        // The JSON formats stored a memo as its report's JSON (RAPPOR's, its
-        // permanent bits as hex, which is no JSON and stays as it is).
-        #[cfg(feature = "json_state")]
-        if state.version < STATE_VERSION {
-            state.memos.values_mut().for_each(|memo| {
-                if let Some(report) = Report::from_stored(memo) {
-                    *memo = report.to_memo();
-                }
-            });
         }
         state.version = STATE_VERSION;
         let draws_usable = state.draws.as_deref().is_none_or(|d| memo.is_some_and(|m| m.draws_valid(d)));
@@ -388,7 +391,7 @@ impl ClientState {
         w.uint(self.memos.len() as u64);
         for (key, memo) in self.memos.iter() {
             w.text(key);
-            w.text(memo);
+            w.bytes(memo);
         }
         w.uint(self.ledger.len() as u64);
         for &(time, epsilon) in &self.ledger {
@@ -422,7 +425,7 @@ impl ClientState {
         state.window_ms = r.uint()?;
         for _ in 0..r.count()? {
             let key = r.text()?;
-            state.memos.insert(key, r.text()?);
+            state.memos.insert(key, r.bytes()?.to_vec());
         }
         for _ in 0..r.count()? {
             state.ledger.push((r.uint()?, r.float()?));
@@ -488,17 +491,30 @@ impl ClientState {
             },
             _ => object.read_optional("draws")?,
         };
+        let memos: KeyMap<String> = object.read_or("memos", KeyMap::default())?;
         Ok(ClientState {
             version,
             metric: object.read("metric")?,
             secret_id: object.read_optional("secret_id")?,
             window_ms: object.read_or("window_ms", 0)?,
-            memos: object.read_or("memos", KeyMap::default())?,
+            memos: KeyMap(memos.0.into_iter().map(|(key, memo)| (key, stored_memo(memo))).collect()),
             ledger: object.read_or("ledger", Vec::new())?,
             draws,
             charged: object.read_or("charged", KeyMap::default())?,
             reports: object.read_or("reports", KeyMap::default())?,
         })
+    }
+}
+
+/// A memo of a JSON state as this format stores it: the JSON formats
+/// stored a memo as its report's JSON (RAPPOR's: its permanent bits as
+/// hex). What is neither becomes an empty memo, which no metric reads
+/// ([`Error::CorruptMemo`] when used).
+#[cfg(feature = "json_state")]
+fn stored_memo(memo: String) -> Vec<u8> {
+    match Report::from_stored(&memo) {
+        Some(report) => report.to_memo(),
+        None => hex_bytes(&memo).unwrap_or_default(),
     }
 }
 

@@ -478,11 +478,11 @@ impl Memo for DistributionMetric {
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
         Ok(text!(self.input_of(Self::parse_value(value)?)))
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         let input = self.input_of(Self::parse_value(value)?);
         Ok(self.randomize_input(input, draws.first().copied().unwrap_or(0), rng).to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }

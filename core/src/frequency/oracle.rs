@@ -610,11 +610,11 @@ impl Memo for FrequencyOracle {
     fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
         Ok(self.mechanism.memo_key(self.domain.index_of(value)?, draws))
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         let index = self.domain.index_of(value)?;
         Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
         let stored = Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
         Ok(self.envelope(self.mechanism.instantaneous(&stored.payload, rng)))
     }

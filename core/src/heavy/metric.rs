@@ -573,10 +573,10 @@ impl Memo for HeavyHitterMetric {
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
         Ok(self.prepare(value)?.into_owned())
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }

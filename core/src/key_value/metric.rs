@@ -707,10 +707,10 @@ impl Memo for KeyValueMetric {
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
         self.canonical(value)
     }
-    fn permanent(&self, value: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, _draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         Ok(self.randomize_map(value, rng)?.to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }

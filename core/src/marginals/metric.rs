@@ -571,11 +571,11 @@ impl Memo for MarginalsMetric {
         let set = draws.first().copied().unwrap_or(0) as usize;
         Ok(text!(self.cell(set % self.sets.len(), &self.event_of(value)?)))
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         let event = self.event_of(value)?;
         Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng)?.to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }

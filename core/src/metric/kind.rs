@@ -55,9 +55,9 @@ pub trait Memo: Send + Sync {
     /// The memo key of a value (it validates the value).
     fn key(&self, value: &str, draws: &[u64]) -> Result<String>;
     /// A fresh permanent response for the value, as it is stored.
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String>;
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>>;
     /// The report sent for a stored permanent response.
-    fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
+    fn report(&self, permanent: &[u8], draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
     /// The ε of one report when every report randomizes the permanent
     /// response afresh (a frequency metric's `"instantaneous_epsilon"`).
     /// `None`: a memo's first report costs the long-run ε and repeats

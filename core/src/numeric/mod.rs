@@ -669,13 +669,13 @@ impl Memo for NumericMetric {
     fn key(&self, value: &str, draws: &[u64]) -> Result<String> {
         Ok(text!(self.alpha_point(value, draws)?))
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
         let point = self.alpha_point(value, draws)?;
         let [lo, hi] = self.ranges[0];
         let x = lo + (hi - lo) * point as f64 / self.granularity as f64;
         Ok(self.randomize_values(&[x], rng)?.to_memo())
     }
-    fn report(&self, permanent: &str, _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
+    fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
         Report::from_memo(permanent).ok_or(Error::CorruptMemo)
     }
 }

@@ -431,14 +431,14 @@ impl Memo for RapporMetric {
     fn key(&self, value: &str, _draws: &[u64]) -> Result<String> {
         Ok(value.to_string())
     }
-    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<String> {
-        Ok(self.permanent(&self.bloom(cohort_of(draws), value), rng).to_hex())
+    fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>> {
+        Ok(self.permanent(&self.bloom(cohort_of(draws), value), rng).as_bytes().to_vec())
     }
-    fn report(&self, permanent: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
-        let permanent = BitVector::from_hex(permanent)
-            .ok()
-            .filter(|b| b.fits(self.bits))
-            .ok_or(Error::CorruptMemo)?;
+    fn report(&self, permanent: &[u8], draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
+        let permanent = BitVector::from_bytes(permanent.to_vec());
+        if !permanent.fits(self.bits) {
+            return Err(Error::CorruptMemo);
+        }
         Ok(self.instantaneous(cohort_of(draws), &permanent, rng))
     }
 }
