@@ -22,6 +22,65 @@ function validSecret(text) {
   return typeof text === 'string' && /^[0-9a-fA-F]{64}$/.test(text);
 }
 
+/** base64's digits (RFC 4648) as character codes, and each code's value (-1: none). */
+const DIGITS = new TextEncoder().encode('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/');
+const VALUES = new Int8Array(256).fill(-1);
+DIGITS.forEach((code, value) => { VALUES[code] = value; });
+
+/** Bytes as base64 text (padded): the state as every storage can hold it. */
+function base64(bytes) {
+  const n = bytes.length;
+  const codes = new Uint8Array(Math.ceil(n / 3) * 4).fill(61); // '='
+  const digit = (o, word, shift) => {
+    codes[o] = DIGITS[word >> shift & 63];
+  };
+  let i = 0;
+  let o = 0;
+  for (; i + 2 < n; i += 3, o += 4) {
+    const word = bytes[i] << 16 | bytes[i + 1] << 8 | bytes[i + 2];
+    digit(o, word, 18);
+    digit(o + 1, word, 12);
+    digit(o + 2, word, 6);
+    digit(o + 3, word, 0);
+  }
+  if (i < n) {
+    const word = bytes[i] << 16 | (i + 1 < n ? bytes[i + 1] << 8 : 0);
+    digit(o, word, 18);
+    digit(o + 1, word, 12);
+    if (i + 1 < n) digit(o + 2, word, 6);
+  }
+  return new TextDecoder().decode(codes);
+}
+
+/**
+ * A stored state's bytes, for the core to read or refuse: those of its
+ * base64 if it is the one text `base64` writes for them, else its UTF-8
+ * (an earlier release's JSON text, or no state at all).
+ */
+function stateBytes(text) {
+  const codes = new TextEncoder().encode(text);
+  const n = codes.length;
+  const pad = n % 4 || !n ? 3 : (codes[n - 1] === 61) + (codes[n - 2] === 61);
+  if (pad > 2) return codes;
+  const bytes = new Uint8Array(n / 4 * 3 - pad);
+  // A quad's 24 bits (a digit past `digits` is 0), negative if a digit is not base64's.
+  const word = (i, digits) => VALUES[codes[i]] << 18 | VALUES[codes[i + 1]] << 12
+    | (digits > 2 ? VALUES[codes[i + 2]] << 6 : 0) | (digits > 3 ? VALUES[codes[i + 3]] : 0);
+  let o = 0;
+  let bad = 0;
+  for (let i = 0; i < n - 4; i += 4, o += 3) {
+    const w = word(i, 4);
+    bad |= w;
+    bytes[o] = w >> 16;
+    bytes[o + 1] = w >> 8;
+    bytes[o + 2] = w;
+  }
+  const last = word(n - 4, 4 - pad);
+  for (let k = 0; k < 3 - pad; k++) bytes[o + k] = last >> 16 - 8 * k;
+  // The bits past the last byte are zero in base64's text.
+  return (bad | last) < 0 || last & (1 << 8 * pad) - 1 ? codes : bytes;
+}
+
 /** `options[key]`, for any `options` (not an object: no options). */
 function option(options, key) {
   return options !== null && typeof options === 'object' ? options[key] : undefined;
@@ -228,16 +287,16 @@ export function bindClient(modules, defaultStorage, withMessage) {
           writes[secretKey] = secret;
         }
         if (secret !== this.#secret || stored !== this.#text) {
-          let text = stored ?? null;
-          if (this.#earlier !== undefined && values[stateKey] === undefined && text !== null) {
+          let bytes = stored == null ? undefined : stateBytes(String(stored));
+          if (this.#earlier !== undefined && values[stateKey] === undefined && bytes !== undefined) {
             // An earlier release's JSON state, which this module cannot read (it threw code 312): the module
             // of every family reads it, and this one takes it as bytes.
             const earlier = coreCall(() => new this.#earlier(this.#config, secret));
-            reset = coreCall(() => earlier.load(secret, text)) > 0 || reset;
-            text = earlier.state;
+            reset = coreCall(() => earlier.load(secret, bytes)) > 0 || reset;
+            bytes = earlier.state;
           }
           try {
-            reset = coreCall(() => this.#core.load(secret, text)) > 0 || reset;
+            reset = coreCall(() => this.#core.load(secret, bytes)) > 0 || reset;
           } catch (error) {
             if (error.code !== 312 || this.#earlier !== undefined || !modules.earlier) throw error;
             outcome = { earlier: error };
@@ -253,7 +312,7 @@ export function bindClient(modules, defaultStorage, withMessage) {
         } catch (error) {
           outcome = { error };
         }
-        this.#text = coreCall(() => this.#core.state);
+        this.#text = base64(coreCall(() => this.#core.state));
         if (this.#text !== stored) writes[stateKey] = this.#text;
         seen = { secret, resets };
         return writes;

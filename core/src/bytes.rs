@@ -1,6 +1,5 @@
-//! Sealed byte records: what the device stores (as base64 where the
-//! storage holds text), and the checksum the aggregation side's state
-//! bytes end with.
+//! Sealed byte records: what the device stores, and the checksum the
+//! aggregation side's state bytes end with.
 //!
 //! ```text
 //! magic      4 bytes
@@ -197,70 +196,6 @@ pub(crate) fn ascii(bytes: &[u8]) -> Option<String> {
     bytes.is_ascii().then(|| bytes.iter().map(|&b| char::from(b)).collect())
 }
 
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Bytes as base64 text (RFC 4648, padded): a record where the storage
-/// holds text.
-///
-/// ```
-/// use localdp_core::bytes::{base64, from_base64};
-/// assert_eq!(base64(b"LDPC\x05"), "TERQQwU=");
-/// assert_eq!(from_base64("TERQQwU=").as_deref(), Some(&b"LDPC\x05"[..]));
-/// assert_eq!(from_base64("TERQQwU"), None); // not padded
-/// ```
-pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let word = chunk.iter().enumerate().fold(0u32, |w, (i, &b)| w | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() { char::from(BASE64[(word >> (18 - 6 * i) & 63) as usize]) } else { '=' });
-        }
-    }
-    out
-}
-
-/// The 6 bits of a base64 digit.
-fn digit(c: u8) -> Option<u32> {
-    let d = match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    };
-    Some(u32::from(d))
-}
-
-/// The bytes of [`base64`]'s text, or `None` for anything it does not
-/// write (its one encoding of those bytes: padding only at the end, and
-/// the bits it leaves over zero).
-///
-/// See the example on [`base64`].
-pub fn from_base64(text: &str) -> Option<Vec<u8>> {
-    let text = text.as_bytes();
-    if text.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for (n, quad) in text.chunks(4).enumerate() {
-        let pad = quad.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && (n + 1) * 4 != text.len()) {
-            return None;
-        }
-        let mut word = 0u32;
-        for (i, &c) in quad[..4 - pad].iter().enumerate() {
-            word |= digit(c)? << (18 - 6 * i);
-        }
-        // The bits past the last byte: zero in base64's own text.
-        if word & ((1 << (8 * pad)) - 1) != 0 {
-            return None;
-        }
-        out.extend_from_slice(&word.to_be_bytes()[1..4 - pad]);
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,35 +239,6 @@ mod tests {
         let bytes: Vec<u8> = (0..9000u32).map(|i| (i * 151 + i / 256) as u8).collect();
         for n in [0, 1, 100, 4095, 4096, 4097, 9000] {
             assert_eq!(crc32(&bytes[..n]), bitwise(&bytes[..n]), "{n} bytes");
-        }
-    }
-
-    /// `from_base64` takes exactly the texts `base64` writes: every one it
-    /// reads is written back as it was (checked over every text of one quad
-    /// on an alphabet of each kind of digit, the padding and a stranger, and
-    /// of two quads on a smaller one), and every byte string of up to 2
-    /// bytes, and longer ones, reads back.
-    #[test]
-    fn base64_reads_exactly_what_it_writes() {
-        let mut read = 0;
-        for (alphabet, len) in [(&b"AQZagz09+/=*"[..], 4u32), (&b"AQw/=*"[..], 8)] {
-            let k = alphabet.len();
-            for n in 0..k.pow(len) {
-                let text: String = (0..len).map(|i| char::from(alphabet[n / k.pow(i) % k])).collect();
-                if let Some(bytes) = from_base64(&text) {
-                    assert_eq!(base64(&bytes), text);
-                    read += 1;
-                }
-            }
-        }
-        assert!(read > 1000, "{read} texts read");
-        let mut strings: Vec<Vec<u8>> = (0..=0xffffu32).flat_map(|w| [vec![w as u8], w.to_be_bytes()[2..].to_vec()]).collect();
-        strings.extend((0..200u32).map(|n| (0..n).map(|i| (i * 7919 + n) as u8).collect()));
-        for bytes in strings {
-            assert_eq!(from_base64(&base64(&bytes)).as_deref(), Some(bytes.as_slice()));
-        }
-        for bad in ["TERQQwV=", "TQ==TQ==", "TER", "TE R", "====", "T==="] {
-            assert_eq!(from_base64(bad), None, "{bad}");
         }
     }
 }

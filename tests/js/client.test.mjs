@@ -98,6 +98,55 @@ test('one storage, either module: memos, ledger and resets carry over', async ()
   assert.equal(await small.spent, 0, 'the window rolled over');
 });
 
+test('the state is stored as the base64 of its bytes, and read back from that one text only', async () => {
+  // The JS client writes and reads the base64 itself; Node's Buffer is the reference.
+  // Each report adds a ledger entry of 9, 10 or 11 bytes (its time's LEB128, then ε's 8 bytes).
+  const times = [1, 2, 3, 200, 300, 400, 40_000, 50_000, 60_000];
+  const config = { protocol: 'grr', epsilon: 1, domain: 4, budget: { epsilon: 100, window: '1d' } };
+  const now = () => 86_000_000;
+  const store = memoryStore();
+  let time = 0;
+  const c = await Client.open(config, { storage: client.asyncStorage(store, { locks: fakeLocks() }), now: () => time });
+  const key = [...store.map.keys()].find((k) => k.startsWith('localdp:state-bytes:'));
+  const tails = new Map();
+  for (const [i, t] of times.entries()) {
+    time = t;
+    await c.randomize(1);
+    const stored = store.map.get(key);
+    const bytes = Buffer.from(stored, 'base64');
+    assert.equal(bytes.toString('base64'), stored, 'the one base64 text of its bytes');
+    assert.equal(bytes.subarray(0, 4).toString(), 'LDPC');
+    tails.set(bytes.length % 3, { stored, spent: i + 1 });
+  }
+  assert.deepEqual([...tails.keys()].sort(), [0, 1, 2], 'whole quads, and one or two bytes past them');
+  // Another context reads each text as it was stored, and takes any other text of the same bytes for corrupt.
+  const read = async (text) => {
+    const other = memoryStore();
+    other.map.set('localdp:secret', store.map.get('localdp:secret'));
+    other.map.set(key, text);
+    const opened = await Client.open(config, { storage: client.asyncStorage(other, { locks: fakeLocks() }), now });
+    return [opened.resets, await opened.spent];
+  };
+  const digits = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  for (const [tail, { stored, spent }] of tails) {
+    assert.deepEqual(await read(stored), [0, spent], `${tail} bytes past whole quads: read back`);
+    const others = [
+      `${stored.slice(0, 8)}\n${stored.slice(8)}`, // atob would skip the line break
+      `${stored}=`,
+      `${stored.slice(0, 4)}====${stored.slice(4)}`, // padding inside
+      `${stored.slice(0, 4)}-${stored.slice(5)}`, // base64url's digit
+    ];
+    if (tail > 0) {
+      const end = stored.length - 4 + tail; // the last digit, whose low bits are past the last byte
+      others.push(stored.replace(/=+$/, ''), stored.slice(0, end) + digits[digits.indexOf(stored[end]) | 1] + stored.slice(end + 1));
+    }
+    for (const text of others) {
+      assert.notEqual(text, stored);
+      assert.deepEqual(await read(text), [1, 0], `${JSON.stringify(text.slice(-6))}: another text, a reset`);
+    }
+  }
+});
+
 test('a state stored by the release before (JSON) keeps its ledger and memos, and is stored again as bytes', async () => {
   // tests/fixtures/client-states-v3-v4.json's GRR state, as 469381b stored it.
   const config = { protocol: 'grr', epsilon: 1, domain: ['a', 'b', 'c'], memoize: true, budget: { epsilon: 5, window: '1d' } };

@@ -236,12 +236,13 @@ test("a family module refuses an earlier release's JSON state (code 312), changi
     if (chosen === undefined || 'error' in run(every, config)) continue;
     const reader = new every(config, secret);
     reader.randomize(valueFor(config), 1_700_000_000_000);
-    // The state as a release before this one stored it: JSON of format 4, read by the module of every family.
-    const json = JSON.stringify({ version: 4, metric: reader.id, memos: {}, ledger: [[1_700_000_000_000, reader.epsilon]], draws: null });
+    // The state as a release before this one stored it (JSON of format 4; the module takes the text's UTF-8),
+    // read by the module of every family.
+    const json = new TextEncoder().encode(JSON.stringify({ version: 4, metric: reader.id, memos: {}, ledger: [[1_700_000_000_000, reader.epsilon]], draws: null }));
     assert.equal(new every(config, secret).load(secret, json), 0, JSON.stringify(config));
     const client = new family[chosen](config, secret);
     const before = client.state;
     assert.throws(() => client.load(secret, json), (e) => e.code === 312 && e.message === '', `${JSON.stringify(config)} in the ${chosen} module`);
-    assert.equal(client.state, before, 'nothing changed');
+    assert.deepEqual(client.state, before, 'nothing changed');
   }
 });

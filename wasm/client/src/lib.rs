@@ -11,7 +11,6 @@
 
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
-use localdp_core::bytes::{base64, from_base64};
 use localdp_core::error::Error;
 use localdp_core::metric::ValueKind;
 use localdp_core::SecureRng;
@@ -572,20 +571,15 @@ impl ClientCore {
         Ok(ClientCore { core, rng: SecureRng::new().map_err(js_error)? })
     }
 
-    /// Takes the install's `secret` and the `state` text `.state` gave
-    /// (here or in another context; or the JSON text of an earlier
-    /// release, which the next `.state` gives as bytes) in place of the
+    /// Takes the install's `secret` and the `state` bytes `.state` gave
+    /// (here or in another context; or the UTF-8 of an earlier release's
+    /// JSON text, which the next `.state` gives as bytes) in place of the
     /// core's own, without reading the config again; returns the resets
     /// found: 1 when the state was unusable (a fresh one was started) or its
     /// memos were made under another secret (they were dropped), else 0. On
     /// an error nothing changes.
-    pub fn load(&mut self, secret: &str, state: Option<String>) -> Result<u32, JsValue> {
-        let stored = state.map(|text| match text.starts_with('{') {
-            true => text.into_bytes(),
-            // Text that is not base64 is no state: read as such (a reset).
-            false => from_base64(&text).unwrap_or_else(|| text.into_bytes()),
-        });
-        self.core.load(secret, stored.as_deref()).map_err(js_error)?;
+    pub fn load(&mut self, secret: &str, state: Option<Vec<u8>>) -> Result<u32, JsValue> {
+        self.core.load(secret, state.as_deref()).map_err(js_error)?;
         Ok(self.core.resets() as u32)
     }
 
@@ -608,11 +602,11 @@ impl ClientCore {
         self.core.metric().id()
     }
 
-    /// The state to store: its bytes (versioned, checksummed) as base64
-    /// text, which every storage holds.
+    /// The state to store: its bytes (versioned, checksummed), which the
+    /// package stores as base64 text (what every storage holds).
     #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        base64(&self.core.state_bytes())
+    pub fn state(&self) -> Vec<u8> {
+        self.core.state_bytes()
     }
 
     /// ε spent in the budget window ending at `now_ms` (ms since 1970).
