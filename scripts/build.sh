@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 . scripts/setup.sh
 out=${1:-dist}
 rm -rf "$out"
-grep -c '^export ' js/client.mjs | grep -qx 1 || { echo "build: js/client.mjs must have exactly one export" >&2; exit 1; }
+# client.cjs's module.exports: client.mjs's exports, all functions.
+client_exports=$(sed -n 's/^export function \([A-Za-z0-9_]*\).*/\1/p' js/client.mjs | paste -sd, - | sed 's/,/, /g')
+[ "$(grep -c '^export ' js/client.mjs)" = "$(grep -c '^export function ' js/client.mjs)" ] || { echo "build: js/client.mjs exports only functions" >&2; exit 1; }
 
 # The modules are compiled as setup.sh's wasm_compiler says, with its
 # ship_flags.
@@ -28,7 +30,7 @@ wasm_compiler
 # beside NAME_bg.wasm (unoptimized),
 # with the JS Client beside them (each directory is served on its own: the
 # collector serves dist/web at /pkg/): client.mjs for the web, its CommonJS
-# copy client.cjs (the one export becomes module.exports) for Node.
+# copy client.cjs (its exports become module.exports) for Node.
 bindings() {
   local target=$1 dir=$out/$2 name=$3 crate=$4
   shift 4
@@ -41,7 +43,7 @@ bindings() {
     node scripts/init-guard.mjs "$dir/bindings.js"
     cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
   else
-    { sed 's/^export function bindClient/function bindClient/' js/client.mjs; echo 'module.exports = { bindClient };'; } > "$dir/client.cjs"
+    { sed 's/^export function /function /' js/client.mjs; echo "module.exports = { $client_exports };"; } > "$dir/client.cjs"
     sed -e "s#'./storage.mjs'#'./storage.cjs'#g" -e "s#'./messages.mjs'#'./messages.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
     { sed 's/^export function /function /' js/storage.mjs; echo 'module.exports = { indexedDBStorage, asyncStorage, chromeStorage };'; } > "$dir/storage.cjs"
     cp js/storage.d.mts "$dir/storage.d.cts"

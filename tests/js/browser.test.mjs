@@ -123,8 +123,9 @@ async function fixture(name, { query = '', block } = {}) {
 test('a state of an earlier release (JSON) is converted by the module of every family, fetched for it alone', async () => {
   const { result, wasm } = await fixture('earlier-state');
   for (const entry of ['family', 'web']) {
-    const { spent, resets, report, after, bytes, json } = result[entry];
+    const { spent, resets, report, after, bytes, json, corrupt } = result[entry];
     assert.deepEqual({ spent, resets, after, bytes, json }, { spent: 2, resets: 0, after: 2, bytes: 'LDPC', json: true }, entry);
+    assert.deepEqual(corrupt, [1, 0], `${entry}: the base64 of "{}" under the bytes' key is a counted reset`);
     assert.deepEqual(report, { version: 1, protocol: 'grr', epsilon: 1, domain: 'e554b29b4737a22d', value: 0 }, `${entry}: the memo is sent again`);
   }
   // The family's module, then the module of every family, to convert the state (once: the web entry reuses it).

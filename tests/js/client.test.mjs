@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import * as client from 'localdp/client';
 import { Client as FullClient, Aggregator } from 'localdp';
 import { memoryStore, fakeLocks } from './helpers.mjs';
@@ -96,6 +97,39 @@ test('one storage, either module: memos, ledger and resets carry over', async ()
   assert.equal(await small.spent, 2);
   now += 86_400_000;
   assert.equal(await small.spent, 0, 'the window rolled over');
+});
+
+test('the state\'s base64 is Buffer\'s, and only its one text of some bytes is read as those bytes', () => {
+  // client.mjs's own functions, as the package ships them (Node's copy).
+  const { base64, stateBytes } = require(join(dirname(require.resolve('localdp/package.json')), 'dist/client/node/client.cjs'));
+  const same = (a, b) => Buffer.from(a).equals(Buffer.from(b));
+  // Read as bytes: a text that is Buffer's base64 of what Buffer reads from it, unless those bytes start with
+  // `{` (no byte form does); any other text is passed on as its UTF-8, for the core to refuse.
+  const read = (text) => {
+    const decoded = Buffer.from(text, 'base64');
+    return decoded.toString('base64') === text && decoded[0] !== 123 ? decoded : Buffer.from(text);
+  };
+  let accepted = 0;
+  for (const [alphabet, length] of [['AQZagz09+/=*{-', 4], ['Aw/=*', 8]]) {
+    const k = alphabet.length;
+    for (let n = 0; n < k ** length; n++) {
+      let text = '';
+      for (let i = 0, m = n; i < length; i++, m = Math.floor(m / k)) text += alphabet[m % k];
+      const bytes = stateBytes(text);
+      assert.ok(same(bytes, read(text)), text);
+      if (base64(bytes) === text) accepted += 1;
+    }
+  }
+  assert.ok(accepted > 5000, `${accepted} texts read as bytes`);
+  const strings = [new Uint8Array(0)];
+  for (let w = 0; w <= 0xffff; w++) strings.push(Uint8Array.of(w >> 8, w & 255), ...(w < 256 ? [Uint8Array.of(w)] : []));
+  for (let n = 3; n < 200; n++) strings.push(Uint8Array.from({ length: n }, (_, i) => (i * 7919 + n) & 255));
+  for (const bytes of strings) {
+    const text = base64(bytes);
+    assert.equal(text, Buffer.from(bytes).toString('base64'));
+    assert.ok(same(stateBytes(text), bytes[0] === 123 ? Buffer.from(text) : bytes), text);
+  }
+  assert.ok(same(stateBytes('e30='), Buffer.from('e30=')), 'the base64 of "{}" is no state');
 });
 
 test('the state is stored as the base64 of its bytes, and read back from that one text only', async () => {
