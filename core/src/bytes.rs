@@ -166,8 +166,8 @@ impl<'a> ByteReader<'a> {
         Ok(f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
     }
 
-    /// Text written by [`ByteWriter::text`]: ASCII, as everything a device
-    /// stores is (keys and ids in hex, reports' JSON).
+    /// Text written by [`ByteWriter::text`]: ASCII, as every text a device
+    /// stores is (ids, protocol names, fingerprints, memo keys).
     pub(crate) fn text(&mut self) -> Result<String, StateError> {
         ascii(self.bytes()?).ok_or(StateError::Malformed)
     }

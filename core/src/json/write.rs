@@ -62,8 +62,8 @@ impl Writer {
 pub(crate) fn quote(out: &mut String, s: &str, other: impl Fn(char, &mut String)) {
     out.push('"');
     let mut rest = s;
-    // Runs of printable ASCII other than quotes and backslashes (a memo's
-    // report, a state's keys) are copied whole.
+    // Runs of printable ASCII other than quotes and backslashes (most of a
+    // report's text) are copied whole.
     while let Some(at) = rest.bytes().position(|b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\') {
         out.push_str(&rest[..at]);
         let c = rest[at..].chars().next().unwrap_or_default();
