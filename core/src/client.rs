@@ -226,24 +226,14 @@ impl<V> KeyMap<V> {
 #[cfg(feature = "serde")]
 impl<V: serde::Serialize> serde::Serialize for KeyMap<V> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
+        serializer.collect_map(self.iter())
     }
 }
 
 /// Memos as a map of hex texts.
 #[cfg(feature = "serde")]
 fn hex_memos<S: serde::Serializer>(memos: &KeyMap<Vec<u8>>, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let mut map = serializer.serialize_map(Some(memos.len()))?;
-    for (key, memo) in memos.iter() {
-        map.serialize_entry(key, &text!(HexBytes(memo)))?;
-    }
-    map.end()
+    serializer.collect_map(memos.iter().map(|(key, memo)| (key, text!(HexBytes(memo)))))
 }
 
 #[cfg(feature = "json_state")]
