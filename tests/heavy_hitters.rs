@@ -380,31 +380,6 @@ fn forged_discovery_states_are_refused_cheaply() {
     }
 }
 
-/// A stored memo that parses as a report but is not one of this metric (a
-/// state edited or carried over from another config) is never sent: the
-/// client refuses it as a corrupt memo.
-#[test]
-fn a_memo_of_another_metric_is_not_sent() {
-    use localdp::client::{new_secret, Client, ClientState};
-    let mut rng = SimulationRng::seed_from_u64(1305);
-    let config = r#"{"protocol":"pem","epsilon":1,"max_length":4,"memoize":true}"#;
-    let secret = new_secret(&mut rng);
-    let mut client = Client::new(config, &secret, None).unwrap();
-    let first = client.randomize_text("/a", 0, &mut rng).unwrap();
-    let mut state = ClientState::from_bytes(&client.state_bytes()).unwrap();
-    let other = Metric::from_json(r#"{"protocol":"pem","epsilon":1,"max_length":5}"#).unwrap();
-    for memo in state.memos.values_mut() {
-        *memo = other.randomize_text("/a", &mut rng).unwrap().to_memo();
-    }
-    let stored = state.to_bytes();
-    let mut honest = Client::new(config, &secret, Some(&client.state_bytes())).unwrap();
-    assert_eq!(honest.randomize_text("/a", 1, &mut rng).unwrap(), first, "an honest memo is sent again");
-    let mut edited = Client::new(config, &secret, Some(&stored)).unwrap();
-    assert_eq!(edited.randomize_text("/a", 1, &mut rng).unwrap_err(), Error::CorruptMemo);
-}
-
-
-
 /// Cross-fitting's power: four values of all `max_length` bytes, each held
 /// by 7% of the devices, are complete only at the last level, so each half
 /// of that level's reports alone tests them near the listing threshold.

@@ -391,6 +391,54 @@ fn another_config_of_the_metric_keeps_the_ledger_and_drops_the_memos() {
     }
 }
 
+/// A stored memo that parses as a report but is not one of this metric (a
+/// state edited or carried over from another config) is never sent: for
+/// every family that memoizes a report, the client refuses it as a corrupt
+/// memo, and an honest memo is sent again.
+#[test]
+fn a_memo_of_another_metric_is_not_sent() {
+    let cases = [
+        (r#"{"protocol":"oue","epsilon":1,"domain":4,"memoize":true}"#, r#"{"protocol":"oue","epsilon":1,"domain":5}"#, "1"),
+        (
+            r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,1],"memoize":true}"#,
+            r#"{"protocol":"one_bit_mean","epsilon":1,"range":[0,2]}"#,
+            "0.5",
+        ),
+        (r#"{"protocol":"pem","epsilon":1,"max_length":4,"memoize":true}"#, r#"{"protocol":"pem","epsilon":1,"max_length":5}"#, "/a"),
+        (
+            r#"{"protocol":"square_wave","epsilon":1,"range":[0,1],"memoize":true}"#,
+            r#"{"protocol":"square_wave","epsilon":1,"range":[0,2]}"#,
+            "0.5",
+        ),
+        (
+            r#"{"protocol":"marginals_oue","epsilon":1,"way":1,"attributes":[{"name":"a","domain":2},{"name":"b","domain":2}],"memoize":true}"#,
+            r#"{"protocol":"marginals_oue","epsilon":1,"way":1,"attributes":[{"name":"a","domain":3},{"name":"b","domain":2}]}"#,
+            r#"{"a":1,"b":0}"#,
+        ),
+        (
+            r#"{"protocol":"pckv_ue","epsilon":1,"keys":2,"range":[0,1],"pad":1,"memoize":true}"#,
+            r#"{"protocol":"pckv_ue","epsilon":1,"keys":3,"range":[0,1],"pad":1}"#,
+            r#"{"0":0.5}"#,
+        ),
+    ];
+    let mut rng = SimulationRng::seed_from_u64(1305);
+    for (config, other, value) in cases {
+        let secret = new_secret(&mut rng);
+        let mut client = Client::new(config, &secret, None).unwrap();
+        let first = client.randomize_text(value, 0, &mut rng).unwrap();
+        let mut state = ClientState::from_bytes(&client.state_bytes()).unwrap();
+        let other = Metric::from_json(other).unwrap();
+        for memo in state.memos.values_mut() {
+            *memo = other.randomize_text(value, &mut rng).unwrap().to_memo();
+        }
+        let stored = state.to_bytes();
+        let mut honest = Client::new(config, &secret, Some(&client.state_bytes())).unwrap();
+        assert_eq!(honest.randomize_text(value, 1, &mut rng).unwrap(), first, "{config}: an honest memo is sent again");
+        let mut edited = Client::new(config, &secret, Some(&stored)).unwrap();
+        assert_eq!(edited.randomize_text(value, 1, &mut rng).unwrap_err(), Error::CorruptMemo, "{config}");
+    }
+}
+
 #[test]
 fn memoized_one_bit_mean_is_unbiased_with_alpha_point_rounding() {
     // Many installs (each with its own α) report 37.3 on [0, 100] twenty

@@ -676,7 +676,7 @@ impl Memo for NumericMetric {
         Ok(self.randomize_values(&[x], rng)?.to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_memo(permanent).ok_or(Error::CorruptMemo)
+        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
     }
 }
 
