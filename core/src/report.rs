@@ -449,7 +449,8 @@ impl Report {
 
     /// A memo [`Report::to_memo`] wrote, or `None` if it is not one (the
     /// caller checks it against its metric).
-    pub(crate) fn from_memo(memo: &[u8]) -> Option<Report> {
+    #[doc(hidden)]
+    pub fn from_memo(memo: &[u8]) -> Option<Report> {
         let mut r = ByteReader::body(memo);
         let protocol = Protocol::from_name(&r.text().ok()?)?;
         let (epsilon, domain) = (r.float().ok()?, r.text().ok()?);

@@ -111,10 +111,17 @@ pub mod readers;
 
 /// A client's state as the JSON text of format 4, which releases before
 /// the byte form stored (format 3 when no memo is partly charged): what
-/// the tests of that reader edit.
+/// the tests of that reader edit. As those releases wrote them, a memo is
+/// its report's JSON text, RAPPOR's permanent bits hex.
 pub fn legacy_state(client: &localdp::client::Client) -> serde_json::Value {
     let state = localdp::client::ClientState::from_bytes(&client.state_bytes()).expect("a client's own state reads");
     let mut json = serde_json::to_value(&state).expect("a state serializes");
     json["version"] = if state.reports.is_empty() { 3 } else { 4 }.into();
+    if client.metric().protocol() != localdp::Protocol::OpenDomain(localdp::OpenDomainProtocol::Rappor) {
+        for (key, memo) in state.memos.iter() {
+            let report = localdp::Report::from_memo(memo).expect("a report's memo");
+            json["memos"][key] = report.to_json().into();
+        }
+    }
     json
 }
