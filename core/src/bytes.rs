@@ -28,8 +28,8 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     // each call (a few µs, against code or data in the device's module):
     // `t[k][b]` is the register after byte `b`, then `k` zero bytes.
     let mut t = [[0u32; 256]; 4];
-    for b in 0..256 {
-        t[0][b] = (0..8).fold(b as u32, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 });
+    for (b, entry) in t[0].iter_mut().enumerate() {
+        *entry = (0..8).fold(b as u32, |c, _| if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 });
     }
     for k in 1..4 {
         for b in 0..256 {

@@ -425,7 +425,10 @@ impl Report {
         w.text(self.protocol.name());
         w.float(self.epsilon);
         w.text(&self.domain);
-        let mut numbers = |tag: u64, numbers: &[u64]| numbers.iter().fold(w.uint(tag), |(), &x| w.uint(x));
+        let mut numbers = |tag: u64, numbers: &[u64]| {
+            w.uint(tag);
+            numbers.iter().for_each(|&x| w.uint(x));
+        };
         match &self.payload {
             Payload::Index(v) => numbers(0, &[*v]),
             Payload::Hashed { seed, value } => numbers(1, &[u64::from(*seed), *value]),
