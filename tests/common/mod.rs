@@ -119,7 +119,7 @@ pub fn legacy_state(client: &localdp::client::Client) -> serde_json::Value {
     json["version"] = if state.reports.is_empty() { 3 } else { 4 }.into();
     if client.metric().protocol() != localdp::Protocol::OpenDomain(localdp::OpenDomainProtocol::Rappor) {
         for (key, memo) in state.memos.iter() {
-            let report = localdp::Report::from_memo(memo).expect("a report's memo");
+            let report = localdp::Report::read_memo(memo).expect("a report's memo");
             json["memos"][key] = report.to_json().into();
         }
     }

@@ -56,7 +56,9 @@ pub trait Memo: Send + Sync {
     fn key(&self, value: &str, draws: &[u64]) -> Result<String>;
     /// A fresh permanent response for the value, as it is stored.
     fn permanent(&self, value: &str, draws: &[u64], rng: &mut dyn RngCore) -> Result<Vec<u8>>;
-    /// The report sent for a stored permanent response.
+    /// The report sent for a stored permanent response. A stored memo that
+    /// is not one of this metric's (a state edited to pass its checksum) is
+    /// [`Error::CorruptMemo`](crate::error::Error::CorruptMemo), never sent.
     fn report(&self, permanent: &[u8], draws: &[u64], rng: &mut dyn RngCore) -> Result<Report>;
     /// The ε of one report when every report randomizes the permanent
     /// response afresh (a frequency metric's `"instantaneous_epsilon"`).
