@@ -159,7 +159,7 @@ export interface MarginalsConfig {
 
 /** Client-only keys, on any config; the Aggregator ignores them. */
 export interface RepeatedCollection {
-  /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, marginals (per cell of the set drawn once), one_bit_mean; RAPPOR always does). */
+  /** Draw one permanent response per value and resend it (frequency protocols, heavy hitters, distributions, key-value maps, marginals (per cell of the set drawn once), one_bit_mean; RAPPOR always does). */
   memoize?: boolean;
   /** Refuse reports that would spend more than `epsilon` within `window` ("30s", "15m", "12h", "1d"): their ε summed, or with `delta` their optimal composition at that δ (365 reports at ε 0.1 cost 36.5 summed, 10.31 composed at δ 1e-6). */
   budget?: {
