@@ -39,48 +39,63 @@ fn shortest(x: f64) -> String {
 /// numbers: `1.0` for integers up to 16 digits, a point inside the digits
 /// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
 fn shortest_layout(text: &str) -> String {
-    let (negative, text) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
+    // Byte by byte: str's patterns, `chars` and `parse` cost the client's
+    // module about 2 KB here.
+    let (negative, text) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        text => (false, text),
     };
-    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
-        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
-        None => (text, 0),
+    let e = text.iter().position(|&c| c == b'e' || c == b'E').unwrap_or(text.len());
+    let (mantissa, exponent) = text.split_at(e);
+    let (sign, exponent) = match exponent.get(1..).unwrap_or_default() {
+        [b'-', rest @ ..] => (-1, rest),
+        [b'+', rest @ ..] | rest => (1, rest),
     };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let all: String = int.chars().chain(frac.chars()).collect();
-    let digits = all.trim_start_matches('0');
-    let trimmed = digits.trim_end_matches('0');
-    let mut out = String::from(if negative { "-" } else { "" });
+    let exponent = sign * exponent.iter().fold(0i32, |e, &c| e * 10 + i32::from(c - b'0'));
+    let point = mantissa.iter().position(|&c| c == b'.');
+    let frac = point.map_or(0, |p| mantissa.len() - p - 1) as i32;
+    let all: Vec<u8> = mantissa.iter().copied().filter(|&c| c != b'.').collect();
+    let first = all.iter().position(|&c| c != b'0').unwrap_or(all.len());
+    let end = all.iter().rposition(|&c| c != b'0').map_or(first, |last| last + 1);
+    let trimmed = &all[first..end];
+    let mut out = Vec::new();
+    if negative {
+        out.push(b'-');
+    }
     if trimmed.is_empty() {
-        out.push_str("0.0");
-        return out;
+        out.extend_from_slice(b"0.0");
+        return String::from_utf8(out).unwrap_or_default();
     }
     // value = trimmed × 10^k; kk is the decimal point's place in `trimmed`.
     let length = trimmed.len() as i32;
-    let k = exponent - frac.len() as i32 + (digits.len() - trimmed.len()) as i32;
+    let k = exponent - frac + (all.len() - end) as i32;
     let kk = length + k;
-    let zeros = |n: i32| "0".repeat(n.max(0) as usize);
+    let zeros = |out: &mut Vec<u8>, n: i32| out.resize(out.len() + n.max(0) as usize, b'0');
+    let mut exponent = None;
     if k >= 0 && kk <= 16 {
-        out.push_str(trimmed);
-        out.push_str(&zeros(k));
-        out.push_str(".0");
+        out.extend_from_slice(trimmed);
+        zeros(&mut out, k);
+        out.extend_from_slice(b".0");
     } else if 0 < kk && kk <= 16 {
-        out.push_str(&trimmed[..kk as usize]);
-        out.push('.');
-        out.push_str(&trimmed[kk as usize..]);
+        out.extend_from_slice(&trimmed[..kk as usize]);
+        out.push(b'.');
+        out.extend_from_slice(&trimmed[kk as usize..]);
     } else if -5 < kk && kk <= 0 {
-        out.push_str("0.");
-        out.push_str(&zeros(-kk));
-        out.push_str(trimmed);
+        out.extend_from_slice(b"0.");
+        zeros(&mut out, -kk);
+        out.extend_from_slice(trimmed);
     } else {
-        out.push_str(&trimmed[..1]);
+        out.push(trimmed[0]);
         if length > 1 {
-            out.push('.');
-            out.push_str(&trimmed[1..]);
+            out.push(b'.');
+            out.extend_from_slice(&trimmed[1..]);
         }
-        out.push_str(if kk > 1 { "e+" } else { "e" });
-        crate::text::put!(&mut out, (kk - 1) as i64);
+        out.extend_from_slice(if kk > 1 { b"e+" } else { b"e" });
+        exponent = Some((kk - 1) as i64);
+    }
+    let mut out = String::from_utf8(out).unwrap_or_default();
+    if let Some(exponent) = exponent {
+        crate::text::put!(&mut out, exponent);
     }
     out
 }
