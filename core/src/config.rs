@@ -116,27 +116,27 @@ impl ConfigObject {
 /// letters swapped; letter case is free), and fewer than a third of its
 /// letters.
 fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    let key = key.to_ascii_lowercase();
     known
         .iter()
-        .map(|k| (edits(key.as_bytes(), k.to_ascii_lowercase().as_bytes()), *k))
+        .map(|k| (edits(key.as_bytes(), k.as_bytes()), *k))
         .filter(|&(n, k)| n <= 2 && 3 * n < k.len())
         .min_by_key(|&(n, _)| n)
         .map(|(_, k)| k)
 }
 
 /// The optimal string alignment distance between `a` and `b` (Levenshtein's,
-/// with a swap of two adjacent bytes as one edit).
+/// with a swap of two adjacent bytes as one edit), ASCII letter case aside.
 fn edits(a: &[u8], b: &[u8]) -> usize {
+    let same = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
     // Three rows of the table: two rows back, the last, and this one.
     let mut before: Vec<usize> = Vec::new();
     let mut last: Vec<usize> = (0..=b.len()).collect();
     for i in 1..=a.len() {
         let mut row = vec![i; b.len() + 1];
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let cost = usize::from(!same(a[i - 1], b[j - 1]));
             row[j] = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+            if i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) {
                 row[j] = row[j].min(before[j - 2] + 1);
             }
         }
@@ -177,6 +177,7 @@ mod tests {
         assert_eq!(edits(b"epsilion", b"epsilon"), 1);
         assert_eq!(edits(b"", b"abc"), 3);
         assert_eq!(edits(b"kitten", b"sitting"), 3);
+        assert_eq!(edits(b"Domian", b"dOMAIN"), 1, "letter case is free");
         let known = ["protocol", "epsilon", "domain", "d", "memoize", "budget"];
         assert_eq!(closest("EPSILON", &known), Some("epsilon"));
         assert_eq!(closest("buget", &known), Some("budget"));
