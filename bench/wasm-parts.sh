@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # What a client module's bytes are: bash bench/wasm-parts.sh [FAMILY]
-# builds the client module of FAMILY (default grr; `every` for the module of
-# every family) as scripts/build.sh does, but keeping its function names
-# (wasm-opt -g), and prints twiggy's items grouped by what they do, as the
-# table in docs/building.md. The names section itself is not counted: the
-# total is about 2% above the shipped module's size before gzip, whose
-# import and export names are one letter (scripts/short-names.mjs).
+# [--no-inline] builds the client module of FAMILY (default grr; `every` for
+# the module of every family) as scripts/build.sh does, but keeping its
+# function names (wasm-opt -g), and prints twiggy's items grouped by what
+# they do, as the table in docs/building.md. The names section itself is not
+# counted: the total is about 2% above the shipped module's size before
+# gzip, whose import and export names are one letter
+# (scripts/short-names.mjs). wasm-opt inlines a function called once into
+# its caller, so a part holds what only it calls (an export's shim holds
+# the core's code behind it); --no-inline turns inlining off, so that each
+# function counts where it is written (the total is then about 4% larger).
 # Installs twiggy (crates.io, pinned) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 family=${1:-grr}
+inline=()
+[ "${2:-}" = --no-inline ] && inline=(--no-inline='*')
 wasm_compiler
 command -v twiggy >/dev/null || cargo install twiggy --version 0.8.0 --locked
 features=()
@@ -19,7 +25,7 @@ cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wa
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 wasm-bindgen --target web --keep-debug --out-dir "$work" target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm
-node_modules/.bin/wasm-opt -Oz -g --low-memory-unused --converge --strip-producers --strip-dwarf \
+node_modules/.bin/wasm-opt "${inline[@]}" -Oz -g --low-memory-unused --converge --strip-producers --strip-dwarf \
   "$work/localdp_wasm_client_bg.wasm" -o "$work/named.wasm"
 twiggy top -n 1000000 --format csv "$work/named.wasm" | FAMILY=$family node -e '
 // CSV: Name,ShallowSize,...; a quoted name doubles its quotes.
