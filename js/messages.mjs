@@ -33,7 +33,7 @@ const MESSAGES = {
   124: '{0} must be distinct',
   125: '{0} must hold two finite numbers',
   126: '{0} is empty: lo {1} must be below hi {2}',
-  127: 'memoize is available for frequency protocols and one_bit_mean, not {1}',
+  127: 'memoize applies to a numeric metric only through one_bit_mean of one number, not {1}',
   128: '"{0}" does not apply to {1}',
   130: '"{0}" applies to {1} only',
   131: '{0} must be {1}',
