@@ -170,6 +170,17 @@ mod tests {
         assert!(!detail(r#"{"protocol":"grr","epsilon":1,"domain":4,"colour":1}"#).contains("did you mean"));
     }
 
+    /// `-0` in a config's text is `0`, as the wasm build reads it (through
+    /// `JSON.stringify`): one metric, one fingerprint, one answer.
+    #[test]
+    fn minus_zero_reads_as_zero() {
+        let id = |config: &str| Metric::from_json(config).map(|m| m.id());
+        assert_eq!(id(r#"{"protocol":"duchi","epsilon":1,"range":[-0,1]}"#), id(r#"{"protocol":"duchi","epsilon":1,"range":[0,1]}"#));
+        assert_eq!(id(r#"{"protocol":"duchi","epsilon":1,"range":[-0.0,1]}"#), id(r#"{"protocol":"duchi","epsilon":1,"range":[0,1]}"#));
+        assert_eq!(id(r#"{"protocol":"grr","epsilon":1,"domain":-0}"#), id(r#"{"protocol":"grr","epsilon":1,"domain":0}"#));
+        assert_eq!(id(r#"{"protocol":"grr","epsilon":-0,"domain":4}"#), id(r#"{"protocol":"grr","epsilon":0,"domain":4}"#));
+    }
+
     #[test]
     fn a_close_key_is_two_edits_away_at_most() {
         assert_eq!(edits(b"memoise", b"memoize"), 1);

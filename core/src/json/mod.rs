@@ -311,13 +311,15 @@ impl ConfigObject {
 
 }
 
-/// A parsed value as a [`Field`].
+/// A parsed value as a [`Field`]. A number `-0` is `0`, as the wasm build
+/// reads it (through `JSON.stringify`, which writes `0`), so that a config
+/// has one fingerprint and one answer in both.
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn field(value: &Value) -> Field {
     match value {
         Value::Null => Field::Null,
         Value::Bool(b) => Field::Bool(*b),
-        Value::Number(x, exact) => Field::Number(*x, exact.or(whole(*x))),
+        Value::Number(x, exact) => Field::Number(*x + 0.0, exact.or(whole(*x + 0.0))),
         Value::Text(s) => Field::Text(s.clone()),
         Value::Object(o) => Field::Object(ConfigObject { object: o.clone() }),
         Value::List(items) => Field::List(ConfigList { items: items.clone() }),
