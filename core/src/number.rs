@@ -48,10 +48,10 @@ fn shortest_layout(text: &str) -> String {
     let e = text.iter().position(|&c| c == b'e' || c == b'E').unwrap_or(text.len());
     let (mantissa, exponent) = text.split_at(e);
     let (sign, exponent) = match exponent.get(1..).unwrap_or_default() {
-        [b'-', rest @ ..] => (-1, rest),
+        [b'-', rest @ ..] => (-1i32, rest),
         [b'+', rest @ ..] | rest => (1, rest),
     };
-    let exponent = sign * exponent.iter().fold(0i32, |e, &c| e.saturating_mul(10).saturating_add(i32::from(c.wrapping_sub(b'0'))));
+    let exponent = sign.wrapping_mul(exponent.iter().fold(0i32, |e, &c| e.wrapping_mul(10).wrapping_add(i32::from(c.wrapping_sub(b'0')))));
     let point = mantissa.iter().position(|&c| c == b'.');
     let frac = point.map_or(0, |p| mantissa.len() - p - 1) as i32;
     let all: Vec<u8> = mantissa.iter().copied().filter(|&c| c != b'.').collect();
