@@ -62,17 +62,15 @@ fn shortest_layout(text: &str) -> String {
     if negative {
         out.push(b'-');
     }
-    if trimmed.is_empty() {
-        out.extend_from_slice(b"0.0");
-        return String::from_utf8(out).unwrap_or_default();
-    }
     // value = trimmed × 10^k; kk is the decimal point's place in `trimmed`.
     let length = trimmed.len() as i32;
     let k = exponent - frac + (all.len() - end) as i32;
     let kk = length + k;
     let zeros = |out: &mut Vec<u8>, n: i32| out.resize(out.len() + n.max(0) as usize, b'0');
     let mut tail = None;
-    if k >= 0 && kk <= 16 {
+    if trimmed.is_empty() {
+        out.extend_from_slice(b"0.0");
+    } else if k >= 0 && kk <= 16 {
         out.extend_from_slice(trimmed);
         zeros(&mut out, k);
         out.extend_from_slice(b".0");

@@ -319,7 +319,10 @@ fn field(value: &Value) -> Field {
     match value {
         Value::Null => Field::Null,
         Value::Bool(b) => Field::Bool(*b),
-        Value::Number(x, exact) => Field::Number(*x + 0.0, exact.or(whole(*x + 0.0))),
+        Value::Number(x, exact) => {
+            let x = *x + 0.0;
+            Field::Number(x, exact.or(whole(x)))
+        }
         Value::Text(s) => Field::Text(s.clone()),
         Value::Object(o) => Field::Object(ConfigObject { object: o.clone() }),
         Value::List(items) => Field::List(ConfigList { items: items.clone() }),
