@@ -65,11 +65,16 @@ optimize() {
 # no core::fmt and no float formatting or parsing (core's flt2dec, dec2flt):
 # the device side writes text with text! (integers only) and takes a
 # number's digits from JS (number_text). Checked where std is rebuilt: route
-# stable's prebuilt std formats its panics.
+# stable's prebuilt std formats its panics. Nor js-sys, on every route: its
+# closure shims would stay in the module's table (core/src/js.rs).
 no_fmt() {
+  local wasm=target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm found
+  if grep -a -q '6js_sys' "$wasm"; then
+    echo "build: the client module of $1 links js-sys; declare the JS built-in in core/src/js.rs instead" >&2
+    exit 1
+  fi
   [ ${#build_std[@]} -gt 0 ] || return 0
-  local found
-  found=$({ grep -a -o -E '4core3fmt|3fmt9Formatter|7flt2dec|7dec2flt' target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm || true; } | sort -u | tr '\n' ' ')
+  found=$({ grep -a -o -E '4core3fmt|3fmt9Formatter|7flt2dec|7dec2flt' "$wasm" || true; } | sort -u | tr '\n' ' ')
   if [ -n "$found" ]; then
     echo "build: the client module of $1 links core::fmt or float formatting ($found); twiggy paths on its names says from where" >&2
     exit 1

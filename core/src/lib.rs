@@ -50,6 +50,9 @@ pub mod frequency;
 pub mod hash;
 #[cfg(feature = "heavy")]
 pub mod heavy;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[doc(hidden)]
+pub mod js;
 #[doc(hidden)]
 pub mod json;
 #[cfg(feature = "key_value")]

@@ -25,7 +25,7 @@ pub fn number_text(x: f64) -> String {
 /// JS's shortest round-trip text of `x`.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 fn shortest(x: f64) -> String {
-    js_sys::Number::from(x).to_string_with_radix(10).map(String::from).unwrap_or_default()
+    crate::js::number_string(x)
 }
 
 /// Natively: the shortest round-trip digits, as JS's.
@@ -130,7 +130,7 @@ pub(crate) fn parse_number(text: &str) -> Option<f64> {
 /// correctly rounded.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 fn js_parse_float(text: &str) -> f64 {
-    js_sys::parse_float(text)
+    crate::js::parse_float(text)
 }
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]

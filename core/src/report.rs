@@ -242,7 +242,11 @@ impl Wire {
                 WireValue::Integer(n) => number(n),
                 WireValue::Number(x) => JsValue::from_f64(x),
                 WireValue::Text(s) => JsValue::from_str(s),
-                WireValue::Integers(list) => list.into_iter().map(&mut number).collect::<js_sys::Array>().into(),
+                WireValue::Integers(list) => {
+                    let array = crate::js::Array::new();
+                    list.into_iter().for_each(|n| _ = array.push(&number(n)));
+                    array.into()
+                }
             };
             fields.push((key, value));
         });
@@ -362,7 +366,7 @@ impl Report {
     /// ([`crate::json::js_entries`]; `None`: it was not an object).
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
     #[doc(hidden)]
-    pub fn from_js_entries(entries: Option<&js_sys::Array>) -> Result<Report> {
+    pub fn from_js_entries(entries: Option<&crate::js::Array>) -> Result<Report> {
         Report::from_object(&ConfigObject::from_entries(entries.ok_or_else(not_an_object)?))
     }
 

@@ -12,6 +12,8 @@
 mod parse;
 pub(crate) mod write;
 
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+use crate::js;
 use crate::text::{put, text, Hex};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 use parse::Value;
@@ -32,9 +34,10 @@ pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
 /// with it (the `SyntaxError`'s message).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
+    use wasm_bindgen::JsCast;
     match js::parse(&wasm_bindgen::JsValue::from_str(text)) {
         Ok(value) => Ok(field(&value)),
-        Err(e) => Err(js_sys::Error::from(e).message().into()),
+        Err(e) => Err(e.unchecked_into::<js::Error>().message()),
     }
 }
 
@@ -79,7 +82,7 @@ pub(crate) struct ConfigList {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     items: Vec<Value>,
     #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-    items: js_sys::Array,
+    items: js::Array,
 }
 
 impl ConfigList {
@@ -88,7 +91,7 @@ impl ConfigList {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         return self.items.iter().map(field).collect();
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        return self.items.iter().map(|item| field(&item)).collect();
+        return self.items.items().map(|item| field(&item)).collect();
     }
 }
 
@@ -108,7 +111,7 @@ impl Field {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         return Some(field(&Value::from(value)));
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        return js_sys::JSON::parse(&value.to_string()).ok().map(|value| field(&value));
+        return js::parse(&value.to_string().into()).ok().map(|value| field(&value));
     }
 
     /// The field as an object, if it is one.
@@ -338,10 +341,10 @@ impl ConfigObject {
     }
 
     /// The object of these entries ([`js_entries`]).
-    pub(crate) fn from_entries(entries: &js_sys::Array) -> Self {
+    pub(crate) fn from_entries(entries: &js::Array) -> Self {
         use wasm_bindgen::JsCast;
-        let entries = entries.iter().map(|entry| {
-            let entry: js_sys::Array = entry.unchecked_into();
+        let entries = entries.items().map(|entry| {
+            let entry: js::Array = entry.unchecked_into();
             (entry.get(0).as_string().unwrap_or_default(), entry.get(1))
         });
         ConfigObject { entries: entries.collect() }
@@ -416,8 +419,8 @@ fn field(value: &wasm_bindgen::JsValue) -> Field {
 /// anything but an object, an array, or an object that throws.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 #[doc(hidden)]
-pub fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js_sys::Array> {
-    if !value.is_object() || js::is_array(value).unwrap_or(true) {
+pub fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
+    if !value.is_object() || js::Array::is_array(value).unwrap_or(true) {
         return None;
     }
     // A caller's object may throw (a getter, a revoked Proxy): then it is
@@ -430,41 +433,8 @@ pub fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js_sys::Array> {
 /// throws.
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 #[doc(hidden)]
-pub fn js_array(value: &wasm_bindgen::JsValue) -> Option<js_sys::Array> {
-    js::is_array(value).unwrap_or(false).then(|| js::array_from(value).ok()).flatten()
-}
-
-/// The JS functions the wasm build reads objects and arrays with, declared
-/// to return what they throw (js-sys's own declarations do not catch): an
-/// exception must never unwind through the module's frames, which would
-/// leave the object being called unusable.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-mod js {
-    use wasm_bindgen::prelude::*;
-
-    #[wasm_bindgen]
-    extern "C" {
-        /// `Object.entries(value)`.
-        #[wasm_bindgen(catch, js_namespace = Object, js_name = entries)]
-        pub fn entries(value: &JsValue) -> Result<js_sys::Array, JsValue>;
-        /// `Array.isArray(value)`.
-        #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
-        pub fn is_array(value: &JsValue) -> Result<bool, JsValue>;
-        /// `Array.from(value)`.
-        #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
-        pub fn array_from(value: &JsValue) -> Result<js_sys::Array, JsValue>;
-        /// `JSON.parse(text)` of a JS string.
-        #[wasm_bindgen(catch, js_namespace = JSON, js_name = parse)]
-        pub fn parse(text: &JsValue) -> Result<JsValue, JsValue>;
-        /// A plain object of the module's own making.
-        #[wasm_bindgen(extends = js_sys::Object)]
-        pub type Plain;
-        /// `object[key] = value`: on a plain object it cannot throw, so no
-        /// exception handler is wrapped round it (`Reflect.set` through
-        /// js-sys cost a sixth of a report's time).
-        #[wasm_bindgen(method, indexing_setter)]
-        pub fn set(this: &Plain, key: &JsValue, value: &JsValue);
-    }
+pub fn js_array(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
+    js::Array::is_array(value).unwrap_or(false).then(|| js::Array::from(value).ok()).flatten()
 }
 
 /// A plain JS object of these fields, in this order; each key is made a JS
@@ -472,11 +442,10 @@ mod js {
 /// strings, and decoding them from the module's memory on every report
 /// halved the client's speed).
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-pub(crate) fn js_object(fields: impl IntoIterator<Item = (&'static str, wasm_bindgen::JsValue)>) -> js_sys::Object {
+pub(crate) fn js_object(fields: impl IntoIterator<Item = (&'static str, wasm_bindgen::JsValue)>) -> js::Object {
     use wasm_bindgen::JsValue;
     thread_local!(static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) });
-    use wasm_bindgen::JsCast;
-    let object: js::Plain = js_sys::Object::new().unchecked_into();
+    let object = js::Object::new();
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         for (name, value) in fields {
@@ -490,7 +459,7 @@ pub(crate) fn js_object(fields: impl IntoIterator<Item = (&'static str, wasm_bin
             object.set(&keys[at].1, &value);
         }
     });
-    object.into()
+    object
 }
 
 /// `JSON.parse` of a JS string, without copying it into the module.

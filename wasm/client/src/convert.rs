@@ -6,7 +6,7 @@ use localdp_core::error::{Error, ExpectedValue, FieldProblem, Rejection};
 use localdp_core::json::ConfigObject;
 use localdp_core::metric::Metric;
 use localdp_core::text::text;
-use js_sys::{Reflect, JSON};
+use localdp_core::js;
 use wasm_bindgen::prelude::*;
 
 /// JS's `Number.MAX_SAFE_INTEGER` as a JS number: the core's
@@ -45,16 +45,16 @@ extern "C" {
 }
 
 pub fn type_error(message: &str) -> JsValue {
-    js_sys::TypeError::new(message).into()
+    js::TypeError::new(message).into()
 }
 
 pub fn range_error(message: &str) -> JsValue {
-    js_sys::RangeError::new(message).into()
+    js::RangeError::new(message).into()
 }
 
 /// Sets `error[name] = value`; best effort, the error is thrown either way.
 pub fn set_property(error: &JsValue, name: &str, value: JsValue) {
-    let _ = Reflect::set(error, &name.into(), &value);
+    let _ = js::reflect_set(error, &name.into(), &value);
 }
 
 /// The core's error as the JS error a caller expects, with its typed fields
@@ -72,7 +72,7 @@ pub fn js_error(error: Error) -> JsValue {
     #[cfg(not(feature = "messages"))]
     let message = String::new();
     let code = error.code();
-    let params = js_sys::Array::new();
+    let params = js::Array::new();
     error.each_param(&mut |p| {
         params.push(&text!(p).into());
     });
@@ -112,7 +112,7 @@ pub fn js_error(error: Error) -> JsValue {
         | Error::CorruptMemo
         | Error::State(_) => range_error(&message),
         Error::PrivacyBudgetExceeded { cost, spent, budget } => {
-            let e = js_sys::Error::new(&message);
+            let e = js::Error::new(&message);
             e.set_name("PrivacyBudgetExceeded");
             let e: JsValue = e.into();
             set_property(&e, "cost", cost.into());
@@ -121,13 +121,13 @@ pub fn js_error(error: Error) -> JsValue {
             e
         }
         Error::NoReports => {
-            let e = js_sys::Error::new(&message);
+            let e = js::Error::new(&message);
             e.set_name("NoReports");
             let e: JsValue = e.into();
             set_property(&e, "reason", "no_reports".into());
             e
         }
-        _ => js_sys::Error::new(&message).into(),
+        _ => js::Error::new(&message).into(),
     };
     set_property(&e, "code", code.into());
     set_property(&e, "params", params.into());
@@ -136,7 +136,7 @@ pub fn js_error(error: Error) -> JsValue {
 
 /// `JSON.stringify(value)`, or a TypeError with `message`.
 pub fn stringify(value: &JsValue, message: &str) -> Result<String, JsValue> {
-    JSON::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(|| type_error(message))
+    js::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(|| type_error(message))
 }
 
 /// A config object as the core reads it: exactly what its JSON text says
@@ -148,13 +148,13 @@ pub fn config_object(config: &JsValue) -> Result<ConfigObject, JsValue> {
     }
     // JSON has no NaN or Infinity; catch them before JSON.stringify turns
     // them into null.
-    let epsilon = Reflect::get(config, &"epsilon".into())?;
+    let epsilon = js::reflect_get(config, &"epsilon".into())?;
     if epsilon.as_f64().is_some_and(|e| !e.is_finite()) {
         let e = range_error("invalid configuration: epsilon must be a finite number > 0");
         set_property(&e, "parameter", "epsilon".into());
         return Err(e);
     }
-    let plain = JSON::parse(&stringify(config, "config must be a JSON object")?)?;
+    let plain = js::parse(&stringify(config, "config must be a JSON object")?.into())?;
     ConfigObject::from_js(&plain).ok_or_else(|| type_error("config must be a JSON object"))
 }
 

@@ -646,9 +646,9 @@ impl ClientCore {
             ValueKind::Numbers { .. } => {
                 let numbers: Vec<f64> = if let Some(n) = value.as_f64() {
                     vec![n]
-                } else if js_sys::Array::is_array(&value) {
-                    js_sys::Array::from(&value)
-                        .iter()
+                } else if localdp_core::js::Array::is_array(&value)? {
+                    localdp_core::js::Array::from(&value)?
+                        .items()
                         .map(|v| v.as_f64().ok_or_else(|| type_error("a record must be an array of numbers")))
                         .collect::<Result<_, _>>()?
                 } else {
@@ -661,7 +661,7 @@ impl ClientCore {
             }
             #[cfg(any(feature = "key_value", feature = "marginals"))]
             ValueKind::Object => {
-                if !value.is_object() || js_sys::Array::is_array(&value) {
+                if !value.is_object() || localdp_core::js::Array::is_array(&value)? {
                     return Err(type_error("a value of this metric must be an object"));
                 }
                 convert::stringify(&value, "a value of this metric must be a JSON object")?

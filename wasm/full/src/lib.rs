@@ -465,14 +465,14 @@ impl ObjectColumns {
     /// Reads an object's entries into a row (counting the rows before it
     /// into `aggregator` if it cannot join them); false (nothing read) if
     /// they are not a report of this metric as the columns carry it.
-    fn read(&mut self, entries: &js_sys::Array, aggregator: &mut CoreAggregator) -> bool {
+    fn read(&mut self, entries: &localdp_core::js::Array, aggregator: &mut CoreAggregator) -> bool {
         let (mut seen, mut next) = (0u16, 0);
         // seed, value and cohort; bits; attributes and values.
         let mut numbers = [None; 3];
         let mut bits = None;
         let mut lists = [false; 2];
         for i in 0..entries.length() {
-            let entry: js_sys::Array = entries.get(i).unchecked_into();
+            let entry: localdp_core::js::Array = entries.get(i).unchecked_into();
             let key = entry.get(0);
             // Clients write the fields in order: the next one is tried first.
             let Some(k) = (next..FIELDS.len()).chain(0..next).find(|&k| self.keys[k] == key) else {
@@ -530,7 +530,7 @@ impl ObjectColumns {
 fn whole_numbers(value: &JsValue, out: &mut Vec<u64>) -> bool {
     out.clear();
     js_array(value).is_some_and(|items| {
-        items.iter().all(|item| item.as_f64().and_then(json::whole).map(|n| out.push(n)).is_some())
+        items.items().all(|item| item.as_f64().and_then(json::whole).map(|n| out.push(n)).is_some())
     })
 }
 

@@ -172,6 +172,23 @@ fn throwing_report_objects_are_malformed_not_exceptions() {
     assert_eq!(rejected, JsValue::from(5));
 }
 
+/// A value whose array check or copy throws (a revoked Proxy, a Proxy of
+/// an array whose item throws) is an error the client returns, not an
+/// exception through the module: the client stays usable.
+#[wasm_bindgen_test]
+fn throwing_values_leave_the_client_usable() {
+    let make = |body: &str| js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap();
+    let mut client = client(js(r#"{"protocol":"duchi","epsilon":1,"range":[[0,1],[0,1]]}"#)).unwrap();
+    let hostile = [
+        make("const p = Proxy.revocable([], {}); p.revoke(); return p.proxy"),
+        make("return new Proxy([0.5, 0.5], { get(t, k) { if (k === '0') throw 1; return Reflect.get(t, k) } })"),
+    ];
+    for value in hostile {
+        assert!(client.randomize(value.unchecked_into(), NOW).is_err());
+    }
+    assert!(client.randomize(js("[0.5, 0.5]").unchecked_into(), NOW).is_ok());
+}
+
 /// At ε = 25 OLH's `g` passes 2^32, which once truncated to 0 through a
 /// 32-bit `usize` here.
 #[wasm_bindgen_test]
