@@ -17,14 +17,14 @@ use localdp_core::json::{self, js_array};
 use localdp_core::report::BitVector;
 use localdp_core::names::ProtocolFamily;
 use localdp::{Aggregator as CoreAggregator, PostProcessing};
-use js_sys::{Reflect, JSON};
+use localdp_core::js;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// A Rust value as a plain JS object, through serde_json's text (the CLI's
 /// exact output: non-finite numbers become null as there).
 fn to_js<T: Serialize>(value: &T) -> JsValue {
-    serde_json::to_string(value).ok().and_then(|text| JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
+    serde_json::to_string(value).ok().and_then(|text| js::parse(&text.into()).ok()).unwrap_or(JsValue::NULL)
 }
 
 /// A report given to the Aggregator as the object it is read from: a JSON
@@ -219,7 +219,7 @@ extern "C" {
 
 /// `object[key]` as a number, or a TypeError naming `what`.
 fn number(object: &JsValue, key: &str, what: &str) -> Result<f64, JsValue> {
-    Reflect::get(object, &key.into())?.as_f64().ok_or_else(|| type_error(what))
+    js::reflect_get(object, &key.into())?.as_f64().ok_or_else(|| type_error(what))
 }
 
 /// A whole number in `0..=Number.MAX_SAFE_INTEGER`, or a TypeError naming `what`.
@@ -238,12 +238,12 @@ fn whole(x: f64, what: &str) -> Result<u64, JsValue> {
 #[wasm_bindgen(js_name = compose)]
 pub fn compose(reports: ReportGroupsJs, delta: f64) -> Result<CompositionJs, JsValue> {
     let reports: JsValue = reports.into();
-    if !js_sys::Array::is_array(&reports) {
+    if !js::Array::is_array(&reports)? {
         return Err(type_error("reports must be an array of { epsilon, count }"));
     }
     let what = "each report group must be { epsilon: number, count: a whole number }";
-    let groups = js_sys::Array::from(&reports)
-        .iter()
+    let groups = js::Array::from(&reports)?
+        .items()
         .map(|group| Ok((number(&group, "epsilon", what)?, whole(number(&group, "count", what)?, what)?)))
         .collect::<Result<Vec<_>, JsValue>>()?;
     Ok(to_js(&localdp::accounting::compose(&groups, delta).map_err(js_error)?).unchecked_into())
@@ -264,11 +264,11 @@ pub fn shuffle(options: ShuffleOptionsJs) -> Result<AmplificationJs, JsValue> {
     let epsilon = number(&options, "epsilon", "options.epsilon must be a number")?;
     let n = whole(number(&options, "n", "options.n must be a whole number")?, "options.n must be a whole number")?;
     let delta = number(&options, "delta", "options.delta must be a number")?;
-    let protocol = Reflect::get(&options, &"protocol".into())?;
+    let protocol = js::reflect_get(&options, &"protocol".into())?;
     let amplification = if protocol.is_undefined() {
         // As `privacy shuffle --domain` without `--protocol`: refused, not
         // silently ignored (the bound asked for would not be the one given).
-        if !Reflect::get(&options, &"domain".into())?.is_undefined() {
+        if !js::reflect_get(&options, &"domain".into())?.is_undefined() {
             return Err(type_error("options.domain goes with protocol: \"grr\" (without a protocol, no domain)"));
         }
         localdp::accounting::shuffle(epsilon, n, delta)
@@ -299,12 +299,12 @@ pub fn plan(config: ConfigJs, options: PlanOptionsJs) -> Result<PlanJs, JsValue>
     if !options.is_object() {
         return Err(type_error("options must be an object: { users, targetError? }"));
     }
-    let users = Reflect::get(&options, &"users".into())?.as_f64();
+    let users = js::reflect_get(&options, &"users".into())?.as_f64();
     let users = match users {
         Some(u) if u >= 1.0 && u <= MAX_SAFE_INTEGER && u.fract() == 0.0 => u as u64,
         _ => return Err(range_error("options.users must be a whole number from 1 to 2^53 - 1")),
     };
-    let target = Reflect::get(&options, &"targetError".into())?;
+    let target = js::reflect_get(&options, &"targetError".into())?;
     let target_error = match target.as_f64() {
         Some(e) => Some(e),
         None if target.is_undefined() || target.is_null() => None,
@@ -363,7 +363,7 @@ impl Aggregator {
         if !reports.is_object() {
             return Err(type_error("reports must be an array or an iterable"));
         }
-        let array = js_sys::Array::from(&reports);
+        let array = js::Array::from(&reports)?;
         let before_n = self.inner.n();
         let before = *self.inner.rejected();
         // Each element read on its own (a JSON line by JS's JSON.parse), so
@@ -372,7 +372,7 @@ impl Aggregator {
         // a batch at a time by the kernels; anything else is read and
         // counted alone, as `add` does.
         let mut reader = ObjectColumns::new(&self.inner);
-        for item in array.iter() {
+        for item in array.items() {
             let entries = localdp_core::json::js_entries(&report_object(item));
             if !entries.as_ref().is_some_and(|entries| reader.read(entries, &mut self.inner)) {
                 let _ = self.inner.add_parsed(localdp_core::Report::from_js_entries(entries.as_ref()));
@@ -405,7 +405,7 @@ impl Aggregator {
         let post = match options {
             None => PostProcessing::None,
             Some(options) => {
-                let post = Reflect::get(&options, &"post".into())?;
+                let post = js::reflect_get(&options, &"post".into())?;
                 match post.as_string() {
                     Some(name) => name.parse().map_err(|e: String| range_error(&e))?,
                     None if post.is_undefined() => PostProcessing::None,
@@ -465,14 +465,14 @@ impl ObjectColumns {
     /// Reads an object's entries into a row (counting the rows before it
     /// into `aggregator` if it cannot join them); false (nothing read) if
     /// they are not a report of this metric as the columns carry it.
-    fn read(&mut self, entries: &localdp_core::js::Array, aggregator: &mut CoreAggregator) -> bool {
+    fn read(&mut self, entries: &js::Array, aggregator: &mut CoreAggregator) -> bool {
         let (mut seen, mut next) = (0u16, 0);
         // seed, value and cohort; bits; attributes and values.
         let mut numbers = [None; 3];
         let mut bits = None;
         let mut lists = [false; 2];
         for i in 0..entries.length() {
-            let entry: localdp_core::js::Array = entries.get(i).unchecked_into();
+            let entry: js::Array = entries.get(i).unchecked_into();
             let key = entry.get(0);
             // Clients write the fields in order: the next one is tried first.
             let Some(k) = (next..FIELDS.len()).chain(0..next).find(|&k| self.keys[k] == key) else {

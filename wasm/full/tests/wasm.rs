@@ -146,8 +146,9 @@ fn report_reasons_are_the_same_in_every_build_in_wasm() {
     common::readers::report_reasons_are_the_same_in_every_build();
 }
 
-/// A report object whose getter or Proxy throws is malformed and counted;
-/// nothing throws through the module, which stays usable.
+/// A report object whose getter or Proxy throws is malformed and counted,
+/// and an iterable of reports that throws is an error: nothing throws
+/// through the module, which stays usable.
 #[wasm_bindgen_test]
 fn throwing_report_objects_are_malformed_not_exceptions() {
     let make = |body: &str| js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap();
@@ -164,6 +165,9 @@ fn throwing_report_objects_are_malformed_not_exceptions() {
     }
     let many = js_sys::Array::of2(&hostile[0], &hostile[1]);
     aggregator.add_many(many.unchecked_into()).unwrap();
+    // An iterable that throws is the error addMany returns; nothing is added.
+    let throwing = make("return { *[Symbol.iterator]() { yield 1; throw new Error('iterator') } }");
+    assert!(aggregator.add_many(throwing.unchecked_into()).is_err());
     let mut client = client(config).unwrap();
     let report = client.randomize(JsValue::from(1).unchecked_into(), NOW).unwrap();
     aggregator.add(report.unchecked_into()).unwrap();
