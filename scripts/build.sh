@@ -61,13 +61,13 @@ optimize() {
   node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge --strip-producers "$1" -o "$1"
 }
 
-# no_fmt WHAT: the client module cargo just built (its names still in) links
+# no_fmt_or_js_sys WHAT: the client module cargo just built (its names still in) links
 # no core::fmt and no float formatting or parsing (core's flt2dec, dec2flt):
 # the device side writes text with text! (integers only) and takes a
 # number's digits from JS (number_text). Checked where std is rebuilt: route
 # stable's prebuilt std formats its panics. Nor js-sys, on every route: its
 # closure shims would stay in the module's table (core/src/js.rs).
-no_fmt() {
+no_fmt_or_js_sys() {
   local wasm=target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm found
   if grep -a -q '6js_sys' "$wasm"; then
     echo "build: the client module of $1 links js-sys; declare the JS built-in in core/src/js.rs instead" >&2
@@ -137,13 +137,13 @@ module node web localdp wasm/full
 # The client module (randomization, memos, the ledger: localdp-core alone):
 # `localdp/client`, `localdp/client/web`.
 module client/node client/web localdp_client wasm/client
-no_fmt "every family"
+no_fmt_or_js_sys "every family"
 # Each family's client module for the web, an entry of its own
 # (`localdp/client/web/FAMILY`: js/family.js over its bindings), which
 # `localdp/client/web` imports for a config of that family.
 for family in "${families[@]}"; do
   bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
-  no_fmt "$family"
+  no_fmt_or_js_sys "$family"
   optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
   node scripts/short-names.mjs "$out/client/web/families/$family/localdp_client_bg.wasm" "$out/client/web/families/$family/bindings.js"
   cp js/family.js "$out/client/web/families/$family/localdp.js"

@@ -13,7 +13,9 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// A JS array.
+    /// A JS array. Its `length` and items are read without a catch: only
+    /// on arrays the module made or copied (`new`, `Array.from`,
+    /// `Object.entries`), which cannot throw.
     pub type Array;
     /// `new Array()`.
     #[wasm_bindgen(constructor)]

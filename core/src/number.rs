@@ -6,7 +6,7 @@
 /// A number as text, shortest round-trip form (as in JSON: `1.0`, `0.25`,
 /// `1e-7`, `1.5e+300`). Used instead of `{}` formatting, whose float code
 /// would add kilobytes to the wasm build; there the shortest digits come
-/// from JS (`Number.prototype.toString`), natively from Rust's `{:e}`, and
+/// from JS (`String(x)`), natively from Rust's `{:e}`, and
 /// both are laid out as serde_json lays numbers out, so ids and messages
 /// are the same text.
 ///
@@ -194,7 +194,7 @@ mod tests {
         for v in values.into_iter().filter(|v| v.is_finite()) {
             assert_eq!(shortest_layout(&shortest(v)), serde_json::Value::from(v).to_string(), "{v:e}");
         }
-        // The forms JS's Number.prototype.toString writes.
+        // The forms JS's String(x) writes.
         for (js, json) in [("1.5e+21", "1.5e+21"), ("0.000001", "1e-6"), ("0.00001", "0.00001"), ("123.45", "123.45"), ("-7", "-7.0"), ("0", "0.0"), ("1e+21", "1e+21"), ("100", "100.0"), ("1.2e-7", "1.2e-7")] {
             assert_eq!(shortest_layout(js), json, "{js}");
         }

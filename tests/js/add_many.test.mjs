@@ -123,3 +123,14 @@ test('addMany: batches past a column batch (4096 rows), a shape change between r
   assert.equal(many.n, 9990);
   assert.equal(many.rejected.malformed, 10);
 });
+
+test('addMany of an iterable that throws throws what it threw, adds nothing, and the Aggregator stays usable', () => {
+  const config = { protocol: 'grr', epsilon: 1, domain: 3 };
+  const aggregator = new Aggregator(config);
+  const thrown = new Error('iterator');
+  const throwing = { *[Symbol.iterator]() { yield new Client(config).randomize(1); throw thrown; } };
+  assert.throws(() => aggregator.addMany(throwing), (e) => e === thrown);
+  assert.equal(aggregator.n, 0);
+  assert.equal(aggregator.addMany([new Client(config).randomize(1)]).accepted, 1);
+  assert.equal(aggregator.n, 1);
+});

@@ -84,6 +84,18 @@ test('errors are the full module\'s: class, name, message and properties', () =>
   }
 });
 
+test('a value that throws while it is read is the error it threw, and either module\'s client stays usable', () => {
+  for (const C of [Client, FullClient]) {
+    const client = new C({ protocol: 'duchi', epsilon: 1, range: [[0, 1], [0, 1]] });
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    assert.throws(() => client.randomize(proxy), TypeError, 'Array.isArray of a revoked Proxy');
+    const item = new Proxy([0.5, 0.5], { get: (target, key) => (key === '0' ? (() => { throw 7; })() : Reflect.get(target, key)) });
+    assert.throws(() => client.randomize(item), (e) => e === 7);
+    assert.equal(client.randomize([0.5, 0.5]).protocol, 'duchi');
+  }
+});
+
 test('one storage, either module: memos, ledger and resets carry over', async () => {
   const storage = client.asyncStorage(memoryStore(), { locks: fakeLocks() });
   let now = 1_700_000_000_000;

@@ -18,6 +18,11 @@ fn js(text: &str) -> JsValue {
     JSON::parse(text).unwrap()
 }
 
+/// What the JS function of `body` returns (a value JSON cannot write).
+fn eval(body: &str) -> JsValue {
+    js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap()
+}
+
 /// A clock reading for the client's ledger (ms since 1970).
 const NOW: f64 = 1.7e12;
 
@@ -151,13 +156,12 @@ fn report_reasons_are_the_same_in_every_build_in_wasm() {
 /// through the module, which stays usable.
 #[wasm_bindgen_test]
 fn throwing_report_objects_are_malformed_not_exceptions() {
-    let make = |body: &str| js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap();
     let config = js(r#"{"protocol":"grr","epsilon":1,"domain":3}"#);
     let mut aggregator = Aggregator::new(config.clone().unchecked_into()).unwrap();
     let hostile = [
-        make("return { get version() { throw new Error('getter') } }"),
-        make("const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy"),
-        make("return { version: 1, protocol: 'grr', epsilon: 1, domain: 'x', value: [new Proxy([], { get() { throw 1 } })] }"),
+        eval("return { get version() { throw new Error('getter') } }"),
+        eval("const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy"),
+        eval("return { version: 1, protocol: 'grr', epsilon: 1, domain: 'x', value: [new Proxy([], { get() { throw 1 } })] }"),
     ];
     for report in &hostile {
         let error = aggregator.add(report.clone().unchecked_into()).err().unwrap();
@@ -166,8 +170,9 @@ fn throwing_report_objects_are_malformed_not_exceptions() {
     let many = js_sys::Array::of2(&hostile[0], &hostile[1]);
     aggregator.add_many(many.unchecked_into()).unwrap();
     // An iterable that throws is the error addMany returns; nothing is added.
-    let throwing = make("return { *[Symbol.iterator]() { yield 1; throw new Error('iterator') } }");
-    assert!(aggregator.add_many(throwing.unchecked_into()).is_err());
+    let throwing = eval("return { *[Symbol.iterator]() { yield 1; throw new Error('iterator') } }");
+    let error = aggregator.add_many(throwing.unchecked_into()).err().unwrap();
+    assert_eq!(js_sys::Error::from(error).message(), "iterator");
     let mut client = client(config).unwrap();
     let report = client.randomize(JsValue::from(1).unchecked_into(), NOW).unwrap();
     aggregator.add(report.unchecked_into()).unwrap();
@@ -177,19 +182,17 @@ fn throwing_report_objects_are_malformed_not_exceptions() {
 }
 
 /// A value whose array check or copy throws (a revoked Proxy, a Proxy of
-/// an array whose item throws) is an error the client returns, not an
-/// exception through the module: the client stays usable.
+/// an array whose item throws) is the error the client returns, not an
+/// exception through the module (tests/js/client.test.mjs checks through
+/// the bindings that the client stays usable).
 #[wasm_bindgen_test]
 fn throwing_values_leave_the_client_usable() {
-    let make = |body: &str| js_sys::Function::new_no_args(body).call0(&JsValue::NULL).unwrap();
     let mut client = client(js(r#"{"protocol":"duchi","epsilon":1,"range":[[0,1],[0,1]]}"#)).unwrap();
-    let hostile = [
-        make("const p = Proxy.revocable([], {}); p.revoke(); return p.proxy"),
-        make("return new Proxy([0.5, 0.5], { get(t, k) { if (k === '0') throw 1; return Reflect.get(t, k) } })"),
-    ];
-    for value in hostile {
-        assert!(client.randomize(value.unchecked_into(), NOW).is_err());
-    }
+    let revoked = eval("const p = Proxy.revocable([], {}); p.revoke(); return p.proxy");
+    let error = client.randomize(revoked.unchecked_into(), NOW).err().unwrap();
+    assert!(error.is_instance_of::<TypeError>(), "Array.isArray's TypeError");
+    let item = eval("return new Proxy([0.5, 0.5], { get(t, k) { if (k === '0') throw 1; return Reflect.get(t, k) } })");
+    assert_eq!(client.randomize(item.unchecked_into(), NOW).err(), Some(JsValue::from(1)));
     assert!(client.randomize(js("[0.5, 0.5]").unchecked_into(), NOW).is_ok());
 }
 
