@@ -174,8 +174,22 @@ impl Protocol {
     ///
     /// See the example on [`Protocol`].
     pub fn from_name(name: &str) -> Option<Protocol> {
-        Protocol::all().find(|p| p.name() == name)
+        fn find<P: ProtocolFamily>(name: &str, protocol: fn(P) -> Protocol) -> Option<Protocol> {
+            position(P::NAMES, name).map(|i| protocol(P::ALL[i]))
+        }
+        find(name, Protocol::Frequency)
+            .or_else(|| find(name, Protocol::Numeric))
+            .or_else(|| find(name, Protocol::OpenDomain))
+            .or_else(|| find(name, Protocol::HeavyHitter))
+            .or_else(|| find(name, Protocol::Distribution))
+            .or_else(|| find(name, Protocol::KeyValue))
+            .or_else(|| find(name, Protocol::Marginals))
     }
+}
+
+/// Where `name` is in `names` (one function for every family).
+fn position(names: &[&str], name: &str) -> Option<usize> {
+    names.iter().position(|n| *n == name)
 }
 
 impl std::fmt::Display for Protocol {
