@@ -296,7 +296,8 @@ impl ClientState {
                 Some(_) => (ClientState::fresh(id.clone()), 1),
             };
         let secret_id = keyed(secret, &id, 1, "");
-        if state.version < 4 {
+        // Only a JSON state is older than 4 (`from_bytes` reads version 5).
+        if cfg!(feature = "json_state") && state.version < 4 {
             // Versions before 4 kept no count: as many reports as the old
             // rule's ε_1 each (rounded up, toward refusal) could have cost.
             let step = memo.and_then(|m| m.instantaneous_epsilon()).unwrap_or(f64::INFINITY);

@@ -116,12 +116,15 @@ impl ConfigObject {
 /// letters swapped; letter case is free), and fewer than a third of its
 /// letters.
 fn closest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (edits(key.as_bytes(), k.as_bytes()), *k))
-        .filter(|&(n, k)| n <= 2 && 3 * n < k.len())
-        .min_by_key(|&(n, _)| n)
-        .map(|(_, k)| k)
+    // The first of the fewest edits.
+    let mut best: Option<(usize, &'a str)> = None;
+    for &k in known {
+        let n = edits(key.as_bytes(), k.as_bytes());
+        if n <= 2 && 3 * n < k.len() && best.is_none_or(|(fewest, _)| n < fewest) {
+            best = Some((n, k));
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 /// The optimal string alignment distance between `a` and `b` (Levenshtein's,
@@ -130,7 +133,10 @@ fn edits(a: &[u8], b: &[u8]) -> usize {
     let same = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
     // Three rows of the table: two rows back, the last, and this one.
     let mut before: Vec<usize> = Vec::new();
-    let mut last: Vec<usize> = (0..=b.len()).collect();
+    let mut last = vec![0; b.len() + 1];
+    for (j, cell) in last.iter_mut().enumerate() {
+        *cell = j;
+    }
     for i in 1..=a.len() {
         let mut row = vec![i; b.len() + 1];
         for j in 1..=b.len() {
@@ -195,5 +201,7 @@ mod tests {
         assert_eq!(closest("x", &known), None, "one letter is no evidence");
         assert_eq!(closest("protocols_", &known), Some("protocol"));
         assert_eq!(closest("values", &known), None);
+        assert_eq!(closest("abcz", &["abcx", "abcy"]), Some("abcx"), "the first of the fewest edits");
+        assert_eq!(closest("abcz", &["abxx", "abcy"]), Some("abcy"));
     }
 }

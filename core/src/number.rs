@@ -54,7 +54,10 @@ fn shortest_layout(text: &str) -> String {
     let exponent = sign.wrapping_mul(exponent.iter().fold(0i32, |e, &c| e.wrapping_mul(10).wrapping_add(i32::from(c.wrapping_sub(b'0')))));
     let point = mantissa.iter().position(|&c| c == b'.');
     let frac = point.map_or(0, |p| mantissa.len() - p - 1) as i32;
-    let all: Vec<u8> = mantissa.iter().copied().filter(|&c| c != b'.').collect();
+    let mut all = mantissa.to_vec();
+    if let Some(p) = point {
+        all.remove(p);
+    }
     let first = all.iter().position(|&c| c != b'0').unwrap_or(all.len());
     let end = all.iter().rposition(|&c| c != b'0').map_or(first, |last| last + 1);
     let trimmed = &all[first..end];

@@ -479,7 +479,10 @@ impl Report {
             5 => 2 * r.count().ok()?,
             _ => return None,
         };
-        let numbers = (0..count).map(|_| r.uint().ok()).collect::<Option<Vec<u64>>>()?;
+        let mut numbers = Vec::new();
+        for _ in 0..count {
+            numbers.push(r.uint().ok()?);
+        }
         let bits = match tag {
             3 | 4 => Some(BitVector { bytes: r.bytes().ok()?.to_vec() }),
             _ => None,
@@ -493,8 +496,12 @@ impl Report {
             (3, _, Some(bits)) => Payload::Bits(bits),
             (4, [cohort], Some(bits)) => Payload::Cohort { cohort: small(cohort)?, bits },
             (_, all, _) => {
-                let (attributes, values) = all.split_at(all.len() / 2);
-                Payload::Sampled { attributes: attributes.iter().map(small).collect::<Option<_>>()?, values: values.to_vec() }
+                let (wide, values) = all.split_at(all.len() / 2);
+                let mut attributes = Vec::with_capacity(wide.len());
+                for a in wide {
+                    attributes.push(small(a)?);
+                }
+                Payload::Sampled { attributes, values: values.to_vec() }
             }
         };
         Some(Report { version: REPORT_VERSION, protocol, epsilon, domain, payload })

@@ -90,8 +90,16 @@ impl ConfigList {
     pub(crate) fn fields(&self) -> Vec<Field> {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         return self.items.iter().map(field).collect();
+        // A loop: a `collect` of a mapped range costs the module its
+        // iterator adapters.
         #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        return self.items.items().map(|item| field(&item)).collect();
+        {
+            let mut fields = Vec::new();
+            for i in 0..self.items.length() {
+                fields.push(field(&self.items.get(i)));
+            }
+            fields
+        }
     }
 }
 
@@ -343,11 +351,13 @@ impl ConfigObject {
     /// The object of these entries ([`js_entries`]).
     pub(crate) fn from_entries(entries: &js::Array) -> Self {
         use wasm_bindgen::JsCast;
-        let entries = entries.items().map(|entry| {
-            let entry: js::Array = entry.unchecked_into();
-            (entry.get(0).as_string().unwrap_or_default(), entry.get(1))
-        });
-        ConfigObject { entries: entries.collect() }
+        // A loop, as in ConfigList::fields.
+        let mut object = ConfigObject { entries: Vec::new() };
+        for i in 0..entries.length() {
+            let entry: js::Array = entries.get(i).unchecked_into();
+            object.entries.push((entry.get(0).as_string().unwrap_or_default(), entry.get(1)));
+        }
+        object
     }
 
     fn value(&self, key: &str) -> Option<&wasm_bindgen::JsValue> {
