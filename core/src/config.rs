@@ -202,6 +202,6 @@ mod tests {
         assert_eq!(closest("protocols_", &known), Some("protocol"));
         assert_eq!(closest("values", &known), None);
         assert_eq!(closest("abcz", &["abcx", "abcy"]), Some("abcx"), "the first of the fewest edits");
-        assert_eq!(closest("abcz", &["abxx", "abcy"]), Some("abcy"));
+        assert_eq!(closest("abcdefz", &["abcdexy", "abcdefy"]), Some("abcdefy"), "fewer edits after more");
     }
 }

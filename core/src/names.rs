@@ -27,8 +27,14 @@ pub trait ProtocolFamily: Copy + Eq + fmt::Debug + fmt::Display + FromStr + 'sta
     }
     /// The protocol called `name`, if any.
     fn from_name(name: &str) -> Option<Self> {
-        Self::NAMES.iter().position(|n| *n == name).map(|i| Self::ALL[i])
+        position(Self::NAMES, name).map(|i| Self::ALL[i])
     }
+}
+
+/// Where `name` is in `names`: one function for every family, not one
+/// search per family in the wasm modules.
+fn position(names: &[&str], name: &str) -> Option<usize> {
+    names.iter().position(|n| *n == name)
 }
 
 /// A name that no protocol of the family has.

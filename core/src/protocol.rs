@@ -175,7 +175,7 @@ impl Protocol {
     /// See the example on [`Protocol`].
     pub fn from_name(name: &str) -> Option<Protocol> {
         fn find<P: ProtocolFamily>(name: &str, protocol: fn(P) -> Protocol) -> Option<Protocol> {
-            position(P::NAMES, name).map(|i| protocol(P::ALL[i]))
+            P::from_name(name).map(protocol)
         }
         find(name, Protocol::Frequency)
             .or_else(|| find(name, Protocol::Numeric))
@@ -185,11 +185,6 @@ impl Protocol {
             .or_else(|| find(name, Protocol::KeyValue))
             .or_else(|| find(name, Protocol::Marginals))
     }
-}
-
-/// Where `name` is in `names` (one function for every family).
-fn position(names: &[&str], name: &str) -> Option<usize> {
-    names.iter().position(|n| *n == name)
 }
 
 impl std::fmt::Display for Protocol {

@@ -921,5 +921,16 @@ mod tests {
             assert_eq!(Report::from_memo(&[memo.as_slice(), &[0]].concat()), None, "{config}: a byte more");
         }
         assert_eq!(payloads.len(), 6, "every payload");
+        // A sampled attribute is a u32: one past it is no report's memo.
+        let sampled = |attribute: u64| {
+            let mut w = ByteWriter::default();
+            w.text("duchi");
+            w.float(1.0);
+            w.text("0011223344556677");
+            [5, 1, attribute, 0].into_iter().for_each(|x| w.uint(x));
+            w.into_body()
+        };
+        assert!(Report::from_memo(&sampled(u64::from(u32::MAX))).is_some());
+        assert_eq!(Report::from_memo(&sampled(1 << 32)), None);
     }
 }

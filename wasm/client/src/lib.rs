@@ -647,10 +647,13 @@ impl ClientCore {
                 let numbers: Vec<f64> = if let Some(n) = value.as_f64() {
                     vec![n]
                 } else if localdp_core::js::Array::is_array(&value)? {
-                    localdp_core::js::Array::from(&value)?
-                        .items()
-                        .map(|v| v.as_f64().ok_or_else(|| type_error("a record must be an array of numbers")))
-                        .collect::<Result<_, _>>()?
+                    // A loop, not a collect through a Result (its adapters).
+                    let items = localdp_core::js::Array::from(&value)?;
+                    let mut numbers = Vec::new();
+                    for i in 0..items.length() {
+                        numbers.push(items.get(i).as_f64().ok_or_else(|| type_error("a record must be an array of numbers"))?);
+                    }
+                    numbers
                 } else {
                     return Err(type_error("a numeric value must be a number (or an array of numbers for a record)"));
                 };
