@@ -26,12 +26,18 @@ for arg in "$@"; do
 done
 wasm_compiler
 command -v twiggy >/dev/null || cargo install twiggy --version 0.8.0 --locked
-features=()
-[ "$family" = every ] || features=(--no-default-features --features "heap,$family")
-cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wasm-client "${features[@]}" "${ship_flags[@]}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-wasm-bindgen --target web --keep-debug --out-dir "$work" target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm
+# GRR's module has no wasm-bindgen (scripts/build.sh): built as it is.
+if [ "$family" = grr ]; then
+  cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wasm-client --no-default-features --features heap,grr "${raw_flags[@]}"
+  cp target/raw/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm "$work/localdp_wasm_client_bg.wasm"
+else
+  features=()
+  [ "$family" = every ] || features=(--no-default-features --features "heap,$family,bindgen")
+  cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wasm-client "${features[@]}" "${ship_flags[@]}"
+  wasm-bindgen --target web --keep-debug --out-dir "$work" target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm
+fi
 node_modules/.bin/wasm-opt "${inline[@]}" -Oz -g --low-memory-unused --converge --strip-producers --strip-dwarf \
   "$work/localdp_wasm_client_bg.wasm" -o "$work/named.wasm"
 twiggy top -n 1000000 --format csv "$work/named.wasm" | FAMILY=$family node -e '
@@ -49,7 +55,7 @@ const parts = [
   ["reports: the wire form, hashes, text", /^<*localdp_core::(report|hash|text)\b/],
   ["randomness and memo keys: rng, getrandom, HMAC-SHA256", /^<*(localdp_core::rng|getrandom|sha2|hmac|digest|block_buffer|crypto_common|generic_array|typenum)\b/],
   ["errors (codes and parameters; the messages are in messages.mjs)", /^<*localdp_core::error\b/],
-  ["JS bindings: wasm-bindgen exports and shims, the JS built-ins (core js), convert, the allocator", /^<*(localdp_wasm_client|localdp_core::js|wasm_bindgen)\b|wbindgen|__wbg|^clientcore_|^aggregator_|multivalue shim|^import |^export /],
+  ["JS bindings: wasm-bindgen exports and shims (GRR: its plain exports, core host), the JS built-ins (core js), convert, the allocator", /^<*(localdp_wasm_client|localdp_core::(js|host)|wasm_bindgen)\b|wbindgen|__wbg|^clientcore_|^aggregator_|multivalue shim|^import |^export |^(client|load|protocol|id|state|epsilon|spent|randomize|free|out_ptr|out_len|alloc)$/],
   ["strings and tables (data)", /^data segment/],
   ["the Rust runtime (core, alloc, std) and the module sections", /./],
 ];

@@ -61,14 +61,14 @@ optimize() {
   node_modules/.bin/wasm-opt -Oz --low-memory-unused --converge --strip-producers "$1" -o "$1"
 }
 
-# no_fmt_or_js_sys WHAT: the client module cargo just built (its names still in) links
+# no_fmt_or_js_sys WHAT [TARGET_DIR]: the client module cargo just built (its names still in) links
 # no core::fmt and no float formatting or parsing (core's flt2dec, dec2flt):
 # the device side writes text with text! (integers only) and takes a
 # number's digits from JS (number_text). Checked where std is rebuilt: route
 # stable's prebuilt std formats its panics. Nor js-sys, on every route: its
 # closure shims would stay in the module's table (core/src/js.rs).
 no_fmt_or_js_sys() {
-  local wasm=target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm found
+  local wasm=${2:-target}/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm found
   if grep -a -q '6js_sys' "$wasm"; then
     echo "build: the client module of $1 links js-sys; declare the JS built-in in core/src/js.rs instead" >&2
     exit 1
@@ -141,13 +141,40 @@ no_fmt_or_js_sys "every family"
 # Each family's client module for the web, an entry of its own
 # (`localdp/client/web/FAMILY`: js/family.js over its bindings), which
 # `localdp/client/web` imports for a config of that family.
+# GRR's module has no wasm-bindgen (wasm/client/src/raw.rs): its bindings
+# are js/raw.mjs, written by hand, and it is built with raw_flags.
 for family in "${families[@]}"; do
-  bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
-  no_fmt_or_js_sys "$family"
-  optimize "$out/client/web/families/$family/localdp_client_bg.wasm"
-  node scripts/short-names.mjs "$out/client/web/families/$family/localdp_client_bg.wasm" "$out/client/web/families/$family/bindings.js"
-  cp js/family.js "$out/client/web/families/$family/localdp.js"
-  cp js/web/localdp.d.ts "$out/client/web/families/$family/"
+  dir=$out/client/web/families/$family
+  if [ "$family" = grr ]; then
+    mkdir -p "$dir"
+    cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wasm-client \
+      --no-default-features --features "heap,$family" "${raw_flags[@]}"
+    no_fmt_or_js_sys "$family" target/raw
+    cp target/raw/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm "$dir/localdp_client_bg.wasm"
+    cp js/raw.mjs "$dir/bindings.js"
+    # The other modules' declarations, but for the exports init() resolves to (src/raw.rs's).
+    node -e '
+      const fs = require("fs");
+      const [from, to] = process.argv.slice(1);
+      const exports = "export interface InitOutput {\n    readonly memory: WebAssembly.Memory;\n    readonly [name: string]: WebAssembly.ExportValue;\n}";
+      const text = fs.readFileSync(from, "utf8").replace(/export interface InitOutput \{[^}]*\}/, () => exports);
+      if (!text.includes(exports)) throw new Error("build: no InitOutput in " + from);
+      fs.writeFileSync(to, text);' "$out/client/web/bindings.d.ts" "$dir/bindings.d.ts"
+    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
+    optimize "$dir/localdp_client_bg.wasm"
+    # js/raw.mjs gives the module the CSPRNG and a number's text, nothing else.
+    node -e '
+      const imports = WebAssembly.Module.imports(new WebAssembly.Module(require("fs").readFileSync(process.argv[1])));
+      const names = imports.map((i) => `${i.module}.${i.name}`).sort().join(" ");
+      if (names !== "l.d l.r") throw new Error(`build: the GRR module imports ${names}; js/raw.mjs gives l.d and l.r`);' "$dir/localdp_client_bg.wasm"
+  else
+    bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family,bindgen"
+    no_fmt_or_js_sys "$family"
+    optimize "$dir/localdp_client_bg.wasm"
+    node scripts/short-names.mjs "$dir/localdp_client_bg.wasm" "$dir/bindings.js"
+  fi
+  cp js/family.js "$dir/localdp.js"
+  cp js/web/localdp.d.ts "$dir/"
 done
 node scripts/types.mjs "$out"/{,client/}{node,web}/bindings.d.ts "$out"/client/web/families/*/bindings.d.ts
 # Entry points: the same wrappers over either module's bindings, and each

@@ -47,8 +47,12 @@ nightly_src_installed() {
 # The compiler of everything built for wasm (the shipped modules and the wasm
 # tests): a route, the first of these that is here, or the one
 # $LOCALDP_WASM_ROUTE names. Sets WASM_ROUTE and `build_std`, cargo's flags
-# that rebuild std (empty on route stable), and `ship_flags`, the flags of
-# the modules the package ships (below), and says which route it took.
+# that rebuild std (empty on route stable), `ship_flags`, the flags of
+# the modules the package ships (below), and `raw_flags`, those of the
+# module without wasm-bindgen (GRR's: getrandom's custom backend, whose
+# source is the page's, core/src/host.rs; in a target directory of its own,
+# target/raw, since cargo rebuilds what other flags built), and says which
+# route it took.
 #  nightly: rustup's nightly toolchain with rust-src; it compiles std from
 #    that source (the usual set-up on a laptop).
 #  debian: Debian's rustc-web with rust-web-src, of one version, at least
@@ -101,6 +105,7 @@ wasm_compiler() {
       echo "setup: wasm route debian: Debian's $("$rustc" -V), std rebuilt from rust-web-src" >&2 ;;
     stable)
       build_std=() ship_flags=()
+      raw_flags=(--config 'target.wasm32-unknown-unknown.rustflags=["--cfg", "getrandom_backend=\"custom\""]' --target-dir target/raw)
       echo "setup: wasm route stable: rustup's $(rustc -V) with its prebuilt std: the modules are larger (panic and formatting code a rebuilt std leaves out). For the shipped size, install rustup's nightly with its std source (no root: rustup toolchain install nightly --component rust-src), or as root on Debian 12, rustc-web and rust-web-src >= 1.96 (bookworm-security)" >&2
       return ;;
   esac
@@ -112,8 +117,10 @@ wasm_compiler() {
   # JS values in a JS array rather than an externref table with its shims in
   # the wasm (client page -0.6 KB gzipped, full module -1 KB). Route stable
   # links rustup's prebuilt std, which has neither.
-  ship_flags=(--config 'target.wasm32-unknown-unknown.rustflags=["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none", "-Ctarget-feature=-reference-types"]'
-    "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
+  local flags='"-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none", "-Ctarget-feature=-reference-types"'
+  ship_flags=(--config "target.wasm32-unknown-unknown.rustflags=[$flags]" "${build_std[@]}" -Zbuild-std-features=optimize_for_size)
+  raw_flags=(--config "target.wasm32-unknown-unknown.rustflags=[$flags, \"--cfg\", \"getrandom_backend=\\\"custom\\\"\"]"
+    "${build_std[@]}" -Zbuild-std-features=optimize_for_size --target-dir target/raw)
   local toolchain
   toolchain=$(dirname "$(rustup which rustc)")
   export PATH="$toolchain:$PATH" RUSTC=$rustc RUSTC_BOOTSTRAP=1

@@ -50,7 +50,10 @@ pub mod frequency;
 pub mod hash;
 #[cfg(feature = "heavy")]
 pub mod heavy;
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+#[doc(hidden)]
+pub mod host;
+#[cfg(js)]
 #[doc(hidden)]
 pub mod js;
 #[doc(hidden)]

@@ -23,9 +23,15 @@ pub fn number_text(x: f64) -> String {
 }
 
 /// JS's shortest round-trip text of `x`.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 fn shortest(x: f64) -> String {
     crate::js::number_string(x)
+}
+
+/// JS's shortest round-trip text of `x` (a module without wasm-bindgen).
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+fn shortest(x: f64) -> String {
+    crate::host::number_string(x)
 }
 
 /// Natively: the shortest round-trip digits, as JS's.
@@ -131,9 +137,14 @@ pub(crate) fn parse_number(text: &str) -> Option<f64> {
 
 /// The number that decimal text (as [`parse_number`] accepts it) denotes,
 /// correctly rounded.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 fn js_parse_float(text: &str) -> f64 {
     crate::js::parse_float(text)
+}
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+fn js_parse_float(text: &str) -> f64 {
+    crate::host::parse_float(text)
 }
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]

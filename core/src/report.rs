@@ -228,7 +228,7 @@ impl Wire {
     /// The wire object as a plain JS object, fields in the wire's order (as
     /// `JSON.parse` of the report's line gives it, without the text); `None`
     /// if a number cannot be carried exactly (an integer above 2^53).
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
         use wasm_bindgen::JsValue;
         let mut exact = true;
@@ -356,7 +356,7 @@ impl Report {
     /// A report given as a JS object (or any JS value): its own enumerable
     /// properties, read as `JSON.parse` would give them (`undefined` and
     /// non-finite numbers are `null`; `toJSON` is not called).
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     #[doc(hidden)]
     pub fn from_js(value: &wasm_bindgen::JsValue) -> Result<Report> {
         Report::from_js_entries(crate::json::js_entries(value).as_ref())
@@ -364,7 +364,7 @@ impl Report {
 
     /// A report given as a JS object, from its entries already taken
     /// ([`crate::json::js_entries`]; `None`: it was not an object).
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     #[doc(hidden)]
     pub fn from_js_entries(entries: Option<&crate::js::Array>) -> Result<Report> {
         Report::from_object(&ConfigObject::from_entries(entries.ok_or_else(not_an_object)?))
@@ -408,7 +408,14 @@ impl Report {
     #[cfg_attr(feature = "serde", doc = "", doc = "See the example on [`Report::to_json_value`].")]
     pub fn to_json(&self) -> String {
         // A report's numbers are indices, seeds and cohorts below 2^53.
-        crate::json::write::to_string(&self.to_wire()).expect("a report always serializes")
+        self.json_line().expect("a report always serializes")
+    }
+
+    /// The report as one line of JSON; `None` if JSON cannot carry it
+    /// exactly (in the wasm build, a number above 2^53 − 1: a corrupt memo).
+    #[doc(hidden)]
+    pub fn json_line(&self) -> Option<String> {
+        crate::json::write::to_string(&self.to_wire())
     }
 
     /// A report a client stored as JSON (a memo of a state of format 1 to
@@ -509,7 +516,7 @@ impl Report {
 
     /// The report as a plain JS object (`JSON.parse` of its line); `None`
     /// if JSON cannot carry it exactly.
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     #[doc(hidden)]
     pub fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
         self.to_wire().to_js()

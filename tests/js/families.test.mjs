@@ -246,3 +246,132 @@ test("a family module refuses an earlier release's JSON state (code 312), changi
     assert.deepEqual(client.state, before, 'nothing changed');
   }
 });
+
+// GRR's module has no wasm-bindgen: its bindings, js/raw.mjs, are written by
+// hand and read every JS value themselves. Held here to the module of every
+// family on what a page may hand a ClientCore: hostile configs (which no
+// family is chosen for, so the corpus never sends them to a family's
+// module), values of every JS type, clocks, secrets and states.
+test("GRR's hand-written bindings answer hostile configs, values, clocks, secrets and states as the module of every family", () => {
+  const grr = { protocol: 'grr', epsilon: 1, domain: 4, memoize: true, budget: { epsilon: 3, window: '1d' } };
+  const thrown = new Error('a getter threw');
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const cyclic = { ...grr };
+  cyclic.self = cyclic;
+  const configs = [
+    { ...grr, epsilon: NaN },
+    { ...grr, epsilon: -Infinity },
+    { ...grr, epsilon: 2 ** 60 },
+    { ...grr, domain: 2 ** 60 },
+    { ...grr, domain: -0 },
+    { ...grr, domain: ['a', '\ud800', 'a\u0000b', 'é'] },
+    { ...grr, domain: ['a', ['b']] },
+    { ...grr, domain: [1, 2] },
+    { ...grr, domain: new Array(3) },
+    { ...grr, zeta: 1, alpha: 2, epsilno: 3 },
+    { ...grr, budget: { epsilon: -1, window: 5 } },
+    { ...grr, budget: { epsilon: 1, window: '1w', extra: true } },
+    { ...grr, granularity: 0.5 },
+    { ...grr, instantaneous_epsilon: 0.5 },
+    { ...grr, memoize: false, instantaneous_epsilon: 0.5 },
+    ...[2000, 4000, 5000].flatMap((depth) => [
+      { ...grr, nested: JSON.parse('['.repeat(depth) + ']'.repeat(depth)) },
+      { ...grr, nested: JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)) },
+    ]),
+    { ...grr, big: 10n },
+    cyclic,
+    { get epsilon() { throw thrown; }, protocol: 'grr', domain: 4 },
+    { ...grr, get domain() { throw thrown; } },
+    { ...grr, toJSON: () => [1, 2] },
+    { ...grr, toJSON: () => undefined },
+    { ...grr, toJSON: () => ({ protocol: 'grr', epsilon: 2, domain: ['x', 'y'] }) },
+    revoked.proxy,
+    new Proxy(grr, { ownKeys: () => { throw thrown; } }),
+    () => grr,
+    Object.assign(Object.create({ inherited: 1 }), grr),
+  ];
+  // An error's class, name, message, and own properties in the order they were set.
+  const describe = (e) => (e instanceof Error
+    ? { class: e.constructor.name, name: e.name, message: e.message, own: Object.getOwnPropertyNames(e).filter((k) => k !== 'stack').map((k) => [k, e[k]]) }
+    : { thrown: e });
+  const attempt = (f) => {
+    try {
+      return { value: f() };
+    } catch (e) {
+      return { error: describe(e) };
+    }
+  };
+  /** What a module does with one config: its construction, then each value, clock, secret and state in turn. */
+  const session = (ClientCore, config) => {
+    reseed(7);
+    const made = attempt(() => new ClientCore(config, 'ab'.repeat(32)));
+    if ('error' in made) return made;
+    const client = made.value;
+    const steps = [];
+    const now = 1_700_000_000_000;
+    for (const value of [3, '3', 'b', 0, -0, -1, 1.5, 4, 2 ** 53, NaN, Infinity, null, undefined, true, 3n, {}, [3], Symbol('v')]) {
+      steps.push(attempt(() => JSON.stringify(client.randomize(value, now))));
+    }
+    const throwing = { valueOf() { throw thrown; } };
+    for (const clock of [-1, NaN, 2 ** 53, 1e300, now + 1, String(now), throwing]) {
+      steps.push(attempt(() => client.spent(clock)), attempt(() => JSON.stringify(client.randomize(1, clock))));
+    }
+    const arrayLike = { length: 2, get 0() { throw thrown; } };
+    for (const [secret, state] of [['ab'.repeat(32), undefined], ['ab'.repeat(32), null], ['zz', undefined], ['', client.state],
+      ['cd'.repeat(32), client.state], ['ab'.repeat(32), new Uint8Array([1, 2, 3])], ['ab'.repeat(32), new Uint8Array()],
+      ['ab'.repeat(32), 'abc'], ['ab'.repeat(32), false], ['ab'.repeat(32), [1, 2]], ['ab'.repeat(32), {}], ['ab'.repeat(32), arrayLike],
+      [new String('ab'.repeat(32)), client.state]]) {
+      steps.push(attempt(() => client.load(secret, state)), attempt(() => client.state));
+    }
+    steps.push({ protocol: client.protocol, epsilon: client.epsilon, id: client.id });
+    client.free();
+    return { steps };
+  };
+  for (const config of configs) {
+    const label = (() => { try { return JSON.stringify(config).slice(0, 200); } catch { return String(typeof config); } })();
+    assert.deepEqual(session(family.grr, config), session(every, config), label);
+  }
+  // A secret that is no string: a TypeError from either (their messages are the engine's and the bindings').
+  for (const secret of [undefined, null, 5, Symbol('s'), { toString: () => 'ab'.repeat(32) }]) {
+    for (const ClientCore of [family.grr, every]) {
+      assert.throws(() => new ClientCore(grr, secret), TypeError, String(typeof secret));
+      assert.throws(() => new ClientCore(grr, 'ab'.repeat(32)).load(secret, null), TypeError, String(typeof secret));
+    }
+  }
+});
+
+test("GRR's hand-written bindings: a freed core refuses every call, init runs once, and what is passed in is freed", async () => {
+  for (const ClientCore of [family.grr, every]) {
+    const client = new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32));
+    client.free();
+    for (const call of [() => client.free(), () => client.id, () => client.randomize(1, 0), () => client.load('ab'.repeat(32), null)]) {
+      assert.throws(call, { message: 'null pointer passed to rust' });
+    }
+    assert.equal(typeof ClientCore.prototype[Symbol.dispose], 'function');
+    assert.equal(new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32)).randomize(1, 0).protocol, 'grr');
+  }
+  // Two init() at once: one instance, which the client made between them keeps using.
+  const url = pathToFileURL(join(web, 'families/grr/bindings.js'));
+  const fresh = await import(`${url}?twice`);
+  const bytes = readFileSync(join(web, 'families/grr/localdp_client_bg.wasm'));
+  const first = fresh.default({ module_or_path: bytes });
+  const second = fresh.default({ module_or_path: bytes });
+  const [a, b] = await Promise.all([first, second]);
+  assert.equal(a, b);
+  // Calls that throw after their bytes were passed in leave nothing behind: the memory stays as it was.
+  const client = new fresh.ClientCore({ protocol: 'grr', epsilon: 1, domain: ['x'.repeat(100_000), 'y'] }, 'ab'.repeat(32));
+  const value = 'x'.repeat(100_000);
+  client.randomize(value, 0);
+  const before = a.memory.buffer.byteLength;
+  const throwing = { valueOf() { throw new Error('no clock'); } };
+  const arrayLike = { length: 100_000, get 0() { throw new Error('no state'); } };
+  for (let i = 0; i < 200; i++) {
+    assert.throws(() => client.randomize(value, throwing), { message: 'no clock' });
+    assert.throws(() => client.load(Symbol('secret'), null), TypeError);
+    assert.throws(() => client.load('ab'.repeat(32), arrayLike), { message: 'no state' });
+    assert.throws(() => new fresh.ClientCore({ protocol: 'grr', epsilon: 1, domain: ['x'.repeat(100_000), 'y'] }, Symbol('secret')), TypeError);
+    client.randomize(value, 0);
+  }
+  assert.equal(a.memory.buffer.byteLength, before);
+});

@@ -10,9 +10,12 @@
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 mod parse;
+// Natively for its tests only.
+#[cfg(any(test, all(target_arch = "wasm32", target_os = "unknown", not(js))))]
+mod flat;
 pub(crate) mod write;
 
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 use crate::js;
 use crate::text::{put, text, Hex};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
@@ -32,13 +35,20 @@ pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
 
 /// Parses `text` as one JSON value (`JSON.parse`), or says what is wrong
 /// with it (the `SyntaxError`'s message).
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
     use wasm_bindgen::JsCast;
     match js::parse(&wasm_bindgen::JsValue::from_str(text)) {
         Ok(value) => Ok(field(&value)),
         Err(e) => Err(e.unchecked_into::<js::Error>().message()),
     }
+}
+
+/// Parses `text` as one JSON value (the page's `JSON.parse`, flattened:
+/// [`flat`]), or says what is wrong with it (the `SyntaxError`'s message).
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
+    crate::host::parse_json(text).map(|value| flat_field(&value))
 }
 
 /// A config object as the metric families read it: natively a parsed JSON
@@ -51,8 +61,10 @@ pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
 pub struct ConfigObject {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     object: std::collections::BTreeMap<String, Value>,
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     entries: Vec<(String, wasm_bindgen::JsValue)>,
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+    entries: Vec<(String, Vec<u8>)>,
 }
 
 /// One field of a [`ConfigObject`], by its JSON type.
@@ -81,25 +93,31 @@ pub(crate) enum Field {
 pub(crate) struct ConfigList {
     #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     items: Vec<Value>,
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    #[cfg(js)]
     items: js::Array,
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+    items: Vec<Vec<u8>>,
 }
 
 impl ConfigList {
     /// The items, each as a field (their own arrays and objects unread).
     pub(crate) fn fields(&self) -> Vec<Field> {
-        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-        return self.items.iter().map(field).collect();
-        // A loop: a `collect` of a mapped range costs the module its
+        // Loops: a `collect` of a mapped range costs the module its
         // iterator adapters.
-        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-        {
-            let mut fields = Vec::new();
-            for i in 0..self.items.length() {
-                fields.push(field(&self.items.get(i)));
-            }
-            fields
+        let mut fields = Vec::new();
+        #[cfg(js)]
+        for i in 0..self.items.length() {
+            fields.push(field(&self.items.get(i)));
         }
+        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+        for item in &self.items {
+            fields.push(field(item));
+        }
+        #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+        for item in &self.items {
+            fields.push(flat_field(item));
+        }
+        fields
     }
 }
 
@@ -118,7 +136,7 @@ impl Field {
     pub(crate) fn from_value(value: &serde_json::Value) -> Option<Field> {
         #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
         return Some(field(&Value::from(value)));
-        #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+        #[cfg(js)]
         return js::parse(&value.to_string().into()).ok().map(|value| field(&value));
     }
 
@@ -190,6 +208,12 @@ pub fn quoted(s: &str) -> String {
         c => out.push(c),
     });
     out
+}
+
+/// `s` as a JSON string.
+#[doc(hidden)]
+pub fn string_literal(s: &str) -> String {
+    write::to_string(s).unwrap_or_default()
 }
 
 /// A type a config field is read as, by hand: how every family reads its
@@ -340,7 +364,7 @@ fn field(value: &Value) -> Field {
     }
 }
 
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 impl ConfigObject {
     /// A plain JS object (no array); `None` for anything else.
     #[doc(hidden)]
@@ -359,8 +383,42 @@ impl ConfigObject {
         }
         object
     }
+}
 
-    fn value(&self, key: &str) -> Option<&wasm_bindgen::JsValue> {
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+impl ConfigObject {
+    /// An object the page flattened ([`flat`]); `None` for anything else.
+    #[doc(hidden)]
+    pub fn from_flat(value: &[u8]) -> Option<Self> {
+        match flat::read(value)? {
+            flat::Flat::Object(entries) => Some(ConfigObject { entries }),
+            _ => None,
+        }
+    }
+}
+
+/// An entry's value in the wasm builds: a JS value, or the page's
+/// flattened bytes ([`flat`]) in a module without wasm-bindgen.
+#[cfg(js)]
+type Item = wasm_bindgen::JsValue;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+type Item = Vec<u8>;
+#[cfg(js)]
+use {field as item_field, js_number as item_number, js_text as item_text};
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+use {flat::number as item_number, flat::string as item_text, flat_field as item_field};
+#[cfg(js)]
+fn js_text(s: &str) -> Item {
+    wasm_bindgen::JsValue::from_str(s)
+}
+#[cfg(js)]
+fn js_number(x: f64) -> Item {
+    wasm_bindgen::JsValue::from_f64(x)
+}
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+impl ConfigObject {
+    fn value(&self, key: &str) -> Option<&Item> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -370,8 +428,10 @@ impl ConfigObject {
     }
 
     /// The field `key`.
+    // A closure: a flattened item is a `Vec<u8>`, read as a slice.
+    #[allow(clippy::redundant_closure)]
     pub(crate) fn get(&self, key: &str) -> Field {
-        self.value(key).map_or(Field::Missing, field)
+        self.value(key).map_or(Field::Missing, |v| item_field(v))
     }
 
     /// The object's keys.
@@ -381,7 +441,7 @@ impl ConfigObject {
 
     /// The object's keys and fields, in one pass.
     pub(crate) fn fields(&self) -> Vec<(String, Field)> {
-        self.entries.iter().map(|(k, v)| (k.clone(), field(v))).collect()
+        self.entries.iter().map(|(k, v)| (k.clone(), item_field(v))).collect()
     }
 
     /// Removes `key`; true if it was there.
@@ -395,20 +455,35 @@ impl ConfigObject {
     #[doc(hidden)]
     pub fn set_text(&mut self, key: &str, value: &str) {
         self.remove(key);
-        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_str(value)));
+        self.entries.push((key.to_string(), item_text(value)));
     }
 
     /// Sets `key` to a number.
     #[doc(hidden)]
     pub fn set_number(&mut self, key: &str, value: f64) {
         self.remove(key);
-        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_f64(value)));
+        self.entries.push((key.to_string(), item_number(value)));
+    }
+}
+
+/// A flattened value ([`flat`]) as a [`Field`], as the JS value it was
+/// would read: anything not well formed, or a number JSON has no text for,
+/// is `null`.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+fn flat_field(value: &[u8]) -> Field {
+    match flat::read(value) {
+        Some(flat::Flat::Bool(b)) => Field::Bool(b),
+        Some(flat::Flat::Number(x)) if x.is_finite() => Field::Number(x, whole(x)),
+        Some(flat::Flat::Text(s)) => Field::Text(s),
+        Some(flat::Flat::List(items)) => Field::List(ConfigList { items }),
+        Some(flat::Flat::Object(entries)) => Field::Object(ConfigObject { entries }),
+        _ => Field::Null,
     }
 }
 
 /// A JS value as a [`Field`], as its JSON would read: `undefined`, a
 /// non-finite number and anything JSON has no form for are `null`.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 fn field(value: &wasm_bindgen::JsValue) -> Field {
     if let Some(b) = value.as_bool() {
         Field::Bool(b)
@@ -427,7 +502,7 @@ fn field(value: &wasm_bindgen::JsValue) -> Field {
 /// A plain JS object's own enumerable entries (`Object.entries`), each a
 /// `[key, value]` array: what [`ConfigObject::from_js`] reads; `None` for
 /// anything but an object, an array, or an object that throws.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 #[doc(hidden)]
 pub fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
     if !value.is_object() || js::Array::is_array(value).unwrap_or(true) {
@@ -441,7 +516,7 @@ pub fn js_entries(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
 /// A JS array as a field reads it: a copy (`Array.from`), whose items can
 /// be read without throwing; `None` for anything else or an array that
 /// throws.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 #[doc(hidden)]
 pub fn js_array(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
     js::Array::is_array(value).unwrap_or(false).then(|| js::Array::from(value).ok()).flatten()
@@ -451,7 +526,7 @@ pub fn js_array(value: &wasm_bindgen::JsValue) -> Option<js::Array> {
 /// string once per module instance (a report's keys are the same few
 /// strings, and decoding them from the module's memory on every report
 /// halved the client's speed).
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 pub(crate) fn js_object(fields: impl IntoIterator<Item = (&'static str, wasm_bindgen::JsValue)>) -> js::Object {
     use wasm_bindgen::JsValue;
     thread_local!(static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> = const { std::cell::RefCell::new(Vec::new()) });
@@ -473,7 +548,7 @@ pub(crate) fn js_object(fields: impl IntoIterator<Item = (&'static str, wasm_bin
 }
 
 /// `JSON.parse` of a JS string, without copying it into the module.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+#[cfg(js)]
 #[doc(hidden)]
 pub fn parse_js(text: &wasm_bindgen::JsValue) -> Option<wasm_bindgen::JsValue> {
     js::parse(text).ok()

@@ -2,16 +2,14 @@
 //! values of the declarations, configs read from JS objects, and the
 //! core's errors as the JS errors a caller expects.
 
-use localdp_core::error::{Error, ExpectedValue, FieldProblem, Rejection};
+use crate::face::{Class, Failure, Sink};
+use localdp_core::error::Error;
 use localdp_core::json::ConfigObject;
 use localdp_core::metric::Metric;
-use localdp_core::text::text;
 use localdp_core::js;
 use wasm_bindgen::prelude::*;
 
-/// JS's `Number.MAX_SAFE_INTEGER` as a JS number: the core's
-/// [`localdp_core::json::MAX_SAFE_INTEGER`].
-pub const MAX_SAFE_INTEGER: f64 = localdp_core::json::MAX_SAFE_INTEGER as f64;
+pub use crate::face::MAX_SAFE_INTEGER;
 
 #[wasm_bindgen]
 extern "C" {
@@ -57,81 +55,47 @@ pub fn set_property(error: &JsValue, name: &str, value: JsValue) {
     let _ = js::reflect_set(error, &name.into(), &value);
 }
 
-/// The core's error as the JS error a caller expects, with its typed fields
-/// as properties where a caller may act on them: `key` (malformed configs),
-/// `parameter` (invalid configs), `reason` (rejected reports), `cost`,
-/// `spent` and `budget` (`PrivacyBudgetExceeded`); and on every one its
-/// stable `code` and its `params` as text ([`Error::code`], [`Error::params`]).
-///
-/// The full module writes the message. The client module leaves it empty:
-/// the JS `Client` writes it from `code` and `params` (js/messages.mjs), so
-/// that no message text is in the client's wasm.
+/// The JS error a [`Failure`] describes ([`crate::face`]).
+pub fn js_failure(failure: Failure) -> JsValue {
+    let mut error = JsError(JsValue::UNDEFINED, js::Array::new());
+    failure.describe(&mut error);
+    error.0
+}
+
+/// The core's error as the JS error a caller expects ([`crate::face::describe`]).
 pub fn js_error(error: Error) -> JsValue {
-    #[cfg(feature = "messages")]
-    let message = text!(error);
-    #[cfg(not(feature = "messages"))]
-    let message = String::new();
-    let code = error.code();
-    let params = js::Array::new();
-    error.each_param(&mut |p| {
-        params.push(&text!(p).into());
-    });
-    let e = match error {
-        Error::MalformedConfig { key, .. } => {
-            let e = type_error(&message);
-            if let Some(key) = key {
-                set_property(&e, "key", key.into());
+    js_failure(Failure::Core(error))
+}
+
+/// A JS error, as [`Sink`] writes it, and its params.
+struct JsError(JsValue, js::Array);
+
+impl Sink for JsError {
+    fn open(&mut self, class: Class, message: &str) {
+        self.0 = match class {
+            Class::Type => type_error(message),
+            Class::Range => range_error(message),
+            Class::Error(name) => {
+                let e = js::Error::new(message);
+                if let Some(name) = name {
+                    e.set_name(name);
+                }
+                e.into()
             }
-            e
-        }
-        Error::InvalidConfig { parameter, .. } => {
-            let e = range_error(&message);
-            set_property(&e, "parameter", parameter.into());
-            e
-        }
-        Error::Rejected { reason, .. } => {
-            let e = if reason == Rejection::Malformed {
-                type_error(&message)
-            } else {
-                range_error(&message)
-            };
-            set_property(&e, "reason", reason.as_str().into());
-            e
-        }
-        Error::InvalidField { field, problem } => {
-            let e = if problem == FieldProblem::NotInDomain { range_error(&message) } else { type_error(&message) };
-            set_property(&e, "field", field.into());
-            e
-        }
-        // An event with a key the metric lacks: a wrong shape, as a missing
-        // field is (neither names the event's key).
-        Error::InvalidValue { expected: ExpectedValue::KnownFields { .. } } => type_error(&message),
-        Error::ValueNotInDomain { .. }
-        | Error::InvalidValue { .. }
-        | Error::MergeMismatch { .. }
-        | Error::CorruptMemo
-        | Error::State(_) => range_error(&message),
-        Error::PrivacyBudgetExceeded { cost, spent, budget } => {
-            let e = js::Error::new(&message);
-            e.set_name("PrivacyBudgetExceeded");
-            let e: JsValue = e.into();
-            set_property(&e, "cost", cost.into());
-            set_property(&e, "spent", spent.into());
-            set_property(&e, "budget", budget.into());
-            e
-        }
-        Error::NoReports => {
-            let e = js::Error::new(&message);
-            e.set_name("NoReports");
-            let e: JsValue = e.into();
-            set_property(&e, "reason", "no_reports".into());
-            e
-        }
-        _ => js::Error::new(&message).into(),
-    };
-    set_property(&e, "code", code.into());
-    set_property(&e, "params", params.into());
-    e
+        };
+    }
+    fn text(&mut self, key: &'static str, value: &str) {
+        set_property(&self.0, key, value.into());
+    }
+    fn number(&mut self, key: &'static str, value: f64) {
+        set_property(&self.0, key, value.into());
+    }
+    fn param(&mut self, text: &str) {
+        self.1.push(&text.into());
+    }
+    fn params(&mut self) {
+        set_property(&self.0, "params", self.1.clone());
+    }
 }
 
 /// `JSON.stringify(value)`, or a TypeError with `message`.

@@ -11,19 +11,32 @@
 
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
+#[cfg(feature = "bindgen")]
+use face::clock;
+#[cfg(all(feature = "bindgen", feature = "grr"))]
+use face::{index_text, Input};
+#[cfg(feature = "bindgen")]
 use localdp_core::error::Error;
+#[cfg(feature = "bindgen")]
 use localdp_core::metric::ValueKind;
+#[cfg(feature = "bindgen")]
 use localdp_core::SecureRng;
+#[cfg(feature = "bindgen")]
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "bindgen")]
 #[doc(hidden)]
 pub mod convert;
+#[doc(hidden)]
+pub mod face;
 #[cfg(all(feature = "heap", not(target_feature = "atomics")))]
 mod heap;
-use convert::{
-    config_object, js_error, range_error, set_property, type_error, ConfigJs, ReportJs, ValueJs, MAX_SAFE_INTEGER,
-};
+#[cfg(not(feature = "bindgen"))]
+mod raw;
+#[cfg(feature = "bindgen")]
+use convert::{config_object, js_error, js_failure, type_error, ConfigJs, ReportJs, ValueJs};
 
+#[cfg(feature = "bindgen")]
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = r#"
 /** A frequency protocol, as resolved and named in reports. */
@@ -554,12 +567,14 @@ export interface AddManyResult {
 /// config asks, in memory. The JS `Client` (js/client.mjs) wraps it: it
 /// reads the clock, and under `Client.open` keeps the secret, the state
 /// text and the reset count in a storage.
+#[cfg(feature = "bindgen")]
 #[wasm_bindgen]
 pub struct ClientCore {
     core: localdp_core::client::Client,
     rng: SecureRng,
 }
 
+#[cfg(feature = "bindgen")]
 #[wasm_bindgen]
 impl ClientCore {
     /// `new ClientCore(config, secret)`: `config` is the CLI's CONFIG.json
@@ -611,7 +626,7 @@ impl ClientCore {
 
     /// ε spent in the budget window ending at `now_ms` (ms since 1970).
     pub fn spent(&self, now_ms: f64) -> Result<f64, JsValue> {
-        Ok(self.core.spent(clock(now_ms)?))
+        Ok(self.core.spent(clock(now_ms).map_err(js_failure)?))
     }
 
     /// Randomizes one value into a report ready to send, at `now_ms` (ms
@@ -622,25 +637,20 @@ impl ClientCore {
     /// spent, releasing nothing.
     pub fn randomize(&mut self, value: ValueJs, now_ms: f64) -> Result<ReportJs, JsValue> {
         let value: JsValue = value.into();
-        let now = clock(now_ms)?;
+        let now = clock(now_ms).map_err(js_failure)?;
         let text = match self.core.metric().value_kind() {
             #[cfg(any(feature = "rappor", feature = "heavy"))]
             ValueKind::Text => value.as_string().ok_or_else(|| type_error("a value of this metric must be a string"))?,
             #[cfg(feature = "grr")]
             ValueKind::Index { size } => {
-                if let Some(s) = value.as_string() {
-                    s
+                let input = if let Some(s) = value.as_string() {
+                    Input::Text(s)
                 } else if let Some(n) = value.as_f64() {
-                    if size.is_none() {
-                        return Err(type_error("this domain's values are strings"));
-                    }
-                    if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
-                        return Err(js_error(Error::ValueNotInDomain { domain: localdp_core::error::DomainKind::Size(size.unwrap_or(0)) }));
-                    }
-                    localdp_core::text::text!(n as u64)
+                    Input::Number(n)
                 } else {
-                    return Err(type_error("a value must be a string or a number"));
-                }
+                    Input::Other
+                };
+                index_text(size, input).map_err(js_failure)?
             }
             #[cfg(any(feature = "numeric", feature = "distribution"))]
             ValueKind::Numbers { .. } => {
@@ -681,14 +691,3 @@ impl ClientCore {
     }
 }
 
-/// A clock reading in ms since 1970, or a RangeError: a finite number from 0
-/// to `Number.MAX_SAFE_INTEGER`, so that the ledger's times stay exact in
-/// JS numbers (a clock in µs or ns would pass 2^53 ms).
-fn clock(ms: f64) -> Result<u64, JsValue> {
-    if !(ms.is_finite() && (0.0..=MAX_SAFE_INTEGER).contains(&ms)) {
-        let e = range_error("the clock must give a time in ms since 1970, at most Number.MAX_SAFE_INTEGER");
-        set_property(&e, "parameter", "now".into());
-        return Err(e);
-    }
-    Ok(ms as u64)
-}
