@@ -228,6 +228,44 @@ impl Wire {
     /// The wire object as a plain JS object, fields in the wire's order (as
     /// `JSON.parse` of the report's line gives it, without the text); `None`
     /// if a number cannot be carried exactly (an integer above 2^53).
+    /// [`Report::to_fields`].
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+    fn to_fields(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(64);
+        let mut exact = true;
+        let mut number = |out: &mut Vec<u8>, n: u64| {
+            exact &= n <= crate::json::write::MAX_SAFE_INTEGER;
+            out.extend_from_slice(&(n as f64).to_le_bytes());
+        };
+        self.each(&mut |key, value| {
+            out.push(key.len() as u8);
+            out.extend_from_slice(key.as_bytes());
+            match value {
+                WireValue::Integer(n) => {
+                    out.push(0);
+                    number(&mut out, n);
+                }
+                WireValue::Number(x) => {
+                    out.push(0);
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+                WireValue::Text(s) => {
+                    out.push(1);
+                    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                    out.extend_from_slice(s.as_bytes());
+                }
+                WireValue::Integers(list) => {
+                    out.push(2);
+                    out.extend_from_slice(&(list.len() as u32).to_le_bytes());
+                    for n in list {
+                        number(&mut out, n);
+                    }
+                }
+            }
+        });
+        exact.then_some(out)
+    }
+
     #[cfg(js)]
     fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
         use wasm_bindgen::JsValue;
@@ -408,14 +446,7 @@ impl Report {
     #[cfg_attr(feature = "serde", doc = "", doc = "See the example on [`Report::to_json_value`].")]
     pub fn to_json(&self) -> String {
         // A report's numbers are indices, seeds and cohorts below 2^53.
-        self.json_line().expect("a report always serializes")
-    }
-
-    /// The report as one line of JSON; `None` if JSON cannot carry it
-    /// exactly (in the wasm build, a number above 2^53 − 1: a corrupt memo).
-    #[doc(hidden)]
-    pub fn json_line(&self) -> Option<String> {
-        crate::json::write::to_string(&self.to_wire())
+        crate::json::write::to_string(&self.to_wire()).expect("a report always serializes")
     }
 
     /// A report a client stored as JSON (a memo of a state of format 1 to
@@ -520,6 +551,19 @@ impl Report {
     #[doc(hidden)]
     pub fn to_js(&self) -> Option<wasm_bindgen::JsValue> {
         self.to_wire().to_js()
+    }
+
+    /// The report's fields as bytes, for the page of a module without
+    /// wasm-bindgen to build its object (js/raw.mjs), as
+    /// [`Report::to_js`] builds it: each field in the wire's order, its
+    /// name (a byte of length, then ASCII), a tag and the value: 0 a number
+    /// (8 bytes, an f64), 1 a string (4 bytes of length, then UTF-8), 2
+    /// numbers (4 bytes of count, then 8 each). `None` if JSON cannot carry
+    /// it exactly.
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
+    #[doc(hidden)]
+    pub fn to_fields(&self) -> Option<Vec<u8>> {
+        self.to_wire().to_fields()
     }
 
     /// The report as its wire object (the JSON fields, in order).

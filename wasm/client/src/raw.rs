@@ -5,8 +5,8 @@
 //! `JSON.stringify`, `localdp_core::json::flat`), and the core reads it as
 //! the wasm-bindgen modules read a JS object. A result, or an error (its
 //! class, name, message and properties: [`crate::face::describe`]), is left in
-//! [`OUT`] as bytes: JSON, but for the state's bytes and the
-//! numbers the functions return.
+//! [`OUT`] as bytes: a report's fields (`Report::to_fields`), an error as
+//! JSON, the state's bytes.
 //!
 //! The page passes bytes in through `alloc` (localdp_core::host), and the
 //! module frees them.
@@ -22,6 +22,22 @@ use std::cell::RefCell;
 thread_local! {
     /// What the last call left for the page: its result or its error.
     static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Where the page writes a value to randomize ([`input`]), kept from
+    /// one report to the next: a report allocates nothing for its value.
+    static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The address of room for `len` bytes of a value to randomize, which the
+/// page writes before calling [`randomize`] (until the next call of either).
+#[no_mangle]
+pub extern "C" fn input(len: usize) -> *mut u8 {
+    INPUT.with(|input| {
+        let mut input = input.borrow_mut();
+        if input.len() < len {
+            input.resize(len, 0);
+        }
+        input.as_mut_ptr()
+    })
 }
 
 fn out(bytes: Vec<u8>) {
@@ -193,19 +209,18 @@ pub unsafe extern "C" fn spent(core: *const Core, now: f64) -> f64 {
     }
 }
 
-/// Randomizes a value at `now`: `kind` 0 a string (`len` bytes at
-/// `value`), 1 the number `number`, 2 anything else. 0 and the report's
-/// JSON in OUT, or 1 and the error.
+/// Randomizes a value at `now`: `kind` 0 a string (its `len` bytes of
+/// UTF-8 written at [`input`]), 1 the number `number`, 2 anything else. 0
+/// and the report's fields in OUT (`Report::to_fields`), or 1 and the error.
 ///
 /// # Safety
-/// `core` is `client`'s; a string's bytes are `alloc`ated by the page.
+/// `core` is `client`'s.
 #[no_mangle]
-pub unsafe extern "C" fn randomize(core: *mut Core, kind: u32, value: *mut u8, len: usize, number: f64, now: f64) -> u32 {
+pub unsafe extern "C" fn randomize(core: *mut Core, kind: u32, len: usize, number: f64, now: f64) -> u32 {
     // SAFETY: as the caller promises.
     let core = unsafe { &mut *core };
     let input = match kind {
-        // SAFETY: as the caller promises.
-        0 => Input::Text(unsafe { text(value, len) }),
+        0 => Input::Text(INPUT.with(|input| String::from_utf8(input.borrow().get(..len).unwrap_or_default().to_vec()).unwrap_or_default())),
         1 => Input::Number(number),
         _ => Input::Other,
     };
@@ -223,9 +238,9 @@ pub unsafe extern "C" fn randomize(core: *mut Core, kind: u32, value: *mut u8, l
         Err(failure) => return fail(failure),
     };
     match core.client.randomize_text(&text, now, &mut core.rng) {
-        Ok(report) => match report.json_line() {
-            Some(json) => {
-                out(json.into_bytes());
+        Ok(report) => match report.to_fields() {
+            Some(fields) => {
+                out(fields);
                 0
             }
             None => fail(Failure::Core(localdp_core::Error::CorruptMemo)),
