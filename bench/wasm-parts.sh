@@ -55,7 +55,7 @@ const parts = [
   ["reports: the wire form, hashes, text", /^<*localdp_core::(report|hash|text)\b/],
   ["randomness and memo keys: rng, getrandom, HMAC-SHA256", /^<*(localdp_core::rng|getrandom|sha2|hmac|digest|block_buffer|crypto_common|generic_array|typenum)\b/],
   ["errors (codes and parameters; the messages are in messages.mjs)", /^<*localdp_core::error\b/],
-  ["JS bindings: wasm-bindgen exports and shims (GRR: its plain exports, core host), the JS built-ins (core js), convert, the allocator", /^<*(localdp_wasm_client|localdp_core::(js|host)|wasm_bindgen)\b|wbindgen|__wbg|^clientcore_|^aggregator_|multivalue shim|^import |^export |^(client|load|protocol|id|state|epsilon|spent|randomize|free|out_ptr|out_len|alloc)$/],
+  ["JS bindings: wasm-bindgen exports and shims (GRR: its plain exports, core host), the JS built-ins (core js), convert, the allocator", /^<*(localdp_wasm_client|localdp_core::(js|host)|wasm_bindgen)\b|wbindgen|__wbg|^clientcore_|^aggregator_|multivalue shim|^import |^export |^(client|load|protocol|id|state|epsilon|spent|randomize|free|out_ptr|out_len|alloc|input)$/],
   ["strings and tables (data)", /^data segment/],
   ["the Rust runtime (core, alloc, std) and the module sections", /./],
 ];

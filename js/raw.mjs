@@ -13,21 +13,21 @@ const MESSAGE = 'localdp is not initialized: call `await init()` (the default ex
 const UNINITIALIZED = new Proxy({}, { get() { throw new Error(MESSAGE); } });
 let wasm = UNINITIALIZED;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 const memory = () => new Uint8Array(wasm.memory.buffer);
 
 /** `bytes` copied into the module's memory (`alloc`, which the module frees): [address, length]. */
 function pass(bytes) {
-  const at = wasm.alloc(bytes.length);
+  const at = wasm.alloc(bytes.length) >>> 0;
   memory().set(bytes, at);
   return [at, bytes.length];
 }
 
 /** What the last call left: bytes, or its text. */
 function out() {
-  const ptr = wasm.out_ptr();
-  const len = wasm.out_len();
+  const ptr = wasm.out_ptr() >>> 0;
+  const len = wasm.out_len() >>> 0;
   return memory().slice(ptr, ptr + len);
 }
 const outText = () => decoder.decode(out());
@@ -56,8 +56,8 @@ function text(bytes, from, to, position) {
  * field's name, then 0 and a number, 1 and a string, or 2 and numbers.
  */
 function report() {
-  const ptr = wasm.out_ptr();
-  const len = wasm.out_len();
+  const ptr = wasm.out_ptr() >>> 0;
+  const len = wasm.out_len() >>> 0;
   const bytes = new Uint8Array(wasm.memory.buffer, ptr, len);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   const object = {};
@@ -166,7 +166,7 @@ function imports() {
     l: {
       r(at, len) {
         try {
-          globalThis.crypto.getRandomValues(new Uint8Array(wasm.memory.buffer, at, len));
+          globalThis.crypto.getRandomValues(new Uint8Array(wasm.memory.buffer, at >>> 0, len >>> 0));
           return 0;
         } catch {
           return 1;
@@ -174,7 +174,7 @@ function imports() {
       },
       d(x, at) {
         const digits = encoder.encode(String(x));
-        memory().set(digits, at);
+        memory().set(digits, at >>> 0);
         return digits.length;
       },
     },
@@ -218,86 +218,112 @@ export class ClientCore {
     registry.register(this, core, this);
   }
 
-  /** The core, or the error of a freed one. */
-  #ptr() {
+  /** Whether a call of this core is running (a page's `crypto.getRandomValues` may call back). */
+  #busy = false;
+
+  /**
+   * `call(core)`, once every conversion of the caller's values is done (they
+   * may run the caller's code, which may free this core): the error of a
+   * freed core, or of a call while one is running, as wasm-bindgen's.
+   */
+  #use(call) {
     if (this.#core === 0) throw new Error('null pointer passed to rust');
-    return this.#core;
+    if (this.#busy) throw new Error('recursive use of an object detected which would lead to unsafe aliasing in rust');
+    this.#busy = true;
+    try {
+      return call(this.#core);
+    } finally {
+      this.#busy = false;
+    }
   }
 
   /** Takes the install's secret and a stored state (or none); the resets found. */
   load(secret, state) {
-    const core = this.#ptr();
     const key = secretBytes(secret);
     const none = state === undefined || state === null;
     // A copy first: reading a caller's array-like may throw.
     const bytes = new Uint8Array(none ? 0 : state.length);
     if (!none) bytes.set(state);
-    if (wasm.load(core, ...pass(key), ...pass(bytes), none ? 0 : 1)) throw error();
-    return out()[0];
+    return this.#use((core) => {
+      if (wasm.load(core, ...pass(key), ...pass(bytes), none ? 0 : 1)) throw error();
+      return out()[0];
+    });
   }
 
   /** The resolved protocol. */
   get protocol() {
-    wasm.protocol(this.#ptr());
-    return outText();
+    return this.#use((core) => {
+      wasm.protocol(core);
+      return outText();
+    });
   }
 
   /** ε of one report. */
   get epsilon() {
-    return wasm.epsilon(this.#ptr());
+    return this.#use((core) => wasm.epsilon(core));
   }
 
   /** The metric's id. */
   get id() {
-    wasm.id(this.#ptr());
-    return outText();
+    return this.#use((core) => {
+      wasm.id(core);
+      return outText();
+    });
   }
 
   /** The state's bytes. */
   get state() {
-    wasm.state(this.#ptr());
-    return out();
+    return this.#use((core) => {
+      wasm.state(core);
+      return out();
+    });
   }
 
   /** ε spent in the window ending at `now`. */
   spent(now) {
-    const spent = wasm.spent(this.#ptr(), now);
-    // A sum of charges, each finite and ≥ 0, is never NaN: NaN says an error.
-    if (Number.isNaN(spent)) throw error();
-    return spent;
+    const clock = +now;
+    return this.#use((core) => {
+      const spent = wasm.spent(core, clock);
+      // A sum of charges, each finite and ≥ 0, is never NaN: NaN says an error.
+      if (Number.isNaN(spent)) throw error();
+      return spent;
+    });
   }
 
   /** Randomizes one value into a report, at `now`. */
   randomize(value, now) {
-    const core = this.#ptr();
     const clock = +now;
     const kind = typeof value === 'string' ? 0 : typeof value === 'number' ? 1 : 2;
-    let len = 0;
-    if (kind === 0) {
-      // Its UTF-8 written straight into the module (at most 3 bytes a
-      // UTF-16 unit): ASCII by a loop, the rest by the encoder.
-      const room = value.length * 3;
-      const at = wasm.input(room); // may grow the memory: its buffer after
-      const into = new Uint8Array(wasm.memory.buffer, at, room);
-      for (let c; len < value.length && (c = value.charCodeAt(len)) < 0x80; len++) into[len] = c;
-      if (len < value.length) len += encoder.encodeInto(value.slice(len), into.subarray(len)).written;
-    }
-    if (wasm.randomize(core, kind, len, kind === 1 ? value : 0, clock)) throw error();
-    return report();
+    return this.#use((core) => {
+      let len = 0;
+      if (kind === 0) {
+        // Its UTF-8 written straight into the module (at most 3 bytes a
+        // UTF-16 unit): ASCII by a loop, the rest by the encoder.
+        const room = value.length * 3;
+        const at = wasm.input(room) >>> 0; // may grow the memory: its buffer after
+        const into = new Uint8Array(wasm.memory.buffer, at, room);
+        for (let c; len < value.length && (c = value.charCodeAt(len)) < 0x80; len++) into[len] = c;
+        if (len < value.length) len += encoder.encodeInto(value.slice(len), into.subarray(len)).written;
+      }
+      if (wasm.randomize(core, kind, len, kind === 1 ? value : 0, clock)) throw error();
+      return report();
+    });
   }
 
   /** Frees the core (else the garbage collector does). */
   free() {
-    const core = this.#ptr();
-    this.#core = 0;
-    registry.unregister(this);
-    wasm.free(core);
+    this.#use((core) => {
+      this.#core = 0;
+      registry.unregister(this);
+      wasm.free(core);
+    });
   }
 }
 if (Symbol.dispose) ClientCore.prototype[Symbol.dispose] = ClientCore.prototype.free;
 
+/** The instance's exports, unless another instance came first (an initSync during an init). */
 function finish(instance) {
-  wasm = instance.exports;
+  if (wasm === UNINITIALIZED) wasm = instance.exports;
   return wasm;
 }
 

@@ -349,6 +349,11 @@ test("GRR's hand-written bindings: a freed core refuses every call, init runs on
       assert.throws(call, { message: 'null pointer passed to rust' });
     }
     assert.equal(typeof ClientCore.prototype[Symbol.dispose], 'function');
+    // The caller's code, run by the conversion of a clock or a state, frees the core first.
+    const freed = new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32));
+    assert.throws(() => freed.randomize(1, { valueOf() { freed.free(); return 0; } }), { message: 'null pointer passed to rust' });
+    const freedToo = new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32));
+    assert.throws(() => freedToo.load('ab'.repeat(32), { length: 1, get 0() { freedToo.free(); return 0; } }), { message: 'null pointer passed to rust' });
     assert.equal(new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32)).randomize(1, 0).protocol, 'grr');
   }
   // Two init() at once: one instance, which the client made between them keeps using.
@@ -359,6 +364,13 @@ test("GRR's hand-written bindings: a freed core refuses every call, init runs on
   const second = fresh.default({ module_or_path: bytes });
   const [a, b] = await Promise.all([first, second]);
   assert.equal(a, b);
+  // An initSync while an init is fetching: the first instance stays.
+  const racing = await import(`${url}?racing`);
+  const pending = racing.default({ module_or_path: bytes });
+  const now = racing.initSync({ module: bytes });
+  const made = new racing.ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32));
+  assert.equal(await pending, now);
+  assert.equal(made.randomize(1, 0).protocol, 'grr');
   // Calls that throw after their bytes were passed in leave nothing behind: the memory stays as it was.
   const client = new fresh.ClientCore({ protocol: 'grr', epsilon: 1, domain: ['x'.repeat(100_000), 'y'] }, 'ab'.repeat(32));
   const value = 'x'.repeat(100_000);

@@ -23,7 +23,7 @@ thread_local! {
     /// What the last call left for the page: its result or its error.
     static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// Where the page writes a value to randomize ([`input`]), kept from
-    /// one report to the next: a report allocates nothing for its value.
+    /// one report to the next: the page needs no allocation to pass it.
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
