@@ -34,7 +34,7 @@ if [ "$family" = grr ]; then
   cp target/raw/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm "$work/localdp_wasm_client_bg.wasm"
 else
   features=()
-  [ "$family" = every ] || features=(--no-default-features --features "heap,$family,bindgen")
+  [ "$family" = every ] || features=(--no-default-features --features "heap,$family")
   cargo build --quiet --profile wasm --target wasm32-unknown-unknown -p localdp-wasm-client "${features[@]}" "${ship_flags[@]}"
   wasm-bindgen --target web --keep-debug --out-dir "$work" target/wasm32-unknown-unknown/wasm/localdp_wasm_client.wasm
 fi

@@ -168,7 +168,7 @@ for family in "${families[@]}"; do
       const names = imports.map((i) => `${i.module}.${i.name}`).sort().join(" ");
       if (names !== "l.d l.r") throw new Error(`build: the GRR module imports ${names}; js/raw.mjs gives l.d and l.r`);' "$dir/localdp_client_bg.wasm"
   else
-    bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family,bindgen"
+    bindings web "client/web/families/$family" localdp_client wasm/client --no-default-features --features "heap,$family"
     no_fmt_or_js_sys "$family"
     optimize "$dir/localdp_client_bg.wasm"
     node scripts/short-names.mjs "$dir/localdp_client_bg.wasm" "$dir/bindings.js"

@@ -33,21 +33,6 @@ pub mod face;
 mod heap;
 #[cfg(not(feature = "bindgen"))]
 mod raw;
-// The plain exports randomize indices (GRR's values): a module of another
-// family keeps wasm-bindgen's `ClientCore`.
-#[cfg(all(
-    not(feature = "bindgen"),
-    any(
-        feature = "frequency",
-        feature = "numeric",
-        feature = "rappor",
-        feature = "heavy",
-        feature = "distribution",
-        feature = "key_value",
-        feature = "marginals"
-    )
-))]
-compile_error!("only GRR's module is built without the `bindgen` feature (src/raw.rs)");
 #[cfg(feature = "bindgen")]
 use convert::{config_object, js_error, js_failure, type_error, ConfigJs, ReportJs, ValueJs};
 
