@@ -25,6 +25,11 @@ client_exports=$(sed -n 's/^export function \([A-Za-z0-9_]*\).*/\1/p' js/client.
 # ship_flags.
 wasm_compiler
 
+# web_client DIR: the JS Client beside a web module's bindings in DIR.
+web_client() {
+  cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$1/"
+}
+
 # bindings TARGET DIR NAME CRATE [cargo args]: wasm-pack's bindings of the
 # crate in directory CRATE for TARGET in OUT/DIR, as bindings.js (and .d.ts)
 # beside NAME_bg.wasm (unoptimized),
@@ -41,7 +46,7 @@ bindings() {
   mv "$dir/$name.d.ts" "$dir/bindings.d.ts"
   if [ "$target" = web ]; then
     node scripts/init-guard.mjs "$dir/bindings.js"
-    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
+    web_client "$dir"
   else
     { sed 's/^export function /function /' js/client.mjs; echo "module.exports = { $client_exports };"; } > "$dir/client.cjs"
     sed -e "s#'./storage.mjs'#'./storage.cjs'#g" -e "s#'./messages.mjs'#'./messages.cjs'#g" js/client.d.mts > "$dir/client.d.cts"
@@ -160,7 +165,7 @@ for family in "${families[@]}"; do
       const text = fs.readFileSync(from, "utf8").replace(/export interface InitOutput \{[^}]*\}/, () => exports);
       if (!text.includes(exports)) throw new Error("build: no InitOutput in " + from);
       fs.writeFileSync(to, text);' "$out/client/web/bindings.d.ts" "$dir/bindings.d.ts"
-    cp js/client.mjs js/client.d.mts js/storage.mjs js/storage.d.mts js/messages.mjs js/messages.d.mts "$dir/"
+    web_client "$dir"
     optimize "$dir/localdp_client_bg.wasm"
     # js/raw.mjs gives the module the CSPRNG and a number's text, nothing else.
     node -e '
