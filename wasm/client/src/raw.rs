@@ -15,7 +15,7 @@ use crate::face::{clock, index_text, Class, Failure, Input, Sink};
 use localdp_core::client::Client;
 use localdp_core::host::take;
 use localdp_core::json::{string_literal, ConfigObject};
-use localdp_core::privacy::number_text;
+use localdp_core::number::number_text;
 use localdp_core::SecureRng;
 use std::cell::RefCell;
 
