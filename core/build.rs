@@ -1,8 +1,8 @@
 //! `cfg(js)`: the wasm build for the browser with wasm-bindgen (the
 //! `bindgen` feature), whose configs, reports and errors are JS values.
 //! A wasm build without it (the GRR client module) imports plain functions
-//! instead (src/host.rs) and reads its config from the bytes the page
-//! flattens it to (src/json/flat.rs).
+//! instead (src/host.rs), and its page passes the config as typed
+//! arguments.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(js)");
     let var = |name| std::env::var(name).unwrap_or_default();

@@ -2,11 +2,11 @@
 // src/raw.rs), written by hand: copied to
 // dist/client/web/families/grr/bindings.js, with the exports of the
 // wasm-bindgen bindings of the other modules (`ClientCore`, `initSync`, and
-// `init` as the default export). They only move values: the core reads the
-// config (flattened here: its `JSON.stringify`, parsed, one tag byte per
-// value, as src/json/flat.rs reads it), checks every value and writes every
-// report and error; tests/js/families.test.mjs holds them to the module of
-// every family on a corpus of configs, valid and invalid.
+// `init` as the default export). They read the config's shape (which keys,
+// which types: `shape` below, with the core's error codes and texts) and
+// pass its values as typed arguments; the core checks every value and
+// writes every report and error. tests/js/families.test.mjs holds them to
+// the module of every family on a corpus of configs, valid and invalid.
 
 const MESSAGE = 'localdp is not initialized: call `await init()` (the default export) first, or create the client with `await Client.open(config)`';
 /** The wasm's exports until init: each member throws, saying what to call. */
@@ -93,67 +93,142 @@ function error() {
   return e;
 }
 
-/**
- * A JSON value flattened as src/json/flat.rs reads it: 0 null, 1 false,
- * 2 true, 3 an f64, 4 a string, 5 an array and 6 an object (the byte
- * length of their contents first; an object's keys as strings, untagged).
- */
-function flatten(value) {
-  let bytes = new Uint8Array(256);
-  let at = 0;
-  const room = (n) => {
-    if (at + n <= bytes.length) return;
-    const grown = new Uint8Array(Math.max(bytes.length * 2, at + n));
-    grown.set(bytes);
-    bytes = grown;
-  };
-  const u32 = (n, where) => new DataView(bytes.buffer).setUint32(where, n, true);
-  const text = (s) => {
-    const data = encoder.encode(s);
-    room(4 + data.length);
-    u32(data.length, at);
-    bytes.set(data, at + 4);
-    at += 4 + data.length;
-  };
-  // A loop, not a recursion: a JSON value may nest deeper than the stack.
-  // Each open array or object: its items (an object's entries), the next,
-  // and where its contents start.
-  const open = [];
-  let next = value;
-  for (;;) {
-    room(9);
-    if (next === null || next === false || next === true) {
-      bytes[at++] = next === null ? 0 : next ? 2 : 1;
-    } else if (typeof next === 'number') {
-      bytes[at] = 3;
-      new DataView(bytes.buffer).setFloat64(at + 1, next, true);
-      at += 9;
-    } else if (typeof next === 'string') {
-      bytes[at++] = 4;
-      text(next);
-    } else {
-      const list = Array.isArray(next);
-      bytes[at] = list ? 5 : 6;
-      at += 5;
-      open.push({ items: list ? next : Object.entries(next), list, index: 0, start: at });
-    }
-    for (;;) {
-      const top = open.at(-1);
-      if (top === undefined) return bytes.subarray(0, at);
-      if (top.index < top.items.length) {
-        const item = top.items[top.index++];
-        if (top.list) {
-          next = item;
-        } else {
-          text(item[0]);
-          next = item[1];
-        }
-        break;
-      }
-      u32(at - top.start, top.start - 4);
-      open.pop();
-    }
+/** The keys of a GRR config, as the core lists them (`FrequencyConfig::read`, `CLIENT_KEYS`). */
+const KEYS = ['protocol', 'epsilon', 'domain', 'd', 'instantaneous_epsilon', 'memoize', 'budget'];
+const DOMAIN_SHAPE = 'domain is missing, or is neither a size (a whole number) nor a list of strings';
+
+/** The core's error of a malformed config (code 100), as src/face.rs describes it. */
+const malformed = (key, detail) => Object.assign(new TypeError(''), { key, code: 100, params: [detail] });
+/** A string as the core receives it: lone surrogates replaced, as its UTF-8 decoding does. */
+const wellFormed = (s) => decoder.decode(encoder.encode(s));
+/** The field `key` of a parsed config (undefined: absent). */
+const get = (object, key) => (Object.hasOwn(object, key) ? object[key] : undefined);
+/** `x` if it is a whole number ≥ 0 that JS holds exactly (`localdp_core::json::whole`). */
+const whole = (x) => (Number.isSafeInteger(x) && x >= 0 ? x : undefined);
+const isObject = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A string quoted as the core's messages quote it (`json::quoted`). */
+function quoted(s) {
+  let out = '"';
+  for (const c of wellFormed(s)) {
+    const n = c.codePointAt(0);
+    const escaped = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' }[c];
+    out += escaped ?? (n < 0x20 || (n >= 0x7f && n < 0xa0) ? `\\u{${n.toString(16)}}` : c);
   }
+  return `${out}"`;
+}
+
+/** A number's text in the core's messages (`number_text`, the module's). */
+function numberText(x) {
+  wasm.number(x);
+  return outText();
+}
+
+/** What a u64 field's message says of a value that is not one, in serde's words (`Field::invalid_integer`). */
+function notU64(x) {
+  if (Number.isSafeInteger(x)) return `invalid value: integer \`${x}\`, expected u64`;
+  let found;
+  if (typeof x === 'boolean') found = `boolean \`${x}\``;
+  else if (typeof x === 'number') found = `floating point \`${numberText(x)}\``;
+  else if (typeof x === 'string') found = `string ${quoted(x)}`;
+  else found = Array.isArray(x) ? 'sequence' : 'map';
+  return `invalid type: ${found}, expected u64`;
+}
+
+/** The optimal string alignment distance of two byte strings, ASCII letter case aside (`config::edits`). */
+function edits(a, b) {
+  const lower = (c) => (c >= 65 && c <= 90 ? c + 32 : c);
+  let before = [];
+  let last = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = new Array(b.length + 1).fill(i);
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (lower(a[i - 1]) === lower(b[j - 1]) ? 0 : 1));
+      if (i > 1 && j > 1 && lower(a[i - 1]) === lower(b[j - 2]) && lower(a[i - 2]) === lower(b[j - 1])) row[j] = Math.min(row[j], before[j - 2] + 1);
+    }
+    [before, last] = [last, row];
+  }
+  return last[b.length];
+}
+
+/** The unknown key's error, naming the key it is a typo of, if one is close (`ConfigObject::only`). */
+function unknown(key) {
+  let best;
+  for (const k of KEYS) {
+    const n = edits(encoder.encode(key), encoder.encode(k));
+    if (n <= 2 && 3 * n < k.length && (best === undefined || n < best[0])) best = [n, k];
+  }
+  const detail = `unknown field \`${key}\`, expected one of ${KEYS.map((k) => `\`${k}\``).join(', ')}`;
+  return malformed(key, best ? `${detail}; did you mean \`${best[1]}\`?` : detail);
+}
+
+/**
+ * The config's shape, read as the core reads a config object
+ * (`ClientKeys::read`, `Metric::from_config`, `FrequencyConfig::read`), in
+ * its order: the client-only keys (whose error is thrown here), then the
+ * metric's (whose error the core's checks of the client-only values come
+ * before: `error`). What the core's `client` takes, NaN for an absent key.
+ */
+function shape(config) {
+  const memoize = get(config, 'memoize');
+  if (memoize !== undefined && typeof memoize !== 'boolean') throw malformed('memoize', '"memoize" must be true or false');
+  const read = { memoize: memoize ?? false, budget: NaN, window: '', delta: NaN, granularity: NaN, epsilon: NaN, size: NaN, labels: [], d: NaN, instantaneous: NaN };
+  const budget = get(config, 'budget');
+  if (budget !== undefined) {
+    if (!isObject(budget)) throw malformed('budget', '"budget" must be an object');
+    read.budget = get(budget, 'epsilon');
+    if (typeof read.budget !== 'number') throw malformed('budget', '"budget" needs "epsilon" (a number) and "window" (e.g. "1d")');
+    read.window = get(budget, 'window');
+    if (typeof read.window !== 'string') throw malformed('budget', '"budget" needs "window", e.g. "1d", "12h", "30m"');
+    if (Object.keys(budget).some((k) => !['epsilon', 'window', 'delta'].includes(k))) {
+      throw malformed('budget', '"budget" takes only "epsilon", "window" and "delta"');
+    }
+    const delta = get(budget, 'delta');
+    if (delta !== undefined && typeof delta !== 'number') throw malformed('budget.delta', '"budget.delta" must be a number in (1e-200, 1)');
+    read.delta = delta ?? NaN;
+  }
+  const granularity = get(config, 'granularity');
+  if (granularity !== undefined) read.granularity = whole(granularity) ?? -1;
+  try {
+    const protocol = get(config, 'protocol');
+    if (protocol !== undefined && typeof protocol !== 'string') throw malformed('protocol', '"protocol" must be a string');
+    if (protocol !== 'grr') {
+      throw malformed('protocol', protocol === undefined ? 'missing "protocol" (one of grr)' : '"protocol" of a frequency ("domain") metric must be one of grr');
+    }
+    const epsilon = get(config, 'epsilon');
+    if (epsilon !== undefined && typeof epsilon !== 'number') throw malformed('epsilon', '"epsilon" must be a number');
+    const instantaneous = get(config, 'instantaneous_epsilon');
+    if (instantaneous !== undefined && typeof instantaneous !== 'number') {
+      throw malformed('instantaneous_epsilon', '"instantaneous_epsilon" must be a number');
+    }
+    const stranger = Object.keys(config).find((k) => !KEYS.includes(k) && k !== 'granularity');
+    if (stranger !== undefined) throw unknown(wellFormed(stranger));
+    if (epsilon === undefined) throw malformed('epsilon', 'missing field `epsilon`');
+    const domain = get(config, 'domain');
+    if (whole(domain) !== undefined) read.size = domain;
+    else if (Array.isArray(domain) && domain.every((label) => typeof label === 'string')) read.labels = domain;
+    else throw malformed('domain', DOMAIN_SHAPE);
+    const d = get(config, 'd') ?? NaN;
+    if (!Number.isNaN(d) && whole(d) === undefined) throw malformed('d', notU64(d));
+    Object.assign(read, { epsilon, d, instantaneous: instantaneous ?? NaN });
+  } catch (e) {
+    read.error = e;
+  }
+  return read;
+}
+
+/** Labels as the core's `client` takes them: each its UTF-8's length (4 bytes, little endian), then its UTF-8. */
+function labelBytes(labels) {
+  const parts = labels.map((label) => encoder.encode(label));
+  const bytes = new Uint8Array(parts.reduce((n, part) => n + 4 + part.length, 0));
+  const view = new DataView(bytes.buffer);
+  let at = 0;
+  for (const part of parts) {
+    view.setUint32(at, part.length, true);
+    bytes.set(part, at + 4);
+    at += 4 + part.length;
+  }
+  return bytes;
 }
 
 /**
@@ -210,10 +285,16 @@ export class ClientCore {
     } catch {
       json = undefined;
     }
-    if (typeof json !== 'string') throw new TypeError('config must be a JSON object');
+    // What the core reads: the config as JSON reads it.
+    const parsed = typeof json === 'string' ? JSON.parse(json) : undefined;
+    if (!isObject(parsed)) throw new TypeError('config must be a JSON object');
+    const read = shape(parsed);
     // Every conversion that can throw is done: what is passed in is freed by the module.
-    const core = client(...pass(flatten(JSON.parse(json))), ...pass(key));
-    if (core === 0) throw error();
+    const core = client(
+      read.memoize ? 1 : 0, read.budget, ...pass(encoder.encode(read.window)), read.delta, read.granularity, read.error ? 0 : 1,
+      read.epsilon, read.size, ...pass(labelBytes(read.labels)), read.d, read.instantaneous, ...pass(key),
+    );
+    if (core === 0) throw wasm.out_len() === 0 ? read.error : error();
     this.#core = core;
     registry.register(this, core, this);
   }

@@ -59,7 +59,7 @@ use crate::error::{Error, Requirement, Result};
 use crate::json::ConfigObject;
 use crate::metric::registry::Metric;
 use crate::text::{hex_bytes, text, HexBytes};
-pub use crate::settings::{parse_window, Budget, ClientSettings, CLIENT_KEYS};
+pub use crate::settings::{parse_window, Budget, ClientKeys, ClientSettings, CLIENT_KEYS};
 use crate::privacy::add_rounded_up;
 use crate::report::Report;
 use crate::rng::{CryptoRng, RngCore};
@@ -631,7 +631,14 @@ impl Client {
     #[doc(hidden)]
     pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
         let settings = ClientSettings::from_config(&config)?;
-        let metric = Metric::from_config(config)?;
+        Client::from_parts(Metric::from_config(config)?, settings, secret, stored)
+    }
+
+    /// [`Client::from_config`] of a metric and settings already checked:
+    /// for a page that reads its config's shape itself (the GRR module's,
+    /// js/raw.mjs).
+    #[doc(hidden)]
+    pub fn from_parts(metric: Metric, settings: ClientSettings, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
         let secret = parse_secret(secret)?;
         refuse_earlier_state(stored)?;
         if settings.memoize && metric.kind().memo().is_none() {

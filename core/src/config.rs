@@ -187,6 +187,23 @@ mod tests {
         assert_eq!(id(r#"{"protocol":"grr","epsilon":-0,"domain":4}"#), id(r#"{"protocol":"grr","epsilon":0,"domain":4}"#));
     }
 
+    /// The client-only keys' shapes are read before any of their values is
+    /// checked, so that a page that reads the shape itself (the GRR
+    /// module's, js/raw.mjs) refuses a config as the core does.
+    #[test]
+    fn a_budget_of_the_wrong_shape_is_refused_before_its_values_are_checked() {
+        let error = |config: &str| Metric::from_json(config).unwrap_err();
+        let shape = error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":-1,"window":5}}"#);
+        assert!(matches!(shape, Error::MalformedConfig { key: Some(ref key), .. } if key == "budget"), "{shape:?}");
+        let extra = error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1w","zeta":0}}"#);
+        assert!(matches!(extra, Error::MalformedConfig { .. }), "{extra:?}");
+        let delta = error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":0,"window":"1d","delta":"x"}}"#);
+        assert!(matches!(delta, Error::MalformedConfig { key: Some(ref key), .. } if key == "budget.delta"), "{delta:?}");
+        // Every shape right: the values, in order.
+        let value = error(r#"{"protocol":"grr","epsilon":1,"domain":4,"budget":{"epsilon":0,"window":"1w"}}"#);
+        assert!(matches!(value, Error::InvalidConfig { parameter: "budget.epsilon", .. }), "{value:?}");
+    }
+
     #[test]
     fn a_close_key_is_two_edits_away_at_most() {
         assert_eq!(edits(b"memoise", b"memoize"), 1);

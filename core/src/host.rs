@@ -1,11 +1,8 @@
 //! What a module without wasm-bindgen (the client module of GRR, whose JS
 //! is written by hand: js/raw.mjs) imports from its page, as plain
-//! functions of numbers and memory: the browser's CSPRNG, and JS's number
-//! text both ways, and `JSON.parse`, where a module with wasm-bindgen calls
-//! them through `crate::js`. The page's side is `imports()` in js/raw.mjs,
-//! which gives only what the GRR module links (the CSPRNG, a number's
-//! text): a module that linked `f` or `j` (JSON text, parsed numbers) would
-//! fail to instantiate until the page gives them.
+//! functions of numbers and memory: the browser's CSPRNG and JS's text of
+//! a number, where a module with wasm-bindgen calls them through
+//! `crate::js`. The page's side is `imports()` in js/raw.mjs.
 
 #[link(wasm_import_module = "l")]
 extern "C" {
@@ -17,15 +14,6 @@ extern "C" {
     /// at most 24); its length.
     #[link_name = "d"]
     fn digits(x: f64, out: *mut u8) -> usize;
-    /// `parseFloat` of the `len` bytes of ASCII text at `text`.
-    #[link_name = "f"]
-    fn parse(text: *const u8, len: usize) -> f64;
-    /// `JSON.parse` of the `len` bytes of UTF-8 at `text`, flattened
-    /// (`crate::json::flat`) into memory the page allocates (`alloc`), its
-    /// address and length written at `out`; 0, or 1 and the `SyntaxError`'s
-    /// message there instead.
-    #[link_name = "j"]
-    fn json(text: *const u8, len: usize, out: *mut [usize; 2]) -> u32;
 }
 
 /// The layout of `len` bytes (one at least), or the end of the module: a
@@ -67,26 +55,6 @@ pub(crate) fn number_string(x: f64) -> String {
     let len = unsafe { digits(x, out.as_mut_ptr()) };
     out.truncate(len.min(32));
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// `parseFloat(text)`.
-pub(crate) fn parse_float(text: &str) -> f64 {
-    // SAFETY: the page reads `text.len()` bytes at its start.
-    unsafe { parse(text.as_ptr(), text.len()) }
-}
-
-/// `JSON.parse(text)`, flattened (`crate::json::flat`), or the
-/// `SyntaxError`'s message.
-pub(crate) fn parse_json(text: &str) -> Result<Vec<u8>, String> {
-    let mut out = [0usize; 2];
-    // SAFETY: the page writes an `alloc`ated block's address and length.
-    let failed = unsafe { json(text.as_ptr(), text.len(), &mut out) };
-    // SAFETY: `out` is a block `alloc` gave, which the page filled.
-    let bytes = unsafe { take(out[0] as *mut u8, out[1]) };
-    match failed {
-        0 => Ok(bytes),
-        _ => Err(String::from_utf8(bytes).unwrap_or_default()),
-    }
 }
 
 /// getrandom's source in this module (`--cfg getrandom_backend="custom"`,

@@ -142,12 +142,9 @@ fn js_parse_float(text: &str) -> f64 {
     crate::js::parse_float(text)
 }
 
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-fn js_parse_float(text: &str) -> f64 {
-    crate::host::parse_float(text)
-}
-
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+/// Natively, and in a module without wasm-bindgen (which parses no
+/// number: its config arrives as typed arguments).
+#[cfg(not(js))]
 fn js_parse_float(text: &str) -> f64 {
     text.parse().unwrap_or(f64::NAN)
 }

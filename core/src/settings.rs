@@ -41,9 +41,23 @@ pub struct ClientSettings {
     pub granularity: Option<u64>,
 }
 
-impl ClientSettings {
-    /// Reads and validates the client-only keys of a config object.
-    pub(crate) fn from_config(config: &ConfigObject) -> Result<Self> {
+/// A config's client-only keys as read, their shape checked (which keys,
+/// which types) and their values not yet: what [`ClientSettings::new`]
+/// checks. A page without wasm-bindgen reads them itself (js/raw.mjs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientKeys {
+    /// `"memoize"`.
+    pub memoize: bool,
+    /// `"budget"`: its ε, its window's text and its δ.
+    pub budget: Option<(f64, String, Option<f64>)>,
+    /// `"granularity"` if present: its value if a whole number (up to
+    /// 2^53 − 1), `None` for any other value.
+    pub granularity: Option<Option<u64>>,
+}
+
+impl ClientKeys {
+    /// Reads the client-only keys of a config object: their shape only.
+    fn read(config: &ConfigObject) -> Result<Self> {
         let memoize = match config.get("memoize") {
             Field::Missing => false,
             Field::Bool(b) => b,
@@ -58,9 +72,6 @@ impl ClientSettings {
                         "\"budget\" needs \"epsilon\" (a number) and \"window\" (e.g. \"1d\")",
                     ));
                 };
-                if !(epsilon.is_finite() && epsilon > 0.0) {
-                    return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
-                }
                 let Field::Text(window) = b.get("window") else {
                     return Err(Error::malformed_key("budget", "\"budget\" needs \"window\", e.g. \"1d\", \"12h\", \"30m\""));
                 };
@@ -70,15 +81,58 @@ impl ClientSettings {
                         "\"budget\" takes only \"epsilon\", \"window\" and \"delta\"",
                     ));
                 }
-                let window_ms = parse_window(&window)?;
                 let delta = match b.get("delta") {
                     Field::Missing => None,
                     // JSON has no NaN or infinity: they arrive as null, a type error like text.
-                    Field::Number(delta, _) => Some(check_delta("budget.delta", delta)?),
+                    Field::Number(delta, _) => Some(delta),
                     _ => {
                         let detail = text!("\"budget.delta\" must be a number in (", number_text(MIN_DELTA), ", 1)");
                         return Err(Error::malformed_key("budget.delta", detail));
                     }
+                };
+                Some((epsilon, window, delta))
+            }
+            _ => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
+        };
+        let granularity = match config.get("granularity") {
+            Field::Missing => None,
+            g => Some(g.as_u64()),
+        };
+        Ok(ClientKeys { memoize, budget, granularity })
+    }
+}
+
+impl ClientSettings {
+    /// Reads and validates the client-only keys of a config object: every
+    /// key's shape first, then the values ([`ClientSettings::new`]).
+    pub(crate) fn from_config(config: &ConfigObject) -> Result<Self> {
+        ClientSettings::new(ClientKeys::read(config)?)
+    }
+
+    /// Checks the values of a config's client-only keys: the budget's ε,
+    /// window and δ, and the granularity's range.
+    ///
+    /// ```
+    /// use localdp::client::{ClientKeys, ClientSettings};
+    /// let keys = ClientKeys { memoize: true, budget: Some((4.0, "1d".into(), None)), granularity: None };
+    /// let settings = ClientSettings::new(keys.clone())?;
+    /// assert_eq!(settings.budget.map(|b| b.window_ms), Some(86_400_000));
+    /// assert!(ClientSettings::new(ClientKeys { budget: Some((0.0, "1d".into(), None)), ..keys.clone() }).is_err());
+    /// assert!(ClientSettings::new(ClientKeys { granularity: Some(None), ..keys }).is_err());
+    /// # Ok::<(), localdp::Error>(())
+    /// ```
+    pub fn new(keys: ClientKeys) -> Result<Self> {
+        let ClientKeys { memoize, budget, granularity } = keys;
+        let budget = match budget {
+            None => None,
+            Some((epsilon, window, delta)) => {
+                if !(epsilon.is_finite() && epsilon > 0.0) {
+                    return Err(Error::invalid("budget.epsilon", Requirement::Positive { found: epsilon }));
+                }
+                let window_ms = parse_window(&window)?;
+                let delta = match delta {
+                    None => None,
+                    Some(delta) => Some(check_delta("budget.delta", delta)?),
                 };
                 // A build without the (ε, δ) charge (a module of one family)
                 // refuses a δ it would not charge by.
@@ -87,18 +141,14 @@ impl ClientSettings {
                 }
                 Some(Budget { epsilon, window_ms, delta })
             }
-            _ => return Err(Error::malformed_key("budget", "\"budget\" must be an object")),
         };
-        let granularity = match config.get("granularity") {
-            Field::Missing => None,
-            g => match g.as_u64() {
-                Some(g) if (1..=MAX_GRANULARITY).contains(&g) => Some(g),
-                found => {
-                    let requirement =
-                        Requirement::IntegerRange { min: 1, max: MAX_GRANULARITY, found: found.unwrap_or(0) };
-                    return Err(Error::invalid("granularity", requirement));
-                }
-            },
+        let granularity = match granularity {
+            None => None,
+            Some(Some(g)) if (1..=MAX_GRANULARITY).contains(&g) => Some(g),
+            Some(found) => {
+                let requirement = Requirement::IntegerRange { min: 1, max: MAX_GRANULARITY, found: found.unwrap_or(0) };
+                return Err(Error::invalid("granularity", requirement));
+            }
         };
         Ok(ClientSettings { memoize, budget, granularity })
     }

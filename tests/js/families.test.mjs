@@ -341,6 +341,49 @@ test("GRR's hand-written bindings answer hostile configs, values, clocks, secret
   }
 });
 
+// GRR's bindings read the config's shape themselves (which keys, which
+// types), and the core checks the values after: every key given every type
+// of value, and every pair of faults (a shape's and a value's, in every
+// order of keys), answered as the module of every family answers; a config
+// placed in another family, refused.
+test("GRR's bindings read every key of every type, and every pair of faults, as the core does", () => {
+  const grr = { protocol: 'grr', epsilon: 1, domain: 4 };
+  const values = [null, true, false, 0, 1, -1, 1.5, 3, 2 ** 53, -(2 ** 53), 1e300, 1e-7, 1e21, '', 'grr', '1d',
+    'a"\\\n\r\t\u0001\u001f\u007f\u009f\u0000é\ud800', [], ['a', 'b'], [1], [null], {}, { epsilon: 1, window: '1d' }];
+  const keys = ['protocol', 'epsilon', 'domain', 'd', 'instantaneous_epsilon', 'memoize', 'budget', 'granularity', 'range',
+    'epsilno', 'Epsilon', 'domian', 'memoise', 'budgte', 'instantaneous_epsilom', 'protocl', 'dd', 'x', 'éé', '\ud800', '__proto__'];
+  const configs = [];
+  for (const key of keys) {
+    for (const value of values) configs.push({ ...grr, [key]: value });
+    configs.push(Object.fromEntries(Object.entries(grr).filter(([k]) => k !== key)));
+  }
+  for (const budget of [{ window: '1d' }, { epsilon: 1 }, { epsilon: '1', window: '1d' }, { epsilon: 1, window: 1 }, { epsilon: 0, window: 1 },
+    { epsilon: 1, window: '1d', delta: null }, { epsilon: 1, window: '1d', delta: '1' }, { epsilon: 1, window: '1d', delta: 0 },
+    { epsilon: 1, window: '1d', delta: 1e-6 }, { epsilon: 1, window: 'd' }, { epsilon: 1, window: '1d', zeta: 0 }, { epsilon: -1, window: '1d', zeta: 0 }]) {
+    configs.push({ ...grr, budget });
+  }
+  // Faults of shape and of value, each pair in both orders of their keys.
+  const faults = [{ epsilon: -1 }, { epsilon: 'x' }, { domain: 1 }, { domain: 'x' }, { d: 2 }, { d: -2 }, { instantaneous_epsilon: 2 },
+    { instantaneous_epsilon: null }, { memoize: 'yes' }, { budget: { epsilon: -1, window: '1d' } }, { budget: { epsilon: 1, window: '1w' } },
+    { budget: [] }, { granularity: 0 }, { protocol: 'oue' }, { protocol: 5 }, { zeta: 1 }, { range: [0, 1] }];
+  for (const a of faults) for (const b of faults) if (a !== b) configs.push({ ...grr, ...a, ...b }, { ...b, ...a, ...grr, ...a, ...b });
+  let placed = 0;
+  for (const config of configs) {
+    // A config placed in another family (or none) is the GRR module's to
+    // refuse; one with a budget's δ (the module of every family's), as that
+    // module refuses it, when it does.
+    if (familyOf(config) !== 'grr') {
+      const expected = run(every, config);
+      if (composes(config) && 'error' in expected) assert.deepEqual(run(family.grr, config), expected, JSON.stringify(config));
+      else assert.ok('error' in run(family.grr, config), JSON.stringify(config));
+      continue;
+    }
+    placed += 1;
+    assert.deepEqual(run(family.grr, config), run(every, config), JSON.stringify(config));
+  }
+  assert.ok(placed > 800, `${placed} configs placed in GRR's module`);
+});
+
 test("GRR's hand-written bindings: a freed core refuses every call, init runs once, and what is passed in is freed", async () => {
   for (const ClientCore of [family.grr, every]) {
     const client = new ClientCore({ protocol: 'grr', epsilon: 1, domain: 4 }, 'ab'.repeat(32));

@@ -13,6 +13,7 @@ use crate::randomizer::Randomizer;
 use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
+use crate::settings::ClientSettings;
 use crate::{protocol::Protocol, report::{Payload, Report}};
 use super::channel::{ChannelOutputs, Likelihood, Mechanism};
 use super::longitudinal::Longitudinal;
@@ -236,6 +237,18 @@ impl FrequencyOracle {
         };
         params.check(&oracle)?;
         Ok(oracle)
+    }
+
+    /// [`FrequencyOracle::new`] for a client of these settings: an
+    /// instantaneous step needs memos (`"memoize": true`).
+    #[doc(hidden)]
+    pub fn for_client(config: &FrequencyConfig, settings: &ClientSettings) -> Result<Self> {
+        if config.instantaneous_epsilon.is_some() && !settings.memoize {
+            // Without memos there is no permanent response to randomize again.
+            let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };
+            return Err(Error::invalid("instantaneous_epsilon", requirement));
+        }
+        FrequencyOracle::new(config)
     }
 
     /// Parses a JSON config and builds the oracle.
@@ -506,13 +519,7 @@ pub(crate) static FAMILY: Family = Family {
         if !matches!(config.get("instantaneous_epsilon"), crate::json::Field::Missing | crate::json::Field::Number(..)) {
             return Err(Error::malformed_key("instantaneous_epsilon", "\"instantaneous_epsilon\" must be a number"));
         }
-        let config = FrequencyConfig::read(&config)?;
-        if config.instantaneous_epsilon.is_some() && !settings.memoize {
-            // Without memos there is no permanent response to randomize again.
-            let requirement = Requirement::OnlyFor { protocol: "memoized metrics (\"memoize\": true)" };
-            return Err(Error::invalid("instantaneous_epsilon", requirement));
-        }
-        Ok(Arc::new(FrequencyOracle::new(&config)?))
+        Ok(Arc::new(FrequencyOracle::for_client(&FrequencyConfig::read(&config)?, settings)?))
     },
     #[cfg(feature = "oracles")]
     protocols: Selection::<FrequencyProtocol>::names,

@@ -3,22 +3,21 @@
 //! wasm build) reports, one way for the whole crate. Objects are read field
 //! by field by hand-written readers ([`FromField`]) over a [`ConfigObject`]:
 //! natively an object of this module's own parser ([`parse`]), in the wasm
-//! build a JS object's entries (`JSON.parse` for text). Values are written
+//! build with wasm-bindgen a JS object's entries (`JSON.parse` for text).
+//! (The GRR module, without wasm-bindgen, reads no config object: its page
+//! reads the config's shape and passes typed arguments.) Values are written
 //! by hand ([`write`]) in both builds (a report given to JS is built as a JS
 //! object directly, `Report::to_js`). So neither build needs serde, and the
 //! wasm modules link no JSON parser and no float printer of their own.
 
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[cfg(not(js))]
 mod parse;
-// Natively for its tests only.
-#[cfg(any(test, all(target_arch = "wasm32", target_os = "unknown", not(js))))]
-mod flat;
 pub(crate) mod write;
 
 #[cfg(js)]
 use crate::js;
 use crate::text::{put, text, Hex};
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[cfg(not(js))]
 use parse::Value;
 pub use write::MAX_SAFE_INTEGER;
 
@@ -28,7 +27,7 @@ pub(crate) fn parse_object(text: &str) -> Option<ConfigObject> {
 }
 
 /// Parses `text` as one JSON value, or says what is wrong with it.
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[cfg(not(js))]
 pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
     parse::parse(text).map(|value| field(&value))
 }
@@ -44,13 +43,6 @@ pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
     }
 }
 
-/// Parses `text` as one JSON value (the page's `JSON.parse`, flattened:
-/// [`flat`]), or says what is wrong with it (the `SyntaxError`'s message).
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
-    crate::host::parse_json(text).map(|value| flat_field(&value))
-}
-
 /// A config object as the metric families read it: natively a parsed JSON
 /// object, in the wasm build the (plain, JSON-compatible) JS object's own
 /// entries, taken in one call (`Object.entries`; its values stay JS values,
@@ -59,12 +51,10 @@ pub(crate) fn parse_text(text: &str) -> std::result::Result<Field, String> {
 /// `serde_json::Value` tree and link no derived deserializer.
 #[derive(Clone)]
 pub struct ConfigObject {
-    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    #[cfg(not(js))]
     object: std::collections::BTreeMap<String, Value>,
     #[cfg(js)]
     entries: Vec<(String, wasm_bindgen::JsValue)>,
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-    entries: Vec<(String, Vec<u8>)>,
 }
 
 /// One field of a [`ConfigObject`], by its JSON type.
@@ -91,33 +81,27 @@ pub(crate) enum Field {
 /// converts only as deep as the type it reads, so hostile nesting (which
 /// `JSON.parse` takes a million levels deep) costs nothing.
 pub(crate) struct ConfigList {
-    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    #[cfg(not(js))]
     items: Vec<Value>,
     #[cfg(js)]
     items: js::Array,
-    #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-    items: Vec<Vec<u8>>,
 }
 
 impl ConfigList {
     /// The items, each as a field (their own arrays and objects unread).
     pub(crate) fn fields(&self) -> Vec<Field> {
-        // Loops: a `collect` of a mapped range costs the module its
+        #[cfg(not(js))]
+        return self.items.iter().map(field).collect();
+        // A loop: a `collect` of a mapped range costs the module its
         // iterator adapters.
-        let mut fields = Vec::new();
         #[cfg(js)]
-        for i in 0..self.items.length() {
-            fields.push(field(&self.items.get(i)));
+        {
+            let mut fields = Vec::new();
+            for i in 0..self.items.length() {
+                fields.push(field(&self.items.get(i)));
+            }
+            fields
         }
-        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
-        for item in &self.items {
-            fields.push(field(item));
-        }
-        #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-        for item in &self.items {
-            fields.push(flat_field(item));
-        }
-        fields
     }
 }
 
@@ -134,7 +118,7 @@ impl Field {
     /// by JS); `None` in the wasm build for a number JS cannot carry exactly.
     #[cfg(feature = "serde")]
     pub(crate) fn from_value(value: &serde_json::Value) -> Option<Field> {
-        #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+        #[cfg(not(js))]
         return Some(field(&Value::from(value)));
         #[cfg(js)]
         return js::parse(&value.to_string().into()).ok().map(|value| field(&value));
@@ -305,7 +289,7 @@ impl FromField for [f64; 2] {
 }
 
 
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[cfg(not(js))]
 impl ConfigObject {
     /// True when the object has `key`.
     pub(crate) fn contains_key(&self, key: &str) -> bool {
@@ -349,7 +333,7 @@ impl ConfigObject {
 /// A parsed value as a [`Field`]. A number `-0` is `0`, as the wasm build
 /// reads it (through `JSON.stringify`, which writes `0`), so that a config
 /// has one fingerprint and one answer in both.
-#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[cfg(not(js))]
 fn field(value: &Value) -> Field {
     match value {
         Value::Null => Field::Null,
@@ -383,42 +367,8 @@ impl ConfigObject {
         }
         object
     }
-}
 
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-impl ConfigObject {
-    /// An object the page flattened ([`flat`]); `None` for anything else.
-    #[doc(hidden)]
-    pub fn from_flat(value: &[u8]) -> Option<Self> {
-        match flat::read(value)? {
-            flat::Flat::Object(entries) => Some(ConfigObject { entries }),
-            _ => None,
-        }
-    }
-}
-
-/// An entry's value in the wasm builds: a JS value, or the page's
-/// flattened bytes ([`flat`]) in a module without wasm-bindgen.
-#[cfg(js)]
-type Item = wasm_bindgen::JsValue;
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-type Item = Vec<u8>;
-#[cfg(js)]
-use {field as item_field, js_number as item_number, js_text as item_text};
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-use {flat::number as item_number, flat::string as item_text, flat_field as item_field};
-#[cfg(js)]
-fn js_text(s: &str) -> Item {
-    wasm_bindgen::JsValue::from_str(s)
-}
-#[cfg(js)]
-fn js_number(x: f64) -> Item {
-    wasm_bindgen::JsValue::from_f64(x)
-}
-
-#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
-impl ConfigObject {
-    fn value(&self, key: &str) -> Option<&Item> {
+    fn value(&self, key: &str) -> Option<&wasm_bindgen::JsValue> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -428,10 +378,8 @@ impl ConfigObject {
     }
 
     /// The field `key`.
-    // A closure: a flattened item is a `Vec<u8>`, read as a slice.
-    #[allow(clippy::redundant_closure)]
     pub(crate) fn get(&self, key: &str) -> Field {
-        self.value(key).map_or(Field::Missing, |v| item_field(v))
+        self.value(key).map_or(Field::Missing, field)
     }
 
     /// The object's keys.
@@ -441,7 +389,7 @@ impl ConfigObject {
 
     /// The object's keys and fields, in one pass.
     pub(crate) fn fields(&self) -> Vec<(String, Field)> {
-        self.entries.iter().map(|(k, v)| (k.clone(), item_field(v))).collect()
+        self.entries.iter().map(|(k, v)| (k.clone(), field(v))).collect()
     }
 
     /// Removes `key`; true if it was there.
@@ -455,29 +403,14 @@ impl ConfigObject {
     #[doc(hidden)]
     pub fn set_text(&mut self, key: &str, value: &str) {
         self.remove(key);
-        self.entries.push((key.to_string(), item_text(value)));
+        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_str(value)));
     }
 
     /// Sets `key` to a number.
     #[doc(hidden)]
     pub fn set_number(&mut self, key: &str, value: f64) {
         self.remove(key);
-        self.entries.push((key.to_string(), item_number(value)));
-    }
-}
-
-/// A flattened value ([`flat`]) as a [`Field`], as the JS value it was
-/// would read: anything not well formed, or a number JSON has no text for,
-/// is `null`.
-#[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
-fn flat_field(value: &[u8]) -> Field {
-    match flat::read(value) {
-        Some(flat::Flat::Bool(b)) => Field::Bool(b),
-        Some(flat::Flat::Number(x)) if x.is_finite() => Field::Number(x, whole(x)),
-        Some(flat::Flat::Text(s)) => Field::Text(s),
-        Some(flat::Flat::List(items)) => Field::List(ConfigList { items }),
-        Some(flat::Flat::Object(entries)) => Field::Object(ConfigObject { entries }),
-        _ => Field::Null,
+        self.entries.push((key.to_string(), wasm_bindgen::JsValue::from_f64(value)));
     }
 }
 

@@ -79,6 +79,15 @@ impl PartialEq for Metric {
     }
 }
 
+/// The metric of a frequency oracle: how the GRR module, whose page reads
+/// the config's shape (js/raw.mjs), builds its metric.
+#[cfg(feature = "grr")]
+impl From<crate::frequency::FrequencyOracle> for Metric {
+    fn from(oracle: crate::frequency::FrequencyOracle) -> Self {
+        Metric { kind: Arc::new(oracle) }
+    }
+}
+
 impl Metric {
     /// Parses a config: the family that claims its `"protocol"` (and, for
     /// `"auto"`, its `"domain"` or `"range"`) builds it. Shape errors name

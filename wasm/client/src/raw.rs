@@ -1,22 +1,23 @@
 //! The GRR client module's face: plain functions of numbers and memory,
 //! for its JS written by hand (js/raw.mjs), in place of wasm-bindgen's
 //! `ClientCore` (lib.rs), whose glue and runtime weigh more than GRR
-//! itself. The page flattens the config it was given (`JSON.parse` of its
-//! `JSON.stringify`, `localdp_core::json::flat`), and the core reads it as
-//! the wasm-bindgen modules read a JS object. A result, or an error (its
-//! class, name, message and properties: [`crate::face::describe`]), is left in
-//! [`OUT`] as bytes: a report's fields (`Report::to_fields`), an error as
-//! JSON, the state's bytes.
+//! itself. The page reads the config's shape (which keys, which types) and
+//! passes its values as typed arguments ([`client`]); the core checks every
+//! value, as it does for a config object, in the same order. A result, or
+//! an error (its class, name, message and properties:
+//! [`crate::face::describe`]), is left in [`OUT`] as bytes: a report's
+//! fields (`Report::to_fields`), an error as JSON, the state's bytes.
 //!
 //! The page passes bytes in through `alloc` (localdp_core::host), and the
 //! module frees them.
 
 use crate::face::{clock, index_text, Class, Failure, Input, Sink};
-use localdp_core::client::Client;
+use localdp_core::client::{Client, ClientKeys, ClientSettings};
+use localdp_core::frequency::{FrequencyConfig, FrequencyOracle};
 use localdp_core::host::take;
-use localdp_core::json::{string_literal, ConfigObject};
+use localdp_core::json::string_literal;
 use localdp_core::number::number_text;
-use localdp_core::SecureRng;
+use localdp_core::{DomainSpec, Error, FrequencyProtocol, Metric, SecureRng, Selection};
 use std::cell::RefCell;
 
 thread_local! {
@@ -103,6 +104,13 @@ fn fail(failure: Failure) -> u32 {
     1
 }
 
+/// A number's text as the core's messages write it ([`number_text`]), in
+/// OUT: for the page's messages of a config's shape.
+#[no_mangle]
+pub extern "C" fn number(x: f64) {
+    out(number_text(x).into_bytes());
+}
+
 /// A client with its CSPRNG.
 pub struct Core {
     client: Client,
@@ -115,22 +123,75 @@ unsafe fn text(ptr: *mut u8, len: usize) -> String {
     String::from_utf8(unsafe { take(ptr, len) }).unwrap_or_default()
 }
 
-/// `new ClientCore(config, secret)`: the flattened config (`len` bytes at
-/// `config`), the secret's text; the client, or null and the error in OUT.
+/// `None` for NaN: how the page says a key is absent.
+fn given(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
+}
+
+/// `new ClientCore(config, secret)`, the config's keys as the page read
+/// them (NaN: absent). Its client-only keys: `memoize`; the budget's ε
+/// (NaN: no budget), its window's text (`window_len` bytes at `window`)
+/// and its δ; the granularity (NaN: absent; a value that is not a whole
+/// number up to 2^53 − 1: any other). Then `shaped`: 0 if the page found
+/// the metric's keys malformed, when only the client-only keys are checked
+/// and the page throws its own error after. The metric's keys: ε; the
+/// domain's size (NaN: labels, each as its length in 4 bytes, little
+/// endian, and its UTF-8, `labels_len` bytes at `labels`); `d`; the
+/// instantaneous ε. Then the secret's text. The client, or null and the
+/// error in OUT (empty: the page's error).
 ///
 /// # Safety
-/// Both are `alloc`ated by the page, written in full; the module frees them.
+/// The texts are `alloc`ated by the page, written in full; the module
+/// frees them.
 #[no_mangle]
-pub unsafe extern "C" fn client(config: *mut u8, len: usize, secret: *mut u8, secret_len: usize) -> *mut Core {
+pub unsafe extern "C" fn client(
+    memoize: u32, budget: f64, window: *mut u8, window_len: usize, delta: f64, granularity: f64, shaped: u32,
+    epsilon: f64, size: f64, labels: *mut u8, labels_len: usize, d: f64, instantaneous: f64, secret: *mut u8,
+    secret_len: usize,
+) -> *mut Core {
     // SAFETY: as the caller promises.
-    let (config, secret) = unsafe { (take(config, len), text(secret, secret_len)) };
-    let Some(config) = ConfigObject::from_flat(&config) else {
-        fail(Failure::Type("config must be a JSON object"));
-        return std::ptr::null_mut();
+    let (window, labels, secret) = unsafe { (text(window, window_len), take(labels, labels_len), text(secret, secret_len)) };
+    let keys = ClientKeys {
+        memoize: memoize != 0,
+        budget: given(budget).map(|epsilon| (epsilon, window, given(delta))),
+        granularity: given(granularity).map(localdp_core::json::whole),
     };
-    let built = Client::from_config(config, &secret, None).and_then(|client| Ok(Core { client, rng: SecureRng::new()? }));
+    let domain = match given(size) {
+        Some(size) => DomainSpec::Size(size as u64),
+        None => {
+            let mut list = Vec::new();
+            let mut rest = &labels[..];
+            while let [a, b, c, e, tail @ ..] = rest {
+                let Some((label, tail)) = tail.split_at_checked(u32::from_le_bytes([*a, *b, *c, *e]) as usize) else {
+                    break;
+                };
+                list.push(String::from_utf8(label.to_vec()).unwrap_or_default());
+                rest = tail;
+            }
+            DomainSpec::Labels(list)
+        }
+    };
+    let config = FrequencyConfig {
+        protocol: Selection::Fixed(FrequencyProtocol::Grr),
+        epsilon,
+        domain,
+        d: given(d).map(|d| d as u64),
+        instantaneous_epsilon: given(instantaneous),
+    };
+    let built = ClientSettings::new(keys).and_then(|settings| {
+        if shaped == 0 {
+            return Ok(None);
+        }
+        let metric = Metric::from(FrequencyOracle::for_client(&config, &settings)?);
+        let client = Client::from_parts(metric, settings, &secret, None)?;
+        Ok(Some(Core { client, rng: SecureRng::new()? }))
+    });
     match built {
-        Ok(core) => Box::into_raw(Box::new(core)),
+        Ok(Some(core)) => Box::into_raw(Box::new(core)),
+        Ok(None) => {
+            out(Vec::new());
+            std::ptr::null_mut()
+        }
         Err(e) => {
             fail(Failure::Core(e));
             std::ptr::null_mut()
@@ -243,7 +304,7 @@ pub unsafe extern "C" fn randomize(core: *mut Core, kind: u32, len: usize, numbe
                 out(fields);
                 0
             }
-            None => fail(Failure::Core(localdp_core::Error::CorruptMemo)),
+            None => fail(Failure::Core(Error::CorruptMemo)),
         },
         Err(e) => fail(Failure::Core(e)),
     }
