@@ -101,8 +101,15 @@ const DOMAIN_SHAPE = 'domain is missing, or is neither a size (a whole number) n
 const malformed = (key, detail) => Object.assign(new TypeError(''), { key, code: 100, params: [detail] });
 /** A string as the core receives it: lone surrogates replaced, as its UTF-8 decoding does. */
 const wellFormed = (s) => decoder.decode(encoder.encode(s));
-/** The field `key` of a parsed config (undefined: absent). */
-const get = (object, key) => (Object.hasOwn(object, key) ? object[key] : undefined);
+/**
+ * The field `key` of a parsed config (undefined: absent), a number as the
+ * core reads one (`JSON.rawJSON` may write any): one JSON has no form for
+ * as null, -0 as 0.
+ */
+function get(object, key) {
+  const value = Object.hasOwn(object, key) ? object[key] : undefined;
+  return typeof value !== 'number' ? value : Number.isFinite(value) ? value + 0 : null;
+}
 /** `x` if it is a whole number ≥ 0 that JS holds exactly (`localdp_core::json::whole`). */
 const whole = (x) => (Number.isSafeInteger(x) && x >= 0 ? x : undefined);
 const isObject = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -231,11 +238,7 @@ function labelBytes(labels) {
   return bytes;
 }
 
-/**
- * The plain functions the module imports (core/src/host.rs): the CSPRNG and
- * a number's text. (host.rs declares JSON.parse and parseFloat too, for
- * readers this module does not link.)
- */
+/** The plain functions the module imports (core/src/host.rs): the CSPRNG and a number's text. */
 function imports() {
   return {
     l: {

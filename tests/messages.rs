@@ -470,3 +470,37 @@ fn errors_carry_their_numbers_and_names_as_fields() {
 fn config_errors_read_the_same() {
     common::readers::config_errors_read_the_same();
 }
+
+/// GRR's page reads its config's shape itself (js/raw.mjs) and writes the
+/// core's texts for what is malformed: each is the core's, as the core
+/// writes it, in that file (the families test holds the two to the same
+/// answers on configs; this holds the texts a config there rarely reaches).
+#[test]
+fn the_grr_bindings_write_the_cores_texts() {
+    let bindings = include_str!("../js/raw.mjs");
+    let grr = r#""protocol":"grr","epsilon":1,"domain":4"#;
+    for fields in [
+        r#""memoize":1"#,
+        r#""budget":[]"#,
+        r#""budget":{"window":"1d"}"#,
+        r#""budget":{"epsilon":1}"#,
+        r#""budget":{"epsilon":1,"window":"1d","x":0}"#,
+        r#""budget":{"epsilon":1,"window":"1d","delta":"x"}"#,
+        r#""instantaneous_epsilon":"x""#,
+        r#""domain":"x""#,
+    ] {
+        let Error::MalformedConfig { detail, .. } = config_error(&["{", grr, ",", fields, "}"].concat()) else { panic!("{fields}") };
+        assert!(bindings.contains(&["'", &detail, "'"].concat()), "{detail}");
+    }
+    for (config, detail) in [(r#"{"protocol":"grr","epsilon":"x","domain":4}"#, "\"epsilon\" must be a number"),
+        (r#"{"protocol":"grr","domain":4}"#, "missing field `epsilon`"),
+        (r#"{"protocol":1,"epsilon":1,"domain":4}"#, "\"protocol\" must be a string")] {
+        assert!(matches!(config_error(config), Error::MalformedConfig { detail: ref d, .. } if d == detail), "{config}");
+        assert!(bindings.contains(&["'", detail, "'"].concat()), "{detail}");
+    }
+    // The keys an unknown key's text lists, in the core's order.
+    let Error::MalformedConfig { detail, .. } = config_error(&["{", grr, r#","zeta":1}"#].concat()) else { panic!() };
+    let keys: Vec<&str> = detail.split("expected one of ").nth(1).unwrap().split(", ").map(|k| k.trim_matches('`')).collect();
+    let list = ["const KEYS = ['", &keys.join("', '"), "'];"].concat();
+    assert!(bindings.contains(&list), "{list}");
+}

@@ -110,9 +110,10 @@ fn shortest_layout(text: &str) -> String {
 /// Parses a number as Rust's `str::parse::<f64>` does: an optional sign,
 /// digits with an optional point, an optional exponent, or `inf`,
 /// `infinity`, `nan` in any case. The digits are converted by
-/// [`js_parse_float`]: in wasm JS's `parseFloat` (correctly rounded in the
-/// major engines), so that the modules link no decimal parser (its tables
-/// alone are over 10 KB).
+/// [`js_parse_float`]: in a module with wasm-bindgen JS's `parseFloat`
+/// (correctly rounded in the major engines), so that the modules link no
+/// decimal parser (its tables alone are over 10 KB; the GRR module, without
+/// wasm-bindgen, parses no number).
 pub(crate) fn parse_number(text: &str) -> Option<f64> {
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let negative = text.starts_with('-');

@@ -382,6 +382,26 @@ test("GRR's bindings read every key of every type, and every pair of faults, as 
     assert.deepEqual(run(family.grr, config), run(every, config), JSON.stringify(config));
   }
   assert.ok(placed > 800, `${placed} configs placed in GRR's module`);
+  // Numbers JSON.stringify never writes, but JSON.rawJSON may (out of range,
+  // -0): each module is handed the text by its JSON.stringify.
+  const raw = Symbol('raw JSON');
+  const { stringify } = JSON;
+  JSON.stringify = function (value, ...rest) {
+    return value?.[raw] ?? stringify.call(this, value, ...rest);
+  };
+  try {
+    const base = '"protocol":"grr","memoize":true';
+    for (const fields of ['"epsilon":1e400,"domain":4', '"epsilon":-1e400,"domain":4', '"epsilon":-0,"domain":4', '"epsilon":1,"domain":-0',
+      '"epsilon":1,"domain":1e400', '"epsilon":1,"domain":["a",1e400]', '"epsilon":1,"domain":4,"d":1e400', '"epsilon":1,"domain":4,"d":-0',
+      '"epsilon":2,"domain":4,"instantaneous_epsilon":1e400', '"epsilon":1,"domain":4,"granularity":1e400', '"epsilon":1,"domain":4,"granularity":-0',
+      '"epsilon":1,"domain":4,"budget":{"epsilon":1e400,"window":"1d"}', '"epsilon":1,"domain":4,"budget":{"epsilon":-0,"window":"1d"}',
+      '"epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1d","delta":1e400}', '"epsilon":1,"domain":4,"budget":{"epsilon":1,"window":"1d","delta":-0}']) {
+      const config = { protocol: 'grr', domain: 4, [raw]: `{${base},${fields}}` };
+      assert.deepEqual(run(family.grr, config), run(every, config), fields);
+    }
+  } finally {
+    JSON.stringify = stringify;
+  }
 });
 
 test("GRR's hand-written bindings: a freed core refuses every call, init runs once, and what is passed in is freed", async () => {

@@ -1,4 +1,5 @@
-//! JSON text read natively (in the wasm build `JSON.parse` reads it): a
+//! JSON text read natively (in a module with wasm-bindgen `JSON.parse`
+//! reads it; the GRR module, without, reads none): a
 //! strict RFC 8259 parser into a [`Value`] tree, whose objects keep their
 //! keys in order (the last of a repeated key wins) and whose numbers keep
 //! a whole number's exact `u64`, as serde_json reads them.
