@@ -2,7 +2,8 @@
 //! (feature `heap`): a block is a power of two from 16 bytes up, aligned to its size
 //! (to 64 KiB at most), and each size has a list of freed blocks that the
 //! next request of that size takes back. New blocks are carved from the
-//! top of the heap, which grows the wasm memory as needed; the gap that
+//! top of the heap, which grows the wasm memory as needed, by at least the
+//! memory's own size (doubling it); the gap that
 //! aligning the top leaves is cut into smaller blocks for their lists, so
 //! nothing is lost (but the rest of the top, should something else have
 //! grown the memory in between). Memory is never given back (a wasm memory
@@ -68,8 +69,11 @@ impl State {
                 self.top += size;
                 return with_exposed_provenance_mut(block as usize);
             }
-            // Room for the block and any gap before it.
-            let pages = (size as usize).div_ceil(PAGE) + 1;
+            // Room for the block and any gap before it, and at least as
+            // much as the memory has: JS engines may collect garbage at
+            // each grow, and growing by a block at a time made that most
+            // of the construction of a client of a million labels.
+            let pages = ((size as usize).div_ceil(PAGE) + 1).max(core::arch::wasm32::memory_size::<0>());
             let first = memory_grow::<0>(pages);
             if first == usize::MAX {
                 return null_mut();
