@@ -14,7 +14,7 @@
 //! lists need no lock.
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::arch::wasm32::memory_grow;
+use core::arch::wasm32::{memory_grow, memory_size};
 use core::cell::UnsafeCell;
 use core::ptr::{null_mut, with_exposed_provenance_mut};
 
@@ -70,11 +70,17 @@ impl State {
                 return with_exposed_provenance_mut(block as usize);
             }
             // Room for the block and any gap before it, and at least as
-            // much as the memory has: JS engines may collect garbage at
+            // much as the memory has (JS engines may collect garbage at
             // each grow, and growing by a block at a time made that most
-            // of the construction of a client of a million labels.
-            let pages = ((size as usize).div_ceil(PAGE) + 1).max(core::arch::wasm32::memory_size::<0>());
-            let first = memory_grow::<0>(pages);
+            // of the construction of a client of a million labels), or,
+            // near the memory's limit, the room alone.
+            let need = (size as usize).div_ceil(PAGE) + 1;
+            let mut pages = need.max(memory_size::<0>());
+            let mut first = memory_grow::<0>(pages);
+            if first == usize::MAX {
+                pages = need;
+                first = memory_grow::<0>(pages);
+            }
             if first == usize::MAX {
                 return null_mut();
             }

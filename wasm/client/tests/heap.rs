@@ -146,3 +146,28 @@ fn vectors_grow_through_realloc() {
     assert_eq!(s.len(), 50_000);
     assert!(s.bytes().enumerate().all(|(i, b)| b == b'a' + (i % 26) as u8));
 }
+
+#[wasm_bindgen_test]
+fn the_memory_grows_by_doubling() {
+    use core::arch::wasm32::memory_size;
+    // 32 MiB in blocks of 1 KiB: grown a block at a time that was some 250
+    // grows (and as many chances for the engine to collect its garbage).
+    let layout = Layout::from_size_align(1024, 8).unwrap();
+    let mut blocks = Vec::with_capacity(32 * 1024);
+    let (mut grows, mut pages) = (0, memory_size::<0>());
+    // SAFETY: a non-zero size; each block freed once with its layout.
+    unsafe {
+        for _ in 0..32 * 1024 {
+            let block = alloc(layout);
+            assert!(!block.is_null());
+            blocks.push(block);
+            if memory_size::<0>() != pages {
+                (grows, pages) = (grows + 1, memory_size::<0>());
+            }
+        }
+        for block in blocks {
+            dealloc(block, layout);
+        }
+    }
+    assert!(grows <= 10, "{grows} grows for 32 MiB");
+}
