@@ -102,16 +102,15 @@ const malformed = (key, detail) => Object.assign(new TypeError(''), { key, code:
 /** A string as the core receives it: lone surrogates replaced, as its UTF-8 decoding does. */
 const wellFormed = (s) => decoder.decode(encoder.encode(s));
 /**
- * The field `key` of a parsed config (undefined: absent), a number as the
- * core reads one (`JSON.rawJSON` may write any): one JSON has no form for
- * as null, -0 as 0.
+ * The field `key` of a parsed config (undefined: absent), a number JSON has
+ * no form for (which `JSON.rawJSON` may write) as null, as the core reads it.
  */
 function get(object, key) {
   const value = Object.hasOwn(object, key) ? object[key] : undefined;
-  return typeof value !== 'number' ? value : Number.isFinite(value) ? value + 0 : null;
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
 }
-/** `x` if it is a whole number ≥ 0 that JS holds exactly (`localdp_core::json::whole`). */
-const whole = (x) => (Number.isSafeInteger(x) && x >= 0 ? x : undefined);
+/** `x` if it is a whole number ≥ 0 that JS holds exactly (`localdp_core::json::whole`: not -0). */
+const whole = (x) => (Number.isSafeInteger(x) && x >= 0 && !Object.is(x, -0) ? x : undefined);
 const isObject = (x) => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** A string quoted as the core's messages quote it (`json::quoted`). */

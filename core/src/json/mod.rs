@@ -331,7 +331,8 @@ impl ConfigObject {
 }
 
 /// A parsed value as a [`Field`]. A number `-0` is `0`, as the wasm build
-/// reads it, so that a config has one fingerprint and one answer in both.
+/// reads it (through `JSON.stringify`, which writes `0`), so that a config
+/// has one fingerprint and one answer in both.
 #[cfg(not(js))]
 fn field(value: &Value) -> Field {
     match value {
@@ -414,15 +415,12 @@ impl ConfigObject {
 }
 
 /// A JS value as a [`Field`], as its JSON would read: `undefined`, a
-/// non-finite number and anything JSON has no form for are `null`, and
-/// `-0` is `0` (`JSON.stringify` writes `0`, but `JSON.rawJSON` may write
-/// `-0`).
+/// non-finite number and anything JSON has no form for are `null`.
 #[cfg(js)]
 fn field(value: &wasm_bindgen::JsValue) -> Field {
     if let Some(b) = value.as_bool() {
         Field::Bool(b)
     } else if let Some(x) = value.as_f64().filter(|x| x.is_finite()) {
-        let x = x + 0.0;
         Field::Number(x, whole(x))
     } else if let Some(s) = value.as_string() {
         Field::Text(s)
