@@ -3,7 +3,7 @@
 //! (to 64 KiB at most), and each size has a list of freed blocks that the
 //! next request of that size takes back. New blocks are carved from the
 //! top of the heap, which grows the wasm memory as needed, by at least the
-//! memory's own size (doubling it); the gap that
+//! memory's own size (doubling it; near its limit, by what it can); the gap that
 //! aligning the top leaves is cut into smaller blocks for their lists, so
 //! nothing is lost (but the rest of the top, should something else have
 //! grown the memory in between). Memory is never given back (a wasm memory
@@ -69,16 +69,18 @@ impl State {
                 self.top += size;
                 return with_exposed_provenance_mut(block as usize);
             }
-            // Room for the block and any gap before it, and at least as
-            // much as the memory has (JS engines may collect garbage at
+            // The pages the aligned block lacks past the top, and at least
+            // as many as the memory has (JS engines may collect garbage at
             // each grow, and growing by a block at a time made that most
-            // of the construction of a client of a million labels), or,
-            // near the memory's limit, the room alone.
-            let need = (size as usize).div_ceil(PAGE) + 1;
+            // of the construction of a client of a million labels); near
+            // the memory's limit, half as many in turn, down to those it
+            // lacks. The block and its gap do not fit below `end`, so it
+            // lacks some.
+            let need = ((self.top.next_multiple_of(align) + size - self.end) as usize).div_ceil(PAGE);
             let mut pages = need.max(memory_size::<0>());
             let mut first = memory_grow::<0>(pages);
-            if first == usize::MAX {
-                pages = need;
+            while first == usize::MAX && pages > need {
+                pages = (pages / 2).max(need);
                 first = memory_grow::<0>(pages);
             }
             if first == usize::MAX {
