@@ -82,8 +82,8 @@ impl PartialEq for Metric {
 /// The metric of a frequency oracle: how the GRR module, whose page reads
 /// the config's shape (js/raw.mjs), builds its metric.
 #[cfg(feature = "grr")]
-impl From<crate::frequency::FrequencyOracle> for Metric {
-    fn from(oracle: crate::frequency::FrequencyOracle) -> Self {
+impl From<crate::frequency::oracle::FrequencyOracle> for Metric {
+    fn from(oracle: crate::frequency::oracle::FrequencyOracle) -> Self {
         Metric { kind: Arc::new(oracle) }
     }
 }
