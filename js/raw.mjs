@@ -52,10 +52,11 @@ function text(bytes, from, to, position) {
 }
 
 /**
- * The report the last call left, as an object (`Report::to_fields`): each
- * field's name, then 0 and a number, 1 and a string, or 2 and numbers.
+ * What the last call left as an object (core/src/host.rs `Fields`: a
+ * report's fields, an error's): each field's name, then 0 and a number, 1
+ * and a string, 2 and numbers, or 3 and strings.
  */
-function report() {
+function fields() {
   const ptr = wasm.out_ptr() >>> 0;
   const len = wasm.out_len() >>> 0;
   const bytes = new Uint8Array(wasm.memory.buffer, ptr, len);
@@ -76,7 +77,16 @@ function report() {
       const count = view.getUint32(at + 1, true);
       at += 5;
       const list = [];
-      for (let i = 0; i < count; i++, at += 8) list.push(view.getFloat64(at, true));
+      for (let i = 0; i < count; i++) {
+        if (tag === 2) {
+          list.push(view.getFloat64(at, true));
+          at += 8;
+        } else {
+          const len = view.getUint32(at, true);
+          list.push(decoder.decode(bytes.subarray(at + 4, at + 4 + len)));
+          at += 4 + len;
+        }
+      }
       object[key] = list;
     }
   }
@@ -85,12 +95,10 @@ function report() {
 
 /** The error the last call left (src/face.rs, as raw.rs writes it). */
 function error() {
-  const { class: name, name: ownName, message, props } = JSON.parse(outText());
-  const e = new globalThis[name](message);
-  if (ownName !== null) e.name = ownName;
-  // A number travels as its text (`Infinity` has no JSON).
-  for (const [key, value, number] of props) e[key] = number ? Number(value) : value;
-  return e;
+  const { class: kind, name, message, ...props } = fields();
+  const e = new [TypeError, RangeError, Error][kind](message);
+  if (name !== undefined) e.name = name;
+  return Object.assign(e, props);
 }
 
 /** The keys of a GRR config, as the core lists them (`FrequencyConfig::read`, `CLIENT_KEYS`). */
@@ -398,7 +406,7 @@ export class ClientCore {
         if (len < value.length) len += encoder.encodeInto(value.slice(len), into.subarray(len)).written;
       }
       if (wasm.randomize(core, kind, len, kind === 1 ? value : 0, clock)) throw error();
-      return report();
+      return fields();
     });
   }
 

@@ -2,7 +2,8 @@
 //! is written by hand: js/raw.mjs) imports from its page, as plain
 //! functions of numbers and memory: the browser's CSPRNG and JS's text of
 //! a number, where a module with wasm-bindgen calls them through
-//! `crate::js`. The page's side is `imports()` in js/raw.mjs.
+//! `crate::js`; and the form of what it hands the page ([`Fields`]). The
+//! page's side is `imports()` and `fields()` in js/raw.mjs.
 
 #[link(wasm_import_module = "l")]
 extern "C" {
@@ -54,6 +55,59 @@ pub(crate) fn number_string(x: f64) -> String {
     let len = unsafe { digits(x, out.as_mut_ptr()) };
     out.truncate(len.min(32));
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Named values for the page, in the order written, as js/raw.mjs's
+/// `fields` reads them into an object: a report's fields
+/// (`Report::to_fields`) and an error's (wasm/client's raw.rs). Each is its
+/// key (its length in a byte, then its UTF-8), then 0 and a number (8
+/// bytes, little endian), 1 and a text (its length in 4 bytes, little
+/// endian, then its UTF-8), 2 and numbers (their count in 4 bytes, then
+/// each as 0's), or 3 and texts (their count, then each as 1's).
+#[derive(Default)]
+pub struct Fields(pub Vec<u8>);
+
+impl Fields {
+    fn key(&mut self, key: &str, tag: u8) {
+        self.0.push(key.len() as u8);
+        self.0.extend_from_slice(key.as_bytes());
+        self.0.push(tag);
+    }
+
+    fn count(&mut self, n: usize) {
+        self.0.extend_from_slice(&(n as u32).to_le_bytes());
+    }
+
+    fn put(&mut self, s: &str) {
+        self.count(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// A number.
+    pub fn number(&mut self, key: &str, x: f64) {
+        self.key(key, 0);
+        self.0.extend_from_slice(&x.to_le_bytes());
+    }
+
+    /// A text.
+    pub fn text(&mut self, key: &str, s: &str) {
+        self.key(key, 1);
+        self.put(s);
+    }
+
+    /// A list of numbers.
+    pub fn numbers(&mut self, key: &str, list: impl ExactSizeIterator<Item = f64>) {
+        self.key(key, 2);
+        self.count(list.len());
+        list.for_each(|x| self.0.extend_from_slice(&x.to_le_bytes()));
+    }
+
+    /// A list of texts.
+    pub fn texts(&mut self, key: &str, list: &[String]) {
+        self.key(key, 3);
+        self.count(list.len());
+        list.iter().for_each(|s| self.put(s));
+    }
 }
 
 /// getrandom's source in this module (`--cfg getrandom_backend="custom"`,

@@ -231,39 +231,19 @@ impl Wire {
     /// [`Report::to_fields`].
     #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
     fn to_fields(&self) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(64);
+        let mut out = crate::host::Fields(Vec::with_capacity(64));
         let mut exact = true;
-        let mut number = |out: &mut Vec<u8>, n: u64| {
+        let mut number = |n: u64| {
             exact &= n <= crate::json::write::MAX_SAFE_INTEGER;
-            out.extend_from_slice(&(n as f64).to_le_bytes());
+            n as f64
         };
-        self.each(&mut |key, value| {
-            out.push(key.len() as u8);
-            out.extend_from_slice(key.as_bytes());
-            match value {
-                WireValue::Integer(n) => {
-                    out.push(0);
-                    number(&mut out, n);
-                }
-                WireValue::Number(x) => {
-                    out.push(0);
-                    out.extend_from_slice(&x.to_le_bytes());
-                }
-                WireValue::Text(s) => {
-                    out.push(1);
-                    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                    out.extend_from_slice(s.as_bytes());
-                }
-                WireValue::Integers(list) => {
-                    out.push(2);
-                    out.extend_from_slice(&(list.len() as u32).to_le_bytes());
-                    for n in list {
-                        number(&mut out, n);
-                    }
-                }
-            }
+        self.each(&mut |key, value| match value {
+            WireValue::Integer(n) => out.number(key, number(n)),
+            WireValue::Number(x) => out.number(key, x),
+            WireValue::Text(s) => out.text(key, s),
+            WireValue::Integers(list) => out.numbers(key, list.into_iter().map(&mut number)),
         });
-        exact.then_some(out)
+        exact.then_some(out.0)
     }
 
     #[cfg(js)]
@@ -553,13 +533,10 @@ impl Report {
         self.to_wire().to_js()
     }
 
-    /// The report's fields as bytes, for the page of a module without
-    /// wasm-bindgen to build its object (js/raw.mjs), as
-    /// [`Report::to_js`] builds it: each field in the wire's order, its
-    /// name (a byte of length, then ASCII), a tag and the value: 0 a number
-    /// (8 bytes, an f64), 1 a string (4 bytes of length, then UTF-8), 2
-    /// numbers (4 bytes of count, then 8 each). `None` if JSON cannot carry
-    /// it exactly.
+    /// The report's fields as bytes ([`crate::host::Fields`]), for the page
+    /// of a module without wasm-bindgen to build its object (js/raw.mjs),
+    /// as [`Report::to_js`] builds it: each field in the wire's order.
+    /// `None` if JSON cannot carry it exactly.
     #[cfg(all(target_arch = "wasm32", target_os = "unknown", not(js)))]
     #[doc(hidden)]
     pub fn to_fields(&self) -> Option<Vec<u8>> {

@@ -4,7 +4,7 @@
 //! values (its class, its name, the properties a caller may act on), and
 //! the checks of a value and a clock that come before the core. The
 //! wasm-bindgen modules write an error as a JS value (`convert`), the GRR
-//! module as JSON for its JS (`raw`), through one [`Sink`] each.
+//! module as named values for its JS (`raw`), through one [`Sink`] each.
 
 use localdp_core::error::{DomainKind, Error, ExpectedValue, FieldProblem, Rejection};
 use localdp_core::text::text;
@@ -21,7 +21,7 @@ pub enum Class {
 }
 
 /// Where an error's face is written: a JS error (`convert::js_error`), or
-/// JSON for the GRR module's JS (`raw`).
+/// named values for the GRR module's JS (`raw`).
 pub trait Sink {
     /// The error itself: its class and message. The full module writes the
     /// message (feature `messages`); the client modules leave it empty, and

@@ -6,7 +6,8 @@
 //! value, as it does for a config object, in the same order. A result, or
 //! an error (its class, name, message and properties:
 //! [`crate::face::describe`]), is left in [`OUT`] as bytes: a report's
-//! fields (`Report::to_fields`), an error as JSON, the state's bytes.
+//! fields (`Report::to_fields`), an error's ([`Fields`] both), the
+//! state's bytes.
 //!
 //! The page passes bytes in through `alloc` (localdp_core::host), and the
 //! module frees them.
@@ -14,8 +15,7 @@
 use crate::face::{clock, index_text, Class, Failure, Input, Sink};
 use localdp_core::client::{Client, ClientKeys, ClientSettings};
 use localdp_core::frequency::{FrequencyConfig, FrequencyOracle};
-use localdp_core::host::take;
-use localdp_core::json::string_literal;
+use localdp_core::host::{take, Fields};
 use localdp_core::number::number_text;
 use localdp_core::{DomainSpec, Error, FrequencyProtocol, Metric, SecureRng, Selection};
 use std::cell::RefCell;
@@ -57,50 +57,44 @@ pub extern "C" fn out_len() -> usize {
     OUT.with(|o| o.borrow().len())
 }
 
-/// An error as JSON for the page: `{"class", "name", "message",
-/// "props"}`, the properties in the order they are set ([`Sink`]).
-struct Json(String, Vec<String>);
+/// An error for the page, as [`Fields`]: its `class` (0 `TypeError`, 1
+/// `RangeError`, 2 `Error`), its own `name` if it has one, its `message`,
+/// then its properties in the order they are set ([`Sink`]).
+#[derive(Default)]
+struct ErrorFields(Fields, Vec<String>);
 
-impl Json {
-    /// A property, `[key, value]`; a number's `[key, "text", 1]` (JSON has
-    /// no `Infinity`: the page reads the text as a number).
-    fn prop(&mut self, key: &str, value: &str, number: bool) {
-        let comma = if self.0.ends_with('[') { "" } else { "," };
-        self.0.push_str(&[comma, "[\"", key, "\",", value, if number { ",1]" } else { "]" }].concat());
-    }
-}
-
-impl Sink for Json {
+impl Sink for ErrorFields {
     fn open(&mut self, class: Class, message: &str) {
         let (class, name) = match class {
-            Class::Type => ("TypeError", None),
-            Class::Range => ("RangeError", None),
-            Class::Error(name) => ("Error", name),
+            Class::Type => (0.0, None),
+            Class::Range => (1.0, None),
+            Class::Error(name) => (2.0, name),
         };
-        let name = name.map_or("null".into(), string_literal);
-        self.0 = ["{\"class\":\"", class, "\",\"name\":", &name, ",\"message\":", &string_literal(message), ",\"props\":["].concat();
+        self.0.number("class", class);
+        if let Some(name) = name {
+            self.0.text("name", name);
+        }
+        self.0.text("message", message);
     }
     fn text(&mut self, key: &'static str, value: &str) {
-        self.prop(key, &string_literal(value), false);
+        self.0.text(key, value);
     }
     fn number(&mut self, key: &'static str, value: f64) {
-        self.prop(key, &string_literal(&number_text(value)), true);
+        self.0.number(key, value);
     }
     fn param(&mut self, text: &str) {
-        self.1.push(string_literal(text));
+        self.1.push(text.into());
     }
     fn params(&mut self) {
-        let params = ["[", &self.1.join(","), "]"].concat();
-        self.prop("params", &params, false);
+        self.0.texts("params", &self.1);
     }
 }
 
 /// Leaves the error for the page; 1.
 fn fail(failure: Failure) -> u32 {
-    let mut json = Json(String::new(), Vec::new());
-    failure.describe(&mut json);
-    json.0.push_str("]}");
-    out(json.0.into_bytes());
+    let mut error = ErrorFields::default();
+    failure.describe(&mut error);
+    out(error.0 .0);
     1
 }
 
