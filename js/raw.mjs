@@ -34,9 +34,9 @@ const outText = () => decoder.decode(out());
 
 /**
  * The text of `bytes`, the same string as the last time the field at
- * `position` held these bytes: a report's names, protocol and fingerprint
- * are the same few texts every time, and decoding them was most of a
- * report's time.
+ * `position` held these bytes (a report's or an error's, `fields`): a
+ * report's names, protocol and fingerprint are the same few texts every
+ * time, and decoding them was most of a report's time.
  */
 const texts = [];
 function text(bytes, from, to, position) {

@@ -63,12 +63,13 @@ pub(crate) fn number_string(x: f64) -> String {
 /// key (its length in a byte, then its UTF-8), then 0 and a number (8
 /// bytes, little endian), 1 and a text (its length in 4 bytes, little
 /// endian, then its UTF-8), 2 and numbers (their count in 4 bytes, then
-/// each as 0's), or 3 and texts (their count, then each as 1's).
+/// each as 0's), or 3 and texts (their count, then each as 1's). The
+/// keys are the module's own names, each under 256 bytes.
 #[derive(Default)]
 pub struct Fields(pub Vec<u8>);
 
 impl Fields {
-    fn key(&mut self, key: &str, tag: u8) {
+    fn key(&mut self, key: &'static str, tag: u8) {
         self.0.push(key.len() as u8);
         self.0.extend_from_slice(key.as_bytes());
         self.0.push(tag);
@@ -84,26 +85,26 @@ impl Fields {
     }
 
     /// A number.
-    pub fn number(&mut self, key: &str, x: f64) {
+    pub fn number(&mut self, key: &'static str, x: f64) {
         self.key(key, 0);
         self.0.extend_from_slice(&x.to_le_bytes());
     }
 
     /// A text.
-    pub fn text(&mut self, key: &str, s: &str) {
+    pub fn text(&mut self, key: &'static str, s: &str) {
         self.key(key, 1);
         self.put(s);
     }
 
     /// A list of numbers.
-    pub fn numbers(&mut self, key: &str, list: impl ExactSizeIterator<Item = f64>) {
+    pub fn numbers(&mut self, key: &'static str, list: impl ExactSizeIterator<Item = f64>) {
         self.key(key, 2);
         self.count(list.len());
         list.for_each(|x| self.0.extend_from_slice(&x.to_le_bytes()));
     }
 
     /// A list of texts.
-    pub fn texts(&mut self, key: &str, list: &[String]) {
+    pub fn texts(&mut self, key: &'static str, list: &[String]) {
         self.key(key, 3);
         self.count(list.len());
         list.iter().for_each(|s| self.put(s));

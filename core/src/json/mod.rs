@@ -194,12 +194,6 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
-/// `s` as a JSON string.
-#[doc(hidden)]
-pub fn string_literal(s: &str) -> String {
-    write::to_string(s).unwrap_or_default()
-}
-
 /// A type a config field is read as, by hand: how every family reads its
 /// config (natively and in the wasm modules alike, which so link no derived
 /// deserializer). Messages are in serde's words (`invalid type: string
