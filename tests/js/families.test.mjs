@@ -143,10 +143,15 @@ function valueFor(config) {
   return 'ab';
 }
 
+/** An error's class, name, message, and own properties in the order they were set. */
+const describe = (e) => (e instanceof Error
+  ? { class: e.constructor.name, name: e.name, message: e.message, own: Object.getOwnPropertyNames(e).filter((k) => k !== 'stack').map((k) => [k, e[k]]) }
+  : { thrown: e });
+
 /** What a module does with the config: its error, or three reports and its state from seed 1. */
 function run(ClientCore, config) {
   reseed(1);
-  const error = (e) => ({ error: { name: e.name, message: e.message, ...e } });
+  const error = (e) => ({ error: describe(e) });
   let client;
   try {
     client = new ClientCore(config, 'ab'.repeat(32));
@@ -220,7 +225,8 @@ test('a config whose budget has "delta" goes to the module of every family; its 
     const own = familyOf(plain);
     for (const f of own === 'grr' ? ['grr', 'frequency'] : [own]) {
       const { error } = run(family[f], config);
-      assert.deepEqual(error, { name: 'Error', message: '', code: 313, params: [] }, `${JSON.stringify(config)} in the ${f} module`);
+      const expected313 = { class: 'Error', name: 'Error', message: '', own: [['message', ''], ['code', 313], ['params', []]] };
+      assert.deepEqual(error, expected313, `${JSON.stringify(config)} in the ${f} module`);
     }
     // Without "delta", its own module serves it as the module of every family does.
     assert.ok(delta > 0 && own !== undefined);
@@ -275,6 +281,8 @@ test("GRR's hand-written bindings answer hostile configs, values, clocks, secret
     { ...grr, granularity: 0.5 },
     { ...grr, instantaneous_epsilon: 0.5 },
     { ...grr, memoize: false, instantaneous_epsilon: 0.5 },
+    // Its third report exceeds the budget: cost, spent and budget all differ.
+    { ...grr, epsilon: 0.5, memoize: false, budget: { epsilon: 1.2, window: '1d' } },
     ...[2000, 4000, 5000].flatMap((depth) => [
       { ...grr, nested: JSON.parse('['.repeat(depth) + ']'.repeat(depth)) },
       { ...grr, nested: JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)) },
@@ -291,10 +299,6 @@ test("GRR's hand-written bindings answer hostile configs, values, clocks, secret
     () => grr,
     Object.assign(Object.create({ inherited: 1 }), grr),
   ];
-  // An error's class, name, message, and own properties in the order they were set.
-  const describe = (e) => (e instanceof Error
-    ? { class: e.constructor.name, name: e.name, message: e.message, own: Object.getOwnPropertyNames(e).filter((k) => k !== 'stack').map((k) => [k, e[k]]) }
-    : { thrown: e });
   const attempt = (f) => {
     try {
       return { value: f() };
