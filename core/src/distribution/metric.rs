@@ -13,7 +13,7 @@ use crate::metric::kind::{Family, Kind, Memo, parse_config, parse_numbers, Value
 use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::{number::number_text, privacy::validate_epsilon};
-use crate::{protocol::Protocol, report::{Payload, Report}};
+use crate::{protocol::Protocol, report::{memo_report, Payload, Report}};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -322,13 +322,18 @@ impl DistributionMetric {
     #[cfg_attr(feature = "aggregate", doc = "", doc = "See the example on [`DistributionMetric::likelihood`].")]
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::Distribution(self.protocol), self.epsilon, &self.fingerprint)?;
+        self.validate_payload(&report.payload)
+    }
+
+    /// [`DistributionMetric::validate`]'s check of the payload.
+    fn validate_payload(&self, payload: &Payload) -> Result<()> {
         match &self.mechanism {
-            Mechanism::SquareWave(sw) => match report.payload {
+            Mechanism::SquareWave(sw) => match *payload {
                 Payload::Index(k) if k < sw.cells() => Ok(()),
                 Payload::Index(_) => Err(Rejection::OutOfRange.error(text!("value must be below ", sw.cells()))),
                 _ => Err(Rejection::Malformed.error("expected a single value")),
             },
-            Mechanism::Hierarchical(tree) => tree.validate(&report.payload).map(drop),
+            Mechanism::Hierarchical(tree) => tree.validate(payload).map(drop),
         }
     }
 
@@ -483,6 +488,6 @@ impl Memo for DistributionMetric {
         Ok(self.randomize_input(input, draws.first().copied().unwrap_or(0), rng).to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        memo_report(permanent, Protocol::Distribution(self.protocol), self.epsilon, &self.fingerprint, |p| self.validate_payload(p).is_ok())
     }
 }

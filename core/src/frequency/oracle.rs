@@ -14,7 +14,7 @@ use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::settings::ClientSettings;
-use crate::{protocol::Protocol, report::{Payload, Report}};
+use crate::{protocol::Protocol, report::{memo_report, Payload, Report}};
 use super::channel::{ChannelOutputs, Likelihood, Mechanism};
 use super::longitudinal::Longitudinal;
 use super::hadamard_rr;
@@ -622,7 +622,7 @@ impl Memo for FrequencyOracle {
         Ok(self.envelope(self.mechanism.randomize_memoized(index, draws, rng)).to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], rng: &mut dyn RngCore) -> Result<Report> {
-        let stored = Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)?;
+        let stored = memo_report(permanent, Protocol::Frequency(self.protocol), self.epsilon, &self.fingerprint, |p| self.mechanism.validate(p).is_ok())?;
         Ok(self.envelope(self.mechanism.instantaneous(&stored.payload, rng)))
     }
     fn instantaneous_epsilon(&self) -> Option<f64> {

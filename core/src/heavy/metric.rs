@@ -13,7 +13,7 @@ use crate::json::{ConfigObject, Field};
 use crate::randomizer::Randomizer;
 use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::ProtocolFamily;
-use crate::{protocol::Protocol, report::{Payload, Report}};
+use crate::{protocol::Protocol, report::{memo_report, Payload, Report}};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -452,10 +452,15 @@ impl HeavyHitterMetric {
     /// See the example on [`HeavyHitterMetric::randomize_in_group`].
     pub fn validate(&self, report: &Report) -> Result<()> {
         crate::report::check_envelope(report, Protocol::HeavyHitter(self.protocol), self.epsilon, &self.fingerprint)?;
+        self.validate_payload(&report.payload)
+    }
+
+    /// [`HeavyHitterMetric::validate`]'s check of the payload.
+    fn validate_payload(&self, payload: &Payload) -> Result<()> {
         match &self.mechanism {
-            Mechanism::Sketch(s) => s.validate(&report.payload),
-            Mechanism::Discovery(d) => d.validate(&report.payload),
-            Mechanism::Fragments(f) => f.validate(&report.payload),
+            Mechanism::Sketch(s) => s.validate(payload),
+            Mechanism::Discovery(d) => d.validate(payload),
+            Mechanism::Fragments(f) => f.validate(payload),
         }
     }
 
@@ -577,7 +582,7 @@ impl Memo for HeavyHitterMetric {
         Ok(self.randomize_in_group(value, draws.first().copied().unwrap_or(0), rng)?.to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        memo_report(permanent, Protocol::HeavyHitter(self.protocol), self.epsilon, &self.fingerprint, |p| self.validate_payload(p).is_ok())
     }
 }
 

@@ -12,7 +12,7 @@ use crate::names::ProtocolFamily;
 use crate::numeric::{MAX_EPSILON, MIN_EPSILON};
 use crate::{number::{clamp, number_text}, privacy::{exp_epsilon_safe, validate_epsilon}};
 use crate::protocol::KeyValueProtocol;
-use crate::{protocol::Protocol, report::{BitVector, Payload, Report}};
+use crate::{protocol::Protocol, report::{memo_report, BitVector, Payload, Report}};
 use crate::rng::{uniform_below, Bernoulli, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -711,6 +711,6 @@ impl Memo for KeyValueMetric {
         Ok(self.randomize_map(value, rng)?.to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        memo_report(permanent, Protocol::KeyValue(self.protocol), self.epsilon, &self.fingerprint, |p| self.supported(p).is_some())
     }
 }

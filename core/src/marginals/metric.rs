@@ -12,7 +12,7 @@ use crate::metric::kind::{Family, Kind, Memo, parse_config, ValueKind};
 use crate::names::{ProtocolFamily, Selection};
 use crate::privacy::validate_epsilon;
 use crate::protocol::{FrequencyProtocol, MarginalsProtocol};
-use crate::{protocol::Protocol, report::Report};
+use crate::{protocol::Protocol, report::{memo_report, Report}};
 use crate::rng::{uniform_below, CryptoRng, RngCore};
 use crate::text::text;
 use std::any::Any;
@@ -576,7 +576,7 @@ impl Memo for MarginalsMetric {
         Ok(self.randomize_event(&event, draws.first().copied().unwrap_or(0) as usize, rng)?.to_memo())
     }
     fn report(&self, permanent: &[u8], _draws: &[u64], _rng: &mut dyn RngCore) -> Result<Report> {
-        Report::from_memo(permanent).filter(|r| self.validate(r).is_ok()).ok_or(Error::CorruptMemo)
+        memo_report(permanent, Protocol::Marginals(self.protocol), self.epsilon, &self.fingerprint, |p| self.groups.validate(p).is_ok())
     }
 }
 
