@@ -587,8 +587,8 @@ pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, 
 /// configuration (its envelope, as [`check_envelope`] compares it) and
 /// `payload` holds of it; else [`Error::CorruptMemo`], whatever was wrong,
 /// as a client sends nothing from such a memo. Without the words of
-/// `check_envelope`'s errors, which a client module would link for a case
-/// it never words (they cost the numeric page 905 bytes gzipped).
+/// `check_envelope`'s errors, which a client module would otherwise link
+/// for a case it never words.
 pub(crate) fn memo_report(memo: &[u8], protocol: Protocol, epsilon: f64, fingerprint: &str, payload: impl FnOnce(&Payload) -> bool) -> Result<Report> {
     Report::from_memo(memo)
         .filter(|r| envelope_mismatch(r, protocol, epsilon, fingerprint).is_none() && payload(&r.payload))
