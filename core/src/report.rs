@@ -436,17 +436,14 @@ impl Report {
         Report::from_object(&crate::json::parse_object(text)?).ok()
     }
 
-    /// The report as a client stores it for memoization: its protocol, ε
-    /// (its 8 bytes), domain fingerprint and payload (a tag, then its
-    /// numbers and bits) as bytes (`crate::bytes`). A GRR memo is about
-    /// 30 bytes, where its JSON was about 85, and reading it back takes no
-    /// JSON parser.
+    /// The report as a client stores it for memoization: its envelope
+    /// ([`memo_envelope`]: protocol, ε as its 8 bytes, domain fingerprint)
+    /// and payload (a tag, then its numbers and bits) as bytes
+    /// (`crate::bytes`). A GRR memo is about 30 bytes, where its JSON was
+    /// about 85, and reading it back takes no JSON parser.
     #[doc(hidden)]
     pub fn to_memo(&self) -> Vec<u8> {
-        let mut w = ByteWriter::default();
-        w.text(self.protocol.name());
-        w.float(self.epsilon);
-        w.text(&self.domain);
+        let mut w = memo_envelope(self.protocol, self.epsilon, &self.domain);
         let mut numbers = |tag: u64, numbers: &[u64]| {
             w.uint(tag);
             numbers.iter().for_each(|&x| w.uint(x));
@@ -478,16 +475,16 @@ impl Report {
     /// bytes.
     #[cfg(feature = "serde")]
     #[doc(hidden)]
-    pub fn read_memo(memo: &[u8]) -> Option<Report> {
-        Report::from_memo(memo)
+    pub fn read_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
+        Report::from_memo(memo, protocol, epsilon, domain)
     }
 
-    /// A memo [`Report::to_memo`] wrote, or `None` if it is not one (the
-    /// caller checks it against its metric).
-    pub(crate) fn from_memo(memo: &[u8]) -> Option<Report> {
-        let mut r = ByteReader::body(memo);
-        let protocol = Protocol::from_name(&r.text().ok()?)?;
-        let (epsilon, domain) = (r.float().ok()?, r.text().ok()?);
+    /// The report of a memo [`Report::to_memo`] wrote under this envelope,
+    /// or `None` if it is not one (the caller checks the payload against its
+    /// metric).
+    pub(crate) fn from_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
+        let envelope = memo_envelope(protocol, epsilon, domain).into_body();
+        let mut r = ByteReader::body(memo.strip_prefix(envelope.as_slice())?);
         let tag = r.uint().ok()?;
         let count = match tag {
             0 | 4 => 1,
@@ -522,7 +519,7 @@ impl Report {
                 Payload::Sampled { attributes, values: values.to_vec() }
             }
         };
-        Some(Report { version: REPORT_VERSION, protocol, epsilon, domain, payload })
+        Some(Report { version: REPORT_VERSION, protocol, epsilon, domain: domain.to_string(), payload })
     }
 
     /// The report as a plain JS object (`JSON.parse` of its line); `None`
@@ -572,53 +569,39 @@ impl Report {
 /// Checks a report's envelope against a configuration: format version,
 /// protocol, ε (bit for bit) and the domain or range fingerprint.
 pub(crate) fn check_envelope(report: &Report, protocol: Protocol, epsilon: f64, fingerprint: &str) -> Result<()> {
-    match envelope_mismatch(report, protocol, epsilon, fingerprint) {
-        None => Ok(()),
-        Some(Envelope::Version) => Err(unsupported_version()),
-        Some(Envelope::Protocol) => Err(Rejection::ConfigMismatch
-            .error(text!("report made with protocol ", quoted(report.protocol.name()), ", expected ", quoted(protocol.name())))),
+    if report.version != REPORT_VERSION {
+        Err(unsupported_version())
+    } else if report.protocol != protocol {
+        Err(Rejection::ConfigMismatch.error(text!("report made with protocol ", quoted(report.protocol.name()), ", expected ", quoted(protocol.name()))))
+    } else if report.epsilon.to_bits() != epsilon.to_bits() {
         // Neither ε: the report's is any number its sender chose.
-        Some(Envelope::Epsilon) => Err(Rejection::ConfigMismatch.error("report made with another epsilon")),
-        Some(Envelope::Domain) => Err(Rejection::ConfigMismatch.error("report made for another domain or range")),
+        Err(Rejection::ConfigMismatch.error("report made with another epsilon"))
+    } else if report.domain != fingerprint {
+        Err(Rejection::ConfigMismatch.error("report made for another domain or range"))
+    } else {
+        Ok(())
     }
+}
+
+/// The envelope a memo begins with: what [`Report::to_memo`] writes before
+/// the payload, and what [`Report::from_memo`] compares byte for byte, so
+/// that a device reads no protocol name or text back.
+fn memo_envelope(protocol: Protocol, epsilon: f64, fingerprint: &str) -> ByteWriter {
+    let mut w = ByteWriter::default();
+    w.text(protocol.name());
+    w.float(epsilon);
+    w.text(fingerprint);
+    w
 }
 
 /// A stored memo's report ([`Report::to_memo`]) if it was made under this
-/// configuration (its envelope, as [`check_envelope`] compares it) and
-/// `payload` holds of it; else [`Error::CorruptMemo`], whatever was wrong,
-/// as a client sends nothing from such a memo. Without the words of
-/// `check_envelope`'s errors, which a client module would otherwise link
-/// for a case it never words.
+/// configuration (its envelope, the same bytes) and `payload` holds of it;
+/// else [`Error::CorruptMemo`], whatever was wrong, as a client sends
+/// nothing from such a memo.
 pub(crate) fn memo_report(memo: &[u8], protocol: Protocol, epsilon: f64, fingerprint: &str, payload: impl FnOnce(&Payload) -> bool) -> Result<Report> {
-    Report::from_memo(memo)
-        .filter(|r| envelope_mismatch(r, protocol, epsilon, fingerprint).is_none() && payload(&r.payload))
+    Report::from_memo(memo, protocol, epsilon, fingerprint)
+        .filter(|r| payload(&r.payload))
         .ok_or(Error::CorruptMemo)
-}
-
-/// The first part of a report's envelope that differs from a
-/// configuration's.
-pub(crate) enum Envelope {
-    Version,
-    Protocol,
-    Epsilon,
-    Domain,
-}
-
-/// Which part of a report's envelope differs from a configuration's, if
-/// any: [`check_envelope`]'s rule, without its messages (a device that
-/// checks a stored memo shows none: [`memo_report`]).
-fn envelope_mismatch(report: &Report, protocol: Protocol, epsilon: f64, fingerprint: &str) -> Option<Envelope> {
-    if report.version != REPORT_VERSION {
-        Some(Envelope::Version)
-    } else if report.protocol != protocol {
-        Some(Envelope::Protocol)
-    } else if report.epsilon.to_bits() != epsilon.to_bits() {
-        Some(Envelope::Epsilon)
-    } else if report.domain != fingerprint {
-        Some(Envelope::Domain)
-    } else {
-        None
-    }
 }
 
 /// A packed bit vector, least significant bit first within each byte.
@@ -954,23 +937,22 @@ mod tests {
             let report = Metric::from_json(config).unwrap().randomize_text(value, &mut rng).unwrap();
             payloads.insert(std::mem::discriminant(&report.payload));
             let memo = report.to_memo();
-            assert_eq!(Report::from_memo(&memo), Some(report), "{config}");
+            let read = |memo: &[u8]| Report::from_memo(memo, report.protocol, report.epsilon, &report.domain);
+            assert_eq!(read(&memo).as_ref(), Some(&report), "{config}");
             for cut in 0..memo.len() {
-                assert_eq!(Report::from_memo(&memo[..cut]), None, "{config}: cut at {cut}");
+                assert_eq!(read(&memo[..cut]), None, "{config}: cut at {cut}");
             }
-            assert_eq!(Report::from_memo(&[memo.as_slice(), &[0]].concat()), None, "{config}: a byte more");
+            assert_eq!(read(&[memo.as_slice(), &[0]].concat()), None, "{config}: a byte more");
         }
         assert_eq!(payloads.len(), 6, "every payload");
         // A sampled attribute is a u32: one past it is no report's memo.
         let sampled = |attribute: u64| {
-            let mut w = ByteWriter::default();
-            w.text("duchi");
-            w.float(1.0);
-            w.text("0011223344556677");
+            let duchi = Protocol::Numeric(crate::protocol::NumericProtocol::Duchi);
+            let mut w = memo_envelope(duchi, 1.0, "0011223344556677");
             [5, 1, attribute, 0].into_iter().for_each(|x| w.uint(x));
-            w.into_body()
+            Report::from_memo(&w.into_body(), duchi, 1.0, "0011223344556677")
         };
-        assert!(Report::from_memo(&sampled(u64::from(u32::MAX))).is_some());
-        assert_eq!(Report::from_memo(&sampled(1 << 32)), None);
+        assert!(sampled(u64::from(u32::MAX)).is_some());
+        assert_eq!(sampled(1 << 32), None);
     }
 }

@@ -117,9 +117,11 @@ pub fn legacy_state(client: &localdp::client::Client) -> serde_json::Value {
     let state = localdp::client::ClientState::from_bytes(&client.state_bytes()).expect("a client's own state reads");
     let mut json = serde_json::to_value(&state).expect("a state serializes");
     json["version"] = if state.reports.is_empty() { 3 } else { 4 }.into();
-    if client.metric().protocol() != localdp::Protocol::OpenDomain(localdp::OpenDomainProtocol::Rappor) {
+    let metric = client.metric();
+    if metric.protocol() != localdp::Protocol::OpenDomain(localdp::OpenDomainProtocol::Rappor) {
+        let fingerprint = metric.id().rsplit(':').next().expect("an id ends with its fingerprint").to_string();
         for (key, memo) in state.memos.iter() {
-            let report = localdp::Report::read_memo(memo).expect("a report's memo");
+            let report = localdp::Report::read_memo(memo, metric.protocol(), metric.epsilon(), &fingerprint).expect("a report's memo");
             json["memos"][key] = report.to_json().into();
         }
     }
