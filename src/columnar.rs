@@ -342,6 +342,12 @@ impl Columns {
         self.len
     }
 
+    /// True when no row is gathered.
+    #[doc(hidden)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Adds a row; false, with nothing added, if it cannot join the rows
     /// gathered: it has other fields, or its lists would take a column past
     /// what `i32` offsets address. (Count those first and push it again: a

@@ -138,14 +138,23 @@ fn list<T: Copy>(rows: &[Option<Vec<T>>]) -> (Vec<i32>, Vec<T>) {
 /// Reports as owned columns, viewed as a [`ReportBatch`].
 struct Columns {
     len: usize,
-    value: Option<(Vec<u64>, Option<Vec<u8>>)>,
-    seed: Option<(Vec<u32>, Option<Vec<u8>>)>,
-    cohort: Option<(Vec<u32>, Option<Vec<u8>>)>,
+    value: Option<(Vec<u64>, Validity)>,
+    seed: Option<(Vec<u32>, Validity)>,
+    cohort: Option<(Vec<u32>, Validity)>,
     /// Offsets (variable width) or the width, the data and the validity.
-    bits: Option<(Result<Vec<i32>, usize>, Vec<u8>, Option<Vec<u8>>)>,
-    attributes: Option<(Vec<i32>, Vec<u32>, Option<Vec<u8>>)>,
-    values: Option<(Vec<i32>, Vec<u64>, Option<Vec<u8>>)>,
+    bits: Option<(Widths, Vec<u8>, Validity)>,
+    attributes: Option<ListColumn<u32>>,
+    values: Option<ListColumn<u64>>,
 }
+
+/// A binary column's offsets (`Ok`, variable width) or its one width.
+type Widths = Result<Vec<i32>, usize>;
+
+/// A column's validity bitmap, if any row is null.
+type Validity = Option<Vec<u8>>;
+
+/// A list column: its offsets, its items and its validity.
+type ListColumn<T> = (Vec<i32>, Vec<T>, Validity);
 
 impl Columns {
     fn new(payloads: &[Payload]) -> Columns {
@@ -264,7 +273,7 @@ fn every_path_counts_the_same_reports_alike() {
         let columns = Columns::new(&payloads);
         let expected = by_lines(&metric, &lines);
         assert!(expected.1.iter().sum::<u64>() > 0, "{config}: hostile reports are rejected");
-        assert!(expected.0.len() > 0 && expected.2.is_some());
+        assert!(!expected.0.is_empty() && expected.2.is_some());
         assert_eq!(by_batch(&metric, &columns.batch(&id)), expected, "{config}: columns");
         assert_eq!(by_text(&metric, &lines), expected, "{config}: JSON Lines");
 

@@ -210,7 +210,7 @@ fn no_report_refusal_repeats_a_field_or_value_it_carries() {
             (report.replacen("\"version\":1", &format!(r#""version":{DIGITS}"#), 1), DIGITS),
             (epsilon(&report, &format!("{DIGITS}.5")), DIGITS),
             (format!(r#""{EMAIL}""#), EMAIL),
-            (format!("{DIGITS}"), DIGITS),
+            (DIGITS.to_string(), DIGITS),
         ];
         for (text, sentinel) in &texts {
             // A report of another ε parses: the aggregate refuses it.

@@ -218,6 +218,8 @@ impl Decoder<'_, Fragments> {
         let part = |p: usize| (&groups[p * cells..(p + 1) * cells], &ones[p * cells..(p + 1) * cells]);
         // found[h][p]: the bytes kept at position p with hash h, and their estimates.
         let mut found = vec![vec![Vec::<(u8, f64)>::new(); self.max_length()]; 256];
+        // `p` indexes each hash's positions (found[h][p]), not `found`.
+        #[allow(clippy::needless_range_loop)]
         for p in 0..self.max_length() {
             let (g, o) = part(p);
             let reports: u64 = g.iter().sum();

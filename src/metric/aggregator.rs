@@ -294,7 +294,7 @@ impl Aggregator {
     /// rejected row and its error.
     #[doc(hidden)]
     pub fn add_columns(&mut self, columns: &mut Columns) -> Option<(usize, Error)> {
-        if columns.len() == 0 {
+        if columns.is_empty() {
             return None;
         }
         let id = self.metric().id();
