@@ -630,8 +630,8 @@ impl Client {
     /// [`Client::from_value`] of a config object.
     #[doc(hidden)]
     pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
-        let settings = ClientSettings::from_config(&config)?;
-        Client::from_parts(Metric::from_config(config)?, settings, secret, stored)
+        let (metric, settings) = Metric::with_settings(config)?;
+        Client::from_parts(metric, settings, secret, stored)
     }
 
     /// [`Client::from_config`] of a metric and settings already checked:
