@@ -469,20 +469,12 @@ impl Report {
         w.into_body()
     }
 
-    /// [`Report::from_memo`], for the tests that write a state as earlier
-    /// releases did (their memos were reports' JSON). Not `from_memo` made
-    /// public: that changes how it is inlined, and the GRR module grew 271
-    /// bytes.
-    #[cfg(feature = "serde")]
-    #[doc(hidden)]
-    pub fn read_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
-        Report::from_memo(memo, protocol, epsilon, domain)
-    }
-
     /// The report of a memo [`Report::to_memo`] wrote under this envelope,
     /// or `None` if it is not one (the caller checks the payload against its
-    /// metric).
-    pub(crate) fn from_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
+    /// metric). Public for the tests that write a state as earlier releases
+    /// did (their memos were reports' JSON).
+    #[doc(hidden)]
+    pub fn from_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
         let envelope = memo_envelope(protocol, epsilon, domain).into_body();
         let mut r = ByteReader::body(memo.strip_prefix(envelope.as_slice())?);
         let tag = r.uint().ok()?;

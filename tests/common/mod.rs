@@ -121,7 +121,7 @@ pub fn legacy_state(client: &localdp::client::Client) -> serde_json::Value {
     if metric.protocol() != localdp::Protocol::OpenDomain(localdp::OpenDomainProtocol::Rappor) {
         let fingerprint = metric.id().rsplit(':').next().expect("an id ends with its fingerprint").to_string();
         for (key, memo) in state.memos.iter() {
-            let report = localdp::Report::read_memo(memo, metric.protocol(), metric.epsilon(), &fingerprint).expect("a report's memo");
+            let report = localdp::Report::from_memo(memo, metric.protocol(), metric.epsilon(), &fingerprint).expect("a report's memo");
             json["memos"][key] = report.to_json().into();
         }
     }
