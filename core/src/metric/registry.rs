@@ -124,13 +124,7 @@ impl Metric {
     }
 
     /// `from_value` (the `serde` feature's) of a config object.
-    pub fn from_config(object: ConfigObject) -> Result<Self> {
-        Ok(Metric::with_settings(object)?.0)
-    }
-
-    /// [`Metric::from_config`] with the config's client-only settings,
-    /// read once for both (a client's).
-    pub(crate) fn with_settings(mut object: ConfigObject) -> Result<(Self, ClientSettings)> {
+    pub fn from_config(mut object: ConfigObject) -> Result<Self> {
         // Client-only keys: checked here too (an aggregator refuses a config
         // its clients would refuse), then set aside.
         let settings = ClientSettings::from_config(&object)?;
@@ -164,7 +158,7 @@ impl Metric {
         if foreign_step {
             return Err(Error::invalid("instantaneous_epsilon", Requirement::NotFor { protocol: kind.protocol() }));
         }
-        Ok((Metric { kind }, settings))
+        Ok(Metric { kind })
     }
 
     /// Identifies the metric's randomization: protocol, ε and the domain's or
