@@ -356,7 +356,7 @@ impl Columns {
     pub fn push(&mut self, row: Row<'_>) -> bool {
         let shape = row.shape();
         let fits = self.bits.fits(row.bits) && self.attributes.fits(row.attributes) && self.values.fits(row.values);
-        if !fits || (self.len > 0 && shape != self.shape) {
+        if !fits || (!self.is_empty() && shape != self.shape) {
             return false;
         }
         self.shape = shape;

@@ -111,8 +111,18 @@ fn reports(metric: &Metric, n: usize) -> Vec<Report> {
     out
 }
 
+/// A column's validity bitmap, if any row is null.
+type Validity = Option<Vec<u8>>;
+
+/// A binary column's offsets (`Ok`, variable width) or its one width
+/// (`Err`, fixed width).
+type Widths = Result<Vec<i32>, usize>;
+
+/// A list column: its offsets, its items and its validity.
+type ListColumn<T> = (Vec<i32>, Vec<T>, Validity);
+
 /// A validity bitmap of the rows that are `Some`, or none if all are.
-fn bitmap<T>(rows: &[Option<T>]) -> Option<Vec<u8>> {
+fn bitmap<T>(rows: &[Option<T>]) -> Validity {
     rows.iter().any(Option::is_none).then(|| {
         let mut bits = vec![0u8; rows.len().div_ceil(8)];
         for (i, row) in rows.iter().enumerate() {
@@ -135,26 +145,26 @@ fn list<T: Copy>(rows: &[Option<Vec<T>>]) -> (Vec<i32>, Vec<T>) {
     (offsets, items)
 }
 
+/// The list column of `rows`, or none if every row is null.
+fn lists<T: Copy>(rows: &[Option<Vec<T>>]) -> Option<ListColumn<T>> {
+    rows.iter().any(Option::is_some).then(|| {
+        let (offsets, items) = list(rows);
+        (offsets, items, bitmap(rows))
+    })
+}
+
 /// Reports as owned columns, viewed as a [`ReportBatch`].
 struct Columns {
     len: usize,
     value: Option<(Vec<u64>, Validity)>,
     seed: Option<(Vec<u32>, Validity)>,
     cohort: Option<(Vec<u32>, Validity)>,
-    /// Offsets (variable width) or the width, the data and the validity.
+    /// Its [`Widths`], the data and the validity.
     bits: Option<(Widths, Vec<u8>, Validity)>,
     attributes: Option<ListColumn<u32>>,
     values: Option<ListColumn<u64>>,
 }
 
-/// A binary column's offsets (`Ok`, variable width) or its one width.
-type Widths = Result<Vec<i32>, usize>;
-
-/// A column's validity bitmap, if any row is null.
-type Validity = Option<Vec<u8>>;
-
-/// A list column: its offsets, its items and its validity.
-type ListColumn<T> = (Vec<i32>, Vec<T>, Validity);
 
 impl Columns {
     fn new(payloads: &[Payload]) -> Columns {
@@ -178,7 +188,7 @@ impl Columns {
             attributes.push(a);
             values.push(vs);
         }
-        fn fixed<T: Copy + Default>(rows: &[Option<T>]) -> Option<(Vec<T>, Option<Vec<u8>>)> {
+        fn fixed<T: Copy + Default>(rows: &[Option<T>]) -> Option<(Vec<T>, Validity)> {
             rows.iter().any(Option::is_some).then(|| (rows.iter().map(|r| r.unwrap_or_default()).collect(), bitmap(rows)))
         }
         let bits = bits.iter().any(Option::is_some).then(|| {
@@ -191,14 +201,6 @@ impl Columns {
                 (Ok(offsets), data, valid)
             }
         });
-        let lists = |rows: &[Option<Vec<u32>>]| rows.iter().any(Option::is_some).then(|| {
-            let (o, d) = list(rows);
-            (o, d, bitmap(rows))
-        });
-        let values = values.iter().any(Option::is_some).then(|| {
-            let (o, d) = list(&values);
-            (o, d, bitmap(&values))
-        });
         Columns {
             len: payloads.len(),
             value: fixed(&value),
@@ -206,12 +208,12 @@ impl Columns {
             cohort: fixed(&cohort),
             bits,
             attributes: lists(&attributes),
-            values,
+            values: lists(&values),
         }
     }
 
     fn batch<'a>(&'a self, id: &'a str) -> ReportBatch<'a> {
-        let valid = |v: &'a Option<Vec<u8>>| v.as_ref().map(|bytes| Bitmap { bytes, offset: 0 });
+        let valid = |v: &'a Validity| v.as_ref().map(|bytes| Bitmap { bytes, offset: 0 });
         ReportBatch {
             value: self.value.as_ref().map(|(values, v)| Column { values, valid: valid(v) }),
             seed: self.seed.as_ref().map(|(values, v)| Column { values, valid: valid(v) }),

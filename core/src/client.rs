@@ -630,9 +630,11 @@ impl Client {
     /// [`Client::from_value`] of a config object.
     #[doc(hidden)]
     pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
-        // Metric::from_config reads the client-only keys again: once per
-        // client, where one read shared by both costs every module but GRR's
-        // 50 to 140 bytes gzipped.
+        // Metric::from_config reads the client-only keys a second time.
+        // Reading them once for both (d25aca0, reverted) grew the
+        // wasm-bindgen client modules by 49 to 135 bytes gzipped (rappor,
+        // marginals); the second read costs a few comparisons per client.
+        // (GRR's module builds its client with from_parts.)
         let settings = ClientSettings::from_config(&config)?;
         Client::from_parts(Metric::from_config(config)?, settings, secret, stored)
     }

@@ -471,11 +471,12 @@ impl Report {
 
     /// The report of a memo [`Report::to_memo`] wrote under this envelope,
     /// or `None` if it is not one (the caller checks the payload against its
-    /// metric). Public for the tests that write a state as earlier releases
-    /// did (their memos were reports' JSON).
+    /// metric). `fingerprint` is the metric's domain or range fingerprint
+    /// (its id's last part). Public for the tests that write a state as
+    /// earlier releases did (their memos were reports' JSON).
     #[doc(hidden)]
-    pub fn from_memo(memo: &[u8], protocol: Protocol, epsilon: f64, domain: &str) -> Option<Report> {
-        let envelope = memo_envelope(protocol, epsilon, domain).into_body();
+    pub fn from_memo(memo: &[u8], protocol: Protocol, epsilon: f64, fingerprint: &str) -> Option<Report> {
+        let envelope = memo_envelope(protocol, epsilon, fingerprint).into_body();
         let mut r = ByteReader::body(memo.strip_prefix(envelope.as_slice())?);
         let tag = r.uint().ok()?;
         let count = match tag {
@@ -511,7 +512,7 @@ impl Report {
                 Payload::Sampled { attributes, values: values.to_vec() }
             }
         };
-        Some(Report { version: REPORT_VERSION, protocol, epsilon, domain: domain.to_string(), payload })
+        Some(Report { version: REPORT_VERSION, protocol, epsilon, domain: fingerprint.to_string(), payload })
     }
 
     /// The report as a plain JS object (`JSON.parse` of its line); `None`

@@ -218,7 +218,8 @@ impl Decoder<'_, Fragments> {
         let part = |p: usize| (&groups[p * cells..(p + 1) * cells], &ones[p * cells..(p + 1) * cells]);
         // found[h][p]: the bytes kept at position p with hash h, and their estimates.
         let mut found = vec![vec![Vec::<(u8, f64)>::new(); self.max_length()]; 256];
-        // `p` indexes each hash's positions (found[h][p]), not `found`.
+        // `p` indexes each hash's positions (found[h][p]), the hash `h`
+        // chosen inside the loop: there is no one `found[h]` to iterate.
         #[allow(clippy::needless_range_loop)]
         for p in 0..self.max_length() {
             let (g, o) = part(p);

@@ -387,10 +387,10 @@ fn least_squares(
     let (rows, normal, moment) = normal_equations(design, selected, target, weight);
     let largest = normal.diagonal().max();
     let cholesky = normal.cholesky()?;
-    // A pivot far below the largest diagonal entry (or NaN, which compares
-    // with nothing): nearly singular, and a solve would return numbers, not
-    // estimates.
-    if cholesky.l_dirty().diagonal().min().powi(2).partial_cmp(&(1e-10 * largest)) != Some(std::cmp::Ordering::Greater) {
+    // A pivot far below the largest diagonal entry: nearly singular, and a
+    // solve would return numbers, not estimates.
+    let (pivot, floor) = (cholesky.l_dirty().diagonal().min(), 1e-10 * largest);
+    if pivot.powi(2).partial_cmp(&floor) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
     let beta = cholesky.solve(&moment);
