@@ -165,7 +165,6 @@ struct Columns {
     values: Option<ListColumn<u64>>,
 }
 
-
 impl Columns {
     fn new(payloads: &[Payload]) -> Columns {
         let (mut value, mut seed, mut cohort, mut bits, mut attributes, mut values) =

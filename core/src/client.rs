@@ -630,11 +630,9 @@ impl Client {
     /// [`Client::from_value`] of a config object.
     #[doc(hidden)]
     pub fn from_config(config: ConfigObject, secret: &str, stored: Option<&[u8]>) -> Result<Self> {
-        // Metric::from_config reads the client-only keys a second time.
-        // Reading them once for both (d25aca0, reverted) grew the
-        // wasm-bindgen client modules by 49 to 135 bytes gzipped (rappor,
-        // marginals); the second read costs a few comparisons per client.
-        // (GRR's module builds its client with from_parts.)
+        // Metric::from_config reads the client-only keys a second time: a
+        // few comparisons per client, where one read shared by both made
+        // every client module but GRR's larger when it was tried.
         let settings = ClientSettings::from_config(&config)?;
         Client::from_parts(Metric::from_config(config)?, settings, secret, stored)
     }
